@@ -1,0 +1,82 @@
+/**
+ * The service's own model of tests and their results. Transport-neutral: the GraphQL layer, the
+ * REST routes, the stores and the ingest path all speak these types.
+ */
+
+/** Where a test stands, derived from the results received so far. */
+export type TestStatus = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+
+/** Statuses after which a test is finished; later messages are still stored. */
+export const TERMINAL_STATUSES: ReadonlySet<TestStatus> = new Set(['COMPLETED', 'FAILED']);
+
+/** One result message, as stored. Times are epoch milliseconds (cheaper to hold than strings). */
+export interface TestMessage {
+  readonly correlationId: string;
+  /** Deduplication key inside the test: `m:<messageId>`, `s:<sequence>` or `o:<topic>/<partition>/<offset>`. */
+  readonly key: string;
+  readonly messageId: string | null;
+  readonly sequence: number | null;
+  readonly status: TestStatus | null;
+  readonly final: boolean;
+  readonly payload: unknown;
+  readonly producedAt: number | null;
+  readonly receivedAt: number;
+}
+
+/** A decoded result message before it is stored (the store stamps `receivedAt`). */
+export type IncomingMessage = Omit<TestMessage, 'receivedAt'>;
+
+/** One test and everything received for it. `messages` is a snapshot the caller may keep. */
+export interface TestRecord {
+  readonly correlationId: string;
+  readonly status: TestStatus;
+  /** The `startTest` input, or null when the test was first seen through its results. */
+  readonly input: unknown;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly messages: readonly TestMessage[];
+}
+
+/** What a store reports after an append. */
+export interface AppendResult {
+  /**
+   * `inserted`: stored now, to be pushed to subscribers. `duplicate`: already stored (a redelivery),
+   * nothing changed. `over-limit`: the test holds the maximum number of messages; not stored.
+   */
+  readonly outcome: 'inserted' | 'duplicate' | 'over-limit';
+  /** The test's status after the append. */
+  readonly status: TestStatus;
+  /** The stored message (the earlier copy for a duplicate). */
+  readonly message: TestMessage;
+}
+
+/** What `startTest` returns to the transports. */
+export interface StartTestResult {
+  readonly correlationId: string;
+  readonly test: TestRecord;
+}
+
+/** One page of a test's messages (cursor pagination). */
+export interface MessagePage {
+  readonly edges: readonly MessageEdge[];
+  readonly hasNextPage: boolean;
+  readonly totalCount: number;
+}
+
+/** A message with its opaque cursor. */
+export interface MessageEdge {
+  readonly cursor: string;
+  readonly node: TestMessage;
+}
+
+/** The event published for every newly stored message; it drives subscriptions. */
+export interface TestMessageEvent {
+  readonly message: TestMessage;
+  /** The test's status after this message was stored. */
+  readonly status: TestStatus;
+}
+
+/** The globally unique id of a message, as exposed to clients. */
+export function messageGlobalId(message: TestMessage): string {
+  return `${message.correlationId}/${message.key}`;
+}

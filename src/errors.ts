@@ -1,0 +1,81 @@
+/**
+ * The one error base class of the service. Every error a client may see carries a stable string
+ * `code`; the edges map it to `extensions.code`, an HTTP status or a WebSocket close code.
+ */
+
+/** Stable error codes. Clients may switch on these; never rename one. */
+export type ErrorCode =
+  | 'BAD_USER_INPUT'
+  | 'NOT_FOUND'
+  | 'QUERY_TOO_DEEP'
+  | 'QUERY_TOO_COMPLEX'
+  | 'BROKER_UNAVAILABLE'
+  | 'STORE_UNAVAILABLE'
+  | 'SUBSCRIBER_TOO_SLOW'
+  | 'SHUTTING_DOWN'
+  | 'CONFIG_INVALID'
+  | 'INTERNAL_SERVER_ERROR';
+
+const HTTP_STATUS: Record<ErrorCode, number> = {
+  BAD_USER_INPUT: 400,
+  NOT_FOUND: 404,
+  QUERY_TOO_DEEP: 400,
+  QUERY_TOO_COMPLEX: 400,
+  BROKER_UNAVAILABLE: 503,
+  STORE_UNAVAILABLE: 503,
+  SUBSCRIBER_TOO_SLOW: 429,
+  SHUTTING_DOWN: 503,
+  CONFIG_INVALID: 500,
+  INTERNAL_SERVER_ERROR: 500,
+};
+
+/** Base class of every error the service raises on purpose. */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  /** Extra fields safe to show to clients (never secrets or internals). */
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.details = options?.details;
+  }
+
+  /**
+   * GraphQL copies `extensions` of an error's original error into the response, so a ServiceError
+   * thrown anywhere under a resolver (or by a subscription stream) reaches clients with its code.
+   */
+  get extensions(): Record<string, unknown> {
+    return { ...this.details, code: this.code };
+  }
+
+  /** The HTTP status this error maps to at the HTTP edge. */
+  get httpStatus(): number {
+    return HTTP_STATUS[this.code];
+  }
+}
+
+/** Startup configuration is invalid; the message names the environment variable. */
+export class ConfigError extends ServiceError {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super('CONFIG_INVALID', `${variable}: ${message}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+/** True for errors raised on purpose by the service (safe to show). */
+export function isServiceError(error: unknown): error is ServiceError {
+  return error instanceof ServiceError;
+}
+
+/** The HTTP status for an error code. */
+export function httpStatusFor(code: ErrorCode): number {
+  return HTTP_STATUS[code];
+}

@@ -1,0 +1,77 @@
+/**
+ * Depth and cost limits, checked before execution on every transport. One function serves the
+ * HTTP path (an Apollo plugin) and the WebSocket path (graphql-ws `onSubscribe`), so the two can
+ * never disagree about what is over budget.
+ */
+import depthLimit from 'graphql-depth-limit';
+import { GraphQLError, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
+import { MAX_IDS_PER_QUERY } from './resolvers.js';
+
+/** Budgets of one operation. */
+export interface OperationLimits {
+  readonly maxDepth: number;
+  readonly maxCost: number;
+}
+
+/**
+ * Cost model: every field costs 1 plus its children, and list fields multiply their children by
+ * how many items they may return: `tests` by the number of ids, `messages` by `first`.
+ */
+const listEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  if (type.name === 'Query' && field.name === 'tests') {
+    const ids = Array.isArray(args.correlationIds) ? Math.min(args.correlationIds.length, MAX_IDS_PER_QUERY) : 1;
+    return 1 + ids * childComplexity;
+  }
+  if (type.name === 'Test' && field.name === 'messages') {
+    const first = typeof args.first === 'number' && args.first > 0 ? args.first : 0;
+    return 1 + first * childComplexity;
+  }
+  return undefined;
+};
+
+const estimators = [listEstimator, simpleEstimator({ defaultComplexity: 1 })];
+
+/** The cost of an operation under the model above; throws on variables that do not coerce. */
+export function operationCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): number {
+  return getComplexity({ schema, query: document, variables: variables ?? {}, ...(operationName ? { operationName } : {}), estimators });
+}
+
+/**
+ * The limit violations of an already validated operation, as GraphQL errors carrying
+ * `extensions.code` QUERY_TOO_DEEP or QUERY_TOO_COMPLEX. Empty when within budget.
+ */
+export function checkOperationLimits(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined,
+  limits: OperationLimits,
+): GraphQLError[] {
+  // Introspection fields (`__schema`, `__type`) are not counted, so GraphQL IDEs keep working.
+  const deep = validate(schema, document, [depthLimit(limits.maxDepth)]);
+  if (deep.length > 0) {
+    return deep.map(
+      (error) =>
+        new GraphQLError(error.message, {
+          nodes: error.nodes ?? [],
+          extensions: { code: 'QUERY_TOO_DEEP', maxDepth: limits.maxDepth },
+        }),
+    );
+  }
+  let cost: number;
+  try {
+    cost = operationCost(schema, document, variables, operationName);
+  } catch {
+    // Variables that do not coerce: execution rejects the operation with the precise reason.
+    return [];
+  }
+  if (cost > limits.maxCost) {
+    return [
+      new GraphQLError(`Operation cost ${cost} exceeds the maximum of ${limits.maxCost}. Ask for fewer ids or smaller pages.`, {
+        extensions: { code: 'QUERY_TOO_COMPLEX', cost, maxCost: limits.maxCost },
+      }),
+    ];
+  }
+  return [];
+}

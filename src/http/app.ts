@@ -1,0 +1,104 @@
+/**
+ * The HTTP routes: REST twins of the GraphQL operations, health and readiness, and the GraphQL
+ * endpoint itself (mounted from outside). Errors leave as RFC 9457 problem details.
+ */
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { ServiceError, isServiceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { TestStarter } from '../results/test-starter.js';
+import type { Store } from '../store/store.js';
+import { sendProblem } from './problem.js';
+import { testToJson } from './test-json.js';
+
+/** The answer of the readiness probe. */
+export interface Readiness {
+  readonly ready: boolean;
+  /** One entry per dependency: `ok`, or why not. */
+  readonly checks: Readonly<Record<string, string>>;
+}
+
+/** Options of {@link createHttpApp}. */
+export interface HttpAppOptions {
+  readonly store: Store;
+  readonly starter: TestStarter;
+  readonly readiness: () => Promise<Readiness>;
+  readonly graphql: RequestHandler;
+  readonly logger: Logger;
+}
+
+/** Creates the Express application. */
+export function createHttpApp(options: HttpAppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.get('/readyz', async (_req, res) => {
+    const readiness = await options.readiness();
+    res.status(readiness.ready ? 200 : 503).setHeader('Cache-Control', 'no-store').json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks });
+  });
+
+  app.post('/tests', express.json({ limit: '64kb', strict: false }), async (req, res) => {
+    const input = parseStartInput(req);
+    const { correlationId, test } = await options.starter.start(input);
+    res
+      .status(202)
+      .location(`/tests/${encodeURIComponent(correlationId)}`)
+      .setHeader('Cache-Control', 'no-store')
+      .json({ correlationId, status: test.status, links: { self: `/tests/${encodeURIComponent(correlationId)}` } });
+  });
+
+  app.get('/tests/:correlationId', async (req, res) => {
+    const correlationId = req.params.correlationId as string;
+    const test = await options.store.get(correlationId);
+    if (test === null) {
+      sendProblem(res, 'NOT_FOUND', `No test has the correlation id "${correlationId}".`, { instance: req.originalUrl });
+      return;
+    }
+    res.setHeader('Cache-Control', 'no-store').json(testToJson(test));
+  });
+
+  app.use('/graphql', (_req: Request, res: Response, next: NextFunction) => {
+    // One URL serves every operation, so nothing on it may be cached by URL.
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  }, express.json({ limit: '1mb' }), options.graphql);
+
+  app.use((req: Request, res: Response) => {
+    sendProblem(res, 'NOT_FOUND', `Nothing at ${req.method} ${req.path}.`, { instance: req.originalUrl });
+  });
+
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (isServiceError(error)) {
+      sendProblem(res, error.code, error.message, { instance: req.originalUrl });
+      return;
+    }
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      // body-parser's errors: malformed JSON (400), too large (413), wrong charset (415).
+      sendProblem(res, 'BAD_USER_INPUT', (error as Error).message, { status, instance: req.originalUrl });
+      return;
+    }
+    options.logger.error({ err: error, method: req.method, path: req.path }, 'unexpected error in an HTTP request');
+    sendProblem(res, 'INTERNAL_SERVER_ERROR', 'Internal server error', { instance: req.originalUrl });
+  });
+
+  return app;
+}
+
+/** The body of `POST /tests`: empty, or `{ "name"?: string, "parameters"?: any JSON }`. */
+function parseStartInput(req: Request): unknown {
+  const body: unknown = req.body;
+  if (body === undefined) return null; // no body, or not JSON: start with no input
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ServiceError('BAD_USER_INPUT', 'The body must be a JSON object: { "name"?: string, "parameters"?: any }.');
+  }
+  const unknown = Object.keys(body).filter((key) => key !== 'name' && key !== 'parameters');
+  if (unknown.length > 0) throw new ServiceError('BAD_USER_INPUT', `Unknown field(s): ${unknown.join(', ')}. Allowed: name, parameters.`);
+  const { name } = body as { name?: unknown };
+  if (name !== undefined && name !== null && typeof name !== 'string') throw new ServiceError('BAD_USER_INPUT', 'name must be a string.');
+  return body;
+}

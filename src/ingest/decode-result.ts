@@ -1,0 +1,106 @@
+/**
+ * Turns a raw result record into a message, or says precisely why it cannot. Pure: no I/O, no
+ * broker client, so every rule is unit-tested and the README's format table is checked here.
+ */
+import type { IncomingMessage, TestStatus } from '../domain/types.js';
+import { recordCoordinates, type BrokerRecord } from './broker-record.js';
+
+/** The outcome of decoding one record. */
+export type DecodeResult =
+  | { readonly ok: true; readonly message: IncomingMessage }
+  | { readonly ok: false; readonly reason: string };
+
+/** Header that carries the correlation id (the JSON field `correlationId` is the fallback). */
+export const CORRELATION_HEADER = 'correlation_id';
+
+const MAX_ID_LENGTH = 256;
+
+// Accepted spellings of a status, compared in lower case. Other strings are refused rather than
+// guessed at, so a typo in the external system shows up in the malformed count.
+const STATUS_ALIASES: Readonly<Record<string, TestStatus>> = {
+  pending: 'PENDING',
+  queued: 'PENDING',
+  running: 'RUNNING',
+  started: 'RUNNING',
+  in_progress: 'RUNNING',
+  completed: 'COMPLETED',
+  succeeded: 'COMPLETED',
+  success: 'COMPLETED',
+  passed: 'COMPLETED',
+  failed: 'FAILED',
+  failure: 'FAILED',
+  error: 'FAILED',
+};
+
+/** Decodes one result record; see the README's "Result message format". */
+export function decodeResult(record: BrokerRecord): DecodeResult {
+  if (record.value === null || record.value.length === 0) return fail('empty value');
+  let body: unknown;
+  try {
+    body = JSON.parse(record.value.toString('utf8'));
+  } catch {
+    return fail('value is not JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return fail('value is not a JSON object');
+  const value = body as Record<string, unknown>;
+
+  const header = record.headers[CORRELATION_HEADER];
+  const field = value.correlationId;
+  if (field !== undefined && typeof field !== 'string') return fail('correlationId is not a string');
+  if (header !== undefined && field !== undefined && header !== field) {
+    return fail('header correlation_id and field correlationId differ');
+  }
+  const correlationId = header ?? field;
+  if (correlationId === undefined || correlationId === '') return fail('no correlation id (header correlation_id or field correlationId)');
+  if (correlationId.length > MAX_ID_LENGTH) return fail(`correlation id longer than ${MAX_ID_LENGTH} characters`);
+
+  const messageId = value.messageId;
+  if (messageId !== undefined && messageId !== null && (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID_LENGTH)) {
+    return fail(`messageId must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
+  }
+  const sequence = value.sequence;
+  if (sequence !== undefined && sequence !== null && !(Number.isSafeInteger(sequence) && (sequence as number) >= 0 && (sequence as number) <= 2_147_483_647)) {
+    return fail('sequence must be an integer from 0 to 2147483647');
+  }
+  let status: TestStatus | null = null;
+  if (value.status !== undefined && value.status !== null) {
+    if (typeof value.status !== 'string') return fail('status is not a string');
+    const known = STATUS_ALIASES[value.status.toLowerCase()];
+    if (known === undefined) return fail(`unknown status "${value.status.slice(0, 40)}"`);
+    status = known;
+  }
+  const final = value.final;
+  if (final !== undefined && final !== null && typeof final !== 'boolean') return fail('final is not a boolean');
+  const producedAt = parseTime(value.producedAt);
+  if (producedAt === undefined) return fail('producedAt is neither an ISO 8601 string nor epoch milliseconds');
+
+  const id = typeof messageId === 'string' ? messageId : null;
+  const seq = typeof sequence === 'number' ? sequence : null;
+  return {
+    ok: true,
+    message: {
+      correlationId,
+      key: id !== null ? `m:${id}` : seq !== null ? `s:${seq}` : `o:${recordCoordinates(record)}`,
+      messageId: id,
+      sequence: seq,
+      status,
+      final: final === true,
+      // A record without a `payload` field is kept whole, so nothing the external system sent is lost.
+      payload: 'payload' in value ? value.payload : value,
+      producedAt,
+    },
+  };
+}
+
+function fail(reason: string): DecodeResult {
+  return { ok: false, reason };
+}
+
+/** Epoch ms, null when absent, undefined when present but invalid. */
+function parseTime(raw: unknown): number | null | undefined {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw === 'number') return Number.isFinite(raw) && raw >= 0 ? raw : undefined;
+  if (typeof raw !== 'string') return undefined;
+  const ms = Date.parse(raw);
+  return Number.isNaN(ms) ? undefined : ms;
+}

@@ -1,0 +1,108 @@
+/**
+ * Hands start requests to the external system by producing them to the requests topic. One
+ * producer per process, connected at startup; a request the broker does not accept in time fails
+ * with BROKER_UNAVAILABLE so the caller can undo its record.
+ */
+import { Partitioners, type Kafka, type Producer } from 'kafkajs';
+import { ServiceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { CORRELATION_HEADER } from './decode-result.js';
+
+/** What the external system receives for each started test. */
+export interface TestRequest {
+  readonly correlationId: string;
+  readonly input: unknown;
+  /** Epoch milliseconds; sent as an ISO 8601 string. */
+  readonly requestedAt: number;
+}
+
+/** The request seam: GraphQL and REST call this, never the broker client. */
+export interface RequestPublisher {
+  /** Resolves once the broker acknowledged the request; rejects with BROKER_UNAVAILABLE otherwise. */
+  publish(request: TestRequest): Promise<void>;
+  /** Connects ahead of the first request; failures are retried on the next publish. */
+  start(): void;
+  dispose(): Promise<void>;
+}
+
+/** Options of {@link createKafkaRequestPublisher}. */
+export interface KafkaRequestPublisherOptions {
+  readonly kafka: Kafka;
+  readonly topic: string;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+}
+
+/** Creates the request publisher over an injected kafkajs client. */
+export function createKafkaRequestPublisher(options: KafkaRequestPublisherOptions): RequestPublisher {
+  const log = options.logger.child({ component: 'producer', topic: options.topic });
+  const producer: Producer = options.kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    // Few, quick retries: the whole send must fit in the caller's timeout, so that a request
+    // reported as failed is not delivered later behind its back.
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: Math.max(200, options.timeoutMs / 4) },
+  });
+  let connecting: Promise<void> | undefined;
+  let disposed = false;
+
+  const connect = (): Promise<void> => {
+    connecting ??= producer.connect().catch((error: unknown) => {
+      connecting = undefined;
+      throw error;
+    });
+    return connecting;
+  };
+
+  return {
+    start() {
+      connect().catch((error: unknown) => log.warn({ err: error }, 'producer not connected yet; will retry on first request'));
+    },
+
+    async publish(request) {
+      if (disposed) throw new ServiceError('SHUTTING_DOWN', 'The service is shutting down.');
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new ServiceError('BROKER_UNAVAILABLE', `The message broker did not accept the request within ${options.timeoutMs} ms.`)),
+          options.timeoutMs,
+        );
+      });
+      try {
+        await Promise.race([
+          (async () => {
+            await connect();
+            await producer.send({
+              topic: options.topic,
+              acks: -1,
+              timeout: options.timeoutMs,
+              messages: [
+                {
+                  key: request.correlationId,
+                  headers: { [CORRELATION_HEADER]: request.correlationId },
+                  value: JSON.stringify({
+                    correlationId: request.correlationId,
+                    input: request.input ?? null,
+                    requestedAt: new Date(request.requestedAt).toISOString(),
+                  }),
+                },
+              ],
+            });
+          })(),
+          timeout,
+        ]);
+      } catch (error) {
+        if (error instanceof ServiceError) throw error;
+        log.error({ err: error, correlationId: request.correlationId }, 'request not accepted by the broker');
+        throw new ServiceError('BROKER_UNAVAILABLE', 'The message broker refused the request.', { cause: error });
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      await producer.disconnect();
+    },
+  };
+}

@@ -1,0 +1,155 @@
+/**
+ * The long-lived consumer of the results topic: created once, started in the background at
+ * startup, disconnected (committing) at shutdown. Each record is decoded and handed to `onEvent`;
+ * its offset is resolved only after `onEvent` resolved, so nothing is acknowledged before it is
+ * stored. Malformed records are logged with their coordinates, counted and skipped.
+ */
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { AppendResult, IncomingMessage } from '../domain/types.js';
+import type { Logger } from '../logger.js';
+import { recordCoordinates, type BrokerRecord } from './broker-record.js';
+import { decodeResult } from './decode-result.js';
+
+/** Stores one decoded message; rejecting makes the record be redelivered. */
+export type ResultEventHandler = (message: IncomingMessage) => Promise<AppendResult['outcome']>;
+
+/** What readiness and metrics see of the consumer. */
+export interface ConsumerState {
+  readonly state: 'idle' | 'connecting' | 'joined' | 'rebalancing' | 'crashed' | 'stopped';
+  readonly since: number;
+  readonly reason?: string;
+}
+
+/** Counters since start. */
+export interface ConsumerStats {
+  consumed: number;
+  stored: number;
+  duplicates: number;
+  malformed: number;
+  overLimit: number;
+}
+
+/** The results consumer. */
+export interface ResultConsumer {
+  /** Starts the loop in the background and returns at once. */
+  start(): void;
+  state(): ConsumerState;
+  readonly stats: Readonly<ConsumerStats>;
+  /** Stops fetching, commits what was processed, leaves the group. Safe to call twice. */
+  dispose(): Promise<void>;
+}
+
+/** Options of {@link createKafkaResultConsumer}. */
+export interface KafkaResultConsumerOptions {
+  readonly kafka: Kafka;
+  readonly groupId: string;
+  readonly topic: string;
+  readonly fromBeginning: boolean;
+  readonly onEvent: ResultEventHandler;
+  readonly logger: Logger;
+}
+
+/** Creates the results consumer over an injected kafkajs client. */
+export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): ResultConsumer {
+  const log = options.logger.child({ component: 'consumer', topic: options.topic, groupId: options.groupId });
+  const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, overLimit: 0 };
+  let current: ConsumerState = { state: 'idle', since: Date.now() };
+  let consumer: Consumer | undefined;
+  let disposing: Promise<void> | undefined;
+
+  const setState = (state: ConsumerState['state'], reason?: string) => {
+    current = reason === undefined ? { state, since: Date.now() } : { state, since: Date.now(), reason };
+  };
+
+  async function handle(message: KafkaMessage, topic: string, partition: number): Promise<void> {
+    stats.consumed += 1;
+    const record = toBrokerRecord(message, topic, partition);
+    const decoded = decodeResult(record);
+    if (!decoded.ok) {
+      stats.malformed += 1;
+      log.warn({ record: recordCoordinates(record), reason: decoded.reason }, 'skipping malformed result record');
+      return;
+    }
+    const outcome = await options.onEvent(decoded.message);
+    if (outcome === 'inserted') stats.stored += 1;
+    else if (outcome === 'duplicate') stats.duplicates += 1;
+    else {
+      stats.overLimit += 1;
+      log.warn({ record: recordCoordinates(record), correlationId: decoded.message.correlationId }, 'test holds the maximum number of messages; result not stored');
+    }
+  }
+
+  async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload) {
+    for (const message of batch.messages) {
+      if (!isRunning() || isStale()) break;
+      await handle(message, batch.topic, batch.partition);
+      resolveOffset(message.offset);
+      // kafkajs throttles heartbeats itself; calling per record keeps long batches in the group.
+      await heartbeat();
+    }
+    await commitOffsetsIfNecessary();
+  }
+
+  async function run(): Promise<void> {
+    const c = options.kafka.consumer({
+      groupId: options.groupId,
+      // Restart after every failure, retriable or not: the loop must outlive broker and store faults.
+      retry: { retries: 10, restartOnFailure: async () => true },
+    });
+    consumer = c;
+    c.on(c.events.GROUP_JOIN, (e) => {
+      setState('joined');
+      log.info({ memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
+    });
+    c.on(c.events.REBALANCING, () => setState('rebalancing'));
+    c.on(c.events.CRASH, (e) => {
+      setState('crashed', e.payload.error.message);
+      log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+    });
+    c.on(c.events.STOP, () => setState('stopped'));
+    setState('connecting');
+    await c.connect();
+    await c.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
+    await c.run({ eachBatchAutoResolve: false, autoCommit: true, eachBatch });
+  }
+
+  function start(): void {
+    if (consumer !== undefined || disposing !== undefined) return;
+    // Not awaited: startup completes while the consumer connects and waits for records.
+    run().catch((error: unknown) => {
+      if (disposing !== undefined) return;
+      setState('crashed', error instanceof Error ? error.message : String(error));
+      log.error({ err: error }, 'consumer could not start; retrying in 2 s');
+      const previous = consumer;
+      consumer = undefined;
+      const retry = setTimeout(() => {
+        void previous?.disconnect().catch(() => undefined);
+        start();
+      }, 2000);
+      retry.unref();
+    });
+  }
+
+  return {
+    stats,
+    state: () => current,
+    start,
+    dispose() {
+      disposing ??= (async () => {
+        const c = consumer;
+        if (c !== undefined) await c.disconnect();
+        setState('stopped');
+      })();
+      return disposing;
+    },
+  };
+}
+
+function toBrokerRecord(message: KafkaMessage, topic: string, partition: number): BrokerRecord {
+  const headers: Record<string, string | undefined> = {};
+  for (const [name, raw] of Object.entries(message.headers ?? {})) {
+    const first = Array.isArray(raw) ? raw[0] : raw;
+    headers[name] = first === undefined ? undefined : first.toString();
+  }
+  return { topic, partition, offset: message.offset, key: message.key, value: message.value, headers };
+}

@@ -1,0 +1,55 @@
+/**
+ * Process entry point: reads the configuration, builds the clients, starts the service and stops
+ * it gracefully on SIGTERM or SIGINT.
+ */
+import { loadConfig } from './config.js';
+import { ConfigError } from './errors.js';
+import { createKafkaIngest } from './ingest/kafka-ingest.js';
+import { createLogger } from './logger.js';
+import { createMemoryPubSub } from './pubsub/memory-pubsub.js';
+import { startService } from './service.js';
+import { createMemoryStore } from './store/memory-store.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: `invalid configuration: ${error.message}`, variable: error.variable })}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+  const logger = createLogger({ level: config.logLevel });
+  const service = await startService({
+    config,
+    logger,
+    store: createMemoryStore(config.store),
+    pubsub: createMemoryPubSub(),
+    createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
+  });
+
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'signal received');
+    const deadline = setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'graceful shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'startup failed', err: String((error as Error)?.stack ?? error) })}\n`);
+  process.exit(1);
+});

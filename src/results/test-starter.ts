@@ -1,0 +1,44 @@
+/**
+ * Starting a test: the one operation that writes. Shared by the GraphQL mutation and `POST /tests`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { StartTestResult } from '../domain/types.js';
+import type { RequestPublisher } from '../ingest/kafka-request-publisher.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/store.js';
+
+/** Starts tests. */
+export interface TestStarter {
+  /**
+   * Generates the correlation id, records the test (readable at once, with no messages), and hands
+   * the request to the external system. When the broker does not take it, the record is removed
+   * and the BROKER_UNAVAILABLE error is rethrown, so no test appears started that was never sent.
+   */
+  start(input: unknown): Promise<StartTestResult>;
+}
+
+/** Creates the {@link TestStarter}. */
+export function createTestStarter(options: {
+  store: Store;
+  publisher: RequestPublisher;
+  logger: Logger;
+  now?: () => number;
+}): TestStarter {
+  const now = options.now ?? Date.now;
+  return {
+    async start(input) {
+      const correlationId = randomUUID();
+      const test = await options.store.create({ correlationId, input: input ?? null });
+      try {
+        await options.publisher.publish({ correlationId, input: input ?? null, requestedAt: now() });
+      } catch (error) {
+        await options.store.remove(correlationId).catch((removeError: unknown) => {
+          options.logger.error({ err: removeError, correlationId }, 'could not remove the record of an unsent test');
+        });
+        throw error;
+      }
+      options.logger.info({ correlationId }, 'test started');
+      return { correlationId, test };
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Composition and lifecycle of one service process: HTTP + WebSocket on one port, the consumer
+ * in the background, the store and the PubSub. Shutdown drains HTTP and WebSocket first, then the
+ * consumer (which commits) and the producer, then PubSub and store.
+ */
+import { expressMiddleware } from '@as-integrations/express5';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.js';
+import { createGraphQLContext, type GraphQLDeps } from './graphql/context.js';
+import { createApolloServer } from './graphql/apollo.js';
+import { createErrorFormatter } from './graphql/format-error.js';
+import { createSchema } from './graphql/schema.js';
+import { attachGraphQLWebSocket } from './graphql/ws-server.js';
+import { createHttpApp, type Readiness } from './http/app.js';
+import type { Ingest } from './ingest/kafka-ingest.js';
+import type { ResultEventHandler } from './ingest/kafka-result-consumer.js';
+import type { Logger } from './logger.js';
+import type { PubSub } from './pubsub/pubsub.js';
+import { createResultRecorder } from './results/record-result.js';
+import { createTestStarter } from './results/test-starter.js';
+import type { Store } from './store/store.js';
+
+/** Everything a service process is built from; clients are injected, never created here. */
+export interface ServiceOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly store: Store;
+  readonly pubsub: PubSub;
+  /** Builds the broker side around the handler that stores each consumed message. */
+  readonly createIngest: (onEvent: ResultEventHandler) => Ingest;
+}
+
+/** A running service. */
+export interface Service {
+  /** `http://host:port` the service listens on (the real port when configured with 0). */
+  readonly url: string;
+  readonly port: number;
+  readonly httpServer: Server;
+  readonly ingest: Ingest;
+  readiness(): Promise<Readiness>;
+  /** Graceful shutdown; safe to call twice (the second call waits for the first). */
+  stop(): Promise<void>;
+}
+
+/** Starts the service. Resolves once HTTP listens; the consumer joins its group in the background. */
+export async function startService(options: ServiceOptions): Promise<Service> {
+  const { config, logger, store, pubsub } = options;
+  const ingest = options.createIngest(createResultRecorder({ store, pubsub }));
+  const starter = createTestStarter({ store, publisher: ingest.publisher, logger });
+  const deps: GraphQLDeps = { store, pubsub, starter, subscriptionQueueLimit: config.subscriptionQueueLimit };
+
+  const schema = createSchema();
+  const formatError = createErrorFormatter({ production: config.production, logger });
+  const limits = { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost };
+  const httpServer = createServer();
+  const apollo = createApolloServer({
+    schema,
+    httpServer,
+    limits,
+    introspection: config.graphql.introspection,
+    production: config.production,
+    formatError,
+    drainMs: Math.floor(config.shutdownTimeoutMs / 2),
+  });
+  await apollo.start();
+
+  let stopping: Promise<void> | undefined;
+  const readiness = async (): Promise<Readiness> => {
+    if (stopping !== undefined) return { ready: false, checks: { service: 'shutting down' } };
+    const consumer = ingest.consumer.state();
+    const checks: Record<string, string> = {
+      consumer: consumer.state === 'joined' ? 'ok' : `${consumer.state}${consumer.reason ? `: ${consumer.reason}` : ''}`,
+      store: await store.check().then(
+        () => 'ok',
+        (error: unknown) => `unavailable: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    };
+    return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
+  };
+
+  const app = createHttpApp({
+    store,
+    starter,
+    readiness,
+    logger,
+    graphql: expressMiddleware(apollo, { context: async () => createGraphQLContext(deps) }),
+  });
+  httpServer.on('request', app);
+  const ws = attachGraphQLWebSocket({ httpServer, path: '/graphql', schema, deps, limits, formatError });
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(config.port, config.host, () => {
+      httpServer.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (httpServer.address() as AddressInfo).port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+
+  ingest.publisher.start();
+  ingest.consumer.start();
+  logger.info({ port, topic: config.kafka.resultsTopic, groupId: config.kafka.groupId }, 'service listening');
+
+  const stop = () => {
+    stopping ??= (async () => {
+      logger.info('shutting down');
+      // WebSockets first (closed with 1001), then in-flight HTTP requests drain (apollo.stop runs
+      // the drain plugin, which also closes the listening socket).
+      await ws.dispose();
+      await apollo.stop();
+      // The consumer commits what it stored as it leaves the group.
+      await Promise.allSettled([ingest.consumer.dispose(), ingest.publisher.dispose()]).then(logRejections(logger, 'broker'));
+      await Promise.allSettled([pubsub.dispose(), store.dispose()]).then(logRejections(logger, 'state'));
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+
+  return { url: `http://${host}:${port}`, port, httpServer, ingest, readiness, stop };
+}
+
+function logRejections(logger: Logger, what: string) {
+  return (results: PromiseSettledResult<unknown>[]) => {
+    for (const result of results) {
+      if (result.status === 'rejected') logger.error({ err: result.reason }, `error while stopping the ${what} side`);
+    }
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * In-memory store: one process's state. Bounded by a time to live (refreshed on every write) and
+ * a maximum number of tests (least recently updated evicted first), plus a cap per test.
+ */
+import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import { nextStatus } from '../domain/status.js';
+import type { NewTest, Store } from './store.js';
+
+/** Bounds and clock of the memory store. */
+export interface MemoryStoreOptions {
+  readonly ttlSeconds: number;
+  readonly maxTests: number;
+  readonly maxMessagesPerTest: number;
+  /** Injected for tests; defaults to `Date.now`. */
+  readonly now?: () => number;
+  /** How often expired tests are swept (default: a tenth of the TTL, between 1 s and 60 s). */
+  readonly sweepIntervalMs?: number;
+}
+
+interface Entry {
+  readonly correlationId: string;
+  status: TestStatus;
+  readonly input: unknown;
+  readonly createdAt: number;
+  updatedAt: number;
+  readonly messages: TestMessage[];
+  readonly keys: Set<string>;
+}
+
+/** Creates an in-memory {@link Store}. */
+export function createMemoryStore(options: MemoryStoreOptions): Store & { readonly size: number } {
+  const now = options.now ?? Date.now;
+  const ttlMs = options.ttlSeconds * 1000;
+  // Map iteration order is insertion order; re-inserting on every write keeps it ordered by
+  // `updatedAt`, so eviction and the expiry sweep only ever look at the front.
+  const entries = new Map<string, Entry>();
+
+  const sweepEvery = options.sweepIntervalMs ?? Math.min(60_000, Math.max(1000, ttlMs / 10));
+  const sweeper = setInterval(sweep, sweepEvery);
+  sweeper.unref();
+
+  function sweep(): void {
+    const cutoff = now() - ttlMs;
+    for (const [id, entry] of entries) {
+      if (entry.updatedAt > cutoff) break;
+      entries.delete(id);
+    }
+  }
+
+  function live(correlationId: string): Entry | undefined {
+    const entry = entries.get(correlationId);
+    if (entry === undefined) return undefined;
+    if (entry.updatedAt <= now() - ttlMs) {
+      entries.delete(correlationId);
+      return undefined;
+    }
+    return entry;
+  }
+
+  function touch(entry: Entry, at: number): void {
+    entry.updatedAt = at;
+    entries.delete(entry.correlationId);
+    entries.set(entry.correlationId, entry);
+  }
+
+  function insert(correlationId: string, input: unknown, at: number): Entry {
+    const entry: Entry = {
+      correlationId,
+      status: 'PENDING',
+      input,
+      createdAt: at,
+      updatedAt: at,
+      messages: [],
+      keys: new Set(),
+    };
+    entries.set(correlationId, entry);
+    while (entries.size > options.maxTests) {
+      const oldest = entries.keys().next().value as string;
+      entries.delete(oldest);
+    }
+    return entry;
+  }
+
+  return {
+    get size() {
+      return entries.size;
+    },
+
+    async create(test: NewTest) {
+      const existing = live(test.correlationId);
+      return snapshot(existing ?? insert(test.correlationId, test.input, now()));
+    },
+
+    async get(correlationId) {
+      const entry = live(correlationId);
+      return entry === undefined ? null : snapshot(entry);
+    },
+
+    async getMany(correlationIds) {
+      return correlationIds.map((id) => {
+        const entry = live(id);
+        return entry === undefined ? null : snapshot(entry);
+      });
+    },
+
+    async append(incoming: IncomingMessage): Promise<AppendResult> {
+      const at = now();
+      const entry = live(incoming.correlationId) ?? insert(incoming.correlationId, null, at);
+      if (entry.keys.has(incoming.key)) {
+        const earlier = entry.messages.find((m) => m.key === incoming.key) as TestMessage;
+        return { outcome: 'duplicate', status: entry.status, message: earlier };
+      }
+      const message: TestMessage = { ...incoming, receivedAt: at };
+      if (entry.messages.length >= options.maxMessagesPerTest) {
+        return { outcome: 'over-limit', status: entry.status, message };
+      }
+      insertOrdered(entry.messages, message);
+      entry.keys.add(message.key);
+      entry.status = nextStatus(entry.status, message);
+      touch(entry, at);
+      return { outcome: 'inserted', status: entry.status, message };
+    },
+
+    async remove(correlationId) {
+      return entries.delete(correlationId);
+    },
+
+    async check() {
+      // Process memory is always reachable; nothing to probe.
+    },
+
+    async dispose() {
+      clearInterval(sweeper);
+      entries.clear();
+    },
+  };
+}
+
+/**
+ * Keeps messages ordered by `sequence` where given, else by arrival: a sequenced message goes after
+ * the last message whose sequence is not greater; unsequenced ones go to the end.
+ */
+function insertOrdered(messages: TestMessage[], message: TestMessage): void {
+  const seq = message.sequence;
+  let index = messages.length;
+  if (seq !== null) {
+    while (index > 0) {
+      const before = (messages[index - 1] as TestMessage).sequence;
+      if (before === null || before <= seq) break;
+      index -= 1;
+    }
+  }
+  if (index === messages.length) messages.push(message);
+  else messages.splice(index, 0, message);
+}
+
+function snapshot(entry: Entry): TestRecord {
+  return {
+    correlationId: entry.correlationId,
+    status: entry.status,
+    input: entry.input,
+    createdAt: entry.createdAt,
+    updatedAt: entry.updatedAt,
+    messages: entry.messages.slice(),
+  };
+}

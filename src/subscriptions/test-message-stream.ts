@@ -1,0 +1,141 @@
+/**
+ * The stream behind the `testMessages` subscription: the stored messages first, then each new one,
+ * with no gap and no duplicate between the two. It subscribes before it reads the snapshot, holds
+ * live events until the snapshot is read, then drops whatever the snapshot already had.
+ *
+ * A hand-written iterator rather than an async generator: a generator that is waiting for the next
+ * event cannot be ended by `return()` until an event arrives, which would leak a listener for every
+ * client that unsubscribes from a quiet test.
+ */
+import { isFinished } from '../domain/status.js';
+import type { TestMessage, TestMessageEvent } from '../domain/types.js';
+import { ServiceError } from '../errors.js';
+import type { PubSub } from '../pubsub/pubsub.js';
+import type { Store } from '../store/store.js';
+
+/** Options of {@link openTestMessageStream}. */
+export interface TestMessageStreamOptions {
+  readonly store: Store;
+  readonly pubsub: PubSub;
+  readonly correlationId: string;
+  /** Skip messages with a sequence at or below this one; the replay also skips unsequenced ones. */
+  readonly afterSequence?: number | null;
+  /** Live messages held for a client that is not reading before it is cut off. */
+  readonly queueLimit: number;
+}
+
+/**
+ * Opens the stream. Rejects with NOT_FOUND for an unknown test. The iterator ends after the final
+ * message, and fails with SUBSCRIBER_TOO_SLOW when more than `queueLimit` live messages wait.
+ */
+export async function openTestMessageStream(options: TestMessageStreamOptions): Promise<AsyncIterableIterator<TestMessage>> {
+  const { afterSequence, queueLimit } = options;
+  const hasAfter = afterSequence !== undefined && afterSequence !== null;
+
+  let replay: readonly TestMessage[] = [];
+  let replayIndex = 0;
+  const live: TestMessage[] = [];
+  let held: TestMessageEvent[] | undefined = [];
+  let seen: Set<string> | undefined;
+  let finishing = false;
+  let closed = false;
+  let failure: ServiceError | undefined;
+  let waiting: ((result: IteratorResult<TestMessage>) => void) | undefined;
+  let waitingFail: ((error: unknown) => void) | undefined;
+  let unsubscribe: (() => void) | undefined;
+
+  const stopListening = () => {
+    unsubscribe?.();
+    unsubscribe = undefined;
+  };
+
+  const wake = () => {
+    if (waiting === undefined) return;
+    const resolve = waiting;
+    const reject = waitingFail as (error: unknown) => void;
+    waiting = undefined;
+    waitingFail = undefined;
+    if (failure !== undefined) reject(failure);
+    else if (live.length > 0) resolve({ value: live.shift() as TestMessage, done: false });
+    else resolve({ value: undefined, done: true });
+  };
+
+  const accept = (event: TestMessageEvent) => {
+    if (closed || finishing || failure !== undefined) return;
+    const message = event.message;
+    if (seen?.has(message.key)) return;
+    if (hasAfter && message.sequence !== null && message.sequence <= afterSequence) return;
+    if (live.length >= queueLimit) {
+      failure = new ServiceError('SUBSCRIBER_TOO_SLOW', `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with afterSequence to resume.`);
+      live.length = 0;
+      stopListening();
+      wake();
+      return;
+    }
+    live.push(message);
+    if (isFinished(event.status)) {
+      finishing = true;
+      stopListening();
+    }
+    wake();
+  };
+
+  unsubscribe = await options.pubsub.subscribe(options.correlationId, (event) => {
+    if (held !== undefined) held.push(event);
+    else accept(event);
+  });
+
+  let snapshot;
+  try {
+    snapshot = await options.store.get(options.correlationId);
+  } catch (error) {
+    stopListening();
+    throw error;
+  }
+  if (snapshot === null) {
+    stopListening();
+    throw new ServiceError('NOT_FOUND', `No test has the correlation id "${options.correlationId}".`);
+  }
+
+  seen = new Set(snapshot.messages.map((m) => m.key));
+  replay = hasAfter ? snapshot.messages.filter((m) => m.sequence !== null && m.sequence > afterSequence) : snapshot.messages;
+  if (isFinished(snapshot.status)) {
+    finishing = true;
+    stopListening();
+  }
+  const pending = held;
+  held = undefined;
+  for (const event of pending) accept(event);
+
+  const iterator: AsyncIterableIterator<TestMessage> = {
+    next() {
+      if (closed) return Promise.resolve({ value: undefined, done: true });
+      if (replayIndex < replay.length) return Promise.resolve({ value: replay[replayIndex++] as TestMessage, done: false });
+      if (failure !== undefined) return Promise.reject(failure);
+      if (live.length > 0) return Promise.resolve({ value: live.shift() as TestMessage, done: false });
+      if (finishing) return Promise.resolve({ value: undefined, done: true });
+      return new Promise((resolve, reject) => {
+        waiting = resolve;
+        waitingFail = reject;
+      });
+    },
+    return() {
+      closed = true;
+      stopListening();
+      live.length = 0;
+      replay = [];
+      wake();
+      return Promise.resolve({ value: undefined, done: true });
+    },
+    throw(error?: unknown) {
+      closed = true;
+      stopListening();
+      wake();
+      return Promise.reject(error);
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
+}

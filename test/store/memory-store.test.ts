@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { describeStoreContract, incoming } from './store-contract.js';
+
+describeStoreContract('memory', () => createMemoryStore({ ttlSeconds: 3600, maxTests: 10_000, maxMessagesPerTest: 10_000 }));
+
+describe('memory store bounds', () => {
+  it('expires a test after the TTL without writes, and a write refreshes it', async () => {
+    let now = 1_000_000;
+    const store = createMemoryStore({ ttlSeconds: 10, maxTests: 100, maxMessagesPerTest: 100, now: () => now });
+    await store.create({ correlationId: 'a', input: null });
+    await store.create({ correlationId: 'b', input: null });
+    now += 6_000;
+    await store.append(incoming('b', { sequence: 1 }));
+    now += 6_000;
+    expect(await store.get('a')).toBeNull();
+    expect(await store.get('b')).not.toBeNull();
+    now += 10_000;
+    expect(await store.getMany(['a', 'b'])).toEqual([null, null]);
+    await store.dispose();
+  });
+
+  it('evicts the least recently updated tests past the maximum', async () => {
+    let now = 0;
+    const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 3, maxMessagesPerTest: 100, now: () => ++now });
+    for (const id of ['a', 'b', 'c']) await store.create({ correlationId: id, input: null });
+    await store.append(incoming('a', { sequence: 1 })); // a is now the most recent
+    await store.create({ correlationId: 'd', input: null });
+    expect(store.size).toBe(3);
+    expect((await store.getMany(['a', 'b', 'c', 'd'])).map((r) => r?.correlationId ?? null)).toEqual(['a', null, 'c', 'd']);
+    await store.dispose();
+  });
+
+  it('refuses messages past the per-test maximum without changing the test', async () => {
+    const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 10, maxMessagesPerTest: 2 });
+    await store.append(incoming('a', { sequence: 1 }));
+    await store.append(incoming('a', { sequence: 2 }));
+    const third = await store.append(incoming('a', { sequence: 3, final: true }));
+    expect(third.outcome).toBe('over-limit');
+    const read = await store.get('a');
+    expect(read?.messages.map((m) => m.sequence)).toEqual([1, 2]);
+    expect(read?.status).toBe('RUNNING');
+    await store.dispose();
+  });
+
+  it('sweeps expired tests in the background', async () => {
+    let now = 0;
+    const store = createMemoryStore({ ttlSeconds: 1, maxTests: 10, maxMessagesPerTest: 10, now: () => now, sweepIntervalMs: 10 });
+    await store.create({ correlationId: 'a', input: null });
+    expect(store.size).toBe(1);
+    now = 5_000;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(store.size).toBe(0);
+    await store.dispose();
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+describe('loadConfig', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(4000);
+    expect(config.kafka).toMatchObject({ brokers: ['127.0.0.1:9092'], resultsTopic: 'test-results', requestsTopic: 'test-requests', groupId: 'result-collection-service' });
+    expect(config.store).toEqual({ ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000 });
+    expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 10_000, introspection: true });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      KAFKA_BROKERS: 'a:1, b:2',
+      KAFKA_CLIENT_ID: 'cid',
+      KAFKA_GROUP_ID: 'gid',
+      KAFKA_RESULTS_TOPIC: 'r',
+      KAFKA_REQUESTS_TOPIC: 'q',
+      KAFKA_FROM_BEGINNING: 'false',
+      STORE_TTL_SECONDS: '60',
+      STORE_MAX_TESTS: '5',
+      GRAPHQL_MAX_DEPTH: '4',
+      NODE_ENV: 'production',
+    });
+    expect(config).toMatchObject({ port: 8080, production: true, kafka: { brokers: ['a:1', 'b:2'], clientId: 'cid', groupId: 'gid', resultsTopic: 'r', requestsTopic: 'q', fromBeginning: false } });
+    expect(config.store.ttlSeconds).toBe(60);
+    expect(config.store.maxTests).toBe(5);
+    expect(config.graphql.maxDepth).toBe(4);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['KAFKA_BROKERS', 'no-port'],
+    ['KAFKA_BROKERS', ' , '],
+    ['STORE_TTL_SECONDS', '0'],
+    ['STORE_MAX_TESTS', '1.5'],
+    ['KAFKA_FROM_BEGINNING', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+  ])('refuses %s=%s with an error naming the variable', (name, value) => {
+    let caught: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).variable).toBe(name);
+    expect((caught as ConfigError).message).toMatch(new RegExp(`^${name}: `));
+  });
+});
