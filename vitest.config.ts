@@ -1,6 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // graphql 16 ships both index.js and index.mjs and has no "exports" map. Node (and so Apollo,
+    // graphql-ws and @graphql-tools, which run untransformed) loads index.js; the test transformer
+    // would pick index.mjs for our sources. Two copies of graphql refuse each other's schemas, so
+    // the tests load the one Node loads in production.
+    alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // Each file starts its own broker and servers on port 0; two at a time suits a 2-core machine.
@@ -8,6 +15,5 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ['default'],
   },
 });

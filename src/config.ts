@@ -31,6 +31,8 @@ export interface KafkaConfig {
   readonly fromBeginning: boolean;
   /** How long `startTest` waits for the broker to accept the request. */
   readonly produceTimeoutMs: number;
+  /** Longest a fetch waits for new records before returning empty (Kafka's own default is 500). */
+  readonly fetchMaxWaitMs: number;
 }
 
 /** Bounds of the in-memory state. */
@@ -68,6 +70,7 @@ export function loadConfig(env: Env = process.env): Config {
       requestsTopic: read.string('KAFKA_REQUESTS_TOPIC', 'test-requests'),
       fromBeginning: read.bool('KAFKA_FROM_BEGINNING', true),
       produceTimeoutMs: read.int('KAFKA_PRODUCE_TIMEOUT_MS', 5000, { min: 100, max: 120_000 }),
+      fetchMaxWaitMs: read.int('KAFKA_FETCH_MAX_WAIT_MS', 500, { min: 10, max: 30_000 }),
     },
     store: {
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),

@@ -23,6 +23,7 @@ export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger
       groupId: options.config.groupId,
       topic: options.config.resultsTopic,
       fromBeginning: options.config.fromBeginning,
+      fetchMaxWaitMs: options.config.fetchMaxWaitMs,
       onEvent: options.onEvent,
       logger: options.logger,
     }),

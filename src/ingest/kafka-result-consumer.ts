@@ -45,6 +45,8 @@ export interface KafkaResultConsumerOptions {
   readonly groupId: string;
   readonly topic: string;
   readonly fromBeginning: boolean;
+  /** Longest a fetch waits for new records before returning empty. */
+  readonly fetchMaxWaitMs?: number;
   readonly onEvent: ResultEventHandler;
   readonly logger: Logger;
 }
@@ -93,6 +95,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   async function run(): Promise<void> {
     const c = options.kafka.consumer({
       groupId: options.groupId,
+      maxWaitTimeInMs: options.fetchMaxWaitMs ?? 500,
       // Restart after every failure, retriable or not: the loop must outlive broker and store faults.
       retry: { retries: 10, restartOnFailure: async () => true },
     });

@@ -1,0 +1,30 @@
+/**
+ * Follows one test over the WebSocket subscription and prints each message as a JSON line.
+ * Usage: npx tsx scripts/follow.ts URL CORRELATION_ID   (or `--start` to start a test first)
+ */
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+
+const [url = 'http://127.0.0.1:4000', idArg] = process.argv.slice(2);
+let id = idArg;
+if (id === undefined || id === '--start') {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'mutation { startTest(input: { name: "follow", parameters: { steps: 5 } }) { correlationId } }' }),
+  });
+  const body = (await response.json()) as { data?: { startTest: { correlationId: string } }; errors?: unknown };
+  if (!body.data) throw new Error(`startTest failed: ${JSON.stringify(body.errors)}`);
+  id = body.data.startTest.correlationId;
+  process.stderr.write(`started ${id}\n`);
+}
+
+const client = createClient({ url: `${url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+await new Promise<void>((resolve, reject) => {
+  client.subscribe(
+    { query: 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence status final payload receivedAt } }', variables: { id } },
+    { next: (value) => process.stdout.write(`${JSON.stringify(value.data?.testMessages ?? value)}\n`), error: reject, complete: resolve },
+  );
+});
+process.stderr.write('test finished\n');
+await client.dispose();

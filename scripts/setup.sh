@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh machine, and nothing twice:
+#  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
+#  - librdkafka-dev through apt when missing, and the mock Kafka cluster binary built from it
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stamp=node_modules/.install-stamp
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing npm dependencies (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2
+  echo "$want" > "$stamp"
+fi
+
+bash tools/mock-cluster/build.sh >/dev/null

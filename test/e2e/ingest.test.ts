@@ -1,0 +1,100 @@
+/**
+ * The consumer against a real broker: redelivery is idempotent (nothing stored or pushed twice),
+ * and malformed records are counted and skipped without stopping the loop or their partition.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { collect, createWsClient, eventually } from '../support/graphql.js';
+import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
+import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+
+const topics = uniqueTopics('ingest');
+let cluster: MockCluster;
+let producer: TestProducer;
+let svc: TestService;
+const env = () => ({ KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group });
+
+beforeAll(async () => {
+  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 3 }, { name: topics.requests, partitions: 1 }] });
+  producer = await createTestProducer(cluster.bootstrapServers);
+  svc = await startTestService({ brokers: cluster.bootstrapServers, env: env() });
+  await svc.ready();
+});
+
+afterAll(async () => {
+  await svc?.stop();
+  await producer?.disconnect();
+  await cluster?.stop();
+});
+
+describe('consumer', () => {
+  it('skips malformed records with a count, and keeps consuming the same partition', async () => {
+    const id = `malformed-${Date.now()}`;
+    const before = svc.service.ingest.consumer.stats.malformed;
+    // All on partition 0, so a stuck record would block the good ones behind it.
+    await producer.send(topics.results, [
+      { partition: 0, value: 'not json at all' },
+      { partition: 0, value: [1, 2, 3] },
+      { partition: 0, value: { sequence: 1 } }, // no correlation id
+      { partition: 0, value: { correlationId: id, sequence: 'one' } },
+      { partition: 0, value: { correlationId: id, status: 'exploded' } },
+      { partition: 0, value: '' },
+      { ...result(id, { sequence: 1, payload: 'good' }), partition: 0 },
+    ]);
+    const stored = await eventually(async () => (await svc.store.get(id))?.messages.length === 1 && svc.store.get(id), 15_000, 'the good record');
+    expect(stored && stored.messages[0]?.payload).toBe('good');
+    expect(svc.service.ingest.consumer.stats.malformed - before).toBe(6);
+    expect((await svc.service.readiness()).ready).toBe(true);
+  });
+
+  it('a full replay of the topic from the beginning stores nothing twice and pushes nothing twice', async () => {
+    const id = `replay-${Date.now()}`;
+    await producer.send(topics.results, [1, 2, 3, 4].map((sequence) => result(id, { messageId: `r-${sequence}`, sequence })));
+    await eventually(async () => (await svc.store.get(id))?.messages.length === 4, 15_000, 'four stored');
+    const client = createWsClient(svc.url);
+    const sub = collect(client, `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`, { id });
+    await sub.waitFor(4);
+
+    // A second consumer group over the same state reads every record of the topic again: the
+    // at-least-once redelivery a crash before the commit would cause, for all of them at once.
+    const shared = svc.store;
+    const replayTopics = { ...env(), KAFKA_GROUP_ID: `${topics.group}-replay` };
+    const replayer = await startTestService({ brokers: cluster.bootstrapServers, env: replayTopics, store: shared });
+    const stats = replayer.service.ingest.consumer.stats;
+    const total = await eventually(() => {
+      const seen = stats.stored + stats.duplicates + stats.malformed;
+      return seen >= 11 && seen;
+    }, 20_000, 'the replay to reach the end');
+    await replayer.stop();
+
+    expect(total).toBeGreaterThanOrEqual(11);
+    expect(stats.stored).toBe(0);
+    expect((await svc.store.get(id))?.messages.map((m) => m.sequence)).toEqual([1, 2, 3, 4]);
+    // The original subscriber received the four once and nothing from the replay.
+    await producer.send(topics.results, [result(id, { sequence: 5, final: true })]);
+    await sub.done;
+    await client.dispose();
+    expect(sub.results.map((r) => r.data?.testMessages.sequence)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('the same replay into a shared PubSub pushes nothing: duplicates are never published', async () => {
+    const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 1000, maxMessagesPerTest: 1000 });
+    const pubsub = createMemoryPubSub();
+    const id = `pubsub-${Date.now()}`;
+    await producer.send(topics.results, [1, 2].map((sequence) => result(id, { sequence })));
+    const first = await startTestService({ brokers: cluster.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-a` }, store, pubsub });
+    await eventually(async () => (await store.get(id))?.messages.length === 2, 20_000, 'first pass');
+    await first.stop();
+
+    const store2 = store; // the second pass writes into the same state
+    const published: string[] = [];
+    const unsubscribe = await pubsub.subscribe(id, (event) => published.push(event.message.key));
+    const second = await startTestService({ brokers: cluster.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-b` }, store: store2, pubsub });
+    await eventually(() => second.service.ingest.consumer.stats.duplicates >= 2, 20_000, 'second pass');
+    await second.stop();
+    unsubscribe();
+    expect(published).toEqual([]);
+  });
+});

@@ -1,0 +1,97 @@
+/** GraphQL clients for tests: plain HTTP POSTs and a real graphql-ws client. */
+import { createClient, type Client, type FormattedExecutionResult as ExecutionResult } from 'graphql-ws';
+import WebSocket from 'ws';
+
+/** A GraphQL response body with the HTTP status. */
+export interface HttpGraphQLResponse<T = Record<string, any>> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: { data?: T | null; errors?: Array<{ message: string; extensions?: Record<string, any>; path?: unknown[] }> };
+}
+
+/** POSTs one operation to `${url}/graphql`. */
+export async function postGraphQL<T = Record<string, any>>(url: string, query: string, variables?: Record<string, unknown>): Promise<HttpGraphQLResponse<T>> {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as HttpGraphQLResponse<T>['body'] };
+}
+
+/** A graphql-ws client for `${url}/graphql` (http:// becomes ws://). */
+export function createWsClient(url: string, options: { connectionParams?: Record<string, unknown>; onClose?: (event: { code: number; reason: string }) => void } = {}): Client {
+  return createClient({
+    url: `${url.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: true,
+    ...(options.connectionParams ? { connectionParams: options.connectionParams } : {}),
+    on: {
+      closed: (event) => {
+        const e = event as { code: number; reason: string };
+        options.onClose?.({ code: e.code, reason: String(e.reason) });
+      },
+    },
+  });
+}
+
+/** Everything one subscription received, and how it ended. */
+export interface Collected<T> {
+  // Results as the client got them (errors already formatted by the server).
+  readonly results: Array<ExecutionResult<T, unknown>>;
+  /** Resolves when the server completes the operation; rejects on an error message or close. */
+  readonly done: Promise<void>;
+  /** Resolves once `n` results have arrived. */
+  waitFor(n: number, timeoutMs?: number): Promise<void>;
+  unsubscribe(): void;
+}
+
+/** Subscribes and collects every result. */
+export function collect<T = Record<string, any>>(client: Client, query: string, variables?: Record<string, unknown>): Collected<T> {
+  const results: Array<ExecutionResult<T, unknown>> = [];
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  let unsubscribe = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    unsubscribe = client.subscribe<T>(
+      { query, ...(variables ? { variables } : {}) },
+      {
+        next: (value) => {
+          results.push(value);
+          for (const w of waiters.filter((x) => results.length >= x.n)) w.resolve();
+        },
+        error: reject,
+        complete: resolve,
+      },
+    );
+  });
+  done.catch(() => undefined);
+  return {
+    results,
+    done,
+    unsubscribe: () => unsubscribe(),
+    waitFor(n, timeoutMs = 15_000) {
+      if (results.length >= n) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${n} results, got ${results.length}`)), timeoutMs);
+        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+      });
+    },
+  };
+}
+
+/** Polls `check` until it returns a truthy value or the time runs out. */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as T;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
