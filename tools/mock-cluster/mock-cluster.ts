@@ -1,117 +1,218 @@
 /**
- * Starts librdkafka's mock cluster (a real Kafka-protocol broker on 127.0.0.1) as a child process
- * and drives its fault injection. Used by the tests, the local stack and the benchmarks.
+ * Starts librdkafka's mock cluster (a real Kafka-protocol broker on 127.0.0.1, see mock-cluster.c)
+ * as a child process and drives its fault injection over the child's stdin/stdout.
+ * Used by the tests, the local stack and by hand through cli.ts.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-const here = fileURLToPath(new URL('.', import.meta.url));
+const SOURCE = fileURLToPath(new URL('./mock-cluster.c', import.meta.url));
+const BUILD_SCRIPT = fileURLToPath(new URL('./build.sh', import.meta.url));
 const BINARY = fileURLToPath(new URL('../../.cache/bin/mock-cluster', import.meta.url));
-const SOURCE = `${here}mock-cluster.c`;
+const START_TIMEOUT_MS = 10_000;
+const STOP_GRACE_MS = 2_000;
+const STDERR_TAIL_CHARS = 8_000;
+const TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;
 
 /** What to start. */
 export interface MockClusterOptions {
-  /** Number of brokers (ids 1..N). Default 1. */
-  readonly brokers?: number;
-  /** Topics to create before the bootstrap list is printed. */
-  readonly topics?: ReadonlyArray<{ readonly name: string; readonly partitions: number }>;
+  /** Number of brokers, ids 1..N. Default 1. */
+  brokers?: number;
+  /** Topics created before the cluster is handed out (replication factor 1). */
+  topics?: Array<{ name: string; partitions: number }>;
+}
+
+/** How the cluster process ended. */
+export interface MockClusterExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
 }
 
 /** A running mock cluster. */
 export interface MockCluster {
-  /** e.g. `['127.0.0.1:39123', …]`. */
+  /** e.g. ['127.0.0.1:39123', ...] */
   readonly bootstrapServers: string[];
-  /** Sends one command line (see mock-cluster.c); resolves on OK, rejects with the ERR text. */
+  /**
+   * Send one raw command line (see mock-cluster.c, e.g. `down 1`, `error Produce 7`); resolves on
+   * OK, rejects with the ERR text. Commands are serialized.
+   */
   command(line: string): Promise<void>;
+  /** Creates a topic; rejects when it exists. kafkajs' admin.createTopics does not work here. */
   createTopic(name: string, partitions: number): Promise<void>;
-  /** Ends the process; safe to call twice. */
+  /** Ends the process (stdin EOF, then SIGKILL after 2 s); safe to call twice. */
   stop(): Promise<void>;
+  /** Settles once the process has ended, whether through stop() or not. */
+  readonly exited: Promise<MockClusterExit>;
 }
 
-/** Builds the binary when needed (see build.sh). */
-export async function ensureMockClusterBinary(): Promise<string> {
-  if (existsSync(BINARY) && statSync(BINARY).mtimeMs >= statSync(SOURCE).mtimeMs) return BINARY;
-  await promisify(execFile)('bash', [`${here}build.sh`]);
-  return BINARY;
+let building: Promise<string> | undefined;
+
+/**
+ * Returns the path of the mock cluster binary, running build.sh only when the binary is missing or
+ * older than its source (the common case is two stat calls).
+ */
+export function ensureMockClusterBinary(): Promise<string> {
+  building ??= (async () => {
+    const [bin, src] = await Promise.all([stat(BINARY).catch(() => undefined), stat(SOURCE).catch(() => undefined)]);
+    if (bin && (!src || bin.mtimeMs >= src.mtimeMs)) return BINARY;
+    try {
+      const { stdout } = await promisify(execFile)('bash', [BUILD_SCRIPT], { maxBuffer: 16 * 1024 * 1024 });
+      return stdout.trim().split('\n').at(-1) || BINARY;
+    } catch (error) {
+      const stderr = (error as { stderr?: string }).stderr ?? '';
+      throw new Error(`building the mock cluster failed: ${(error as Error).message}\n${stderr}`.trim());
+    }
+  })().finally(() => {
+    building = undefined;
+  });
+  return building;
 }
 
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-/** Starts a mock cluster and waits for its bootstrap list. */
-export async function startMockCluster(options: MockClusterOptions = {}): Promise<MockCluster> {
-  const binary = await ensureMockClusterBinary();
-  const args = ['--brokers', String(options.brokers ?? 1)];
-  for (const topic of options.topics ?? []) args.push('--topic', `${topic.name}:${topic.partitions}`);
-  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+// Children are killed when this process exits, so a crashed test run never leaves brokers behind.
+// (If this process dies without running 'exit' handlers, the child sees stdin EOF and exits too.)
+const running = new Set<ChildProcessWithoutNullStreams>();
+let exitHookInstalled = false;
+function track(child: ChildProcessWithoutNullStreams): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const c of running) c.kill('SIGKILL');
+    });
+  }
   running.add(child);
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
+}
 
-  const lines = createInterface({ input: child.stdout });
-  const replies: Array<(line: string) => void> = [];
-  let bootstrap: ((servers: string[]) => void) | undefined;
-  lines.on('line', (line) => {
-    if (line.startsWith('BOOTSTRAP ')) bootstrap?.(line.slice('BOOTSTRAP '.length).trim().split(','));
-    else replies.shift()?.(line);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    running.delete(child);
-    for (const reply of replies.splice(0)) reply('ERR mock cluster exited');
-    resolve();
-  }));
+/** Starts a mock cluster and resolves once it listens, with its bootstrap list. */
+export async function startMockCluster(options: MockClusterOptions = {}): Promise<MockCluster> {
+  const brokers = options.brokers ?? 1;
+  if (!Number.isInteger(brokers) || brokers < 1) throw new Error(`brokers must be a positive integer, got ${brokers}`);
+  const args = ['--brokers', String(brokers)];
+  for (const topic of options.topics ?? []) {
+    checkTopic(topic.name, topic.partitions);
+    args.push('--topic', `${topic.name}:${topic.partitions}`);
+  }
 
-  const bootstrapServers = await new Promise<string[]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`mock cluster did not start within 10 s: ${stderr}`)), 10_000);
-    bootstrap = (servers) => {
-      clearTimeout(timer);
-      resolve(servers);
-    };
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`mock cluster exited with ${code}: ${stderr}`));
+  const binary = await ensureMockClusterBinary();
+  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  track(child);
+
+  let stderrTail = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+  });
+  // Writes after the child died would otherwise surface as an unhandled EPIPE.
+  child.stdin.on('error', () => {});
+
+  let spawnError: Error | undefined;
+  const exited = new Promise<MockClusterExit>((resolve) => {
+    child.once('error', (error) => {
+      spawnError = error;
+      running.delete(child);
+      resolve({ code: null, signal: null });
+    });
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
     });
   });
+  const describeExit = (exit: MockClusterExit) =>
+    spawnError
+      ? `could not run ${binary}: ${spawnError.message}`
+      : `mock cluster exited (${exit.signal ?? `code ${exit.code}`})${stderrTail ? `: ${stderrTail.trim()}` : ''}`;
 
-  // One command at a time: replies carry no id, so they are matched by order.
+  // Every line after BOOTSTRAP answers the oldest command still waiting.
+  const waiting: Array<{ resolve: () => void; reject: (error: Error) => void; line: string }> = [];
+  let onBootstrap: ((line: string) => void) | undefined;
+  createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => {
+    if (onBootstrap) return onBootstrap(line);
+    const pending = waiting.shift();
+    if (!pending) return;
+    if (line === 'OK') pending.resolve();
+    else pending.reject(new Error(`${pending.line}: ${line.replace(/^ERR /, '')}`));
+  });
+  void exited.then((exit) => {
+    for (const pending of waiting.splice(0)) pending.reject(new Error(`${pending.line}: ${describeExit(exit)}`));
+  });
+
+  let bootstrapServers: string[];
+  try {
+    bootstrapServers = await new Promise<string[]>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`mock cluster printed no bootstrap list within ${START_TIMEOUT_MS / 1000} s; stderr: ${stderrTail.trim() || '(empty)'}`)),
+        START_TIMEOUT_MS,
+      );
+      onBootstrap = (line) => {
+        if (!line.startsWith('BOOTSTRAP ')) return;
+        clearTimeout(timer);
+        resolve(line.slice('BOOTSTRAP '.length).trim().split(','));
+      };
+      void exited.then((exit) => {
+        clearTimeout(timer);
+        reject(new Error(describeExit(exit)));
+      });
+    });
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    onBootstrap = undefined;
+  }
+
   let queue: Promise<unknown> = Promise.resolve();
+  let stopping: Promise<void> | undefined;
+  let ended = false;
+  void exited.then(() => {
+    ended = true;
+  });
+
   const command = (line: string): Promise<void> => {
-    const next = queue.then(
+    const trimmed = line.trim();
+    if (trimmed === '' || /[\r\n]/.test(trimmed)) return Promise.reject(new Error(`not a single command line: ${JSON.stringify(line)}`));
+    // One at a time: replies carry no id, and a failed command must not stall the ones after it.
+    const result = queue.then(
       () =>
         new Promise<void>((resolve, reject) => {
-          if (child.exitCode !== null || !child.stdin.writable) {
-            reject(new Error('mock cluster is not running'));
-            return;
-          }
-          replies.push((reply) => (reply === 'OK' ? resolve() : reject(new Error(`${line}: ${reply}`))));
-          child.stdin.write(`${line}\n`);
+          if (ended || stopping) return reject(new Error(`${trimmed}: mock cluster is not running`));
+          waiting.push({ resolve, reject, line: trimmed });
+          child.stdin.write(`${trimmed}\n`);
         }),
     );
-    queue = next.catch(() => undefined);
-    return next;
+    queue = result.catch(() => undefined);
+    return result;
   };
 
-  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (ended) return;
+      child.stdin.end();
+      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(killer);
+    })();
+    return stopping;
+  };
+
   return {
     bootstrapServers,
     command,
-    createTopic: (name, partitions) => command(`topic ${name} ${partitions}`),
-    stop() {
-      stopping ??= (async () => {
-        if (child.exitCode !== null) return;
-        child.stdin.end();
-        const killer = setTimeout(() => child.kill('SIGKILL'), 2000);
-        await exited;
-        clearTimeout(killer);
-      })();
-      return stopping;
+    createTopic: (name, partitions) => {
+      try {
+        checkTopic(name, partitions);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return command(`topic ${name} ${partitions}`);
     },
+    stop,
+    exited,
   };
+}
+
+function checkTopic(name: string, partitions: number): void {
+  if (!TOPIC_NAME.test(name)) throw new Error(`invalid topic name ${JSON.stringify(name)} (letters, digits, '.', '_', '-')`);
+  if (!Number.isInteger(partitions) || partitions < 1) throw new Error(`topic ${name}: partitions must be a positive integer, got ${partitions}`);
 }

@@ -1,0 +1,27 @@
+# syntax=docker/dockerfile:1
+# Multi-stage build: compile TypeScript with dev dependencies, ship production dependencies only.
+# Node 26 is the Active LTS line as of late 2026.
+ARG NODE_VERSION=26
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json codegen.yml ./
+COPY schema ./schema
+COPY src ./src
+RUN npx graphql-codegen --config codegen.yml --check && npm run build
+
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ENV NODE_ENV=production PORT=4000
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY schema ./schema
+USER node
+EXPOSE 4000
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# SIGTERM goes straight to node (no shell in between), which shuts down gracefully.
+CMD ["node", "dist/main.js"]
