@@ -8,7 +8,7 @@
  * see mock-cluster.c) and reports OK or the error on stderr. Runs until SIGINT or SIGTERM.
  */
 import { createInterface } from 'node:readline';
-import { startMockCluster, type MockClusterOptions } from './mock-cluster.js';
+import { startMockCluster, type MockCluster, type MockClusterOptions } from './mock-cluster.js';
 
 const USAGE = 'usage: cli.ts [--brokers N] [--topic NAME:PARTITIONS]...';
 
@@ -42,7 +42,13 @@ try {
   process.exit(2);
 }
 
-const cluster = await startMockCluster(options);
+let cluster: MockCluster;
+try {
+  cluster = await startMockCluster(options);
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+}
 process.stdout.write(`${cluster.bootstrapServers.join(',')}\n`);
 if (process.stdin.isTTY) {
   process.stderr.write('Commands: down 1 | up 1 | rtt 1 500 | error Produce 7 | topic NAME 3 | leader TOPIC 0 2 ... Ctrl-C stops.\n');
