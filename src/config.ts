@@ -14,6 +14,10 @@ export interface Config {
   readonly kafka: KafkaConfig;
   readonly store: StoreConfig;
   readonly graphql: GraphQLConfig;
+  readonly auth: AuthConfig;
+  /** The embedded authorization server (used when `auth.mode` is `embedded`). */
+  readonly issuer: IssuerConfig;
+  readonly websocket: WebSocketConfig;
   /** Live messages buffered per subscriber before it is closed as too slow. */
   readonly subscriptionQueueLimit: number;
   /** How long a graceful shutdown may take before the process exits anyway. */
@@ -52,6 +56,47 @@ export interface GraphQLConfig {
   readonly introspection: boolean;
 }
 
+/**
+ * How access tokens are verified. `embedded`: tokens of the issuer built into this service (the
+ * default when no external issuer is configured). `jwks`: an external issuer's keys, from
+ * `AUTH_JWKS_URI` or found by discovery. `hs256`: a shared secret.
+ */
+export interface AuthConfig {
+  readonly mode: 'embedded' | 'jwks' | 'hs256';
+  /** This API's identifier: tokens must carry it in `aud`. */
+  readonly audience: string;
+  /** The trusted issuer (`iss`). For `embedded`, this service's own public URL. */
+  readonly issuer: string;
+  readonly jwksUri: URL | null;
+  readonly hs256Secret: Uint8Array | null;
+  readonly algorithms: readonly string[];
+  readonly clockToleranceSeconds: number;
+  /** Required `typ` header of access tokens, or null to accept any. */
+  readonly tokenType: string | null;
+  /** A scope that may read every test, whoever started it. */
+  readonly adminScope: string;
+}
+
+/** The embedded OAuth 2.0 / OIDC authorization server. */
+export interface IssuerConfig {
+  readonly clientsFile: string | null;
+  readonly usersFile: string | null;
+  /** Private signing key as a JWK (JSON); generated at startup when absent. */
+  readonly signingKey: Record<string, unknown> | null;
+  /** Keys that sign the login cookies; generated at startup when absent. */
+  readonly cookieKeys: readonly string[];
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+}
+
+/** Limits of GraphQL over WebSocket. */
+export interface WebSocketConfig {
+  /** Origins a browser may open a WebSocket from, besides the service's own; `*` allows all. */
+  readonly allowedOrigins: readonly string[];
+  readonly maxSubscriptionsPerConnection: number;
+  readonly maxMessageBytes: number;
+}
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Reads and validates the configuration from `env` (the process environment by default). */
@@ -82,9 +127,53 @@ export function loadConfig(env: Env = process.env): Config {
       maxCost: read.int('GRAPHQL_MAX_COST', 10_000, { min: 1 }),
       introspection: read.bool('GRAPHQL_INTROSPECTION', true),
     },
+    auth: readAuth(read, env),
+    issuer: {
+      clientsFile: read.string('OIDC_CLIENTS_FILE', '') || null,
+      usersFile: read.string('OIDC_USERS_FILE', '') || null,
+      signingKey: read.json('OIDC_SIGNING_KEY'),
+      cookieKeys: read.list('OIDC_COOKIE_KEYS', [], /^.{32,}$/),
+      accessTokenTtlSeconds: read.int('OIDC_ACCESS_TOKEN_TTL_SECONDS', 600, { min: 10, max: 7200 }),
+      refreshTokenTtlSeconds: read.int('OIDC_REFRESH_TOKEN_TTL_SECONDS', 14 * 86_400, { min: 60 }),
+    },
+    websocket: {
+      allowedOrigins: read.list('WS_ALLOWED_ORIGINS', [], /^(\*|https?:\/\/[^\s/,]+)$/),
+      maxSubscriptionsPerConnection: read.int('WS_MAX_SUBSCRIPTIONS', 20, { min: 1, max: 10_000 }),
+      maxMessageBytes: read.int('WS_MAX_MESSAGE_BYTES', 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
+    },
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),
     shutdownTimeoutMs: read.int('SHUTDOWN_TIMEOUT_MS', 10_000, { min: 100 }),
   };
+}
+
+type Reader = ReturnType<typeof createReader>;
+
+function readAuth(read: Reader, env: Env): AuthConfig {
+  const secret = read.string('AUTH_HS256_SECRET', '');
+  const externalIssuer = read.url('AUTH_ISSUER');
+  const jwksUri = read.url('AUTH_JWKS_URI');
+  const port = read.int('PORT', 4000, { min: 0, max: 65535 });
+  const common = {
+    audience: read.string('AUTH_AUDIENCE', 'urn:result-collection-service'),
+    clockToleranceSeconds: read.int('AUTH_CLOCK_TOLERANCE_SECONDS', 5, { min: 0, max: 300 }),
+    tokenType: read.string('AUTH_ACCESS_TOKEN_TYP', 'at+jwt') || null,
+    adminScope: read.string('AUTH_ADMIN_SCOPE', 'tests:admin'),
+  };
+  if (secret !== '') {
+    if (Buffer.byteLength(secret, 'utf8') < 32) throw new ConfigError('AUTH_HS256_SECRET', 'must be at least 32 bytes (256 bits)');
+    if (externalIssuer === null) throw new ConfigError('AUTH_ISSUER', 'is required with AUTH_HS256_SECRET (the trusted "iss" of the tokens)');
+    if (env.AUTH_ALGORITHMS !== undefined && env.AUTH_ALGORITHMS.trim() !== 'HS256') {
+      throw new ConfigError('AUTH_ALGORITHMS', 'only HS256 can be used with AUTH_HS256_SECRET');
+    }
+    return { ...common, mode: 'hs256', issuer: read.string('AUTH_ISSUER', ''), jwksUri: null, hs256Secret: new TextEncoder().encode(secret), algorithms: ['HS256'] };
+  }
+  const algorithms = read.list('AUTH_ALGORITHMS', ['RS256', 'ES256'], /^(RS|PS|ES)(256|384|512)$|^EdDSA$/);
+  if (externalIssuer !== null || jwksUri !== null) {
+    if (externalIssuer === null) throw new ConfigError('AUTH_ISSUER', 'is required with AUTH_JWKS_URI (the trusted "iss" of the tokens)');
+    return { ...common, mode: 'jwks', issuer: read.string('AUTH_ISSUER', ''), jwksUri, hs256Secret: null, algorithms };
+  }
+  const publicUrl = read.url('PUBLIC_URL') ?? new URL(`http://localhost:${port}`);
+  return { ...common, mode: 'embedded', issuer: publicUrl.href.replace(/\/$/, ''), jwksUri: null, hs256Secret: null, algorithms: ['RS256'] };
 }
 
 function createReader(env: Env) {
@@ -120,13 +209,35 @@ function createReader(env: Env) {
       }
       return value as T;
     },
+    json(name: string): Record<string, unknown> | null {
+      const value = raw(name);
+      if (value === undefined) return null;
+      try {
+        const parsed: unknown = JSON.parse(value);
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+        return parsed as Record<string, unknown>;
+      } catch {
+        throw new ConfigError(name, 'expected a JSON object (a private JWK)');
+      }
+    },
+    url(name: string): URL | null {
+      const value = raw(name);
+      if (value === undefined) return null;
+      try {
+        const url = new URL(value);
+        if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('not http(s)');
+        return url;
+      } catch {
+        throw new ConfigError(name, `expected an http(s) URL, got "${value}"`);
+      }
+    },
     list(name: string, fallback: readonly string[], item: RegExp): readonly string[] {
       const value = raw(name);
       if (value === undefined) return fallback;
       const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
       if (items.length === 0) throw new ConfigError(name, 'must list at least one host:port');
       for (const entry of items) {
-        if (!item.test(entry)) throw new ConfigError(name, `"${entry}" is not host:port`);
+        if (!item.test(entry)) throw new ConfigError(name, `"${entry}" is not valid here`);
       }
       return items;
     },

@@ -6,6 +6,10 @@
 /** Stable error codes. Clients may switch on these; never rename one. */
 export type ErrorCode =
   | 'BAD_USER_INPUT'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'AUTH_UNAVAILABLE'
+  | 'TOO_MANY_SUBSCRIPTIONS'
   | 'NOT_FOUND'
   | 'QUERY_TOO_DEEP'
   | 'QUERY_TOO_COMPLEX'
@@ -18,6 +22,10 @@ export type ErrorCode =
 
 const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  AUTH_UNAVAILABLE: 503,
+  TOO_MANY_SUBSCRIPTIONS: 429,
   NOT_FOUND: 404,
   QUERY_TOO_DEEP: 400,
   QUERY_TOO_COMPLEX: 400,

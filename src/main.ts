@@ -4,6 +4,7 @@
  */
 import { loadConfig } from './config.js';
 import { ConfigError } from './errors.js';
+import { createAuth } from './auth/auth-from-config.js';
 import { createKafkaIngest } from './ingest/kafka-ingest.js';
 import { createLogger } from './logger.js';
 import { createMemoryPubSub } from './pubsub/memory-pubsub.js';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     store: createMemoryStore(config.store),
     pubsub: createMemoryPubSub(),
     createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
+    auth: await createAuth(config, logger),
   });
 
   const shutdown = (signal: string) => {

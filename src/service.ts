@@ -6,6 +6,8 @@
 import { expressMiddleware } from '@as-integrations/express5';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAccessPolicy } from './auth/access.js';
+import type { Auth } from './auth/create-auth.js';
 import type { Config } from './config.js';
 import { createGraphQLContext, type GraphQLDeps } from './graphql/context.js';
 import { createApolloServer } from './graphql/apollo.js';
@@ -13,6 +15,7 @@ import { createErrorFormatter } from './graphql/format-error.js';
 import { createSchema } from './graphql/schema.js';
 import { attachGraphQLWebSocket } from './graphql/ws-server.js';
 import { createHttpApp, type Readiness } from './http/app.js';
+import { principalOf } from './http/authenticate.js';
 import type { Ingest } from './ingest/kafka-ingest.js';
 import type { ResultEventHandler } from './ingest/kafka-result-consumer.js';
 import type { Logger } from './logger.js';
@@ -29,6 +32,8 @@ export interface ServiceOptions {
   readonly pubsub: PubSub;
   /** Builds the broker side around the handler that stores each consumed message. */
   readonly createIngest: (onEvent: ResultEventHandler) => Ingest;
+  /** Token verification (and the embedded issuer, if any). */
+  readonly auth: Auth;
 }
 
 /** A running service. */
@@ -48,7 +53,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const { config, logger, store, pubsub } = options;
   const ingest = options.createIngest(createResultRecorder({ store, pubsub }));
   const starter = createTestStarter({ store, publisher: ingest.publisher, logger });
-  const deps: GraphQLDeps = { store, pubsub, starter, subscriptionQueueLimit: config.subscriptionQueueLimit };
+  const access = createAccessPolicy({ adminScope: config.auth.adminScope });
+  const deps: GraphQLDeps = { store, pubsub, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
+  const { auth } = options;
 
   const schema = createSchema();
   const formatError = createErrorFormatter({ production: config.production, logger });
@@ -84,10 +91,25 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     starter,
     readiness,
     logger,
-    graphql: expressMiddleware(apollo, { context: async () => createGraphQLContext(deps) }),
+    access,
+    verifyAccessToken: auth.verifyAccessToken,
+    ...(auth.issuer ? { issuer: auth.issuer } : {}),
+    graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
   });
   httpServer.on('request', app);
-  const ws = attachGraphQLWebSocket({ httpServer, path: '/graphql', schema, deps, limits, formatError });
+  const ws = attachGraphQLWebSocket({
+    httpServer,
+    path: '/graphql',
+    schema,
+    deps,
+    limits,
+    formatError,
+    logger,
+    verifyAccessToken: auth.verifyAccessToken,
+    allowedOrigins: config.websocket.allowedOrigins,
+    maxSubscriptionsPerConnection: config.websocket.maxSubscriptionsPerConnection,
+    maxPayload: config.websocket.maxMessageBytes,
+  });
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
@@ -112,7 +134,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       await apollo.stop();
       // The consumer commits what it stored as it leaves the group.
       await Promise.allSettled([ingest.consumer.dispose(), ingest.publisher.dispose()]).then(logRejections(logger, 'broker'));
-      await Promise.allSettled([pubsub.dispose(), store.dispose()]).then(logRejections(logger, 'state'));
+      await Promise.allSettled([pubsub.dispose(), store.dispose(), auth.dispose()]).then(logRejections(logger, 'state'));
       logger.info('stopped');
     })();
     return stopping;

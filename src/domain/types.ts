@@ -32,6 +32,8 @@ export interface TestRecord {
   readonly status: TestStatus;
   /** The `startTest` input, or null when the test was first seen through its results. */
   readonly input: unknown;
+  /** The subject (`sub`) that started the test; null when it was first seen through its results. */
+  readonly owner: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly messages: readonly TestMessage[];

@@ -1,7 +1,8 @@
 /** Apollo Server for GraphQL over HTTP, with the operation limits and the shared error edge. */
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { InsufficientScopeError, bearerChallenge } from '../auth/auth-error.js';
 import type { Server } from 'node:http';
 import type { GraphQLContext } from './context.js';
 import type { ErrorFormatter } from './format-error.js';
@@ -20,15 +21,26 @@ export interface ApolloOptions {
 }
 
 /**
- * Limits as a plugin rather than validation rules: Apollo replaces the `extensions.code` of every
- * validation error with GRAPHQL_VALIDATION_FAILED, and the cost needs the operation's variables.
- * `didResolveOperation` runs after validation and before execution.
+ * Scope and limits as a plugin rather than validation rules: Apollo replaces the `extensions.code`
+ * of every validation error with GRAPHQL_VALIDATION_FAILED, and the cost needs the operation's
+ * variables. `didResolveOperation` runs after validation and before execution.
  */
-function limitsPlugin(schema: GraphQLSchema, limits: OperationLimits): ApolloServerPlugin<GraphQLContext> {
+function operationGuardPlugin(schema: GraphQLSchema, limits: OperationLimits): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ document, request }) {
+        async didResolveOperation({ document, request, operation, contextValue }) {
+          if (operation !== undefined) {
+            const { access, principal } = contextValue;
+            try {
+              access.requireScope(principal, access.scopeFor(operation.operation));
+            } catch (error) {
+              if (!(error instanceof InsufficientScopeError)) throw error;
+              throw new GraphQLError(error.message, {
+                extensions: { ...error.extensions, http: { status: 403, headers: new HeaderMap([['www-authenticate', bearerChallenge(error) as string]]) } },
+              });
+            }
+          }
           const [error] = checkOperationLimits(schema, document, request.variables, request.operationName ?? undefined, limits);
           if (error !== undefined) {
             throw new GraphQLError(error.message, { nodes: error.nodes ?? [], extensions: { ...error.extensions, http: { status: 400 } } });
@@ -50,7 +62,7 @@ export function createApolloServer(options: ApolloOptions): ApolloServer<GraphQL
     formatError: options.formatError,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer: options.httpServer, stopGracePeriodMillis: options.drainMs }),
-      limitsPlugin(options.schema, options.limits),
+      operationGuardPlugin(options.schema, options.limits),
     ],
   });
 }

@@ -3,6 +3,8 @@
  * shared, so one request's batching and caching cannot leak into another's.
  */
 import DataLoader from 'dataloader';
+import type { AccessPolicy } from '../auth/access.js';
+import type { Principal } from '../auth/principal.js';
 import type { TestRecord } from '../domain/types.js';
 import type { PubSub } from '../pubsub/pubsub.js';
 import type { TestStarter } from '../results/test-starter.js';
@@ -14,11 +16,14 @@ export interface GraphQLDeps {
   readonly pubsub: PubSub;
   readonly starter: TestStarter;
   readonly subscriptionQueueLimit: number;
+  readonly access: AccessPolicy;
 }
 
 /** What every resolver receives. */
 export interface GraphQLContext extends GraphQLDeps {
   readonly loaders: Loaders;
+  /** The verified caller; every operation has one. */
+  readonly principal: Principal;
 }
 
 /** The request-scoped DataLoaders. */
@@ -27,10 +32,11 @@ export interface Loaders {
   readonly test: DataLoader<string, TestRecord | null>;
 }
 
-/** Creates a fresh context (with fresh loaders) for one operation. */
-export function createGraphQLContext(deps: GraphQLDeps): GraphQLContext {
+/** Creates a fresh context (with fresh loaders) for one operation of `principal`. */
+export function createGraphQLContext(deps: GraphQLDeps, principal: Principal): GraphQLContext {
   return {
     ...deps,
+    principal,
     loaders: {
       test: new DataLoader<string, TestRecord | null>((ids) => deps.store.getMany(ids)),
     },

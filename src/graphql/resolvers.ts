@@ -1,4 +1,5 @@
 /** Resolvers of schema/*.graphql, typed by the generated resolver types. */
+import { SCOPES } from '../auth/principal.js';
 import type { TestMessage, TestRecord } from '../domain/types.js';
 import { messageGlobalId } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
@@ -16,8 +17,13 @@ export const resolvers: Resolvers = {
   DateTime: DateTimeScalar,
 
   Query: {
-    test: (_root, { correlationId }, { loaders }) => loaders.test.load(correlationId),
-    tests: async (_root, { correlationIds }, { loaders }) => {
+    test: async (_root, { correlationId }, { loaders, access, principal }) => {
+      access.requireScope(principal, SCOPES.read);
+      const test = await loaders.test.load(correlationId);
+      return test !== null && access.canSee(principal, test) ? test : null;
+    },
+    tests: async (_root, { correlationIds }, { loaders, access, principal }) => {
+      access.requireScope(principal, SCOPES.read);
       if (correlationIds.length > MAX_IDS_PER_QUERY) {
         throw new ServiceError('BAD_USER_INPUT', `At most ${MAX_IDS_PER_QUERY} correlation ids per query, got ${correlationIds.length}.`, {
           details: { argument: 'correlationIds' },
@@ -26,19 +32,31 @@ export const resolvers: Resolvers = {
       const results = await loaders.test.loadMany(correlationIds);
       return results.map((result) => {
         if (result instanceof Error) throw result;
-        return result;
+        return result !== null && access.canSee(principal, result) ? result : null;
       });
     },
   },
 
   Mutation: {
-    startTest: (_root, { input }, { starter }) => starter.start(input ?? null),
+    startTest: (_root, { input }, { starter, access, principal }) => {
+      access.requireScope(principal, SCOPES.write);
+      return starter.start(input ?? null, principal.subject);
+    },
   },
 
   Subscription: {
     testMessages: {
-      subscribe: (_root, { correlationId, afterSequence }, { store, pubsub, subscriptionQueueLimit }) =>
-        openTestMessageStream({ store, pubsub, correlationId, afterSequence: afterSequence ?? null, queueLimit: subscriptionQueueLimit }),
+      subscribe: (_root, { correlationId, afterSequence }, { store, pubsub, subscriptionQueueLimit, access, principal }) => {
+        access.requireScope(principal, SCOPES.read);
+        return openTestMessageStream({
+          store,
+          pubsub,
+          correlationId,
+          afterSequence: afterSequence ?? null,
+          queueLimit: subscriptionQueueLimit,
+          canSee: (test) => access.canSee(principal, test),
+        });
+      },
       // The stream yields stored messages as they are; the field's value is the message itself.
       resolve: (message: TestMessage) => message,
     },

@@ -1,12 +1,23 @@
 /**
- * GraphQL over WebSocket (the graphql-ws protocol) on the HTTP server's `/graphql` path. graphql-ws
- * runs no validation rules of its own beyond the standard ones, so `onSubscribe` parses, validates
- * and applies the same depth and cost limits as the HTTP path before anything executes.
+ * GraphQL over WebSocket (the graphql-ws protocol) on the HTTP server's `/graphql` path.
+ *
+ * - The upgrade checks `Origin` (Cross-Site WebSocket Hijacking): a browser page may connect only
+ *   from the service's own origin or an allowed one.
+ * - The access token comes in `connection_init` (`{ authorization: "Bearer …" }` or `{ token }`); a
+ *   bad one closes the socket with 4403, and the socket is closed when the token expires, so a
+ *   subscription never outlives its token. Operations before the acknowledgement get 4401.
+ * - graphql-ws runs no validation rules of its own beyond the standard ones, so `onSubscribe`
+ *   parses, validates, checks the scope and applies the same depth and cost limits as HTTP.
  */
 import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { Server } from 'node:http';
-import { WebSocketServer } from 'ws';
+import type { IncomingMessage, Server } from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
+import type { Principal } from '../auth/principal.js';
+import { isServiceError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { createGraphQLContext, type GraphQLDeps } from './context.js';
 import type { ErrorFormatter } from './format-error.js';
 import { checkOperationLimits, type OperationLimits } from './limits.js';
@@ -19,8 +30,13 @@ export interface GraphQLWebSocketOptions {
   readonly deps: GraphQLDeps;
   readonly limits: OperationLimits;
   readonly formatError: ErrorFormatter;
+  readonly verifyAccessToken: VerifyAccessToken;
+  /** Origins allowed besides the service's own (`*` for any). */
+  readonly allowedOrigins: readonly string[];
+  readonly maxSubscriptionsPerConnection: number;
   /** Largest incoming WebSocket message, in bytes. */
-  readonly maxPayload?: number;
+  readonly maxPayload: number;
+  readonly logger: Logger;
   /** How often idle sockets are pinged; one that misses a pong is terminated. */
   readonly heartbeatMs?: number;
 }
@@ -33,25 +49,74 @@ export interface GraphQLWebSocket {
   dispose(): Promise<void>;
 }
 
+// Close reasons are limited to 123 bytes by the WebSocket protocol.
+const reason = (text: string) => (Buffer.byteLength(text) <= 123 ? text : `${Buffer.from(text).subarray(0, 120).toString()}...`);
+
 /** Attaches graphql-ws to the HTTP server. */
 export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const wss = new WebSocketServer({ server: options.httpServer, path: options.path, maxPayload: options.maxPayload ?? 64 * 1024 });
-  const { schema, limits, formatError } = options;
+  const { schema, limits, formatError, deps } = options;
+  const log = options.logger.child({ component: 'websocket' });
+  const wss = new WebSocketServer({
+    server: options.httpServer,
+    path: options.path,
+    maxPayload: options.maxPayload,
+    verifyClient: ({ origin, req }, done) => {
+      if (originAllowed(origin, req, options.allowedOrigins)) done(true);
+      else done(false, 403, 'Origin not allowed');
+    },
+  });
+
+  const sessions = new WeakMap<WebSocket, { principal: Principal; expiry: NodeJS.Timeout }>();
 
   const serverCleanup = useServer<Record<string, unknown> | undefined>(
     {
       schema,
-      onSubscribe: (_ctx, _id, payload) => {
+      connectionInitWaitTimeout: 10_000,
+      onConnect: async (ctx) => {
+        const socket = ctx.extra.socket;
+        let principal: Principal;
+        try {
+          principal = await options.verifyAccessToken(tokenFrom(ctx.connectionParams));
+        } catch (error) {
+          const unavailable = isServiceError(error) && error.code === 'AUTH_UNAVAILABLE';
+          const message = error instanceof Error ? error.message : 'invalid token';
+          socket.close(unavailable ? CloseCode.InternalServerError : CloseCode.Forbidden, reason(`${unavailable ? 'Unavailable' : 'Forbidden'}: ${message}`));
+          return false;
+        }
+        // The token's lifetime bounds the connection's (capped to what a timer can hold).
+        const expiry = setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden: access token expired'), Math.min(Math.max(0, principal.expiresAt - Date.now()), 2_147_483_647));
+        expiry.unref();
+        sessions.set(socket, { principal, expiry });
+        socket.once('close', () => clearTimeout(expiry));
+        return true;
+      },
+      onSubscribe: (ctx, _id, payload) => {
+        const session = sessions.get(ctx.extra.socket);
+        if (session === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } })];
+        if (Date.now() >= session.principal.expiresAt) {
+          ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden: access token expired');
+          return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' } })];
+        }
+        // ctx.subscriptions already holds this operation's id.
+        if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
+          return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
+        }
         let document: DocumentNode;
         try {
           document = parse(payload.query);
         } catch (error) {
-          return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
+          return [withCode(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED')];
         }
         const invalid = validate(schema, document);
         if (invalid.length > 0) return invalid.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED'));
-        if (getOperationAST(document, payload.operationName) === null) {
+        const operation = getOperationAST(document, payload.operationName);
+        if (operation == null) {
           return [new GraphQLError('Unable to identify the operation to run.', { extensions: { code: 'BAD_USER_INPUT' } })];
+        }
+        try {
+          deps.access.requireScope(session.principal, deps.access.scopeFor(operation.operation));
+        } catch (error) {
+          return [new GraphQLError((error as Error).message, { extensions: { ...(error as { extensions?: object }).extensions } })];
         }
         const overBudget = checkOperationLimits(schema, document, payload.variables ?? undefined, payload.operationName ?? undefined, limits);
         if (overBudget.length > 0) return overBudget;
@@ -60,7 +125,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           document,
           variableValues: payload.variables ?? null,
           operationName: payload.operationName ?? null,
-          contextValue: createGraphQLContext(options.deps),
+          contextValue: createGraphQLContext(deps, session.principal),
         };
         return args;
       },
@@ -80,6 +145,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     alive.add(socket);
     socket.on('pong', () => alive.add(socket));
   });
+  wss.on('error', (error) => log.error({ err: error }, 'websocket server error'));
   const heartbeat = setInterval(() => {
     for (const socket of wss.clients) {
       if (!alive.has(socket)) {
@@ -105,6 +171,29 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       return disposing;
     },
   };
+}
+
+/** The bearer token of `connection_init`: `{ authorization: "Bearer …" }` or `{ token: "…" }`. */
+function tokenFrom(params: Record<string, unknown> | undefined): string {
+  const authorization = params?.authorization ?? params?.Authorization;
+  if (typeof authorization === 'string') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match) return match[1] as string;
+  }
+  if (typeof params?.token === 'string' && params.token !== '') return params.token;
+  return '';
+}
+
+/**
+ * Browsers always send `Origin` on a WebSocket upgrade and cannot forge it; other clients usually
+ * send none. A missing Origin is allowed (the token still has to be valid); a present one must be
+ * the service's own origin or an allowed one.
+ */
+function originAllowed(origin: string | undefined, req: IncomingMessage, allowed: readonly string[]): boolean {
+  if (origin === undefined || origin === '') return true;
+  if (allowed.includes('*') || allowed.includes(origin)) return true;
+  const host = req.headers.host;
+  return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
 }
 
 function withCode(error: GraphQLError, code: string): GraphQLError {

@@ -3,10 +3,14 @@
  * endpoint itself (mounted from outside). Errors leave as RFC 9457 problem details.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { AccessPolicy } from '../auth/access.js';
+import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
+import { SCOPES } from '../auth/principal.js';
 import { ServiceError, isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { TestStarter } from '../results/test-starter.js';
 import type { Store } from '../store/store.js';
+import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { sendProblem } from './problem.js';
 import { testToJson } from './test-json.js';
 
@@ -23,6 +27,10 @@ export interface HttpAppOptions {
   readonly starter: TestStarter;
   readonly readiness: () => Promise<Readiness>;
   readonly graphql: RequestHandler;
+  readonly verifyAccessToken: VerifyAccessToken;
+  readonly access: AccessPolicy;
+  /** Mounted before the API routes (the embedded authorization server), when there is one. */
+  readonly issuer?: RequestHandler;
   readonly logger: Logger;
 }
 
@@ -41,9 +49,22 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     res.status(readiness.ready ? 200 : 503).setHeader('Cache-Control', 'no-store').json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks });
   });
 
-  app.post('/tests', express.json({ limit: '64kb', strict: false }), async (req, res) => {
+  if (options.issuer !== undefined) app.use(options.issuer);
+
+  const authenticated = authenticate(options.verifyAccessToken);
+  const requireScope = (scope: string): RequestHandler => (req, res, next) => {
+    try {
+      options.access.requireScope(principalOf(res), scope);
+      next();
+    } catch (error) {
+      if (isServiceError(error)) sendAuthError(req, res, error);
+      else next(error);
+    }
+  };
+
+  app.post('/tests', authenticated, requireScope(SCOPES.write), express.json({ limit: '64kb', strict: false }), async (req, res) => {
     const input = parseStartInput(req);
-    const { correlationId, test } = await options.starter.start(input);
+    const { correlationId, test } = await options.starter.start(input, principalOf(res).subject);
     res
       .status(202)
       .location(`/tests/${encodeURIComponent(correlationId)}`)
@@ -51,10 +72,11 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
       .json({ correlationId, status: test.status, links: { self: `/tests/${encodeURIComponent(correlationId)}` } });
   });
 
-  app.get('/tests/:correlationId', async (req, res) => {
+  app.get('/tests/:correlationId', authenticated, requireScope(SCOPES.read), async (req, res) => {
     const correlationId = req.params.correlationId as string;
     const test = await options.store.get(correlationId);
-    if (test === null) {
+    // Another subject's test is answered exactly like an unknown one.
+    if (test === null || !options.access.canSee(principalOf(res), test)) {
       sendProblem(res, 'NOT_FOUND', `No test has the correlation id "${correlationId}".`, { instance: req.originalUrl });
       return;
     }
@@ -65,7 +87,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     // One URL serves every operation, so nothing on it may be cached by URL.
     res.setHeader('Cache-Control', 'no-store');
     next();
-  }, express.json({ limit: '1mb' }), options.graphql);
+  }, authenticated, express.json({ limit: '1mb' }), options.graphql);
 
   app.use((req: Request, res: Response) => {
     sendProblem(res, 'NOT_FOUND', `Nothing at ${req.method} ${req.path}.`, { instance: req.originalUrl });

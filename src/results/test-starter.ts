@@ -14,7 +14,7 @@ export interface TestStarter {
    * the request to the external system. When the broker does not take it, the record is removed
    * and the BROKER_UNAVAILABLE error is rethrown, so no test appears started that was never sent.
    */
-  start(input: unknown): Promise<StartTestResult>;
+  start(input: unknown, owner: string): Promise<StartTestResult>;
 }
 
 /** Creates the {@link TestStarter}. */
@@ -26,9 +26,9 @@ export function createTestStarter(options: {
 }): TestStarter {
   const now = options.now ?? Date.now;
   return {
-    async start(input) {
+    async start(input, owner) {
       const correlationId = randomUUID();
-      const test = await options.store.create({ correlationId, input: input ?? null });
+      const test = await options.store.create({ correlationId, input: input ?? null, owner });
       try {
         await options.publisher.publish({ correlationId, input: input ?? null, requestedAt: now() });
       } catch (error) {
@@ -37,7 +37,7 @@ export function createTestStarter(options: {
         });
         throw error;
       }
-      options.logger.info({ correlationId }, 'test started');
+      options.logger.info({ correlationId, owner }, 'test started');
       return { correlationId, test };
     },
   };

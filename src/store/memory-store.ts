@@ -21,6 +21,7 @@ interface Entry {
   readonly correlationId: string;
   status: TestStatus;
   readonly input: unknown;
+  readonly owner: string | null;
   readonly createdAt: number;
   updatedAt: number;
   readonly messages: TestMessage[];
@@ -63,11 +64,12 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
     entries.set(entry.correlationId, entry);
   }
 
-  function insert(correlationId: string, input: unknown, at: number): Entry {
+  function insert(correlationId: string, input: unknown, owner: string | null, at: number): Entry {
     const entry: Entry = {
       correlationId,
       status: 'PENDING',
       input,
+      owner,
       createdAt: at,
       updatedAt: at,
       messages: [],
@@ -88,7 +90,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
 
     async create(test: NewTest) {
       const existing = live(test.correlationId);
-      return snapshot(existing ?? insert(test.correlationId, test.input, now()));
+      return snapshot(existing ?? insert(test.correlationId, test.input, test.owner, now()));
     },
 
     async get(correlationId) {
@@ -105,7 +107,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
 
     async append(incoming: IncomingMessage): Promise<AppendResult> {
       const at = now();
-      const entry = live(incoming.correlationId) ?? insert(incoming.correlationId, null, at);
+      const entry = live(incoming.correlationId) ?? insert(incoming.correlationId, null, null, at);
       if (entry.keys.has(incoming.key)) {
         const earlier = entry.messages.find((m) => m.key === incoming.key) as TestMessage;
         return { outcome: 'duplicate', status: entry.status, message: earlier };
@@ -159,6 +161,7 @@ function snapshot(entry: Entry): TestRecord {
     correlationId: entry.correlationId,
     status: entry.status,
     input: entry.input,
+    owner: entry.owner,
     createdAt: entry.createdAt,
     updatedAt: entry.updatedAt,
     messages: entry.messages.slice(),

@@ -8,6 +8,8 @@ import type { AppendResult, IncomingMessage, TestRecord } from '../domain/types.
 export interface NewTest {
   readonly correlationId: string;
   readonly input: unknown;
+  /** The subject that started it. */
+  readonly owner: string | null;
 }
 
 /** Storage of tests and their messages, keyed by correlation id. */

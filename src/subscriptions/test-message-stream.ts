@@ -8,7 +8,7 @@
  * client that unsubscribes from a quiet test.
  */
 import { isFinished } from '../domain/status.js';
-import type { TestMessage, TestMessageEvent } from '../domain/types.js';
+import type { TestMessage, TestMessageEvent, TestRecord } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import type { PubSub } from '../pubsub/pubsub.js';
 import type { Store } from '../store/store.js';
@@ -22,6 +22,8 @@ export interface TestMessageStreamOptions {
   readonly afterSequence?: number | null;
   /** Live messages held for a client that is not reading before it is cut off. */
   readonly queueLimit: number;
+  /** Whether the caller may see this test; one it may not is answered as unknown. */
+  readonly canSee?: (test: TestRecord) => boolean;
 }
 
 /**
@@ -92,7 +94,7 @@ export async function openTestMessageStream(options: TestMessageStreamOptions): 
     stopListening();
     throw error;
   }
-  if (snapshot === null) {
+  if (snapshot === null || (options.canSee !== undefined && !options.canSee(snapshot))) {
     stopListening();
     throw new ServiceError('NOT_FOUND', `No test has the correlation id "${options.correlationId}".`);
   }

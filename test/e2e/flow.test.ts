@@ -9,6 +9,7 @@ import { createSimulator, type Simulator } from '../../tools/simulator/simulator
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { authedFetch } from '../support/tokens.js';
 
 const topics = uniqueTopics('flow');
 let cluster: MockCluster;
@@ -64,7 +65,7 @@ describe('end to end', () => {
     expect(test.messages.nodes.map((m: { sequence: number }) => m.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(test.messages.nodes[0].producedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
 
-    const rest = await fetch(`${svc.url}/tests/${id}`);
+    const rest = await authedFetch(`${svc.url}/tests/${id}`);
     expect(rest.status).toBe(200);
     expect(rest.headers.get('cache-control')).toBe('no-store');
     const body = (await rest.json()) as { correlationId: string; status: string; messages: Array<{ sequence: number; id: string }> };
@@ -74,7 +75,7 @@ describe('end to end', () => {
   });
 
   it('POST /tests answers 202 with Location, the record reads back at once, and the request reaches Kafka as documented', async () => {
-    const response = await fetch(`${svc.url}/tests`, {
+    const response = await authedFetch(`${svc.url}/tests`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'rest', parameters: { steps: 1, intervalMs: 10 } }),
@@ -82,7 +83,7 @@ describe('end to end', () => {
     expect(response.status).toBe(202);
     const { correlationId } = (await response.json()) as { correlationId: string };
     expect(response.headers.get('location')).toBe(`/tests/${correlationId}`);
-    const read = await fetch(`${svc.url}${response.headers.get('location')}`);
+    const read = await authedFetch(`${svc.url}${response.headers.get('location')}`);
     expect(read.status).toBe(200);
     expect(((await read.json()) as { status: string }).status).toMatch(/PENDING|RUNNING|COMPLETED/);
 
@@ -105,6 +106,7 @@ describe('end to end', () => {
 
   it('a subscriber joining mid-stream gets the stored messages, then the live tail, with no gap or duplicate', async () => {
     const id = `mid-${Date.now()}`;
+    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
     await producer.send(topics.results, [1, 2, 3].map((sequence) => result(id, { sequence, payload: { sequence } })));
     await eventually(async () => (await svc.store.get(id))?.messages.length === 3, 15_000, 'first three stored');
 
@@ -126,6 +128,7 @@ describe('end to end', () => {
 
   it('resumes after afterSequence, and a finished test completes after its replay', async () => {
     const id = `after-${Date.now()}`;
+    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
     await producer.send(topics.results, [1, 2, 3, 4].map((sequence) => result(id, { sequence, final: sequence === 4 })));
     await eventually(async () => (await svc.store.get(id))?.status === 'COMPLETED', 15_000, 'test completed');
     const client = createWsClient(svc.url);
@@ -148,14 +151,14 @@ describe('end to end', () => {
   it('answers an unknown id with null over GraphQL and a 404 problem document over REST', async () => {
     const read = await postGraphQL(svc.url, READ, { id: 'nope' });
     expect(read.body).toEqual({ data: { test: null } });
-    const rest = await fetch(`${svc.url}/tests/nope`);
+    const rest = await authedFetch(`${svc.url}/tests/nope`);
     expect(rest.status).toBe(404);
     expect(rest.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await rest.json()).toEqual({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No test has the correlation id "nope".', instance: '/tests/nope', code: 'NOT_FOUND' });
   });
 
   it('refuses bad REST input with precise problem documents', async () => {
-    const post = (body: string, type = 'application/json') => fetch(`${svc.url}/tests`, { method: 'POST', headers: { 'content-type': type }, body });
+    const post = (body: string, type = 'application/json') => authedFetch(`${svc.url}/tests`, { method: 'POST', headers: { 'content-type': type }, body });
     const malformed = await post('{not json');
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ status: 400, code: 'BAD_USER_INPUT' });

@@ -49,7 +49,7 @@ afterAll(async () => {
 
 const ids = async (n: number) => {
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push((await svc.store.create({ correlationId: `batch-${Date.now()}-${i}`, input: { i } })).correlationId);
+  for (let i = 0; i < n; i++) out.push((await svc.store.create({ correlationId: `batch-${Date.now()}-${i}`, input: { i }, owner: 'tester' })).correlationId);
   return out;
 };
 

@@ -51,6 +51,7 @@ describe('consumer', () => {
 
   it('a full replay of the topic from the beginning stores nothing twice and pushes nothing twice', async () => {
     const id = `replay-${Date.now()}`;
+    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
     await producer.send(topics.results, [1, 2, 3, 4].map((sequence) => result(id, { messageId: `r-${sequence}`, sequence })));
     await eventually(async () => (await svc.store.get(id))?.messages.length === 4, 15_000, 'four stored');
     const client = createWsClient(svc.url);

@@ -9,6 +9,7 @@ import type { Store } from '../../src/store/store.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { startTestService, uniqueTopics } from '../support/service.js';
+import { HS256_ENV, authedFetch } from '../support/tokens.js';
 
 let cluster: MockCluster;
 const topics = uniqueTopics('ops');
@@ -35,7 +36,7 @@ describe('health and readiness', () => {
       expect(body.checks.store).toBe('ok');
       expect(body.checks.consumer).not.toBe('ok');
       // Reads are served all the same: the consumer is a background task.
-      expect((await fetch(`${svc.url}/tests/whatever`)).status).toBe(404);
+      expect((await authedFetch(`${svc.url}/tests/whatever`)).status).toBe(404);
     } finally {
       await svc.stop();
     }
@@ -80,7 +81,7 @@ describe('starting a test while the broker refuses', () => {
       expect(Date.now() - started).toBeLessThan(5000);
       expect(response.body.data).toBeNull();
       expect(response.body.errors?.[0]?.extensions?.code).toBe('BROKER_UNAVAILABLE');
-      const rest = await fetch(`${svc.url}/tests`, { method: 'POST' });
+      const rest = await authedFetch(`${svc.url}/tests`, { method: 'POST' });
       expect(rest.status).toBe(503);
       expect(await rest.json()).toMatchObject({ status: 503, code: 'BROKER_UNAVAILABLE' });
       expect(created).toHaveLength(2);
@@ -108,6 +109,7 @@ describe('graceful shutdown', () => {
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
         KAFKA_BROKERS: cluster.bootstrapServers.join(','),
+        ...HS256_ENV,
         ...env,
         KAFKA_GROUP_ID: `${topics.group}-process`,
       },

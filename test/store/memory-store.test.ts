@@ -8,8 +8,8 @@ describe('memory store bounds', () => {
   it('expires a test after the TTL without writes, and a write refreshes it', async () => {
     let now = 1_000_000;
     const store = createMemoryStore({ ttlSeconds: 10, maxTests: 100, maxMessagesPerTest: 100, now: () => now });
-    await store.create({ correlationId: 'a', input: null });
-    await store.create({ correlationId: 'b', input: null });
+    await store.create({ correlationId: 'a', input: null, owner: null });
+    await store.create({ correlationId: 'b', input: null, owner: null });
     now += 6_000;
     await store.append(incoming('b', { sequence: 1 }));
     now += 6_000;
@@ -23,9 +23,9 @@ describe('memory store bounds', () => {
   it('evicts the least recently updated tests past the maximum', async () => {
     let now = 0;
     const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 3, maxMessagesPerTest: 100, now: () => ++now });
-    for (const id of ['a', 'b', 'c']) await store.create({ correlationId: id, input: null });
+    for (const id of ['a', 'b', 'c']) await store.create({ correlationId: id, input: null, owner: null });
     await store.append(incoming('a', { sequence: 1 })); // a is now the most recent
-    await store.create({ correlationId: 'd', input: null });
+    await store.create({ correlationId: 'd', input: null, owner: null });
     expect(store.size).toBe(3);
     expect((await store.getMany(['a', 'b', 'c', 'd'])).map((r) => r?.correlationId ?? null)).toEqual(['a', null, 'c', 'd']);
     await store.dispose();
@@ -46,7 +46,7 @@ describe('memory store bounds', () => {
   it('sweeps expired tests in the background', async () => {
     let now = 0;
     const store = createMemoryStore({ ttlSeconds: 1, maxTests: 10, maxMessagesPerTest: 10, now: () => now, sweepIntervalMs: 10 });
-    await store.create({ correlationId: 'a', input: null });
+    await store.create({ correlationId: 'a', input: null, owner: null });
     expect(store.size).toBe(1);
     now = 5_000;
     await new Promise((r) => setTimeout(r, 50));

@@ -39,27 +39,28 @@ export function describeStoreContract(name: string, createStore: () => Promise<S
 
     it('creates a pending test that reads back at once with no messages', async () => {
       const id = uniqueId();
-      const created = await store.create({ correlationId: id, input: { name: 'run' } });
-      expect(created).toMatchObject({ correlationId: id, status: 'PENDING', input: { name: 'run' }, messages: [] });
+      const created = await store.create({ correlationId: id, input: { name: 'run' }, owner: 'alice' });
+      expect(created).toMatchObject({ correlationId: id, status: 'PENDING', input: { name: 'run' }, owner: 'alice', messages: [] });
       const read = await store.get(id);
-      expect(read).toMatchObject({ correlationId: id, status: 'PENDING', input: { name: 'run' }, messages: [] });
+      expect(read).toMatchObject({ correlationId: id, status: 'PENDING', input: { name: 'run' }, owner: 'alice', messages: [] });
       expect(read?.createdAt).toBeTypeOf('number');
     });
 
     it('keeps the existing record when create is called again', async () => {
       const id = uniqueId();
-      await store.create({ correlationId: id, input: { first: true } });
+      await store.create({ correlationId: id, input: { first: true }, owner: "alice" });
       await store.append(incoming(id, { sequence: 1 }));
-      const again = await store.create({ correlationId: id, input: { second: true } });
+      const again = await store.create({ correlationId: id, input: { second: true }, owner: "mallory" });
       expect(again.input).toEqual({ first: true });
+      expect(again.owner).toBe('alice');
       expect(again.messages).toHaveLength(1);
     });
 
     it('returns null for an unknown id, and getMany answers in the order asked', async () => {
       const a = uniqueId('a');
       const b = uniqueId('b');
-      await store.create({ correlationId: a, input: null });
-      await store.create({ correlationId: b, input: null });
+      await store.create({ correlationId: a, input: null, owner: null });
+      await store.create({ correlationId: b, input: null, owner: null });
       expect(await store.get(uniqueId('missing'))).toBeNull();
       const many = await store.getMany([b, uniqueId('missing'), a, b]);
       expect(many.map((r) => r?.correlationId ?? null)).toEqual([b, null, a, b]);
@@ -71,13 +72,13 @@ export function describeStoreContract(name: string, createStore: () => Promise<S
       const result = await store.append(incoming(id, { sequence: 1 }));
       expect(result.outcome).toBe('inserted');
       const read = await store.get(id);
-      expect(read).toMatchObject({ correlationId: id, status: 'RUNNING', input: null });
+      expect(read).toMatchObject({ correlationId: id, status: 'RUNNING', input: null, owner: null });
       expect(read?.messages).toHaveLength(1);
     });
 
     it('stores a redelivered message once and reports it as a duplicate', async () => {
       const id = uniqueId();
-      await store.create({ correlationId: id, input: null });
+      await store.create({ correlationId: id, input: null, owner: null });
       const first = await store.append(incoming(id, { messageId: 'x', sequence: 1, payload: { v: 1 } }));
       const second = await store.append(incoming(id, { messageId: 'x', sequence: 1, payload: { v: 1 } }));
       expect(first.outcome).toBe('inserted');
@@ -106,7 +107,7 @@ export function describeStoreContract(name: string, createStore: () => Promise<S
 
     it('moves the status from pending to running to the terminal status, and keeps it terminal', async () => {
       const id = uniqueId();
-      await store.create({ correlationId: id, input: null });
+      await store.create({ correlationId: id, input: null, owner: null });
       expect((await store.append(incoming(id, { sequence: 1 }))).status).toBe('RUNNING');
       expect((await store.append(incoming(id, { sequence: 2, final: true, status: 'FAILED' }))).status).toBe('FAILED');
       expect((await store.append(incoming(id, { sequence: 3, status: 'COMPLETED' }))).status).toBe('FAILED');
@@ -132,7 +133,7 @@ export function describeStoreContract(name: string, createStore: () => Promise<S
 
     it('bumps updatedAt on append', async () => {
       const id = uniqueId();
-      const created = await store.create({ correlationId: id, input: null });
+      const created = await store.create({ correlationId: id, input: null, owner: null });
       await new Promise((r) => setTimeout(r, 5));
       await store.append(incoming(id, { sequence: 1 }));
       const read = await store.get(id);
@@ -150,7 +151,7 @@ export function describeStoreContract(name: string, createStore: () => Promise<S
 
     it('removes a test', async () => {
       const id = uniqueId();
-      await store.create({ correlationId: id, input: null });
+      await store.create({ correlationId: id, input: null, owner: null });
       expect(await store.remove(id)).toBe(true);
       expect(await store.get(id)).toBeNull();
       expect(await store.remove(id)).toBe(false);

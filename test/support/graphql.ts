@@ -1,6 +1,7 @@
 /** GraphQL clients for tests: plain HTTP POSTs and a real graphql-ws client. */
 import { createClient, type Client, type FormattedExecutionResult as ExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
+import { defaultToken } from './tokens.js';
 
 /** A GraphQL response body with the HTTP status. */
 export interface HttpGraphQLResponse<T = Record<string, any>> {
@@ -9,24 +10,33 @@ export interface HttpGraphQLResponse<T = Record<string, any>> {
   readonly body: { data?: T | null; errors?: Array<{ message: string; extensions?: Record<string, any>; path?: unknown[] }> };
 }
 
-/** POSTs one operation to `${url}/graphql`. */
-export async function postGraphQL<T = Record<string, any>>(url: string, query: string, variables?: Record<string, unknown>): Promise<HttpGraphQLResponse<T>> {
+/** POSTs one operation to `${url}/graphql` with the default test token (or `options.token`; null sends none). */
+export async function postGraphQL<T = Record<string, any>>(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  options: { token?: string | null; headers?: Record<string, string> } = {},
+): Promise<HttpGraphQLResponse<T>> {
+  const token = options.token === undefined ? await defaultToken() : options.token;
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...options.headers },
     body: JSON.stringify({ query, variables }),
   });
   return { status: response.status, headers: response.headers, body: (await response.json()) as HttpGraphQLResponse<T>['body'] };
 }
 
-/** A graphql-ws client for `${url}/graphql` (http:// becomes ws://). */
+/**
+ * A graphql-ws client for `${url}/graphql` (http:// becomes ws://). It authenticates with the
+ * default test token unless `connectionParams` says otherwise.
+ */
 export function createWsClient(url: string, options: { connectionParams?: Record<string, unknown>; onClose?: (event: { code: number; reason: string }) => void } = {}): Client {
   return createClient({
     url: `${url.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
     retryAttempts: 0,
     lazy: true,
-    ...(options.connectionParams ? { connectionParams: options.connectionParams } : {}),
+    connectionParams: async () => options.connectionParams ?? { authorization: `Bearer ${await defaultToken()}` },
     on: {
       closed: (event) => {
         const e = event as { code: number; reason: string };

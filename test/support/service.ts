@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createExternalAuth, type Auth } from '../../src/auth/create-auth.js';
 import { createKafkaIngest } from '../../src/ingest/kafka-ingest.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
@@ -12,6 +13,7 @@ import { startService, type Service } from '../../src/service.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/store.js';
 import { eventually } from './graphql.js';
+import { HS256_ENV } from './tokens.js';
 
 /** A service under test. */
 export interface TestService {
@@ -34,6 +36,8 @@ export interface TestServiceOptions {
   readonly store?: Store;
   readonly pubsub?: PubSub;
   readonly logger?: Logger;
+  /** Authentication; by default HS256 tokens of the test issuer (see tokens.ts). */
+  readonly auth?: Auth;
 }
 
 /** Unique topic names for one test file. */
@@ -50,6 +54,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     KAFKA_BROKERS: options.brokers.join(','),
     SHUTDOWN_TIMEOUT_MS: '5000',
+    ...HS256_ENV,
     ...options.env,
   });
   const logger = options.logger ?? createLogger({ level: config.logLevel });
@@ -62,6 +67,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     store,
     pubsub: options.pubsub ? { ...options.pubsub, dispose: async () => {} } : createMemoryPubSub(),
     createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
+    auth: options.auth ?? createExternalAuth(config.auth),
   });
   return {
     service,

@@ -87,7 +87,7 @@ describe('openTestMessageStream', () => {
 
   it('ends at once on return() while waiting, and removes its listener', async () => {
     const { store, pubsub } = setup();
-    await store.create({ correlationId: 't', input: null });
+    await store.create({ correlationId: 't', input: null, owner: null });
     const stream = await openTestMessageStream({ store, pubsub, correlationId: 't', queueLimit: 10 });
     const pending = stream.next();
     expect(pubsub.listenerCount('t')).toBe(1);
@@ -98,7 +98,7 @@ describe('openTestMessageStream', () => {
 
   it('closes a subscriber that falls more than queueLimit messages behind', async () => {
     const { store, pubsub, record } = setup();
-    await store.create({ correlationId: 't', input: null });
+    await store.create({ correlationId: 't', input: null, owner: null });
     const stream = await openTestMessageStream({ store, pubsub, correlationId: 't', queueLimit: 3 });
     for (let seq = 1; seq <= 5; seq++) await record(incoming('t', { sequence: seq }));
     const error = await stream.next().catch((e: unknown) => e);

@@ -1,0 +1,11 @@
+/** Chooses the auth side of a process from its configuration. */
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { createExternalAuth, type Auth } from './create-auth.js';
+import { createEmbeddedAuth } from './embedded-issuer.js';
+
+/** Creates the auth side the configuration asks for. */
+export async function createAuth(config: Config, logger: Logger): Promise<Auth> {
+  if (config.auth.mode !== 'embedded') return createExternalAuth(config.auth);
+  return createEmbeddedAuth(config, logger);
+}

@@ -1,0 +1,258 @@
+/**
+ * The embedded OAuth 2.0 / OIDC authorization server, for running with real tokens out of the box.
+ * Built on oidc-provider and mounted on the service's own HTTP server:
+ *
+ * - `POST /oauth/token`, `/oauth/authorize`, `/oauth/jwks`, `/oauth/revoke`, discovery at
+ *   `/.well-known/openid-configuration`, and `/userinfo`.
+ * - Grants: client credentials; authorization code with PKCE (S256) required for every client;
+ *   refresh tokens rotated on every use, a reused one revoking its whole grant. Implicit, hybrid
+ *   and password grants are refused.
+ * - Access tokens are RS256 JWTs (`typ: at+jwt`) for this API's audience, verified in-process with
+ *   the same verifier as external tokens.
+ *
+ * Grants, codes, sessions and refresh tokens live in oidc-provider's in-memory adapter: a restart
+ * signs everyone out and invalidates refresh tokens (access tokens stay valid until they expire
+ * when the signing key is configured).
+ */
+import express, { Router, type Request, type Response } from 'express';
+import { randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import Provider, { errors as oidcErrors, type ClientMetadata, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Config } from '../config.js';
+import { ConfigError, isServiceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { createAccessTokenVerifier } from './access-token-verifier.js';
+import type { Auth } from './create-auth.js';
+import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
+import { loginPage } from './login-page.js';
+import { SCOPES } from './principal.js';
+import { bearerToken, sendAuthError } from '../http/authenticate.js';
+
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const;
+
+/** Creates the embedded issuer and the verifier of its tokens. */
+export async function createEmbeddedAuth(config: Config, logger: Logger): Promise<Auth> {
+  const log = logger.child({ component: 'issuer' });
+  const issuer = config.auth.issuer;
+  const audience = config.auth.audience;
+  const apiScopes = [SCOPES.read, SCOPES.write, config.auth.adminScope];
+
+  const signingKey = await loadSigningKey(config, log);
+  const publicKey = Object.fromEntries(Object.entries(signingKey).filter(([k]) => !(PRIVATE_MEMBERS as readonly string[]).includes(k))) as JWK;
+  const cookieKeys = config.issuer.cookieKeys.length > 0 ? [...config.issuer.cookieKeys] : [randomBytes(32).toString('base64url')];
+  if (config.issuer.cookieKeys.length === 0) log.warn('OIDC_COOKIE_KEYS is not set: a random cookie key was generated; sign-in sessions end at restart');
+
+  const clients = loadClients(config.issuer.clientsFile);
+  const users = loadUsers(config.issuer.usersFile);
+  if (clients.length === 0) log.warn('OIDC_CLIENTS_FILE lists no clients: the embedded issuer cannot issue tokens');
+  const allowedScopes = new Map(clients.map((c) => [c.client_id, new Set((c.scope ?? `${SCOPES.read} ${SCOPES.write}`).split(' ').filter(Boolean))]));
+  const usersByName = new Map(users.map((u) => [u.username, u]));
+  const usersBySub = new Map(users.map((u) => [u.sub, u]));
+  const ttl = config.issuer.accessTokenTtlSeconds;
+
+  const configuration: Configuration = {
+    clients: clients.map(toProviderClient),
+    jwks: { keys: [signingKey] },
+    cookies: { keys: cookieKeys },
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    routes: {
+      authorization: '/oauth/authorize',
+      token: '/oauth/token',
+      jwks: '/oauth/jwks',
+      revocation: '/oauth/revoke',
+      end_session: '/oauth/session/end',
+      userinfo: '/oauth/userinfo',
+      introspection: '/oauth/introspect',
+      pushed_authorization_request: '/oauth/par',
+      code_verification: '/oauth/device',
+      device_authorization: '/oauth/device/auth',
+      backchannel_authentication: '/oauth/backchannel',
+      registration: '/oauth/reg',
+      challenge: '/oauth/challenge',
+      credential: '/oauth/credential',
+    } as Configuration['routes'],
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    scopes: ['openid', 'offline_access', 'profile', 'email'],
+    claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
+    async findAccount(_ctx, sub) {
+      const user = usersBySub.get(sub);
+      if (user === undefined) return undefined;
+      return { accountId: sub, claims: async () => ({ sub, name: user.name, email: user.email }) };
+    },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      revocation: { enabled: true },
+      // The access tokens are JWTs for this API, which oidc-provider's own userinfo refuses, so
+      // /userinfo is served below with the same verifier as the API.
+      userinfo: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => audience,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, indicator, client) => {
+          if (indicator !== audience) throw new oidcErrors.InvalidTarget();
+          const allowed = allowedScopes.get(client.clientId) ?? new Set<string>();
+          return {
+            scope: apiScopes.filter((s) => allowed.has(s)).join(' '),
+            audience,
+            accessTokenTTL: ttl,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+    // Refresh tokens for every client allowed the grant; `offline_access` is dropped by the
+    // authorization endpoint without a consent prompt, so it cannot be the criterion.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    expiresWithSession: async () => false,
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    ttl: {
+      // Functions, not numbers: a number would override the resource server's accessTokenTTL.
+      AccessToken: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) => token.resourceServer?.accessTokenTTL ?? ttl,
+      ClientCredentials: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) => token.resourceServer?.accessTokenTTL ?? ttl,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      RefreshToken: config.issuer.refreshTokenTtlSeconds,
+      Grant: config.issuer.refreshTokenTtlSeconds,
+      Interaction: 600,
+      Session: 86_400,
+    } as Configuration['ttl'],
+    async renderError(ctx, out) {
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = out;
+    },
+    discovery: { userinfo_endpoint: `${issuer}/userinfo` },
+    clientBasedCORS: () => false,
+  };
+
+  const provider = new Provider(issuer, configuration);
+  // Behind a TLS-terminating load balancer the public scheme and host come from X-Forwarded-*.
+  provider.proxy = true;
+  // Client secrets may be stored hashed (`sha256:<hex>`); oidc-provider compares plain text only.
+  const compare = provider.Client.prototype.compareClientSecret;
+  provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {
+    const stored = this.clientSecret;
+    if (stored?.startsWith(HASHED_SECRET_PREFIX)) return clientSecretMatches(stored, actual);
+    return compare.call(this, actual);
+  };
+  provider.on('server_error', (_ctx: unknown, error: Error) => log.error({ err: error }, 'authorization server error'));
+
+  const verifyAccessToken = createAccessTokenVerifier({
+    keys: { kind: 'local', jwks: { keys: [publicKey] } },
+    algorithms: ['RS256'],
+    issuers: [issuer],
+    audience,
+    clockToleranceSeconds: config.auth.clockToleranceSeconds,
+    tokenType: 'at+jwt',
+  });
+
+  const router = Router();
+  const noStore = (_req: Request, res: Response, next: () => void) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  };
+
+  router.get('/interaction/:uid', noStore, async (req, res, next) => {
+    try {
+      const details = await provider.interactionDetails(req, res);
+      if (details.prompt.name === 'login') {
+        res.type('html').send(loginPage(details.uid, String(details.params.client_id)));
+        return;
+      }
+      if (details.prompt.name === 'consent') {
+        // First-party API: what the client may have is fixed by configuration, so no consent screen.
+        const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+        const grant = details.grantId
+          ? ((await provider.Grant.find(details.grantId)) as InstanceType<typeof provider.Grant>)
+          : new provider.Grant({ accountId: details.session?.accountId as string, clientId: String(details.params.client_id) });
+        if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+        if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+        for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+        const grantId = await grant.save();
+        await provider.interactionFinished(req, res, { consent: details.grantId ? {} : { grantId } }, { mergeWithLastSubmission: true });
+        return;
+      }
+      res.status(400).json({ error: 'invalid_request', error_description: `unsupported prompt ${details.prompt.name}` });
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/interaction/:uid', noStore, express.urlencoded({ extended: false, limit: '8kb' }), async (req, res, next) => {
+    try {
+      const details = await provider.interactionDetails(req, res);
+      if (details.prompt.name !== 'login') {
+        res.status(400).json({ error: 'invalid_request', error_description: 'no sign-in is pending' });
+        return;
+      }
+      const username = String(req.body?.username ?? '');
+      const user = usersByName.get(username);
+      // Verify against a fixed hash for unknown names too, so timing does not reveal which exist.
+      const ok = await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? UNKNOWN_USER_HASH);
+      if (user === undefined || !ok) {
+        log.warn({ username: username.slice(0, 64) }, 'failed sign-in');
+        res.status(401).type('html').send(loginPage(details.uid, String(details.params.client_id), 'Wrong username or password.'));
+        return;
+      }
+      await provider.interactionFinished(req, res, { login: { accountId: user.sub } }, { mergeWithLastSubmission: false });
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.get('/userinfo', async (req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      const principal = await verifyAccessToken(bearerToken(req.headers.authorization));
+      const user = usersBySub.get(principal.subject);
+      if (user === undefined) {
+        res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token", error_description="the token does not belong to a user"');
+        res.status(401).json({ error: 'invalid_token', error_description: 'the token does not belong to a user' });
+        return;
+      }
+      res.json({ sub: user.sub, ...(user.name ? { name: user.name } : {}), ...(user.email ? { email: user.email } : {}) });
+    } catch (error) {
+      if (isServiceError(error)) sendAuthError(req, res, error);
+      else throw error;
+    }
+  });
+
+  // Only these paths reach oidc-provider (app.all keeps the full path, unlike app.use('/oauth')).
+  const callback = provider.callback();
+  router.all(['/oauth/*splat', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'], (req, res) => {
+    void callback(req, res);
+  });
+
+  return { verifyAccessToken, issuer: router, dispose: async () => {} };
+}
+
+// A valid scrypt hash of a random password, checked when the username is unknown.
+const UNKNOWN_USER_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+function toProviderClient(client: ClientEntry): ClientMetadata {
+  const codeFlow = client.grant_types.includes('authorization_code');
+  return {
+    client_id: client.client_id,
+    ...(client.client_secret ? { client_secret: client.client_secret } : {}),
+    grant_types: [...client.grant_types],
+    response_types: codeFlow ? (['code'] as const) : [],
+    redirect_uris: [...client.redirect_uris],
+    token_endpoint_auth_method: (client.token_endpoint_auth_method ?? (client.client_secret ? 'client_secret_basic' : 'none')) as ClientMetadata['token_endpoint_auth_method'],
+  };
+}
+
+async function loadSigningKey(config: Config, log: Logger): Promise<JWK> {
+  const configured = config.issuer.signingKey;
+  if (configured !== null) {
+    if (configured.kty !== 'RSA' || typeof configured.d !== 'string') throw new ConfigError('OIDC_SIGNING_KEY', 'must be a private RSA JWK');
+    return { alg: 'RS256', use: 'sig', kid: typeof configured.kid === 'string' ? configured.kid : 'signing-key', ...configured } as JWK;
+  }
+  log.warn('OIDC_SIGNING_KEY is not set: a signing key was generated; tokens issued before a restart will be refused after it');
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  return { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: `generated-${randomBytes(6).toString('base64url')}` };
+}

@@ -1,0 +1,24 @@
+/** Who is calling, as established from a verified access token. */
+
+/** The authenticated caller of one request or WebSocket connection. */
+export interface Principal {
+  /** The token's `sub`: a user, or the client itself for client credentials. */
+  readonly subject: string;
+  /** The OAuth client the token was issued to (`client_id` or `azp`), when the token says. */
+  readonly clientId: string | null;
+  readonly scopes: ReadonlySet<string>;
+  /** When the token expires, epoch milliseconds. */
+  readonly expiresAt: number;
+  readonly issuer: string;
+}
+
+/** Scope names of this API. */
+export const SCOPES = {
+  read: 'tests:read',
+  write: 'tests:write',
+} as const;
+
+/** True when the principal was granted `scope`. */
+export function hasScope(principal: Principal, scope: string): boolean {
+  return principal.scopes.has(scope);
+}

@@ -1,0 +1,52 @@
+/**
+ * Bearer authentication of HTTP requests (RFC 6750): the verified principal goes to
+ * `res.locals.principal`; a missing or refused token is answered here with 401 and a
+ * `WWW-Authenticate` challenge, as a GraphQL error body on /graphql and a problem document elsewhere.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { bearerChallenge } from '../auth/auth-error.js';
+import { InvalidTokenError } from '../auth/auth-error.js';
+import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
+import type { Principal } from '../auth/principal.js';
+import { ServiceError, isServiceError } from '../errors.js';
+import { sendProblem } from './problem.js';
+
+/** The principal of an authenticated request. */
+export function principalOf(res: Response): Principal {
+  const principal = res.locals.principal as Principal | undefined;
+  if (principal === undefined) throw new Error('route is missing the authenticate middleware');
+  return principal;
+}
+
+/** The token of an `Authorization: Bearer …` header. */
+export function bearerToken(header: string | undefined): string {
+  if (header === undefined || header.trim() === '') throw new InvalidTokenError('no bearer token (Authorization: Bearer <token>)');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (match === null) throw new InvalidTokenError('the Authorization header is not "Bearer <token>"');
+  return match[1] as string;
+}
+
+/** Sends an auth failure in the shape the route's clients expect. */
+export function sendAuthError(req: Request, res: Response, error: ServiceError): void {
+  const challenge = bearerChallenge(error);
+  if (challenge !== undefined) res.setHeader('WWW-Authenticate', challenge);
+  if (req.baseUrl === '/graphql' || req.path.startsWith('/graphql')) {
+    res.status(error.httpStatus).json({ errors: [{ message: error.message, extensions: error.extensions }] });
+    return;
+  }
+  sendProblem(res, error.code, error.message, { instance: req.originalUrl });
+}
+
+/** Middleware that requires a valid bearer token. */
+export function authenticate(verify: VerifyAccessToken): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      res.locals.principal = await verify(bearerToken(req.headers.authorization));
+    } catch (error) {
+      if (!isServiceError(error)) return next(error);
+      sendAuthError(req, res, error);
+      return;
+    }
+    next();
+  };
+}
