@@ -15,6 +15,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
+import { InvalidTokenError } from '../auth/auth-error.js';
 import type { Principal } from '../auth/principal.js';
 import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -181,7 +182,7 @@ function tokenFrom(params: Record<string, unknown> | undefined): string {
     if (match) return match[1] as string;
   }
   if (typeof params?.token === 'string' && params.token !== '') return params.token;
-  return '';
+  throw new InvalidTokenError('no bearer token (connection_init payload { authorization: "Bearer <token>" })');
 }
 
 /**

@@ -3,7 +3,9 @@
  * group of its own so tests never see each other's records.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createAuth } from '../../src/auth/auth-from-config.js';
 import { createExternalAuth, type Auth } from '../../src/auth/create-auth.js';
 import { createKafkaIngest } from '../../src/ingest/kafka-ingest.js';
 import { createLogger, type Logger } from '../../src/logger.js';
@@ -38,6 +40,11 @@ export interface TestServiceOptions {
   readonly logger?: Logger;
   /** Authentication; by default HS256 tokens of the test issuer (see tokens.ts). */
   readonly auth?: Auth;
+  /**
+   * Run the embedded issuer instead (env should name OIDC_CLIENTS_FILE / OIDC_USERS_FILE). The
+   * issuer URL must be known before listening, so a free port is picked first.
+   */
+  readonly embeddedIssuer?: boolean;
 }
 
 /** Unique topic names for one test file. */
@@ -48,13 +55,14 @@ export function uniqueTopics(label: string) {
 
 /** Starts the service; the caller creates the topics first. */
 export async function startTestService(options: TestServiceOptions): Promise<TestService> {
+  const port = options.embeddedIssuer ? await freePort() : 0;
   const config = loadConfig({
-    PORT: '0',
+    PORT: String(port),
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     KAFKA_BROKERS: options.brokers.join(','),
     SHUTDOWN_TIMEOUT_MS: '5000',
-    ...HS256_ENV,
+    ...(options.embeddedIssuer ? { PUBLIC_URL: `http://127.0.0.1:${port}` } : HS256_ENV),
     ...options.env,
   });
   const logger = options.logger ?? createLogger({ level: config.logLevel });
@@ -67,7 +75,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     store,
     pubsub: options.pubsub ? { ...options.pubsub, dispose: async () => {} } : createMemoryPubSub(),
     createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
-    auth: options.auth ?? createExternalAuth(config.auth),
+    auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
   });
   return {
     service,
@@ -79,4 +87,16 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     },
     stop: () => service.stop(),
   };
+}
+
+/** A TCP port that was free a moment ago (for servers whose URL must be known before they listen). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
