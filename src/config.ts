@@ -37,13 +37,23 @@ export interface KafkaConfig {
   readonly produceTimeoutMs: number;
   /** Longest a fetch waits for new records before returning empty (Kafka's own default is 500). */
   readonly fetchMaxWaitMs: number;
+  /**
+   * How long the group waits for a silent member before moving its partitions. Also how long a
+   * rebalance may wait for members to rejoin, so it bounds how fast partitions move between replicas.
+   */
+  readonly sessionTimeoutMs: number;
 }
 
-/** Bounds of the in-memory state. */
+/** Where the state lives, and its bounds. */
 export interface StoreConfig {
+  /** `memory`: this process only. `redis`: shared by every replica. */
+  readonly kind: 'memory' | 'redis';
+  readonly redisUrl: string;
+  /** Prefix of every Redis key and channel, so deployments can share one Redis. */
+  readonly redisKeyPrefix: string;
   /** A test with no new result for this long is dropped. */
   readonly ttlSeconds: number;
-  /** Past this many tests the least recently updated ones are evicted. */
+  /** Past this many tests the least recently updated ones are evicted (memory only). */
   readonly maxTests: number;
   /** Messages kept per test; later ones are refused, logged and counted. */
   readonly maxMessagesPerTest: number;
@@ -116,8 +126,12 @@ export function loadConfig(env: Env = process.env): Config {
       fromBeginning: read.bool('KAFKA_FROM_BEGINNING', true),
       produceTimeoutMs: read.int('KAFKA_PRODUCE_TIMEOUT_MS', 5000, { min: 100, max: 120_000 }),
       fetchMaxWaitMs: read.int('KAFKA_FETCH_MAX_WAIT_MS', 500, { min: 10, max: 30_000 }),
+      sessionTimeoutMs: read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 }),
     },
     store: {
+      kind: read.oneOf('STATE_STORE', 'memory', ['memory', 'redis']),
+      redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'),
+      redisKeyPrefix: read.string('REDIS_KEY_PREFIX', 'rcs'),
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),
       maxTests: read.int('STORE_MAX_TESTS', 10_000, { min: 1 }),
       maxMessagesPerTest: read.int('STORE_MAX_MESSAGES_PER_TEST', 10_000, { min: 1 }),

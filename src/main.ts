@@ -7,9 +7,8 @@ import { ConfigError } from './errors.js';
 import { createAuth } from './auth/auth-from-config.js';
 import { createKafkaIngest } from './ingest/kafka-ingest.js';
 import { createLogger } from './logger.js';
-import { createMemoryPubSub } from './pubsub/memory-pubsub.js';
 import { startService } from './service.js';
-import { createMemoryStore } from './store/memory-store.js';
+import { createState } from './state.js';
 
 async function main(): Promise<void> {
   let config;
@@ -23,11 +22,12 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.logLevel });
+  const state = createState(config.store, logger);
   const service = await startService({
     config,
     logger,
-    store: createMemoryStore(config.store),
-    pubsub: createMemoryPubSub(),
+    store: state.store,
+    pubsub: state.pubsub,
     createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
     auth: await createAuth(config, logger),
   });
@@ -39,13 +39,16 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs);
     deadline.unref();
-    service.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    service
+      .stop()
+      .then(() => state.dispose())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -24,6 +24,7 @@ export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger
       topic: options.config.resultsTopic,
       fromBeginning: options.config.fromBeginning,
       fetchMaxWaitMs: options.config.fetchMaxWaitMs,
+      sessionTimeoutMs: options.config.sessionTimeoutMs,
       onEvent: options.onEvent,
       logger: options.logger,
     }),

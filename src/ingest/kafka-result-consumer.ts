@@ -47,6 +47,8 @@ export interface KafkaResultConsumerOptions {
   readonly fromBeginning: boolean;
   /** Longest a fetch waits for new records before returning empty. */
   readonly fetchMaxWaitMs?: number;
+  /** Consumer group session timeout; heartbeats go every tenth of it. */
+  readonly sessionTimeoutMs?: number;
   readonly onEvent: ResultEventHandler;
   readonly logger: Logger;
 }
@@ -101,6 +103,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     const c = options.kafka.consumer({
       groupId: options.groupId,
       maxWaitTimeInMs: options.fetchMaxWaitMs ?? 500,
+      sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: Math.max(300, Math.floor((options.sessionTimeoutMs ?? 30_000) / 10)),
       // Restart after every failure, retriable or not: the loop must outlive broker and store faults.
       retry: { retries: 10, restartOnFailure: async () => true },
     });

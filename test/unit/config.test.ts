@@ -7,7 +7,8 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
     expect(config.kafka).toMatchObject({ brokers: ['127.0.0.1:9092'], resultsTopic: 'test-results', requestsTopic: 'test-requests', groupId: 'result-collection-service' });
-    expect(config.store).toEqual({ ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000 });
+    expect(config.store).toEqual({ kind: 'memory', redisUrl: 'redis://127.0.0.1:6379', redisKeyPrefix: 'rcs', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000 });
+    expect(config.auth).toMatchObject({ mode: 'embedded', issuer: 'http://localhost:4000', audience: 'urn:result-collection-service', tokenType: 'at+jwt', algorithms: ['RS256'] });
     expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 10_000, introspection: true });
   });
 
@@ -40,6 +41,10 @@ describe('loadConfig', () => {
     ['STORE_MAX_TESTS', '1.5'],
     ['KAFKA_FROM_BEGINNING', 'maybe'],
     ['LOG_LEVEL', 'loud'],
+    ['STATE_STORE', 'postgres'],
+    ['AUTH_ISSUER', 'not a url'],
+    ['WS_ALLOWED_ORIGINS', 'evil.example'],
+    ['OIDC_SIGNING_KEY', '[1,2]'],
   ])('refuses %s=%s with an error naming the variable', (name, value) => {
     let caught: unknown;
     try {
@@ -50,5 +55,15 @@ describe('loadConfig', () => {
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).variable).toBe(name);
     expect((caught as ConfigError).message).toMatch(new RegExp(`^${name}: `));
+  });
+
+  it('chooses the auth mode from the variables', () => {
+    expect(loadConfig({ AUTH_ISSUER: 'https://id.example/realm' }).auth).toMatchObject({ mode: 'jwks', issuer: 'https://id.example/realm', jwksUri: null });
+    expect(loadConfig({ AUTH_ISSUER: 'https://id.example', AUTH_JWKS_URI: 'https://id.example/keys' }).auth.jwksUri?.href).toBe('https://id.example/keys');
+    const hs = loadConfig({ AUTH_ISSUER: 'https://i.example', AUTH_HS256_SECRET: 'x'.repeat(32) }).auth;
+    expect(hs).toMatchObject({ mode: 'hs256', algorithms: ['HS256'] });
+    expect(() => loadConfig({ AUTH_ISSUER: 'https://i.example', AUTH_HS256_SECRET: 'x'.repeat(31) })).toThrow(/^AUTH_HS256_SECRET: must be at least 32 bytes/);
+    expect(() => loadConfig({ AUTH_HS256_SECRET: 'x'.repeat(40) })).toThrow(/^AUTH_ISSUER: /);
+    expect(() => loadConfig({ AUTH_JWKS_URI: 'https://id.example/keys' })).toThrow(/^AUTH_ISSUER: /);
   });
 });
