@@ -42,6 +42,8 @@ export interface KafkaConfig {
    * rebalance may wait for members to rejoin, so it bounds how fast partitions move between replicas.
    */
   readonly sessionTimeoutMs: number;
+  /** Where malformed result records are copied before they are skipped; null to only log and count. */
+  readonly deadLetterTopic: string | null;
 }
 
 /** Where the state lives, and its bounds. */
@@ -127,6 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
       produceTimeoutMs: read.int('KAFKA_PRODUCE_TIMEOUT_MS', 5000, { min: 100, max: 120_000 }),
       fetchMaxWaitMs: read.int('KAFKA_FETCH_MAX_WAIT_MS', 500, { min: 10, max: 30_000 }),
       sessionTimeoutMs: read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 }),
+      deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
     },
     store: {
       kind: read.oneOf('STATE_STORE', 'memory', ['memory', 'redis']),

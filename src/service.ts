@@ -13,7 +13,8 @@ import { createGraphQLContext, type GraphQLDeps } from './graphql/context.js';
 import { createApolloServer } from './graphql/apollo.js';
 import { createErrorFormatter } from './graphql/format-error.js';
 import { createSchema } from './graphql/schema.js';
-import { attachGraphQLWebSocket } from './graphql/ws-server.js';
+import { attachGraphQLWebSocket, type GraphQLWebSocket } from './graphql/ws-server.js';
+import { createMetrics } from './metrics.js';
 import { createHttpApp, type Readiness } from './http/app.js';
 import { principalOf } from './http/authenticate.js';
 import type { Ingest } from './ingest/kafka-ingest.js';
@@ -86,7 +87,16 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
   };
 
+  let ws: GraphQLWebSocket | undefined;
+  const storedTests = (store as { size?: unknown }).size;
+  const metrics = createMetrics({
+    consumer: ingest.consumer,
+    subscriptions: () => pubsub.listenerCount(),
+    connections: () => ws?.connections ?? 0,
+    ...(typeof storedTests === 'number' ? { storedTests: () => (store as unknown as { size: number }).size } : {}),
+  });
   const app = createHttpApp({
+    metrics,
     store,
     starter,
     readiness,
@@ -97,7 +107,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
   });
   httpServer.on('request', app);
-  const ws = attachGraphQLWebSocket({
+  ws = attachGraphQLWebSocket({
     httpServer,
     path: '/graphql',
     schema,
@@ -130,10 +140,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       logger.info('shutting down');
       // WebSockets first (closed with 1001), then in-flight HTTP requests drain (apollo.stop runs
       // the drain plugin, which also closes the listening socket).
-      await ws.dispose();
+      await ws?.dispose();
       await apollo.stop();
       // The consumer commits what it stored as it leaves the group.
-      await Promise.allSettled([ingest.consumer.dispose(), ingest.publisher.dispose()]).then(logRejections(logger, 'broker'));
+      await Promise.allSettled([ingest.dispose()]).then(logRejections(logger, 'broker'));
       await Promise.allSettled([pubsub.dispose(), store.dispose(), auth.dispose()]).then(logRejections(logger, 'state'));
       logger.info('stopped');
     })();

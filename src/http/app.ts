@@ -8,6 +8,7 @@ import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { SCOPES } from '../auth/principal.js';
 import { ServiceError, isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import type { TestStarter } from '../results/test-starter.js';
 import type { Store } from '../store/store.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
@@ -29,6 +30,7 @@ export interface HttpAppOptions {
   readonly graphql: RequestHandler;
   readonly verifyAccessToken: VerifyAccessToken;
   readonly access: AccessPolicy;
+  readonly metrics: Metrics;
   /** Mounted before the API routes (the embedded authorization server), when there is one. */
   readonly issuer?: RequestHandler;
   readonly logger: Logger;
@@ -39,6 +41,12 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+
+  app.use(options.metrics.timeRequests);
+
+  app.get('/metrics', async (_req, res) => {
+    res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

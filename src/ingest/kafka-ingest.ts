@@ -5,6 +5,7 @@
 import type { KafkaConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { createKafkaClient } from './kafka-client.js';
+import { createKafkaDeadLetter } from './kafka-dead-letter.js';
 import { createKafkaRequestPublisher, type RequestPublisher } from './kafka-request-publisher.js';
 import { createKafkaResultConsumer, type ResultConsumer, type ResultEventHandler } from './kafka-result-consumer.js';
 
@@ -12,27 +13,41 @@ import { createKafkaResultConsumer, type ResultConsumer, type ResultEventHandler
 export interface Ingest {
   readonly consumer: ResultConsumer;
   readonly publisher: RequestPublisher;
+  /** Stops the consumer (committing), then the producers. Safe to call twice. */
+  dispose(): Promise<void>;
 }
 
-/** Creates the consumer and the publisher over one Kafka client. */
+/** Creates the consumer, the request publisher and the dead-letter sink over one Kafka client. */
 export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger; onEvent: ResultEventHandler }): Ingest {
   const kafka = createKafkaClient(options.config, options.logger);
+  const deadLetter = options.config.deadLetterTopic === null ? undefined : createKafkaDeadLetter({ kafka, topic: options.config.deadLetterTopic });
+  const consumer = createKafkaResultConsumer({
+    kafka,
+    groupId: options.config.groupId,
+    topic: options.config.resultsTopic,
+    fromBeginning: options.config.fromBeginning,
+    fetchMaxWaitMs: options.config.fetchMaxWaitMs,
+    sessionTimeoutMs: options.config.sessionTimeoutMs,
+    onEvent: options.onEvent,
+    ...(deadLetter ? { deadLetter: deadLetter.sink } : {}),
+    logger: options.logger,
+  });
+  const publisher = createKafkaRequestPublisher({
+    kafka,
+    topic: options.config.requestsTopic,
+    timeoutMs: options.config.produceTimeoutMs,
+    logger: options.logger,
+  });
+  let disposing: Promise<void> | undefined;
   return {
-    consumer: createKafkaResultConsumer({
-      kafka,
-      groupId: options.config.groupId,
-      topic: options.config.resultsTopic,
-      fromBeginning: options.config.fromBeginning,
-      fetchMaxWaitMs: options.config.fetchMaxWaitMs,
-      sessionTimeoutMs: options.config.sessionTimeoutMs,
-      onEvent: options.onEvent,
-      logger: options.logger,
-    }),
-    publisher: createKafkaRequestPublisher({
-      kafka,
-      topic: options.config.requestsTopic,
-      timeoutMs: options.config.produceTimeoutMs,
-      logger: options.logger,
-    }),
+    consumer,
+    publisher,
+    dispose() {
+      disposing ??= (async () => {
+        await consumer.dispose();
+        await Promise.all([publisher.dispose(), deadLetter?.dispose()]);
+      })();
+      return disposing;
+    },
   };
 }

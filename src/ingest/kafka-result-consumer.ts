@@ -26,8 +26,13 @@ export interface ConsumerStats {
   stored: number;
   duplicates: number;
   malformed: number;
+  /** Malformed records written to the dead-letter topic (a subset of `malformed`). */
+  deadLettered: number;
   overLimit: number;
 }
+
+/** Sends a record that cannot be decoded to the dead-letter topic; rejects if it could not. */
+export type DeadLetterSink = (record: BrokerRecord, reason: string) => Promise<void>;
 
 /** The results consumer. */
 export interface ResultConsumer {
@@ -35,6 +40,8 @@ export interface ResultConsumer {
   start(): void;
   state(): ConsumerState;
   readonly stats: Readonly<ConsumerStats>;
+  /** Records behind the end of each assigned partition, as of the last batch (`topic/partition` → lag). */
+  lag(): ReadonlyMap<string, number>;
   /** Stops fetching, commits what was processed, leaves the group. Safe to call twice. */
   dispose(): Promise<void>;
 }
@@ -50,13 +57,16 @@ export interface KafkaResultConsumerOptions {
   /** Consumer group session timeout; heartbeats go every tenth of it. */
   readonly sessionTimeoutMs?: number;
   readonly onEvent: ResultEventHandler;
+  /** Where malformed records go; without it they are only logged and counted. */
+  readonly deadLetter?: DeadLetterSink;
   readonly logger: Logger;
 }
 
 /** Creates the results consumer over an injected kafkajs client. */
 export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): ResultConsumer {
   const log = options.logger.child({ component: 'consumer', topic: options.topic, groupId: options.groupId });
-  const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, overLimit: 0 };
+  const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
+  const lag = new Map<string, number>();
   let current: ConsumerState = { state: 'idle', since: Date.now() };
   let consumer: Consumer | undefined;
   let disposing: Promise<void> | undefined;
@@ -72,6 +82,11 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     if (!decoded.ok) {
       stats.malformed += 1;
       log.warn({ record: recordCoordinates(record), reason: decoded.reason }, 'skipping malformed result record');
+      if (options.deadLetter !== undefined) {
+        // Awaited before the offset is resolved: a record is never skipped without its copy.
+        await options.deadLetter(record, decoded.reason);
+        stats.deadLettered += 1;
+      }
       return;
     }
     const outcome = await options.onEvent(decoded.message);
@@ -96,6 +111,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
         await heartbeat();
       }
     }
+    const last = batch.messages.at(-1);
+    if (last !== undefined) lag.set(`${batch.topic}/${batch.partition}`, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
     await commitOffsetsIfNecessary();
   }
 
@@ -113,7 +130,10 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       setState('joined');
       log.info({ memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
     });
-    c.on(c.events.REBALANCING, () => setState('rebalancing'));
+    c.on(c.events.REBALANCING, () => {
+      setState('rebalancing');
+      lag.clear();
+    });
     c.on(c.events.CRASH, (e) => {
       setState('crashed', e.payload.error.message);
       log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
@@ -144,6 +164,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
 
   return {
     stats,
+    lag: () => lag,
     state: () => current,
     start,
     dispose() {

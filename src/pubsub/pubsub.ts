@@ -13,5 +13,7 @@ export interface PubSub {
   publish(event: TestMessageEvent): Promise<void>;
   /** Starts listening; resolves once events published from now on will be delivered. */
   subscribe(correlationId: string, listener: EventListener): Promise<() => void>;
+  /** Listeners in this process, of one test or of all. */
+  listenerCount(correlationId?: string): number;
   dispose(): Promise<void>;
 }

@@ -1,0 +1,56 @@
+/**
+ * The dead-letter topic: a record that cannot be decoded is copied there, as it was, with where it
+ * came from and why it was refused in headers, so it can be inspected and replayed later.
+ */
+import { Partitioners, type Kafka } from 'kafkajs';
+import type { BrokerRecord } from './broker-record.js';
+import type { DeadLetterSink } from './kafka-result-consumer.js';
+
+/** Header names on dead-lettered records. */
+export const DEAD_LETTER_HEADERS = {
+  topic: 'x-origin-topic',
+  partition: 'x-origin-partition',
+  offset: 'x-origin-offset',
+  error: 'x-error',
+} as const;
+
+/** A dead-letter sink with its own producer. */
+export interface KafkaDeadLetter {
+  readonly sink: DeadLetterSink;
+  dispose(): Promise<void>;
+}
+
+/** Creates the sink for `topic`. */
+export function createKafkaDeadLetter(options: { kafka: Kafka; topic: string }): KafkaDeadLetter {
+  const producer = options.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  let connecting: Promise<void> | undefined;
+  return {
+    async sink(record: BrokerRecord, reason: string) {
+      connecting ??= producer.connect().catch((error: unknown) => {
+        connecting = undefined;
+        throw error;
+      });
+      await connecting;
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(record.headers)) if (value !== undefined) headers[name] = value;
+      await producer.send({
+        topic: options.topic,
+        acks: -1,
+        messages: [
+          {
+            key: record.key,
+            value: record.value,
+            headers: {
+              ...headers,
+              [DEAD_LETTER_HEADERS.topic]: record.topic,
+              [DEAD_LETTER_HEADERS.partition]: String(record.partition),
+              [DEAD_LETTER_HEADERS.offset]: record.offset,
+              [DEAD_LETTER_HEADERS.error]: reason,
+            },
+          },
+        ],
+      });
+    },
+    dispose: () => producer.disconnect(),
+  };
+}

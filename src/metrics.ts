@@ -1,0 +1,126 @@
+/**
+ * Prometheus metrics (`GET /metrics`): what the consumer did with each record, how far behind it
+ * is, how many clients are connected and subscribed, the size of the state, and request latency.
+ * Counters are read from the components when scraped, so the hot path does no extra work.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ResultConsumer } from './ingest/kafka-result-consumer.js';
+
+/** What the metrics are read from. */
+export interface MetricSources {
+  readonly consumer: ResultConsumer;
+  /** Live subscriptions in this process. */
+  readonly subscriptions: () => number;
+  /** Open WebSocket connections. */
+  readonly connections: () => number;
+  /** Tests held in this process's state, when it is held here. */
+  readonly storedTests?: () => number;
+}
+
+/** The registry and the request-timing middleware. */
+export interface Metrics {
+  readonly registry: Registry;
+  /** Times every HTTP request by method, route and status. */
+  readonly timeRequests: RequestHandler;
+}
+
+/** Creates the metrics of one process. */
+export function createMetrics(sources: MetricSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'rcs_' });
+
+  const stats = () => sources.consumer.stats;
+  new Counter({
+    name: 'rcs_records_total',
+    help: 'Result records consumed, by outcome: stored, duplicate (redelivery, not stored again), malformed, dead_lettered (malformed and copied to the dead-letter topic), over_limit.',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      const s = stats();
+      this.reset();
+      this.inc({ outcome: 'stored' }, s.stored);
+      this.inc({ outcome: 'duplicate' }, s.duplicates);
+      this.inc({ outcome: 'malformed' }, s.malformed);
+      this.inc({ outcome: 'dead_lettered' }, s.deadLettered);
+      this.inc({ outcome: 'over_limit' }, s.overLimit);
+    },
+  });
+  new Counter({
+    name: 'rcs_records_consumed_total',
+    help: 'Result records read from the results topic.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats().consumed);
+    },
+  });
+  new Gauge({
+    name: 'rcs_consumer_lag',
+    help: 'Records between the last processed offset and the end of the partition, as of the last fetched batch.',
+    labelNames: ['topic', 'partition'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [key, value] of sources.consumer.lag()) {
+        const [topic = '', partition = ''] = key.split(/\/(?=[^/]+$)/);
+        this.set({ topic, partition }, value);
+      }
+    },
+  });
+  new Gauge({
+    name: 'rcs_consumer_joined',
+    help: '1 while the results consumer is a member of its group with an assignment, else 0.',
+    registers: [registry],
+    collect() {
+      this.set(sources.consumer.state().state === 'joined' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'rcs_subscriptions',
+    help: 'Live testMessages subscriptions in this process.',
+    registers: [registry],
+    collect() {
+      this.set(sources.subscriptions());
+    },
+  });
+  new Gauge({
+    name: 'rcs_websocket_connections',
+    help: 'Open GraphQL WebSocket connections.',
+    registers: [registry],
+    collect() {
+      this.set(sources.connections());
+    },
+  });
+  if (sources.storedTests !== undefined) {
+    const storedTests = sources.storedTests;
+    new Gauge({
+      name: 'rcs_store_tests',
+      help: 'Tests held in this process (memory store).',
+      registers: [registry],
+      collect() {
+        this.set(storedTests());
+      },
+    });
+  }
+  const duration = new Histogram({
+    name: 'rcs_http_request_duration_seconds',
+    help: 'HTTP request duration by method, route and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    timeRequests(req: Request, res: Response, next: NextFunction) {
+      const end = duration.startTimer();
+      res.once('finish', () => {
+        // Route patterns, never raw paths: correlation ids must not become label values.
+        const route = req.route?.path !== undefined ? `${req.baseUrl}${String(req.route.path)}` : req.baseUrl || 'unmatched';
+        end({ method: req.method, route, status: String(res.statusCode) });
+      });
+      next();
+    },
+  };
+}
