@@ -97,7 +97,9 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
       subject: payload.sub as string,
       clientId: stringClaim(payload.client_id) ?? stringClaim(payload.azp),
       scopes: scopesOf(payload),
-      expiresAt: (payload.exp as number) * 1000,
+      // The instant this verifier stops accepting the token: `exp` plus the tolerance, so a live
+      // WebSocket is closed exactly when a new request with the same token would be refused.
+      expiresAt: ((payload.exp as number) + options.clockToleranceSeconds) * 1000,
       issuer: payload.iss as string,
     };
   };

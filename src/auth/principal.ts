@@ -7,7 +7,7 @@ export interface Principal {
   /** The OAuth client the token was issued to (`client_id` or `azp`), when the token says. */
   readonly clientId: string | null;
   readonly scopes: ReadonlySet<string>;
-  /** When the token expires, epoch milliseconds. */
+  /** When the token stops being accepted (its `exp` plus the clock tolerance), epoch milliseconds. */
   readonly expiresAt: number;
   readonly issuer: string;
 }
