@@ -44,12 +44,18 @@ export interface KafkaConfig {
   readonly sessionTimeoutMs: number;
   /** Where malformed result records are copied before they are skipped; null to only log and count. */
   readonly deadLetterTopic: string | null;
+  /** False in replicated mode: the group never commits, so every start reads from the earliest record. */
+  readonly commitOffsets: boolean;
 }
 
 /** Where the state lives, and its bounds. */
 export interface StoreConfig {
-  /** `memory`: this process only. `redis`: shared by every replica. */
-  readonly kind: 'memory' | 'redis';
+  /**
+   * `memory`: this process only. `redis`: shared by every replica. `replicated`: in memory, but
+   * every replica consumes every partition (a consumer group of its own) and rebuilds its state
+   * from the earliest retained record at startup.
+   */
+  readonly kind: 'memory' | 'redis' | 'replicated';
   readonly redisUrl: string;
   /** Prefix of every Redis key and channel, so deployments can share one Redis. */
   readonly redisKeyPrefix: string;
@@ -114,6 +120,18 @@ type Env = Readonly<Record<string, string | undefined>>;
 /** Reads and validates the configuration from `env` (the process environment by default). */
 export function loadConfig(env: Env = process.env): Config {
   const read = createReader(env);
+  const stateKind = read.oneOf('STATE_STORE', 'memory', ['memory', 'redis', 'replicated']);
+  const baseGroup = read.string('KAFKA_GROUP_ID', 'result-collection-service');
+  let groupId = baseGroup;
+  if (stateKind === 'replicated') {
+    // Stable per replica (a StatefulSet pod name, a host name), never random: a random group per
+    // start would leave a dead group behind at every restart.
+    const instance = read.string('INSTANCE_ID', '');
+    if (!/^[A-Za-z0-9._-]{1,100}$/.test(instance)) {
+      throw new ConfigError('INSTANCE_ID', 'is required with STATE_STORE=replicated: a stable name of this replica (letters, digits, ".", "_", "-")');
+    }
+    groupId = `${baseGroup}.${instance}`;
+  }
   return {
     port: read.int('PORT', 4000, { min: 0, max: 65535 }),
     host: read.string('HOST', '0.0.0.0'),
@@ -122,17 +140,19 @@ export function loadConfig(env: Env = process.env): Config {
     kafka: {
       brokers: read.list('KAFKA_BROKERS', ['127.0.0.1:9092'], /^[^\s:,]+:\d{1,5}$/),
       clientId: read.string('KAFKA_CLIENT_ID', 'result-collection-service'),
-      groupId: read.string('KAFKA_GROUP_ID', 'result-collection-service'),
+      groupId,
       resultsTopic: read.string('KAFKA_RESULTS_TOPIC', 'test-results'),
       requestsTopic: read.string('KAFKA_REQUESTS_TOPIC', 'test-requests'),
-      fromBeginning: read.bool('KAFKA_FROM_BEGINNING', true),
+      // Replicated mode rebuilds everything it can still read, whatever the setting says.
+      fromBeginning: stateKind === 'replicated' ? true : read.bool('KAFKA_FROM_BEGINNING', true),
       produceTimeoutMs: read.int('KAFKA_PRODUCE_TIMEOUT_MS', 5000, { min: 100, max: 120_000 }),
       fetchMaxWaitMs: read.int('KAFKA_FETCH_MAX_WAIT_MS', 500, { min: 10, max: 30_000 }),
       sessionTimeoutMs: read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 }),
       deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
+      commitOffsets: stateKind !== 'replicated',
     },
     store: {
-      kind: read.oneOf('STATE_STORE', 'memory', ['memory', 'redis']),
+      kind: stateKind,
       redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'),
       redisKeyPrefix: read.string('REDIS_KEY_PREFIX', 'rcs'),
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),

@@ -22,7 +22,7 @@ export interface State {
 
 /** Creates the configured state. Redis connections are opened in the background. */
 export function createState(config: StoreConfig, logger: Logger): State {
-  if (config.kind === 'memory') {
+  if (config.kind === 'memory' || config.kind === 'replicated') {
     return { store: createMemoryStore(config), pubsub: createMemoryPubSub(), dispose: async () => {} };
   }
   const log = logger.child({ component: 'redis' });

@@ -28,6 +28,7 @@ export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger
     fromBeginning: options.config.fromBeginning,
     fetchMaxWaitMs: options.config.fetchMaxWaitMs,
     sessionTimeoutMs: options.config.sessionTimeoutMs,
+    commitOffsets: options.config.commitOffsets,
     onEvent: options.onEvent,
     ...(deadLetter ? { deadLetter: deadLetter.sink } : {}),
     logger: options.logger,

@@ -57,6 +57,8 @@ export interface KafkaResultConsumerOptions {
   /** Consumer group session timeout; heartbeats go every tenth of it. */
   readonly sessionTimeoutMs?: number;
   readonly onEvent: ResultEventHandler;
+  /** False to never commit offsets (replicated mode re-reads the topic at every start). Default true. */
+  readonly commitOffsets?: boolean;
   /** Where malformed records go; without it they are only logged and counted. */
   readonly deadLetter?: DeadLetterSink;
   readonly logger: Logger;
@@ -142,7 +144,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     setState('connecting');
     await c.connect();
     await c.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
-    await c.run({ eachBatchAutoResolve: false, autoCommit: true, eachBatch });
+    await c.run({ eachBatchAutoResolve: false, autoCommit: options.commitOffsets ?? true, eachBatch });
   }
 
   function start(): void {

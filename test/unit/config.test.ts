@@ -57,6 +57,14 @@ describe('loadConfig', () => {
     expect((caught as ConfigError).message).toMatch(new RegExp(`^${name}: `));
   });
 
+  it('gives a replicated replica a group of its own from INSTANCE_ID, never committing', () => {
+    const config = loadConfig({ STATE_STORE: 'replicated', INSTANCE_ID: 'pod-2', KAFKA_GROUP_ID: 'rcs', KAFKA_FROM_BEGINNING: 'false' });
+    expect(config.kafka).toMatchObject({ groupId: 'rcs.pod-2', commitOffsets: false, fromBeginning: true });
+    expect(() => loadConfig({ STATE_STORE: 'replicated' })).toThrow(/^INSTANCE_ID: is required/);
+    expect(() => loadConfig({ STATE_STORE: 'replicated', INSTANCE_ID: 'has space' })).toThrow(/^INSTANCE_ID: /);
+    expect(loadConfig({}).kafka).toMatchObject({ groupId: 'result-collection-service', commitOffsets: true });
+  });
+
   it('chooses the auth mode from the variables', () => {
     expect(loadConfig({ AUTH_ISSUER: 'https://id.example/realm' }).auth).toMatchObject({ mode: 'jwks', issuer: 'https://id.example/realm', jwksUri: null });
     expect(loadConfig({ AUTH_ISSUER: 'https://id.example', AUTH_JWKS_URI: 'https://id.example/keys' }).auth.jwksUri?.href).toBe('https://id.example/keys');
