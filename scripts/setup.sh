@@ -2,8 +2,17 @@
 # Installs what the project needs on a fresh machine, and nothing twice:
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
 #  - librdkafka-dev through apt when missing, and the mock Kafka cluster binary built from it
+#  - yamllint through apt when missing (lints the deployment files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if ! command -v yamllint >/dev/null; then
+  echo "setup: installing yamllint" >&2
+  as_root=()
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${as_root[@]}" apt-get install -y -qq yamllint >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq yamllint >&2; }
+fi
 
 stamp=node_modules/.install-stamp
 want=$(sha256sum package-lock.json | cut -d' ' -f1)

@@ -10,5 +10,7 @@ if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
   echo "src/graphql/generated/resolvers-types.ts is stale: run 'npm run codegen' and commit the result" >&2
   exit 1
 fi
+echo "== deployment files lint" >&2
+bash scripts/lint-deploy.sh
 echo "== tests" >&2
 npx vitest run "$@"
