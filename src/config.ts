@@ -113,6 +113,8 @@ export interface WebSocketConfig {
   readonly allowedOrigins: readonly string[];
   readonly maxSubscriptionsPerConnection: number;
   readonly maxMessageBytes: number;
+  /** Outgoing bytes buffered for one client before it is dropped as not reading. */
+  readonly maxBufferedBytes: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -177,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
       allowedOrigins: read.list('WS_ALLOWED_ORIGINS', [], /^(\*|https?:\/\/[^\s/,]+)$/),
       maxSubscriptionsPerConnection: read.int('WS_MAX_SUBSCRIPTIONS', 20, { min: 1, max: 10_000 }),
       maxMessageBytes: read.int('WS_MAX_MESSAGE_BYTES', 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
+      maxBufferedBytes: read.int('WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, { min: 64 * 1024 }),
     },
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),
     shutdownTimeoutMs: read.int('SHUTDOWN_TIMEOUT_MS', 10_000, { min: 100 }),

@@ -119,6 +119,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     allowedOrigins: config.websocket.allowedOrigins,
     maxSubscriptionsPerConnection: config.websocket.maxSubscriptionsPerConnection,
     maxPayload: config.websocket.maxMessageBytes,
+    maxBufferedBytes: config.websocket.maxBufferedBytes,
   });
 
   await new Promise<void>((resolve, reject) => {

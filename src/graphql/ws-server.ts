@@ -37,6 +37,8 @@ export interface GraphQLWebSocketOptions {
   readonly maxSubscriptionsPerConnection: number;
   /** Largest incoming WebSocket message, in bytes. */
   readonly maxPayload: number;
+  /** Bytes waiting to be sent to one client before it is cut off as not reading. */
+  readonly maxBufferedBytes: number;
   readonly logger: Logger;
   /** How often idle sockets are pinged; one that misses a pong is terminated. */
   readonly heartbeatMs?: number;
@@ -130,7 +132,14 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         };
         return args;
       },
-      onNext: (_ctx, _id, _payload, _args, result) => {
+      onNext: (ctx, _id, _payload, _args, result) => {
+        // A client that stops reading makes its outgoing buffer grow; past the bound the socket is
+        // dropped (it cannot read a close frame either) rather than growing server memory.
+        const socket = ctx.extra.socket;
+        if (socket.bufferedAmount > options.maxBufferedBytes) {
+          log.warn({ bufferedAmount: socket.bufferedAmount }, 'closing a WebSocket client that does not read');
+          socket.terminate();
+        }
         if (result.errors === undefined || result.errors.length === 0) return undefined;
         return { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) };
       },

@@ -1,0 +1,110 @@
+/**
+ * Clients that do not play along cannot grow server memory without bound: one that stops reading
+ * is cut off, and a flood of subscribe messages is capped per connection. The figures printed are
+ * the server process's memory around each case.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
+import { createResultRecorder } from '../../src/results/record-result.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { eventually } from '../support/graphql.js';
+import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { defaultToken } from '../support/tokens.js';
+import { incoming } from '../store/store-contract.js';
+
+const topics = uniqueTopics('slow');
+const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 100_000 });
+const pubsub = createMemoryPubSub();
+// The consumer's own seam: what a consumed record does, without the broker in the way.
+const record = createResultRecorder({ store, pubsub });
+let cluster: MockCluster;
+let svc: TestService;
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+beforeAll(async () => {
+  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  svc = await startTestService({
+    brokers: cluster.bootstrapServers,
+    store,
+    pubsub,
+    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, SUBSCRIPTION_QUEUE_LIMIT: '200', WS_MAX_BUFFERED_BYTES: '1048576', WS_MAX_SUBSCRIPTIONS: '10' },
+  });
+});
+
+afterAll(async () => {
+  await svc?.stop();
+  await store.dispose();
+  await cluster?.stop();
+});
+
+/** A raw graphql-ws connection, acknowledged. */
+async function connect(): Promise<WebSocket> {
+  const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
+  await new Promise((resolve) => ws.once('message', resolve));
+  return ws;
+}
+
+describe('slow and abusive WebSocket clients', () => {
+  it('cuts off a subscriber that stops reading, holding a bounded amount for it', async () => {
+    const id = `slow-${Date.now()}`;
+    await store.create({ correlationId: id, input: null, owner: 'tester' });
+    const ws = await connect();
+    ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { testMessages(correlationId: "${id}") { sequence payload } }` } }));
+    await eventually(() => pubsub.listenerCount(id) === 1, 5000, 'the subscription');
+    // Stop reading from the TCP socket: the server's writes back up.
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+
+    global.gc?.();
+    const before = process.memoryUsage();
+    const payload = 'x'.repeat(20_000);
+    let pushed = 0;
+    // 3000 × 20 kB = 60 MB offered to a client that reads nothing.
+    for (let sequence = 1; sequence <= 3000 && pubsub.listenerCount(id) > 0; sequence++) {
+      await record(incoming(id, { sequence, payload }));
+      pushed += 1;
+      if (sequence % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await eventually(() => pubsub.listenerCount(id) === 0, 10_000, 'the subscriber to be dropped');
+    const after = process.memoryUsage();
+    console.log(`slow subscriber: offered ${pushed} messages (${mb(pushed * 20_000)}); heap ${mb(before.heapUsed)} → ${mb(after.heapUsed)}, rss ${mb(before.rss)} → ${mb(after.rss)}`);
+
+    expect(pushed).toBeLessThan(3000); // cut off long before everything was offered
+    // Reading again, the client finds what was sent before the cut, then the reason.
+    const received: Array<{ type: string; payload?: unknown }> = [];
+    ws.on('message', (data) => received.push(JSON.parse(String(data)) as { type: string; payload?: unknown }));
+    (ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    const ended = await eventually(() => received.find((m) => m.type === 'error'), 15_000, 'the error message');
+    expect(ended.payload).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'SUBSCRIBER_TOO_SLOW' }) })]);
+    const delivered = received.filter((m) => m.type === 'next').length;
+    expect(delivered).toBeGreaterThan(0);
+    expect(delivered).toBeLessThan(pushed);
+    ws.close();
+    // What the server holds for it is bounded by the queue and the socket buffer, not by what was offered.
+    expect(after.heapUsed - before.heapUsed).toBeLessThan(pushed * 20_000);
+  });
+
+  it('caps a flood of subscribe messages at the per-connection limit', async () => {
+    const id = `flood-${Date.now()}`;
+    await store.create({ correlationId: id, input: null, owner: 'tester' });
+    const ws = await connect();
+    const errors: string[] = [];
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { type: string; payload?: Array<{ extensions?: { code?: string } }> };
+      if (message.type === 'error') errors.push(message.payload?.[0]?.extensions?.code ?? '?');
+    });
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 2000; i++) {
+      ws.send(JSON.stringify({ id: `s${i}`, type: 'subscribe', payload: { query: `subscription { testMessages(correlationId: "${id}") { sequence } }` } }));
+    }
+    await eventually(() => errors.length === 1990, 15_000, 'every subscription past the cap refused');
+    console.log(`subscribe flood: 2000 sent, ${pubsub.listenerCount(id)} live, heap +${mb(process.memoryUsage().heapUsed - before)}`);
+    expect(new Set(errors)).toEqual(new Set(['TOO_MANY_SUBSCRIPTIONS']));
+    expect(pubsub.listenerCount(id)).toBe(10);
+    ws.close();
+    await eventually(() => pubsub.listenerCount(id) === 0, 5000, 'listeners released on close');
+  });
+});
