@@ -46,6 +46,8 @@ export interface KafkaConfig {
   readonly deadLetterTopic: string | null;
   /** False in replicated mode: the group never commits, so every start reads from the earliest record. */
   readonly commitOffsets: boolean;
+  /** How often processed offsets are committed; a crash redelivers at most this much work. */
+  readonly commitIntervalMs: number;
 }
 
 /** Where the state lives, and its bounds. */
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
       sessionTimeoutMs: read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 }),
       deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
       commitOffsets: stateKind !== 'replicated',
+      commitIntervalMs: read.int('KAFKA_COMMIT_INTERVAL_MS', 5000, { min: 0, max: 3_600_000 }),
     },
     store: {
       kind: stateKind,

@@ -72,6 +72,8 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
     for (const name of KEY_POINTER_HEADERS) {
       if (name in header) throw new InvalidTokenError(`the "${name}" header is not accepted`);
     }
+    // No JWS extension is understood here, so any critical one makes the token unusable (RFC 7515 §4.1.11).
+    if ('crit' in header) throw new InvalidTokenError('the "crit" header names extensions this API does not support');
 
     let payload: JWTPayload;
     try {

@@ -46,6 +46,10 @@ export async function createEmbeddedAuth(config: Config, logger: Logger): Promis
   const users = loadUsers(config.issuer.usersFile);
   if (clients.length === 0) log.warn('OIDC_CLIENTS_FILE lists no clients: the embedded issuer cannot issue tokens');
   const allowedScopes = new Map(clients.map((c) => [c.client_id, new Set((c.scope ?? `${SCOPES.read} ${SCOPES.write}`).split(' ').filter(Boolean))]));
+  // Client-credentials tokens carry the client id as `sub`; a client named like a user's subject
+  // would own that user's tests.
+  const clash = clients.find((c) => users.some((u) => u.sub === c.client_id));
+  if (clash !== undefined) throw new ConfigError('OIDC_CLIENTS_FILE', `client_id "${clash.client_id}" is also a user's sub; they must differ`);
   const usersByName = new Map(users.map((u) => [u.username, u]));
   const usersBySub = new Map(users.map((u) => [u.sub, u]));
   const ttl = config.issuer.accessTokenTtlSeconds;

@@ -29,6 +29,7 @@ export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger
     fetchMaxWaitMs: options.config.fetchMaxWaitMs,
     sessionTimeoutMs: options.config.sessionTimeoutMs,
     commitOffsets: options.config.commitOffsets,
+    commitIntervalMs: options.config.commitIntervalMs,
     onEvent: options.onEvent,
     ...(deadLetter ? { deadLetter: deadLetter.sink } : {}),
     logger: options.logger,

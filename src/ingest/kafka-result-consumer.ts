@@ -59,6 +59,8 @@ export interface KafkaResultConsumerOptions {
   readonly onEvent: ResultEventHandler;
   /** False to never commit offsets (replicated mode re-reads the topic at every start). Default true. */
   readonly commitOffsets?: boolean;
+  /** How often processed offsets are committed (0: after every batch), and at rebalance and stop. Default 5000. */
+  readonly commitIntervalMs?: number;
   /** Where malformed records go; without it they are only logged and counted. */
   readonly deadLetter?: DeadLetterSink;
   readonly logger: Logger;
@@ -100,12 +102,44 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     }
   }
 
-  async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload) {
+  // Offsets are committed here rather than by kafkajs, whose auto-commit commits after every batch
+  // whatever interval it is given: this way the interval holds (fewer commit round trips under
+  // load), and a crash redelivers at most one interval's worth of records, which the store ignores.
+  const commitEnabled = options.commitOffsets ?? true;
+  const commitInterval = options.commitIntervalMs ?? 5000;
+  const uncommitted = new Map<string, { topic: string; partition: number; offset: string }>();
+  let lastCommit = Date.now();
+
+  async function commitProcessed(c: Consumer): Promise<void> {
+    if (!commitEnabled || uncommitted.size === 0) return;
+    const offsets = [...uncommitted.values()];
+    uncommitted.clear();
+    lastCommit = Date.now();
+    try {
+      await c.commitOffsets(offsets);
+    } catch (error) {
+      // Not lost: the records will be redelivered to whoever owns the partition next, and stored once.
+      log.warn({ err: error, partitions: offsets.length }, 'offset commit failed; the records will be redelivered');
+    }
+  }
+
+  let draining = false;
+  let inFlight: Promise<void> | undefined;
+
+  function eachBatch(payload: EachBatchPayload): Promise<void> {
+    const run = processBatch(payload);
+    inFlight = run.catch(() => undefined);
+    return run;
+  }
+
+  async function processBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     let sinceHeartbeat = 0;
+    let processedUpTo: string | undefined;
     for (const message of batch.messages) {
-      if (!isRunning() || isStale()) break;
+      if (!isRunning() || isStale() || draining) break;
       await handle(message, batch.topic, batch.partition);
       resolveOffset(message.offset);
+      processedUpTo = message.offset;
       // Long batches must not outlast the session; kafkajs throttles the heartbeat itself, so
       // asking every hundred records is enough and keeps the call off the per-record path.
       if (++sinceHeartbeat === 100) {
@@ -115,7 +149,11 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     }
     const last = batch.messages.at(-1);
     if (last !== undefined) lag.set(`${batch.topic}/${batch.partition}`, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
-    await commitOffsetsIfNecessary();
+    if (processedUpTo !== undefined) {
+      // The committed offset is the next one to read.
+      uncommitted.set(`${batch.topic}/${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: (BigInt(processedUpTo) + 1n).toString() });
+    }
+    if (consumer !== undefined && Date.now() - lastCommit >= commitInterval) await commitProcessed(consumer);
   }
 
   async function run(): Promise<void> {
@@ -130,37 +168,48 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     consumer = c;
     c.on(c.events.GROUP_JOIN, (e) => {
       setState('joined');
+      failures = 0;
       log.info({ memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
     });
     c.on(c.events.REBALANCING, () => {
       setState('rebalancing');
       lag.clear();
+      // Partitions may move: what this member processed is committed while it still may.
+      void commitProcessed(c);
     });
     c.on(c.events.CRASH, (e) => {
       setState('crashed', e.payload.error.message);
       log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+      // kafkajs restarts by itself only after retriable errors; after any other (a protocol error
+      // from the broker, say) its consumer is dead, so a new one takes its place.
+      if (!e.payload.restart && consumer === c) replace(c, e.payload.error);
     });
     c.on(c.events.STOP, () => setState('stopped'));
     setState('connecting');
     await c.connect();
     await c.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
-    await c.run({ eachBatchAutoResolve: false, autoCommit: options.commitOffsets ?? true, eachBatch });
+    await c.run({ eachBatchAutoResolve: false, autoCommit: false, eachBatch });
+  }
+
+  let failures = 0;
+  /** Drops a consumer that will not recover and starts a fresh one after a growing pause. */
+  function replace(failed: Consumer, error: unknown): void {
+    if (disposing !== undefined || consumer !== failed) return;
+    consumer = undefined;
+    failures += 1;
+    const delay = Math.min(30_000, 1000 * 2 ** Math.min(failures - 1, 5));
+    setState('crashed', error instanceof Error ? error.message : String(error));
+    log.error({ err: error, retryInMs: delay }, 'consumer stopped; starting a new one');
+    void failed.disconnect().catch(() => undefined);
+    const retry = setTimeout(start, delay);
+    retry.unref();
   }
 
   function start(): void {
     if (consumer !== undefined || disposing !== undefined) return;
     // Not awaited: startup completes while the consumer connects and waits for records.
     run().catch((error: unknown) => {
-      if (disposing !== undefined) return;
-      setState('crashed', error instanceof Error ? error.message : String(error));
-      log.error({ err: error }, 'consumer could not start; retrying in 2 s');
-      const previous = consumer;
-      consumer = undefined;
-      const retry = setTimeout(() => {
-        void previous?.disconnect().catch(() => undefined);
-        start();
-      }, 2000);
-      retry.unref();
+      if (consumer !== undefined) replace(consumer, error);
     });
   }
 
@@ -172,7 +221,13 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     dispose() {
       disposing ??= (async () => {
         const c = consumer;
-        if (c !== undefined) await c.disconnect();
+        if (c !== undefined) {
+          // Finish the record in hand and take no more, so the final commit covers all that was stored.
+          draining = true;
+          await inFlight;
+          await commitProcessed(c);
+          await c.disconnect();
+        }
         setState('stopped');
       })();
       return disposing;

@@ -1,0 +1,70 @@
+/**
+ * The service as a real process (`node --import tsx src/main.ts`), for tests of what only a process
+ * shows: signals, crashes, several replicas.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { eventually } from './graphql.js';
+import { HS256_ENV } from './tokens.js';
+
+/** A running service process. */
+export interface ServiceProcess {
+  readonly name: string;
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything it logged so far (JSON lines). */
+  output(): string;
+  /** The partitions it was last assigned, from its "joined consumer group" log line. */
+  assignment(): number[];
+  /** Resolves when the process has exited, with its exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Starts a service process with `env` (plus the test issuer) and waits until it listens. */
+export async function spawnService(name: string, env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '15000', ...HS256_ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit').then(([code]) => {
+    running.delete(child);
+    return code as number | null;
+  });
+  const port = await eventually(() => /"port":(\d+)/.exec(output)?.[1], 30_000, `${name} to listen`);
+  return {
+    name,
+    url: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    assignment() {
+      const joins = output.split('\n').filter((line) => line.includes('"joined consumer group"'));
+      const last = joins.at(-1);
+      if (last === undefined) return [];
+      const assignment = (JSON.parse(last) as { assignment: Record<string, number[]> }).assignment;
+      return Object.values(assignment).flat().sort((a, b) => a - b);
+    },
+    exited,
+    kill: (signal) => child.kill(signal),
+  };
+}
+
+/** Waits until `GET /readyz` answers 200. */
+export async function waitReady(service: ServiceProcess, timeoutMs = 60_000): Promise<void> {
+  await eventually(async () => (await fetch(`${service.url}/readyz`)).status === 200, timeoutMs, `${service.name} to be ready`);
+}
+
+/** Reads one counter of `/metrics`. */
+export async function metric(service: ServiceProcess, pattern: RegExp): Promise<number> {
+  const text = await (await fetch(`${service.url}/metrics`)).text();
+  return Number(pattern.exec(text)?.[1] ?? Number.NaN);
+}
