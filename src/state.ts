@@ -29,7 +29,8 @@ export function createState(config: StoreConfig, logger: Logger): State {
   // No offline queue: while Redis is down, commands fail at once (503 for reads, the consumer
   // stops committing) instead of piling up in memory.
   const connect = (role: string) => {
-    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: `rcs-${role}` });
+    // A command timeout too: a Redis that hangs (rather than refusing) must not hang requests.
+    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: `rcs-${role}` });
     client.on('error', (error: Error) => log.warn({ role, err: error.message }, 'redis connection error'));
     return client;
   };

@@ -6,6 +6,7 @@
  */
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
+import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { decodeResult } from './decode-result.js';
@@ -15,7 +16,8 @@ export type ResultEventHandler = (message: IncomingMessage) => Promise<AppendRes
 
 /** What readiness and metrics see of the consumer. */
 export interface ConsumerState {
-  readonly state: 'idle' | 'connecting' | 'joined' | 'rebalancing' | 'crashed' | 'stopped';
+  /** `stalled`: a member of the group, but no fetch or heartbeat has succeeded for a session timeout. */
+  readonly state: 'idle' | 'connecting' | 'joined' | 'stalled' | 'rebalancing' | 'crashed' | 'stopped';
   readonly since: number;
   readonly reason?: string;
 }
@@ -80,7 +82,6 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   };
 
   async function handle(message: KafkaMessage, topic: string, partition: number): Promise<void> {
-    stats.consumed += 1;
     const record = toBrokerRecord(message, topic, partition);
     const decoded = decodeResult(record);
     if (!decoded.ok) {
@@ -137,7 +138,20 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     let processedUpTo: string | undefined;
     for (const message of batch.messages) {
       if (!isRunning() || isStale() || draining) break;
-      await handle(message, batch.topic, batch.partition);
+      stats.consumed += 1;
+      // While the store is down the partition waits on this record (still heartbeating, so it
+      // stays in the group) rather than skipping it or churning the group with restarts.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await handle(message, batch.topic, batch.partition);
+          break;
+        } catch (error) {
+          if (!(isServiceError(error) && error.code === 'STORE_UNAVAILABLE') || !isRunning() || draining) throw error;
+          if (attempt === 0) log.warn({ record: `${batch.topic}/${batch.partition}/${message.offset}` }, 'state store unavailable; holding the partition until it returns');
+          await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));
+          await heartbeat();
+        }
+      }
       resolveOffset(message.offset);
       processedUpTo = message.offset;
       // Long batches must not outlast the session; kafkajs throttles the heartbeat itself, so
@@ -166,8 +180,12 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       retry: { retries: 10, restartOnFailure: async () => true },
     });
     consumer = c;
+    const touch = () => (lastContact = Date.now());
+    c.on(c.events.HEARTBEAT, touch);
+    c.on(c.events.FETCH, touch);
     c.on(c.events.GROUP_JOIN, (e) => {
       setState('joined');
+      touch();
       failures = 0;
       log.info({ memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
     });
@@ -192,12 +210,14 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   }
 
   let failures = 0;
+  let lastContact = Date.now();
+  const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
   /** Drops a consumer that will not recover and starts a fresh one after a growing pause. */
   function replace(failed: Consumer, error: unknown): void {
     if (disposing !== undefined || consumer !== failed) return;
     consumer = undefined;
     failures += 1;
-    const delay = Math.min(30_000, 1000 * 2 ** Math.min(failures - 1, 5));
+    const delay = Math.min(10_000, 1000 * 2 ** Math.min(failures - 1, 4));
     setState('crashed', error instanceof Error ? error.message : String(error));
     log.error({ err: error, retryInMs: delay }, 'consumer stopped; starting a new one');
     void failed.disconnect().catch(() => undefined);
@@ -216,7 +236,14 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   return {
     stats,
     lag: () => lag,
-    state: () => current,
+    state() {
+      // "joined" is only as true as the last answer from the broker.
+      const silent = Date.now() - lastContact;
+      if (current.state === 'joined' && silent > sessionTimeout) {
+        return { state: 'stalled', since: lastContact, reason: `no answer from the broker for ${Math.round(silent / 1000)} s` };
+      }
+      return current;
+    },
     start,
     dispose() {
       disposing ??= (async () => {

@@ -1,0 +1,153 @@
+/**
+ * Faults of the broker and of Redis: reads keep being served, readiness says honestly what is
+ * wrong, nothing is acknowledged that was not stored, and after recovery every result is stored
+ * exactly once. The recovery times are printed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { eventually, postGraphQL } from '../support/graphql.js';
+import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { authedFetch } from '../support/tokens.js';
+import { loadConfig } from '../../src/config.js';
+import { createSilentLogger } from '../../src/logger.js';
+import { createState, type State } from '../../src/state.js';
+
+const topics = uniqueTopics('faults');
+let cluster: MockCluster;
+let producer: TestProducer;
+const started: TestService[] = [];
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+const env = (extra: Record<string, string> = {}) => ({
+  KAFKA_RESULTS_TOPIC: topics.results,
+  KAFKA_REQUESTS_TOPIC: topics.requests,
+  KAFKA_SESSION_TIMEOUT_MS: '6000',
+  KAFKA_FETCH_MAX_WAIT_MS: '100',
+  ...extra,
+});
+
+async function service(group: string, extra: Record<string, string> = {}, state?: State): Promise<TestService> {
+  const svc = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: env({ KAFKA_GROUP_ID: `${topics.group}-${group}`, ...extra }),
+    ...(state ? { store: state.store, pubsub: state.pubsub } : {}),
+  });
+  started.push(svc);
+  await svc.ready();
+  return svc;
+}
+
+const sequences = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const stored = async (svc: TestService, id: string) => (await svc.store.get(id))?.messages.map((m) => m.sequence) ?? [];
+const readiness = async (svc: TestService) => {
+  const response = await fetch(`${svc.url}/readyz`);
+  return { status: response.status, checks: ((await response.json()) as { checks: Record<string, string> }).checks };
+};
+
+beforeAll(async () => {
+  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 3 }, { name: topics.requests, partitions: 1 }] });
+  producer = await createTestProducer(cluster.bootstrapServers);
+});
+
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+  await producer?.disconnect();
+  await cluster?.stop();
+});
+
+describe('broker faults', () => {
+  it('keeps serving reads with the broker down, says so in /readyz, and stores everything once after it returns', { timeout: 120_000 }, async () => {
+    const svc = await service('down');
+    const id = `down-${Date.now()}`;
+    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await producer.send(topics.results, sequences(1, 20).map((sequence) => result(id, { sequence })));
+    await eventually(async () => (await stored(svc, id)).length === 20, 20_000, 'first batch');
+
+    await cluster.command('down 1');
+    const down = Date.now();
+    const unready = await eventually(async () => {
+      const r = await readiness(svc);
+      return r.status === 503 && r;
+    }, 30_000, 'readiness to drop');
+    expect(unready.checks.consumer).not.toBe('ok');
+    expect(unready.checks.store).toBe('ok');
+    const read = await authedFetch(`${svc.url}/tests/${id}`);
+    expect(read.status).toBe(200);
+    expect(((await read.json()) as { messageCount: number }).messageCount).toBe(20);
+
+    const detected = Date.now();
+    await cluster.command('up 1');
+    const up = Date.now();
+    await producer.send(topics.results, [...sequences(21, 40), ...sequences(15, 20)].map((sequence) => result(id, { sequence })));
+    await eventually(async () => (await readiness(svc)).status === 200, 60_000, 'readiness to return');
+    const ready = Date.now();
+    await eventually(async () => (await stored(svc, id)).length === 40, 60_000, 'second batch');
+    const caughtUp = Date.now();
+    console.log(`broker down: readiness 503 after ${seconds(detected - down)}; back up: ready after ${seconds(ready - up)}, all records stored after ${seconds(caughtUp - up)}`);
+    expect(await stored(svc, id)).toEqual(sequences(1, 40));
+  });
+
+  it('rides out injected Fetch, OffsetCommit and Heartbeat errors, storing each record once', { timeout: 120_000 }, async () => {
+    const svc = await service('errors', { KAFKA_COMMIT_INTERVAL_MS: '0' });
+    const id = `errors-${Date.now()}`;
+    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    // 6 NOT_LEADER_OR_FOLLOWER, 16 NOT_COORDINATOR, 27 REBALANCE_IN_PROGRESS.
+    await cluster.command('error Fetch 6 6 6 6');
+    await cluster.command('error OffsetCommit 16 16 16');
+    await cluster.command('error Heartbeat 27 27');
+    const began = Date.now();
+    for (const part of [sequences(1, 10), sequences(11, 20), sequences(21, 30)]) {
+      await producer.send(topics.results, part.map((sequence) => result(id, { sequence })));
+    }
+    await eventually(async () => (await stored(svc, id)).length === 30, 60_000, 'all records');
+    await eventually(async () => (await readiness(svc)).status === 200, 60_000, 'readiness');
+    console.log(`injected broker errors: all 30 records stored ${seconds(Date.now() - began)} after the first was produced`);
+    expect(await stored(svc, id)).toEqual(sequences(1, 30));
+  });
+});
+
+describe('Redis outage', () => {
+  let redis: PrivateRedis;
+  let state: State;
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    state = createState(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'outage' }).store, createSilentLogger());
+  });
+  afterAll(async () => {
+    await state?.dispose();
+    await redis?.stop();
+  });
+
+  it('answers 503 while Redis is down, acknowledges nothing it did not store, and catches up when Redis returns', { timeout: 120_000 }, async () => {
+    const svc = await service('redis', { STATE_STORE: 'redis', REDIS_URL: redis.url }, state);
+    const id = `outage-${Date.now()}`;
+    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await producer.send(topics.results, sequences(1, 10).map((sequence) => result(id, { sequence })));
+    await eventually(async () => (await stored(svc, id)).length === 10, 20_000, 'first batch');
+
+    await redis.kill();
+    const down = Date.now();
+    const rest = await authedFetch(`${svc.url}/tests/${id}`);
+    expect(rest.status).toBe(503);
+    expect(await rest.json()).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE' });
+    const graphql = await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { status } }`, { id });
+    expect(graphql.body.errors?.[0]?.extensions?.code).toBe('STORE_UNAVAILABLE');
+    const unready = await readiness(svc);
+    expect(unready.status).toBe(503);
+    expect(unready.checks.store).toMatch(/^unavailable/);
+
+    const storedBefore = svc.service.ingest.consumer.stats.stored;
+    await producer.send(topics.results, sequences(11, 20).map((sequence) => result(id, { sequence })));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(svc.service.ingest.consumer.stats.stored).toBe(storedBefore);
+
+    await redis.restart();
+    const up = Date.now();
+    await eventually(async () => (await readiness(svc)).status === 200, 30_000, 'readiness to return');
+    await eventually(async () => (await stored(svc, id).catch(() => [])).length === 20, 30_000, 'the held records');
+    console.log(`redis outage of ${seconds(up - down)}: up→all stored ${seconds(Date.now() - up)}`);
+    expect(await stored(svc, id)).toEqual(sequences(1, 20));
+  });
+});
