@@ -1,0 +1,49 @@
+/**
+ * Ingest: the same pre-produced topic consumed by a bare kafkajs consumer (the ceiling), by the
+ * service's consumer into the memory store, and into the Redis store, one after the other.
+ */
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import type { MockCluster } from '../tools/mock-cluster/mock-cluster.js';
+import { runWorker } from './lib/worker.js';
+
+/** One row of the results table. */
+export interface Row {
+  readonly benchmark: string;
+  readonly variant: string;
+  readonly value: number;
+  readonly unit: string;
+  /** The ceiling's value for the same benchmark, when it has one. */
+  readonly ratio?: number;
+  readonly target?: string;
+  readonly met?: boolean;
+}
+
+/** Runs the ingest comparison over `records` records in 12 partitions. */
+export async function benchIngest(cluster: MockCluster, records: number): Promise<Row[]> {
+  const topic = `bench-ingest-${Date.now()}`;
+  await cluster.createTopic(topic, 12);
+  const kafka = new Kafka({ clientId: 'bench-producer', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  // ~170-byte values; 1,000 tests keyed by id, so each test's records stay in order in one partition.
+  for (let sent = 0; sent < records; ) {
+    const messages = [];
+    for (let i = 0; i < 2000 && sent < records; i++, sent++) {
+      const id = `bench-${String(sent % 1000).padStart(4, '0')}-0000-0000-000000000000`;
+      messages.push({ key: id, value: JSON.stringify({ correlationId: id, sequence: Math.floor(sent / 1000), status: 'running', payload: { step: sent, progress: 0.5, note: 'x'.repeat(24) } }) });
+    }
+    await producer.send({ topic, messages });
+  }
+  await producer.disconnect();
+
+  const brokers = cluster.bootstrapServers.join(',');
+  type Result = { rate: number };
+  const bare = await runWorker<Result>('ingest', ['bare', brokers, topic, String(records)]);
+  const memory = await runWorker<Result>('ingest', ['memory', brokers, topic, String(records)]);
+  const redis = await runWorker<Result>('ingest', ['redis', brokers, topic, String(records)]);
+  return [
+    { benchmark: 'ingest', variant: 'bare kafkajs consumer (JSON.parse only)', value: bare.rate, unit: 'records/s' },
+    { benchmark: 'ingest', variant: 'service → memory store', value: memory.rate, unit: 'records/s', ratio: memory.rate / bare.rate, target: '≥ 0.9×', met: memory.rate / bare.rate >= 0.9 },
+    { benchmark: 'ingest', variant: 'service → Redis store', value: redis.rate, unit: 'records/s', ratio: redis.rate / bare.rate, target: '≥ 0.6×', met: redis.rate / bare.rate >= 0.6 },
+  ];
+}

@@ -1,0 +1,50 @@
+/**
+ * Runs a benchmark worker in its own process (`node --import tsx`), so load and the system under
+ * test never share an event loop, and returns the JSON object the worker prints last.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Starts `bench/workers/<name>.ts` and resolves with its final JSON line. */
+export function runWorker<T>(name: string, args: string[] = [], env: Record<string, string> = {}, options: { expose?: boolean } = {}): Promise<T> {
+  const child = startWorker(name, args, env, options);
+  return child.result as Promise<T>;
+}
+
+/** A long-running worker (a server): resolves `ready` with the first JSON line it prints. */
+export function startWorker(name: string, args: string[] = [], env: Record<string, string> = {}, options: { expose?: boolean } = {}) {
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', `bench/workers/${name}.ts`, ...args], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'pipe', options.expose ? 'inherit' : 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  let firstLine: ((value: unknown) => void) | undefined;
+  const ready = new Promise<unknown>((resolve) => (firstLine = resolve));
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    const line = out.split('\n').find((l) => l.startsWith('{'));
+    if (line && firstLine) {
+      firstLine(JSON.parse(line));
+      firstLine = undefined;
+    }
+  });
+  child.stderr?.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-4000)));
+  const result = new Promise<unknown>((resolve, reject) => {
+    child.once('exit', (code) => {
+      const lines = out.trim().split('\n').filter((l) => l.startsWith('{'));
+      if (code !== 0 || lines.length === 0) reject(new Error(`worker ${name} exited with ${code}: ${err}`));
+      else resolve(JSON.parse(lines.at(-1) as string));
+    });
+  });
+  return { child, ready, result, stop: () => child.kill('SIGTERM') };
+}
+
+/** Percentile of sorted numbers. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}

@@ -1,0 +1,38 @@
+/**
+ * The ceiling for query throughput: graphql-js `graphql()` on `node:http`, over the same schema,
+ * resolvers and seeded memory store as the service, with none of the service's HTTP stack, auth
+ * or limits. Prints `{ url, ids }`, runs until SIGTERM.
+ */
+import { graphql } from 'graphql';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAccessPolicy } from '../../src/auth/access.js';
+import { createGraphQLContext } from '../../src/graphql/context.js';
+import { createSchema } from '../../src/graphql/schema.js';
+import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
+import type { TestStarter } from '../../src/results/test-starter.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { seed } from '../lib/seed.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? fallback : Number(process.argv[i + 1]);
+};
+const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 100_000, maxMessagesPerTest: 1_000_000 });
+const ids = await seed(store, arg('tests', 20), arg('messages', 100));
+const schema = createSchema();
+const starter: TestStarter = { start: () => Promise.reject(new Error('not available here')) };
+const deps = { store, pubsub: createMemoryPubSub(), starter, subscriptionQueueLimit: 1000, access: createAccessPolicy({ adminScope: 'tests:admin' }) };
+const principal = { subject: 'bench', clientId: null, scopes: new Set(['tests:read', 'tests:admin']), expiresAt: Number.MAX_SAFE_INTEGER, issuer: 'bench' };
+
+const server = createServer((req, res) => {
+  let body = '';
+  req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+  req.on('end', async () => {
+    const { query, variables } = JSON.parse(body) as { query: string; variables?: Record<string, unknown> };
+    const result = await graphql({ schema, source: query, variableValues: variables ?? null, contextValue: createGraphQLContext(deps, principal) });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, ids })));
+process.once('SIGTERM', () => server.close(() => process.exit(0)));

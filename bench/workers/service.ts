@@ -1,0 +1,32 @@
+/**
+ * The service as the benchmarks run it: the real `startService` with a memory store, on a free
+ * port, optionally seeded with `--tests N --messages M` (through the store, as consumed records
+ * would be). Prints `{ url, ids }` once listening, runs until SIGTERM.
+ */
+import { loadConfig } from '../../src/config.js';
+import { createExternalAuth } from '../../src/auth/create-auth.js';
+import { createKafkaIngest } from '../../src/ingest/kafka-ingest.js';
+import { createLogger } from '../../src/logger.js';
+import { startService } from '../../src/service.js';
+import { createState } from '../../src/state.js';
+import { BENCH_AUTH_ENV } from '../lib/token.js';
+import { seed } from '../lib/seed.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? fallback : Number(process.argv[i + 1]);
+};
+const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BENCH_AUTH_ENV, WS_MAX_SUBSCRIPTIONS: '10000' });
+const logger = createLogger({ level: config.logLevel });
+const state = createState(config.store, logger);
+const ids = await seed(state.store, arg('tests', 0), arg('messages', 0));
+const service = await startService({
+  config,
+  logger,
+  store: state.store,
+  pubsub: state.pubsub,
+  createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
+  auth: createExternalAuth(config.auth),
+});
+console.log(JSON.stringify({ url: service.url, ids }));
+process.once('SIGTERM', () => void service.stop().then(() => state.dispose()).then(() => process.exit(0)));

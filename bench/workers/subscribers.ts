@@ -1,0 +1,50 @@
+/**
+ * Opens `perTest` graphql-ws subscriptions to each given test and records, for every push, the
+ * time since the record's `sentAt`. Prints `{ subscribed }` once every subscription is live, then
+ * the latency summary once `expected` pushes arrived per subscriber set (or after a timeout).
+ * Usage: subscribers.ts <url> <token> <perTest> <records> <id>...
+ */
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { percentile } from '../lib/worker.js';
+
+const [url = '', token = '', perTestArg = '1', recordsArg = '0', ...ids] = process.argv.slice(2);
+const perTest = Number(perTestArg);
+const expected = Number(recordsArg) * perTest;
+const latencies: number[] = [];
+const wsUrl = `${url.replace(/^http/, 'ws')}/graphql`;
+const QUERY = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload } }';
+
+let done!: () => void;
+const finished = new Promise<void>((resolve) => (done = resolve));
+let acknowledged = 0;
+const total = ids.length * perTest;
+// Several subscriptions share one socket when there are many, as a dashboard showing many tests would.
+const perSocket = Math.max(1, Math.ceil(total / 2000));
+const clients = [];
+let opened = 0;
+for (const id of ids) {
+  for (let i = 0; i < perTest; i++) {
+    if (opened % perSocket === 0) clients.push(createClient({ url: wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false }));
+    opened += 1;
+    const client = clients.at(-1) as ReturnType<typeof createClient>;
+    const iterator = client.iterate<{ testMessages: { sequence: number; payload: { sentAt: number } } }>({ query: QUERY, variables: { id } });
+    void (async () => {
+      for await (const result of iterator) {
+        const sentAt = result.data?.testMessages.payload.sentAt;
+        if (sentAt !== undefined) latencies.push(Date.now() - sentAt);
+        if (latencies.length >= expected) done();
+      }
+    })();
+  }
+}
+// A subscription is live once the server answered on its socket; a query per socket proves it.
+await Promise.all(clients.map((c) => new Promise<void>((resolve, reject) => c.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }))));
+acknowledged = total;
+console.log(JSON.stringify({ subscribed: acknowledged }));
+const timeout = setTimeout(done, 30_000 + expected);
+await finished;
+clearTimeout(timeout);
+const sorted = [...latencies].sort((a, b) => a - b);
+console.log(JSON.stringify({ received: latencies.length, expected, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN }));
+process.exit(0);
