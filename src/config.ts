@@ -199,7 +199,8 @@ function readAuth(read: Reader, env: Env): AuthConfig {
   const common = {
     audience: read.string('AUTH_AUDIENCE', 'urn:result-collection-service'),
     clockToleranceSeconds: read.int('AUTH_CLOCK_TOLERANCE_SECONDS', 5, { min: 0, max: 300 }),
-    tokenType: read.string('AUTH_ACCESS_TOKEN_TYP', 'at+jwt') || null,
+    // Set and empty turns the check off (issuers that do not type their access tokens).
+    tokenType: env.AUTH_ACCESS_TOKEN_TYP !== undefined && env.AUTH_ACCESS_TOKEN_TYP.trim() === '' ? null : read.string('AUTH_ACCESS_TOKEN_TYP', 'at+jwt'),
     adminScope: read.string('AUTH_ADMIN_SCOPE', 'tests:admin'),
   };
   if (secret !== '') {

@@ -55,6 +55,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: `invalid configuration: ${error.message}`, variable: error.variable })}\n`);
+    process.exit(78);
+  }
   process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'startup failed', err: String((error as Error)?.stack ?? error) })}\n`);
   process.exit(1);
 });

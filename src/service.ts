@@ -120,6 +120,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     maxSubscriptionsPerConnection: config.websocket.maxSubscriptionsPerConnection,
     maxPayload: config.websocket.maxMessageBytes,
     maxBufferedBytes: config.websocket.maxBufferedBytes,
+    introspection: config.graphql.introspection,
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -91,6 +91,7 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
       throw translate(error);
     }
 
+    if (typeof payload.sub !== 'string' || payload.sub === '') throw new InvalidTokenError('the token has no subject ("sub")');
     const nowSeconds = now() / 1000;
     if (typeof payload.iat === 'number' && payload.iat > nowSeconds + options.clockToleranceSeconds) {
       throw new InvalidTokenError('"iat" is in the future');
@@ -146,7 +147,13 @@ async function discoverJwks(issuer: string, timeoutDuration: number): Promise<JW
   if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') {
     throw new ServiceError('AUTH_UNAVAILABLE', 'The token issuer published an unusable discovery document.');
   }
-  return createRemoteJWKSet(new URL(document.jwks_uri), { timeoutDuration });
+  let uri: URL;
+  try {
+    uri = new URL(document.jwks_uri);
+  } catch {
+    throw new ServiceError('AUTH_UNAVAILABLE', 'The token issuer published an unusable discovery document.');
+  }
+  return createRemoteJWKSet(uri, { timeoutDuration });
 }
 
 /** Maps jose's errors to a precise, client-safe reason. */
@@ -171,6 +178,11 @@ function translate(error: unknown): Error {
   }
   if (error instanceof errors.JOSENotSupported) return new InvalidTokenError('the token uses an unsupported feature');
   if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || isFetchFailure(error)) {
+    return new ServiceError('AUTH_UNAVAILABLE', 'The signing keys cannot be fetched to verify tokens; try again shortly.', { cause: error });
+  }
+  // What remains of jose's errors from fetching keys (an HTTP error status, a body that is not a
+  // key set) says nothing about the token: the keys are unavailable.
+  if (error instanceof errors.JOSEError && /JSON Web Key Set|200 OK/i.test(error.message)) {
     return new ServiceError('AUTH_UNAVAILABLE', 'The signing keys cannot be fetched to verify tokens; try again shortly.', { cause: error });
   }
   if (error instanceof errors.JOSEError) return new InvalidTokenError('malformed token');

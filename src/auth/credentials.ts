@@ -68,7 +68,9 @@ export function loadUsers(path: string | null): UserEntry[] {
     for (const field of ['username', 'password_hash', 'sub']) {
       if (typeof e[field] !== 'string' || e[field] === '') throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: "${field}" must be a non-empty string`);
     }
-    if (!(e.password_hash as string).startsWith('scrypt$')) throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: password_hash must come from "npm run hash-password"`);
+    const [scheme, n, r, p, salt, hash] = (e.password_hash as string).split('$');
+    const wellFormed = scheme === 'scrypt' && [n, r, p].every((x) => /^\d+$/.test(x ?? '')) && (salt ?? '').length >= 16 && Buffer.from(hash ?? '', 'base64url').length === 32;
+    if (!wellFormed) throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: password_hash must come from scripts/hash-password.ts`);
     return {
       username: e.username as string,
       passwordHash: e.password_hash as string,
@@ -97,6 +99,10 @@ export function loadClients(path: string | null): ClientEntry[] {
     const grants = strings(e.grant_types, 'grant_types');
     const refused = grants.filter((g) => !['client_credentials', 'authorization_code', 'refresh_token'].includes(g));
     if (refused.length > 0) throw new ConfigError('OIDC_CLIENTS_FILE', `entry ${i}: grant types ${refused.join(', ')} are not supported`);
+    // Client credentials without a secret would let anyone who knows the id mint tokens.
+    if (grants.includes('client_credentials') && (typeof e.client_secret !== 'string' || e.token_endpoint_auth_method === 'none')) {
+      throw new ConfigError('OIDC_CLIENTS_FILE', `entry ${i}: a client_credentials client needs a client_secret and a secret-based token_endpoint_auth_method`);
+    }
     return {
       client_id: e.client_id,
       ...(typeof e.client_secret === 'string' ? { client_secret: e.client_secret } : {}),

@@ -9,7 +9,7 @@
  * - graphql-ws runs no validation rules of its own beyond the standard ones, so `onSubscribe`
  *   parses, validates, checks the scope and applies the same depth and cost limits as HTTP.
  */
-import { GraphQLError, getOperationAST, parse, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { IncomingMessage, Server } from 'node:http';
@@ -37,6 +37,8 @@ export interface GraphQLWebSocketOptions {
   readonly maxSubscriptionsPerConnection: number;
   /** Largest incoming WebSocket message, in bytes. */
   readonly maxPayload: number;
+  /** Whether the schema may be introspected (as on HTTP). */
+  readonly introspection: boolean;
   /** Bytes waiting to be sent to one client before it is cut off as not reading. */
   readonly maxBufferedBytes: number;
   readonly logger: Logger;
@@ -81,9 +83,13 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         try {
           principal = await options.verifyAccessToken(tokenFrom(ctx.connectionParams));
         } catch (error) {
-          const unavailable = isServiceError(error) && error.code === 'AUTH_UNAVAILABLE';
-          const message = error instanceof Error ? error.message : 'invalid token';
-          socket.close(unavailable ? CloseCode.InternalServerError : CloseCode.Forbidden, reason(`${unavailable ? 'Unavailable' : 'Forbidden'}: ${message}`));
+          if (isServiceError(error) && error.code === 'UNAUTHENTICATED') {
+            socket.close(CloseCode.Forbidden, reason(`Forbidden: ${error.message}`));
+          } else {
+            // Anything else is ours, not the client's: say only that verification is unavailable.
+            if (!(isServiceError(error) && error.code === 'AUTH_UNAVAILABLE')) log.error({ err: error }, 'token verification failed unexpectedly');
+            socket.close(CloseCode.InternalServerError, 'Unavailable: tokens cannot be verified right now');
+          }
           return false;
         }
         // The token's lifetime bounds the connection's (capped to what a timer can hold).
@@ -110,7 +116,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         } catch (error) {
           return [withCode(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED')];
         }
-        const invalid = validate(schema, document);
+        const invalid = validate(schema, document, options.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule]);
         if (invalid.length > 0) return invalid.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED'));
         const operation = getOperationAST(document, payload.operationName);
         if (operation == null) {
@@ -176,7 +182,13 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     dispose() {
       disposing ??= (async () => {
         clearInterval(heartbeat);
+        // graphql-ws waits for every client to answer the close frame; one that stops reading
+        // never does, and ws would wait 30 s for it. Those are cut after a second.
+        const cut = setTimeout(() => {
+          for (const socket of wss.clients) socket.terminate();
+        }, 1000);
         await serverCleanup.dispose();
+        clearTimeout(cut);
       })();
       return disposing;
     },

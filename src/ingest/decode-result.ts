@@ -99,7 +99,9 @@ function fail(reason: string): DecodeResult {
 /** Epoch ms, null when absent, undefined when present but invalid. */
 function parseTime(raw: unknown): number | null | undefined {
   if (raw === undefined || raw === null) return null;
-  if (typeof raw === 'number') return Number.isFinite(raw) && raw >= 0 ? raw : undefined;
+  // 8.64e15 ms is the largest instant a Date can hold; nanoseconds or microseconds would pass
+  // `Number.isFinite` and then break every read of the test.
+  if (typeof raw === 'number') return Number.isFinite(raw) && raw >= 0 && raw <= 8.64e15 ? raw : undefined;
   if (typeof raw !== 'string') return undefined;
   const ms = Date.parse(raw);
   return Number.isNaN(ms) ? undefined : ms;

@@ -61,16 +61,19 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
     async publish(request) {
       if (disposed) throw new ServiceError('SHUTTING_DOWN', 'The service is shutting down.');
       let timer: NodeJS.Timeout | undefined;
+      let timedOut = false;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new ServiceError('BROKER_UNAVAILABLE', `The message broker did not accept the request within ${options.timeoutMs} ms.`)),
-          options.timeoutMs,
-        );
+        timer = setTimeout(() => {
+          timedOut = true;
+          reject(new ServiceError('BROKER_UNAVAILABLE', `The message broker did not accept the request within ${options.timeoutMs} ms.`));
+        }, options.timeoutMs);
       });
       try {
         await Promise.race([
           (async () => {
             await connect();
+            // The caller has been told this request failed: it must not be sent after all.
+            if (timedOut) return;
             await producer.send({
               topic: options.topic,
               acks: -1,

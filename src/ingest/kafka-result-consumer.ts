@@ -163,7 +163,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     }
     const last = batch.messages.at(-1);
     if (last !== undefined) lag.set(`${batch.topic}/${batch.partition}`, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
-    if (processedUpTo !== undefined) {
+    // A batch a rebalance made stale may belong to another member now: its offset is not ours to commit.
+    if (processedUpTo !== undefined && !isStale()) {
       // The committed offset is the next one to read.
       uncommitted.set(`${batch.topic}/${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: (BigInt(processedUpTo) + 1n).toString() });
     }
@@ -225,6 +226,12 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     retry.unref();
   }
 
+  // Batches stop on an idle topic, and so would the commits after them: a timer commits the rest.
+  const idleCommit = commitEnabled && commitInterval > 0 ? setInterval(() => {
+    if (consumer !== undefined && !draining && Date.now() - lastCommit >= commitInterval) void commitProcessed(consumer);
+  }, commitInterval) : undefined;
+  idleCommit?.unref();
+
   function start(): void {
     if (consumer !== undefined || disposing !== undefined) return;
     // Not awaited: startup completes while the consumer connects and waits for records.
@@ -247,6 +254,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     start,
     dispose() {
       disposing ??= (async () => {
+        if (idleCommit !== undefined) clearInterval(idleCommit);
         const c = consumer;
         if (c !== undefined) {
           // Finish the record in hand and take no more, so the final commit covers all that was stored.

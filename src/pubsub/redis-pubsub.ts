@@ -57,7 +57,11 @@ export function createRedisPubSub(options: RedisPubSubOptions): PubSub & { liste
         await options.subscriber.subscribe(channel);
       } catch (error) {
         listeners.delete(listener);
-        if (listeners.size === 0) channels.delete(channel);
+        if (listeners.size === 0) {
+          channels.delete(channel);
+          // The SUBSCRIBE may have reached Redis even though the client gave up on the answer.
+          options.subscriber.unsubscribe(channel).catch(() => undefined);
+        }
         throw new ServiceError('STORE_UNAVAILABLE', 'Live updates are unavailable (Redis).', { cause: error });
       }
       return () => {

@@ -6,7 +6,8 @@
  *
  * Keys per test (all expire together, refreshed on every write):
  *   {prefix}:{id}:meta   hash  correlationId, status, input (JSON), owner, createdAt, updatedAt
- *   {prefix}:{id}:msgs   list  messages as JSON, in order
+ *   {prefix}:{id}:msgs   list  messages in order, each `<sequence or empty>\t<JSON>`: the script
+ *                              orders by the prefix and never decodes a payload
  *   {prefix}:{id}:keys   hash  deduplication key -> receivedAt of the stored copy
  * The `{id}` hash tag keeps one test's keys in one Redis Cluster slot.
  */
@@ -39,7 +40,7 @@ local status = redis.call('HGET', meta, 'status')
 local earlier = redis.call('HGET', keys, key)
 if earlier then return { 'duplicate', status, earlier } end
 if redis.call('LLEN', msgs) >= max then return { 'over-limit', status, now } end
-local json = string.sub(body, 1, -2) .. ',"receivedAt":' .. now .. '}'
+local json = seq .. '\t' .. string.sub(body, 1, -2) .. ',"receivedAt":' .. now .. '}'
 -- Ordered by sequence where given, else by arrival: a sequenced message goes after the last one
 -- whose sequence is not greater, never before an unsequenced one.
 local len = redis.call('LLEN', msgs)
@@ -47,8 +48,8 @@ local index = len
 if seq ~= '' then
   local s = tonumber(seq)
   while index > 0 do
-    local before = cjson.decode(redis.call('LINDEX', msgs, index - 1)).sequence
-    if before == nil or before == cjson.null or before <= s then break end
+    local before = string.match(redis.call('LINDEX', msgs, index - 1), '^([^\t]*)\t')
+    if before == nil or before == '' or tonumber(before) <= s then break end
     index = index - 1
   end
 end
@@ -185,6 +186,6 @@ function toRecord(meta: Record<string, string> | undefined, messages: string[] |
     owner: meta.owner ? meta.owner : null,
     createdAt: Number(meta.createdAt),
     updatedAt: Number(meta.updatedAt),
-    messages: (messages ?? []).map((json) => JSON.parse(json) as TestMessage),
+    messages: (messages ?? []).map((item) => JSON.parse(item.slice(item.indexOf('\t') + 1)) as TestMessage),
   };
 }

@@ -65,8 +65,16 @@ export async function openTestMessageStream(options: TestMessageStreamOptions): 
   const accept = (event: TestMessageEvent) => {
     if (closed || finishing || failure !== undefined) return;
     const message = event.message;
-    if (seen?.has(message.key)) return;
-    if (hasAfter && message.sequence !== null && message.sequence <= afterSequence) return;
+    const skip = seen?.has(message.key) === true || (hasAfter && message.sequence !== null && message.sequence <= afterSequence);
+    if (skip) {
+      // A message the client does not need can still be the one that finishes the test.
+      if (isFinished(event.status)) {
+        finishing = true;
+        stopListening();
+        wake();
+      }
+      return;
+    }
     if (live.length >= queueLimit) {
       failure = new ServiceError('SUBSCRIBER_TOO_SLOW', `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with afterSequence to resume.`);
       live.length = 0;

@@ -58,11 +58,11 @@ describe('consumer', () => {
     const sub = collect(client, `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`, { id });
     await sub.waitFor(4);
 
-    // A second consumer group over the same state reads every record of the topic again: the
-    // at-least-once redelivery a crash before the commit would cause, for all of them at once.
+    // A second consumer group over the same state and the same live bus reads every record of the
+    // topic again: the at-least-once redelivery a crash before the commit would cause, for all at once.
     const shared = svc.store;
     const replayTopics = { ...env(), KAFKA_GROUP_ID: `${topics.group}-replay` };
-    const replayer = await startTestService({ brokers: cluster.bootstrapServers, env: replayTopics, store: shared });
+    const replayer = await startTestService({ brokers: cluster.bootstrapServers, env: replayTopics, store: shared, pubsub: svc.pubsub });
     const stats = replayer.service.ingest.consumer.stats;
     const total = await eventually(() => {
       const seen = stats.stored + stats.duplicates + stats.malformed;

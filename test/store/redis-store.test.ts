@@ -49,6 +49,19 @@ describe('redis store specifics', () => {
     expect(stored?.messages.map((m) => m.sequence)).toEqual(Array.from({ length: 50 }, (_, i) => i));
   });
 
+  it('orders around payloads that Lua JSON cannot decode (lone surrogates, deep nesting)', async () => {
+    const store = createRedisStore({ redis, ttlSeconds: 100, maxMessagesPerTest: 100, prefix });
+    const id = uniqueId('odd');
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 1100; i++) deep = [deep];
+    await store.append(incoming(id, { sequence: 5, payload: '\ud800 lone surrogate' }));
+    await store.append(incoming(id, { sequence: 6, payload: deep }));
+    await store.append(incoming(id, { sequence: 1 }));
+    const read = await store.get(id);
+    expect(read?.messages.map((m) => m.sequence)).toEqual([1, 5, 6]);
+    expect(read?.messages[1]?.payload).toBe('\ud800 lone surrogate');
+  });
+
   it('refuses messages past the per-test maximum', async () => {
     const store = createRedisStore({ redis, ttlSeconds: 100, maxMessagesPerTest: 2, prefix });
     const id = uniqueId('cap');

@@ -23,6 +23,7 @@ export interface TestService {
   readonly url: string;
   readonly config: Config;
   readonly store: Store;
+  readonly pubsub: PubSub;
   /** Resolves once the consumer has joined its group (readiness is 200). */
   ready(): Promise<void>;
   stop(): Promise<void>;
@@ -69,11 +70,12 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   // Shared state belongs to whoever passed it in: this instance's stop() must not dispose it.
   const memory = options.store ? { ...options.store, dispose: async () => {} } : createMemoryStore(config.store);
   const store = options.wrapStore ? options.wrapStore(memory) : memory;
+  const pubsub = options.pubsub ? { ...options.pubsub, dispose: async () => {} } : createMemoryPubSub();
   const service = await startService({
     config,
     logger,
     store,
-    pubsub: options.pubsub ? { ...options.pubsub, dispose: async () => {} } : createMemoryPubSub(),
+    pubsub,
     createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
     auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
   });
@@ -82,6 +84,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     url: service.url,
     config,
     store,
+    pubsub,
     ready: async () => {
       await eventually(async () => (await service.readiness()).ready, 30_000, 'consumer to join its group');
     },

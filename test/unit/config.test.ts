@@ -65,6 +65,12 @@ describe('loadConfig', () => {
     expect(loadConfig({}).kafka).toMatchObject({ groupId: 'result-collection-service', commitOffsets: true });
   });
 
+  it('turns the access-token typ check off when AUTH_ACCESS_TOKEN_TYP is set and empty', () => {
+    expect(loadConfig({ AUTH_ACCESS_TOKEN_TYP: '' }).auth.tokenType).toBeNull();
+    expect(loadConfig({}).auth.tokenType).toBe('at+jwt');
+    expect(loadConfig({ AUTH_ACCESS_TOKEN_TYP: 'jwt' }).auth.tokenType).toBe('jwt');
+  });
+
   it('chooses the auth mode from the variables', () => {
     expect(loadConfig({ AUTH_ISSUER: 'https://id.example/realm' }).auth).toMatchObject({ mode: 'jwks', issuer: 'https://id.example/realm', jwksUri: null });
     expect(loadConfig({ AUTH_ISSUER: 'https://id.example', AUTH_JWKS_URI: 'https://id.example/keys' }).auth.jwksUri?.href).toBe('https://id.example/keys');

@@ -68,6 +68,7 @@ describe('decodeResult', () => {
     ['an unknown status', { correlationId: 'c', status: 'exploded' }, {}, 'unknown status'],
     ['a non-boolean final', { correlationId: 'c', final: 'yes' }, {}, 'final'],
     ['a bad producedAt', { correlationId: 'c', producedAt: 'yesterday' }, {}, 'producedAt'],
+    ['a producedAt in nanoseconds (past the last instant a date can hold)', { correlationId: 'c', producedAt: 1.7e18 }, {}, 'producedAt'],
     ['an overlong correlation id', { correlationId: 'x'.repeat(300) }, {}, 'longer than'],
   ])('refuses %s', (_label, value, headers, reason) => {
     const result = decodeResult(record(value, headers as Record<string, string>));

@@ -79,6 +79,15 @@ describe('openTestMessageStream', () => {
     expect(await take(stream, 10)).toEqual([3, null, 9]);
   });
 
+  it('completes when the final message is one that afterSequence skips', async () => {
+    const { store, pubsub, record } = setup();
+    await store.create({ correlationId: 't', input: null, owner: null });
+    const stream = await openTestMessageStream({ store, pubsub, correlationId: 't', afterSequence: 5, queueLimit: 10 });
+    await record(incoming('t', { sequence: 3, final: true }));
+    await expect(stream.next()).resolves.toEqual({ value: undefined, done: true });
+    expect(pubsub.listenerCount('t')).toBe(0);
+  });
+
   it('rejects an unknown test with NOT_FOUND and leaves no listener behind', async () => {
     const { store, pubsub } = setup();
     await expect(openTestMessageStream({ store, pubsub, correlationId: 'nope', queueLimit: 10 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
