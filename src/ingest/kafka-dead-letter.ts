@@ -24,32 +24,39 @@ export interface KafkaDeadLetter {
 export function createKafkaDeadLetter(options: { kafka: Kafka; topic: string }): KafkaDeadLetter {
   const producer = options.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   let connecting: Promise<void> | undefined;
-  return {
-    async sink(record: BrokerRecord, reason: string) {
-      connecting ??= producer.connect().catch((error: unknown) => {
-        connecting = undefined;
-        throw error;
-      });
-      await connecting;
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(record.headers)) if (value !== undefined) headers[name] = value;
-      await producer.send({
-        topic: options.topic,
-        acks: -1,
-        messages: [
-          {
-            key: record.key,
-            value: record.value,
-            headers: {
-              ...headers,
-              [DEAD_LETTER_HEADERS.topic]: record.topic,
-              [DEAD_LETTER_HEADERS.partition]: String(record.partition),
-              [DEAD_LETTER_HEADERS.offset]: record.offset,
-              [DEAD_LETTER_HEADERS.error]: reason,
-            },
+  // Records are handed over concurrently; one send at a time keeps them in their original order.
+  let tail: Promise<unknown> = Promise.resolve();
+  async function send(record: BrokerRecord, reason: string): Promise<void> {
+    connecting ??= producer.connect().catch((error: unknown) => {
+      connecting = undefined;
+      throw error;
+    });
+    await connecting;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(record.headers)) if (value !== undefined) headers[name] = value;
+    await producer.send({
+      topic: options.topic,
+      acks: -1,
+      messages: [
+        {
+          key: record.key,
+          value: record.value,
+          headers: {
+            ...headers,
+            [DEAD_LETTER_HEADERS.topic]: record.topic,
+            [DEAD_LETTER_HEADERS.partition]: String(record.partition),
+            [DEAD_LETTER_HEADERS.offset]: record.offset,
+            [DEAD_LETTER_HEADERS.error]: reason,
           },
-        ],
-      });
+        },
+      ],
+    });
+  }
+  return {
+    sink(record: BrokerRecord, reason: string) {
+      const sent = tail.then(() => send(record, reason));
+      tail = sent.catch(() => undefined);
+      return sent;
     },
     dispose: () => producer.disconnect(),
   };

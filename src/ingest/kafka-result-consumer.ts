@@ -11,6 +11,9 @@ import type { Logger } from '../logger.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { decodeResult } from './decode-result.js';
 
+/** Records handed to the store at once (see processBatch). */
+const CHUNK = 200;
+
 /** Stores one decoded message; rejecting makes the record be redelivered. */
 export type ResultEventHandler = (message: IncomingMessage) => Promise<AppendResult['outcome']>;
 
@@ -134,32 +137,31 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   }
 
   async function processBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    let sinceHeartbeat = 0;
     let processedUpTo: string | undefined;
-    for (const message of batch.messages) {
+    for (let from = 0; from < batch.messages.length; from += CHUNK) {
       if (!isRunning() || isStale() || draining) break;
-      stats.consumed += 1;
-      // While the store is down the partition waits on this record (still heartbeating, so it
-      // stays in the group) rather than skipping it or churning the group with restarts.
+      const chunk = batch.messages.slice(from, from + CHUNK);
+      stats.consumed += chunk.length;
+      // The records of a chunk are handed to the store together: their writes are issued in order
+      // without waiting for each other (one round trip for a Redis pipeline, not one per record),
+      // and their pushes follow in the same order. While the store is down the partition waits on
+      // the chunk (still heartbeating, so it stays in the group) rather than skipping it or
+      // churning the group with restarts; writing a chunk again is harmless, as appends are idempotent.
       for (let attempt = 0; ; attempt++) {
         try {
-          await handle(message, batch.topic, batch.partition);
+          await Promise.all(chunk.map((message) => handle(message, batch.topic, batch.partition)));
           break;
         } catch (error) {
           if (!(isServiceError(error) && error.code === 'STORE_UNAVAILABLE') || !isRunning() || draining) throw error;
-          if (attempt === 0) log.warn({ record: `${batch.topic}/${batch.partition}/${message.offset}` }, 'state store unavailable; holding the partition until it returns');
+          if (attempt === 0) log.warn({ record: `${batch.topic}/${batch.partition}/${chunk[0]?.offset}` }, 'state store unavailable; holding the partition until it returns');
           await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));
           await heartbeat();
         }
       }
-      resolveOffset(message.offset);
-      processedUpTo = message.offset;
-      // Long batches must not outlast the session; kafkajs throttles the heartbeat itself, so
-      // asking every hundred records is enough and keeps the call off the per-record path.
-      if (++sinceHeartbeat === 100) {
-        sinceHeartbeat = 0;
-        await heartbeat();
-      }
+      processedUpTo = (chunk.at(-1) as KafkaMessage).offset;
+      resolveOffset(processedUpTo);
+      // Long batches must not outlast the session; kafkajs throttles the heartbeat itself.
+      await heartbeat();
     }
     const last = batch.messages.at(-1);
     if (last !== undefined) lag.set(`${batch.topic}/${batch.partition}`, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));

@@ -142,9 +142,8 @@ describe('Redis outage', () => {
     const storedBefore = stats.stored;
     const consumedBefore = stats.consumed;
     await producer.send(topics.results, sequences(11, 20).map((sequence) => result(id, { sequence })));
-    // The consumer has the first of them in hand, and holds it: nothing is stored or skipped.
+    // The consumer has them in hand, and holds them: nothing is stored or skipped.
     await eventually(() => stats.consumed > consumedBefore, 20_000, 'the consumer to fetch the new records');
-    expect(stats.consumed).toBe(consumedBefore + 1);
     expect(stats.stored).toBe(storedBefore);
 
     await redis.restart();
