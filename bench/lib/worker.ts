@@ -40,6 +40,8 @@ export function startWorker(name: string, args: string[] = [], env: Record<strin
       else resolve(JSON.parse(lines.at(-1) as string));
     });
   });
+  // Servers are stopped, not awaited: a worker that is stopped must not surface as an unhandled rejection.
+  result.catch(() => undefined);
   return { child, ready, result, stop: () => child.kill('SIGTERM') };
 }
 

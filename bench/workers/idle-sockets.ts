@@ -22,6 +22,6 @@ for (let i = 0; i < count; i += 200) {
     ),
   );
 }
-console.log(JSON.stringify({ open: count }));
 process.once('SIGTERM', () => process.exit(0));
+console.log(JSON.stringify({ open: count }));
 setInterval(() => undefined, 60_000);

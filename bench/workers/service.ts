@@ -28,5 +28,5 @@ const service = await startService({
   createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
   auth: createExternalAuth(config.auth),
 });
-console.log(JSON.stringify({ url: service.url, ids }));
 process.once('SIGTERM', () => void service.stop().then(() => state.dispose()).then(() => process.exit(0)));
+console.log(JSON.stringify({ url: service.url, ids }));

@@ -26,7 +26,8 @@ import type { Auth } from './create-auth.js';
 import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
 import { loginPage } from './login-page.js';
 import { SCOPES } from './principal.js';
-import { bearerToken, sendAuthError } from '../http/authenticate.js';
+import { sendAuthError } from '../http/authenticate.js';
+import { bearerToken } from './bearer.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const;
 

@@ -16,6 +16,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { InvalidTokenError } from '../auth/auth-error.js';
+import { bearerToken } from '../auth/bearer.js';
 import type { Principal } from '../auth/principal.js';
 import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -198,10 +199,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
 /** The bearer token of `connection_init`: `{ authorization: "Bearer …" }` or `{ token: "…" }`. */
 function tokenFrom(params: Record<string, unknown> | undefined): string {
   const authorization = params?.authorization ?? params?.Authorization;
-  if (typeof authorization === 'string') {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (match) return match[1] as string;
-  }
+  if (typeof authorization === 'string') return bearerToken(authorization);
   if (typeof params?.token === 'string' && params.token !== '') return params.token;
   throw new InvalidTokenError('no bearer token (connection_init payload { authorization: "Bearer <token>" })');
 }

@@ -5,8 +5,8 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { bearerChallenge } from '../auth/auth-error.js';
-import { InvalidTokenError } from '../auth/auth-error.js';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
+import { bearerToken } from '../auth/bearer.js';
 import type { Principal } from '../auth/principal.js';
 import { ServiceError, isServiceError } from '../errors.js';
 import { sendProblem } from './problem.js';
@@ -16,14 +16,6 @@ export function principalOf(res: Response): Principal {
   const principal = res.locals.principal as Principal | undefined;
   if (principal === undefined) throw new Error('route is missing the authenticate middleware');
   return principal;
-}
-
-/** The token of an `Authorization: Bearer …` header. */
-export function bearerToken(header: string | undefined): string {
-  if (header === undefined || header.trim() === '') throw new InvalidTokenError('no bearer token (Authorization: Bearer <token>)');
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (match === null) throw new InvalidTokenError('the Authorization header is not "Bearer <token>"');
-  return match[1] as string;
 }
 
 /** Sends an auth failure in the shape the route's clients expect. */
