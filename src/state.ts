@@ -7,7 +7,7 @@ import type { StoreConfig } from './config.js';
 import type { Logger } from './logger.js';
 import { createMemoryPubSub } from './pubsub/memory-pubsub.js';
 import type { PubSub } from './pubsub/pubsub.js';
-import { createRedisPubSub } from './pubsub/redis-pubsub.js';
+import { createRedisPubSub, eventChannelPrefix } from './pubsub/redis-pubsub.js';
 import { createMemoryStore } from './store/memory-store.js';
 import { createRedisStore } from './store/redis-store.js';
 import type { Store } from './store/store.js';
@@ -40,7 +40,14 @@ export function createState(config: StoreConfig, logger: Logger): State {
 
   let disposing: Promise<void> | undefined;
   return {
-    store: createRedisStore({ redis: commands, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: config.redisKeyPrefix }),
+    store: createRedisStore({
+      redis: commands,
+      ttlSeconds: config.ttlSeconds,
+      maxMessagesPerTest: config.maxMessagesPerTest,
+      prefix: config.redisKeyPrefix,
+      // The store announces what it stores on the PubSub's channels, in the same atomic step.
+      publishPrefix: eventChannelPrefix(config.redisKeyPrefix),
+    }),
     pubsub: createRedisPubSub({ publisher: commands, subscriber, prefix: config.redisKeyPrefix, logger }),
     dispose() {
       disposing ??= Promise.allSettled([commands.quit(), subscriber.quit()]).then(() => undefined);

@@ -50,6 +50,8 @@ export interface AppendResult {
   readonly status: TestStatus;
   /** The stored message (the earlier copy for a duplicate). */
   readonly message: TestMessage;
+  /** True when the store itself already announced the new message to subscribers (Redis). */
+  readonly published?: boolean;
 }
 
 /** What `startTest` returns to the transports. */

@@ -8,6 +8,11 @@ import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { EventListener, PubSub } from './pubsub.js';
 
+/** The channel prefix of a key prefix: events of test `id` go to `${eventChannelPrefix(prefix)}${id}`. */
+export function eventChannelPrefix(prefix = 'rcs'): string {
+  return `${prefix}:events:`;
+}
+
 /** Options of {@link createRedisPubSub}. */
 export interface RedisPubSubOptions {
   /** Connection for PUBLISH (may be shared with the store). */
@@ -20,7 +25,7 @@ export interface RedisPubSubOptions {
 
 /** Creates the Redis {@link PubSub}. Neither connection is closed by it. */
 export function createRedisPubSub(options: RedisPubSubOptions): PubSub & { listenerCount(correlationId?: string): number } {
-  const prefix = `${options.prefix ?? 'rcs'}:events:`;
+  const prefix = eventChannelPrefix(options.prefix);
   const channels = new Map<string, Set<EventListener>>();
   const log = options.logger.child({ component: 'pubsub' });
 

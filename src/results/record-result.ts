@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
 export function createResultRecorder(options: { store: Store; pubsub: PubSub }): ResultEventHandler {
   return async (incoming) => {
     const result = await options.store.append(incoming);
-    if (result.outcome === 'inserted') {
+    if (result.outcome === 'inserted' && result.published !== true) {
       await options.pubsub.publish({ message: result.message, status: result.status });
     }
     return result.outcome;

@@ -24,15 +24,22 @@ export interface RedisStoreOptions {
   readonly maxMessagesPerTest: number;
   /** Key prefix, so several deployments can share one Redis. */
   readonly prefix?: string;
+  /**
+   * When set, a newly stored message is published to `<publishPrefix><correlationId>` by the same
+   * script that stores it (the Redis PubSub's channel), so storing and announcing cannot be split
+   * by a failure between two commands. Results then report `published: true`.
+   */
+  readonly publishPrefix?: string;
 }
 
 // KEYS: meta, msgs, keys. ARGV: correlationId, dedupeKey, sequence ('' for none), status ('' for
-// none), final ('1'/'0'), message JSON without receivedAt (ends in '}'), now, ttl, max.
+// none), final ('1'/'0'), message JSON without receivedAt (ends in '}'), now, ttl, max, channel
+// prefix to publish the new message on ('' for none).
 // Returns { outcome, status, receivedAt }.
 const APPEND = `
 local meta, msgs, keys = KEYS[1], KEYS[2], KEYS[3]
 local id, key, seq, mstatus, final = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local body, now, ttl, max = ARGV[6], ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
+local body, now, ttl, max, channel = ARGV[6], ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10]
 if redis.call('EXISTS', meta) == 0 then
   redis.call('HSET', meta, 'correlationId', id, 'status', 'PENDING', 'input', 'null', 'owner', '', 'createdAt', now, 'updatedAt', now)
 end
@@ -40,7 +47,8 @@ local status = redis.call('HGET', meta, 'status')
 local earlier = redis.call('HGET', keys, key)
 if earlier then return { 'duplicate', status, earlier } end
 if redis.call('LLEN', msgs) >= max then return { 'over-limit', status, now } end
-local json = seq .. '\t' .. string.sub(body, 1, -2) .. ',"receivedAt":' .. now .. '}'
+local message = string.sub(body, 1, -2) .. ',"receivedAt":' .. now .. '}'
+local json = seq .. '\t' .. message
 -- Ordered by sequence where given, else by arrival: a sequenced message goes after the last one
 -- whose sequence is not greater, never before an unsequenced one.
 local len = redis.call('LLEN', msgs)
@@ -68,6 +76,9 @@ redis.call('HSET', meta, 'status', status, 'updatedAt', now)
 redis.call('EXPIRE', meta, ttl)
 redis.call('EXPIRE', msgs, ttl)
 redis.call('EXPIRE', keys, ttl)
+if channel ~= '' then
+  redis.call('PUBLISH', channel .. id, '{"message":' .. message .. ',"status":"' .. status .. '"}')
+end
 return { 'inserted', status, now }
 `;
 
@@ -156,9 +167,11 @@ export function createRedisStore(options: RedisStoreOptions): Store {
           Date.now(),
           ttlSeconds,
           options.maxMessagesPerTest,
+          options.publishPrefix ?? '',
         );
         const message: TestMessage = { ...incoming, receivedAt: Number(receivedAt) };
-        return { outcome: outcome as AppendResult['outcome'], status: after as TestStatus, message };
+        const published = outcome === 'inserted' && options.publishPrefix !== undefined;
+        return { outcome: outcome as AppendResult['outcome'], status: after as TestStatus, message, ...(published ? { published } : {}) };
       }),
 
     remove: (correlationId) =>

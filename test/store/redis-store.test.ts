@@ -62,6 +62,23 @@ describe('redis store specifics', () => {
     expect(read?.messages[1]?.payload).toBe('\ud800 lone surrogate');
   });
 
+  it('announces a new message on the PubSub channel in the same step that stores it, and a duplicate never', async () => {
+    const publishPrefix = `${prefix}:events:`;
+    const store = createRedisStore({ redis, ttlSeconds: 100, maxMessagesPerTest: 100, prefix, publishPrefix });
+    const id = uniqueId('pub');
+    const listener = connect();
+    const received: Array<{ message: { sequence: number; receivedAt: number; payload: unknown }; status: string }> = [];
+    listener.on('message', (_channel: string, raw: string) => received.push(JSON.parse(raw)));
+    await listener.subscribe(`${publishPrefix}${id}`);
+    const first = await store.append(incoming(id, { sequence: 1, payload: { a: 'ü' } }));
+    const again = await store.append(incoming(id, { sequence: 1, payload: { a: 'ü' } }));
+    const last = await store.append(incoming(id, { sequence: 2, final: true }));
+    expect([first.published, again.published, last.published]).toEqual([true, undefined, true]);
+    for (let i = 0; i < 50 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(received.map((e) => [e.message.sequence, e.status])).toEqual([[1, 'RUNNING'], [2, 'COMPLETED']]);
+    expect(received[0]?.message).toEqual({ ...first.message, payload: { a: 'ü' } });
+  });
+
   it('refuses messages past the per-test maximum', async () => {
     const store = createRedisStore({ redis, ttlSeconds: 100, maxMessagesPerTest: 2, prefix });
     const id = uniqueId('cap');
