@@ -11,6 +11,7 @@ import { benchIngest, type Row } from './ingest.js';
 import { benchMemory } from './memory.js';
 import { benchQueries } from './queries.js';
 import { benchLatency } from './latency.js';
+import { killWorkers } from './lib/worker.js';
 
 const smoke = process.argv.includes('--smoke');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -28,6 +29,7 @@ try {
   if (wanted('latency')) rows.push(...(await benchLatency(cluster, sizes)));
   if (wanted('memory')) rows.push(...(await benchMemory(sizes.memory, sizes.sockets, cluster)));
 } finally {
+  killWorkers();
   await cluster.stop();
 }
 

@@ -6,6 +6,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const alive = new Set<ChildProcess>();
+
+/** Kills every worker still running (servers that were asked to stop but have not yet exited). */
+export function killWorkers(): void {
+  for (const child of alive) child.kill('SIGKILL');
+}
 
 /** Starts `bench/workers/<name>.ts` and resolves with its final JSON line. */
 export function runWorker<T>(name: string, args: string[] = [], env: Record<string, string> = {}, options: { expose?: boolean } = {}): Promise<T> {
@@ -20,6 +26,8 @@ export function startWorker(name: string, args: string[] = [], env: Record<strin
     env: { ...process.env, LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'pipe', options.expose ? 'inherit' : 'pipe'],
   });
+  alive.add(child);
+  child.once('exit', () => alive.delete(child));
   let out = '';
   let err = '';
   let firstLine: ((value: unknown) => void) | undefined;

@@ -34,5 +34,8 @@ const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
   });
 });
-process.once('SIGTERM', () => server.close(() => process.exit(0)));
+process.once('SIGTERM', () => {
+  server.closeAllConnections(); // keep-alive connections of the load generator would hold close() open
+  server.close(() => process.exit(0));
+});
 server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, ids })));
