@@ -37,6 +37,9 @@ export function operationCost(schema: GraphQLSchema, document: DocumentNode, var
   return getComplexity({ schema, query: document, variables: variables ?? {}, ...(operationName ? { operationName } : {}), estimators });
 }
 
+/** Per-document results, dropped with the document when Apollo's cache lets it go. */
+const analyses = new WeakMap<DocumentNode, { limits: OperationLimits; depth: readonly GraphQLError[]; costs: Map<string, number> }>();
+
 /**
  * The limit violations of an already validated operation, as GraphQL errors carrying
  * `extensions.code` QUERY_TOO_DEEP or QUERY_TOO_COMPLEX. Empty when within budget.
@@ -48,8 +51,16 @@ export function checkOperationLimits(
   operationName: string | undefined,
   limits: OperationLimits,
 ): GraphQLError[] {
-  // Introspection fields (`__schema`, `__type`) are not counted, so GraphQL IDEs keep working.
-  const deep = validate(schema, document, [depthLimit(limits.maxDepth)]);
+  // Apollo hands the same parsed document to every request with the same query text, so the
+  // depth (which depends on the document alone) is computed once per document, and the cost once
+  // per document and variables.
+  let cached = analyses.get(document);
+  if (cached === undefined || cached.limits !== limits) {
+    // Introspection fields (`__schema`, `__type`) are not counted, so GraphQL IDEs keep working.
+    cached = { limits, depth: validate(schema, document, [depthLimit(limits.maxDepth)]), costs: new Map() };
+    analyses.set(document, cached);
+  }
+  const deep = cached.depth;
   if (deep.length > 0) {
     return deep.map(
       (error) =>
@@ -59,12 +70,18 @@ export function checkOperationLimits(
         }),
     );
   }
-  let cost: number;
-  try {
-    cost = operationCost(schema, document, variables, operationName);
-  } catch {
-    // Variables that do not coerce: execution rejects the operation with the precise reason.
-    return [];
+  const costKey = `${operationName ?? ''}\u0000${JSON.stringify(variables ?? {})}`;
+  let cost = cached.costs.get(costKey);
+  if (cost === undefined) {
+    try {
+      cost = operationCost(schema, document, variables, operationName);
+    } catch {
+      // Variables that do not coerce: execution rejects the operation with the precise reason.
+      return [];
+    }
+    // Bounded: a document used with ever new variables must not grow without end.
+    if (cached.costs.size >= 256) cached.costs.clear();
+    cached.costs.set(costKey, cost);
   }
   if (cost > limits.maxCost) {
     return [
