@@ -4,11 +4,8 @@
  */
 import { loadConfig } from './config.js';
 import { ConfigError } from './errors.js';
-import { createAuth } from './auth/auth-from-config.js';
-import { createKafkaIngest } from './ingest/kafka-ingest.js';
 import { createLogger } from './logger.js';
-import { startService } from './service.js';
-import { createState } from './state.js';
+import { startFromConfig } from './start-from-config.js';
 
 async function main(): Promise<void> {
   let config;
@@ -22,15 +19,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.logLevel });
-  const state = createState(config.store, logger);
-  const service = await startService({
-    config,
-    logger,
-    store: state.store,
-    pubsub: state.pubsub,
-    createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
-    auth: await createAuth(config, logger),
-  });
+  const running = await startFromConfig(config, logger);
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'signal received');
@@ -39,10 +28,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs);
     deadline.unref();
-    service
-      .stop()
-      .then(() => state.dispose())
-      .then(
+    running.stop().then(
         () => process.exit(0),
         (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');

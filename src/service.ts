@@ -35,6 +35,8 @@ export interface ServiceOptions {
   readonly createIngest: (onEvent: ResultEventHandler) => Ingest;
   /** Token verification (and the embedded issuer, if any). */
   readonly auth: Auth;
+  /** How many tests the state holds in this process, for metrics (memory modes only). */
+  readonly storedTests?: () => number;
 }
 
 /** A running service. */
@@ -88,12 +90,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   };
 
   let ws: GraphQLWebSocket | undefined;
-  const storedTests = (store as { size?: unknown }).size;
   const metrics = createMetrics({
     consumer: ingest.consumer,
     subscriptions: () => pubsub.listenerCount(),
     connections: () => ws?.connections ?? 0,
-    ...(typeof storedTests === 'number' ? { storedTests: () => (store as unknown as { size: number }).size } : {}),
+    ...(options.storedTests ? { storedTests: options.storedTests } : {}),
   });
   const app = createHttpApp({
     metrics,

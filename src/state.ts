@@ -16,6 +16,8 @@ import type { Store } from './store/store.js';
 export interface State {
   readonly store: Store;
   readonly pubsub: PubSub;
+  /** Tests held in this process, when the state is held here (memory modes). */
+  readonly storedTests?: () => number;
   /** Closes the connections (after the service has stopped using them). Safe to call twice. */
   dispose(): Promise<void>;
 }
@@ -23,7 +25,8 @@ export interface State {
 /** Creates the configured state. Redis connections are opened in the background. */
 export function createState(config: StoreConfig, logger: Logger): State {
   if (config.kind === 'memory' || config.kind === 'replicated') {
-    return { store: createMemoryStore(config), pubsub: createMemoryPubSub(), dispose: async () => {} };
+    const store = createMemoryStore(config);
+    return { store, pubsub: createMemoryPubSub(), storedTests: () => store.size, dispose: async () => {} };
   }
   const log = logger.child({ component: 'redis' });
   // No offline queue: while Redis is down, commands fail at once (503 for reads, the consumer

@@ -4,11 +4,8 @@
  * would be). Prints `{ url, ids }` once listening, runs until SIGTERM.
  */
 import { loadConfig } from '../../src/config.js';
-import { createExternalAuth } from '../../src/auth/create-auth.js';
-import { createKafkaIngest } from '../../src/ingest/kafka-ingest.js';
 import { createLogger } from '../../src/logger.js';
-import { startService } from '../../src/service.js';
-import { createState } from '../../src/state.js';
+import { startFromConfig } from '../../src/start-from-config.js';
 import { BENCH_AUTH_ENV } from '../lib/token.js';
 import { seed } from '../lib/seed.js';
 
@@ -18,15 +15,9 @@ const arg = (name: string, fallback: number) => {
 };
 const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BENCH_AUTH_ENV, WS_MAX_SUBSCRIPTIONS: '10000' });
 const logger = createLogger({ level: config.logLevel });
-const state = createState(config.store, logger);
-const ids = await seed(state.store, arg('tests', 0), arg('messages', 0));
-const service = await startService({
-  config,
-  logger,
-  store: state.store,
-  pubsub: state.pubsub,
-  createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
-  auth: createExternalAuth(config.auth),
+let ids: string[] = [];
+const running = await startFromConfig(config, logger, async (state) => {
+  ids = await seed(state.store, arg('tests', 0), arg('messages', 0));
 });
-process.once('SIGTERM', () => void service.stop().then(() => state.dispose()).then(() => process.exit(0)));
-console.log(JSON.stringify({ url: service.url, ids }));
+process.once('SIGTERM', () => void running.stop().then(() => process.exit(0)));
+console.log(JSON.stringify({ url: running.service.url, ids }));

@@ -68,7 +68,8 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   });
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   // Shared state belongs to whoever passed it in: this instance's stop() must not dispose it.
-  const memory = options.store ? { ...options.store, dispose: async () => {} } : createMemoryStore(config.store);
+  const own = options.store ? undefined : createMemoryStore(config.store);
+  const memory = own ?? { ...(options.store as Store), dispose: async () => {} };
   const store = options.wrapStore ? options.wrapStore(memory) : memory;
   const pubsub = options.pubsub ? { ...options.pubsub, dispose: async () => {} } : createMemoryPubSub();
   const service = await startService({
@@ -76,6 +77,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     logger,
     store,
     pubsub,
+    ...(own ? { storedTests: () => own.size } : {}),
     createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
     auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
   });
