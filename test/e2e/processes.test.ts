@@ -108,7 +108,14 @@ describe('three replicas', () => {
     const victim = await start('victim', { KAFKA_COMMIT_INTERVAL_MS: '600000' });
     const survivor = processes.find((p) => p.name === 'r3') as ServiceProcess;
     await waitReady(victim);
-    await eventually(() => victim.assignment().length > 0, 30_000, 'the victim to own partitions');
+    // Wait for the rebalance the victim's arrival started to settle on every member (disjoint
+    // assignments covering all six partitions), so the partition picked stays the victim's.
+    const live = processes.filter((p) => p.child.exitCode === null);
+    await eventually(() => {
+      const all = live.map((p) => p.assignment());
+      const flat = all.flat();
+      return victim.assignment().length > 0 && flat.length === 6 && new Set(flat).size === 6;
+    }, 30_000, 'the victim to own partitions');
     const owned = victim.assignment();
 
     const id = await startTest(survivor);
