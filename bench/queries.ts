@@ -68,7 +68,7 @@ export async function benchQueries(cluster: MockCluster, seconds: number): Promi
     }
     return rows;
   } finally {
-    service.stop();
-    bare.stop();
+    await service.stop();
+    await bare.stop();
   }
 }

@@ -10,7 +10,7 @@ import { startMockCluster } from '../tools/mock-cluster/mock-cluster.js';
 import { benchIngest, type Row } from './ingest.js';
 import { benchMemory } from './memory.js';
 import { benchQueries } from './queries.js';
-import { benchLatency } from './latency.js';
+import { benchFanout, benchLatency } from './latency.js';
 import { killWorkers } from './lib/worker.js';
 
 const smoke = process.argv.includes('--smoke');
@@ -19,6 +19,8 @@ const wanted = (name: string) => only === undefined || only.includes(name);
 const sizes = smoke
   ? { ingest: 5_000, memory: 20_000, queryDuration: 2, latencyIds: 50, latencyRates: [200], fanout: [50], fanoutSeconds: 3, sockets: 200 }
   : { ingest: 100_000, memory: 1_000_000, queryDuration: 10, latencyIds: 1000, latencyRates: [1000, 2000], fanout: [1000, 5000], fanoutSeconds: 10, sockets: 10_000 };
+const fanoutArg = process.argv.find((a) => a.startsWith('--fanout='));
+if (fanoutArg !== undefined) sizes.fanout = fanoutArg.slice('--fanout='.length).split(',').map(Number);
 
 const cluster = await startMockCluster({ brokers: 1 });
 const rows: Row[] = [];
@@ -27,6 +29,7 @@ try {
   if (wanted('ingest')) rows.push(...(await benchIngest(cluster, sizes.ingest)));
   if (wanted('queries')) rows.push(...(await benchQueries(cluster, sizes.queryDuration)));
   if (wanted('latency')) rows.push(...(await benchLatency(cluster, sizes)));
+  if (wanted('fanout')) rows.push(...(await benchFanout(cluster, sizes)));
   if (wanted('memory')) rows.push(...(await benchMemory(sizes.memory, sizes.sockets, cluster)));
 } finally {
   killWorkers();

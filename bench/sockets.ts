@@ -17,16 +17,16 @@ export async function benchSockets(cluster: MockCluster, count: number): Promise
     // A few warm-up connections first, so one-time costs are not charged to the sockets.
     const warm = startWorker('idle-sockets', [url, await benchToken(), '20', ids[0] as string]);
     await warm.ready;
-    warm.stop();
+    await warm.stop();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const before = await rss(url);
     const sockets = startWorker('idle-sockets', [url, await benchToken(), String(count), ids[0] as string]);
     await sockets.ready;
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const after = await rss(url);
-    sockets.stop();
+    await sockets.stop();
     return { perSocket: (after - before) / count };
   } finally {
-    service.stop();
+    await service.stop();
   }
 }

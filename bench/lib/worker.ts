@@ -21,7 +21,9 @@ export function runWorker<T>(name: string, args: string[] = [], env: Record<stri
 
 /** A long-running worker (a server): resolves `ready` with the first JSON line it prints. */
 export function startWorker(name: string, args: string[] = [], env: Record<string, string> = {}, options: { expose?: boolean } = {}) {
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', `bench/workers/${name}.ts`, ...args], {
+  // BENCH_CPU_PROF=service,subscribers writes a CPU profile of those workers to bench/results/profiles/.
+  const profile = (process.env.BENCH_CPU_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles'] : [];
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', ...profile, '--import', 'tsx', `bench/workers/${name}.ts`, ...args], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'pipe', options.expose ? 'inherit' : 'pipe'],
@@ -50,7 +52,15 @@ export function startWorker(name: string, args: string[] = [], env: Record<strin
   });
   // Servers are stopped, not awaited: a worker that is stopped must not surface as an unhandled rejection.
   result.catch(() => undefined);
-  return { child, ready, result, stop: () => child.kill('SIGTERM') };
+  const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+  /** Asks the worker to stop and resolves once it exited (killed after 10 s), so a profile it writes at exit is complete. */
+  const stop = async () => {
+    child.kill('SIGTERM');
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(kill);
+  };
+  return { child, ready, result, stop };
 }
 
 /** Percentile of sorted numbers. */

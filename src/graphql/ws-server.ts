@@ -11,7 +11,6 @@
  */
 import { GraphQLError, NoSchemaIntrospectionCustomRule, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { CloseCode } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
@@ -22,7 +21,10 @@ import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createGraphQLContext, type GraphQLDeps } from './context.js';
 import type { ErrorFormatter } from './format-error.js';
+import { createDocumentCache } from './document-cache.js';
 import { checkOperationLimits, type OperationLimits } from './limits.js';
+import { createSharedSubscribe } from './shared-subscribe.js';
+import { serveGraphQLOverWebSocket } from './ws-transport.js';
 
 /** Options of {@link attachGraphQLWebSocket}. */
 export interface GraphQLWebSocketOptions {
@@ -72,11 +74,27 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
   });
 
+  // Dashboards open the same subscription many times: each distinct query is parsed and validated
+  // once, and subscribers of the same query share one document, which lets the shared subscription
+  // execution recognise them as asking for the same thing.
+  const rules = options.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
+  const documents = createDocumentCache(1000, (query) => {
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch (error) {
+      return { errors: [withCode(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED')] };
+    }
+    const invalid = validate(schema, document, rules);
+    return invalid.length > 0 ? { errors: invalid.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')) } : { document };
+  });
+
   const sessions = new WeakMap<WebSocket, { principal: Principal; expiry: NodeJS.Timeout }>();
 
-  const serverCleanup = useServer<Record<string, unknown> | undefined>(
+  const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
       schema,
+      subscribe: createSharedSubscribe(),
       connectionInitWaitTimeout: 10_000,
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket;
@@ -111,14 +129,9 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
           return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
         }
-        let document: DocumentNode;
-        try {
-          document = parse(payload.query);
-        } catch (error) {
-          return [withCode(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED')];
-        }
-        const invalid = validate(schema, document, options.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule]);
-        if (invalid.length > 0) return invalid.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED'));
+        const parsed = documents.get(payload.query);
+        if (parsed.errors !== undefined) return parsed.errors;
+        const document = parsed.document;
         const operation = getOperationAST(document, payload.operationName);
         if (operation == null) {
           return [new GraphQLError('Unable to identify the operation to run.', { extensions: { code: 'BAD_USER_INPUT' } })];
@@ -153,6 +166,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatError(e.toJSON(), e)),
     },
     wss,
+    log,
   );
 
   // Dead peers (a laptop that slept, a dropped network) never send a close frame; without pings

@@ -1,0 +1,99 @@
+/**
+ * Subscription execution shared between subscribers. graphql-js `subscribe` runs the whole
+ * execution of the selection for every event and every subscriber: a test followed by 5,000
+ * dashboards would execute the same selection on the same message 5,000 times. Here each event is
+ * executed once per distinct operation (document, operation name and variables) and the result is
+ * handed to every subscriber that asked for that operation.
+ *
+ * This is sound because what a subscription event resolves to depends only on the operation and
+ * the event: the fields under `testMessages` are pure functions of the stored message and never
+ * read the caller's context (who may see the test is decided once, when the stream is opened).
+ * A field that reads the context must not be added below a subscription root without dropping
+ * this sharing for it.
+ *
+ * Results are kept only until the event loop turns: the subscribers woken by one event all run in
+ * the same turn, and a subscriber that falls behind simply executes its late event itself.
+ */
+import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+
+type Execution = ExecutionResult | Promise<ExecutionResult>;
+
+/** A `subscribe` implementation for graphql-ws (its `subscribe` server option). */
+export type SharedSubscribe = (args: ExecutionArgs) => Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
+
+/** Creates a {@link SharedSubscribe} with its own per-turn result cache. */
+export function createSharedSubscribe(): SharedSubscribe {
+  // event -> operation key -> result, for the current turn of the event loop only.
+  const results = new Map<unknown, Map<string, Execution>>();
+  let clearing = false;
+  const documentIds = new WeakMap<DocumentNode, number>();
+  let nextDocumentId = 0;
+
+  const operationKey = (args: ExecutionArgs): string => {
+    // Documents are compared by identity: the WebSocket endpoint hands equal queries the same
+    // parsed document, so identity is as good as text here and much cheaper.
+    let documentId = documentIds.get(args.document);
+    if (documentId === undefined) {
+      documentId = nextDocumentId++;
+      documentIds.set(args.document, documentId);
+    }
+    return `${documentId}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
+  };
+
+  const executeShared = (event: unknown, args: ExecutionArgs, key: string): Execution => {
+    let perEvent = results.get(event);
+    if (perEvent === undefined) {
+      perEvent = new Map();
+      results.set(event, perEvent);
+      if (!clearing) {
+        clearing = true;
+        setImmediate(() => {
+          results.clear();
+          clearing = false;
+        });
+      }
+    }
+    let result = perEvent.get(key);
+    if (result === undefined) {
+      result = execute({ ...args, rootValue: event });
+      perEvent.set(key, result);
+    }
+    return result;
+  };
+
+  return async (args) => {
+    const source = await createSourceEventStream(args);
+    if (!isAsyncIterable(source)) return source;
+    const key = operationKey(args);
+    return mapIterator(source, (event) => executeShared(event, args, key));
+  };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
+}
+
+/** Maps an async iterable, passing `return` and `throw` through so the source is always closed. */
+function mapIterator<T, U>(source: AsyncIterable<T>, map: (value: T) => U | Promise<U>): AsyncIterableIterator<U> {
+  const iterator = source[Symbol.asyncIterator]();
+  const mapResult = async (result: IteratorResult<T>): Promise<IteratorResult<U>> => {
+    if (result.done === true) return { value: undefined, done: true };
+    try {
+      return { value: await map(result.value), done: false };
+    } catch (error) {
+      await iterator.return?.();
+      throw error;
+    }
+  };
+  const mapped: AsyncIterableIterator<U> = {
+    next: async () => mapResult(await iterator.next()),
+    return: async () => (iterator.return === undefined ? { value: undefined, done: true } : mapResult(await iterator.return())),
+    throw: async (error?: unknown) => {
+      if (iterator.throw !== undefined) return mapResult(await iterator.throw(error));
+      await iterator.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]: () => mapped,
+  };
+  return mapped;
+}

@@ -1,0 +1,103 @@
+/**
+ * Binds graphql-ws's protocol server (`makeServer`) to a `ws` WebSocketServer. It replaces
+ * graphql-ws's own `useServer` binding for one reason: writes. That binding waits for every frame
+ * to be flushed before the operation may send its next one, and writes each frame with its own
+ * system call; when one message fans out to thousands of subscribers, those calls are most of the
+ * server's work. Here
+ *
+ * - the frames written to one socket during one turn of the event loop leave in a single write
+ *   (the socket is corked on the first frame and uncorked once the turn's synchronous work and
+ *   promise jobs have run), and
+ * - `send` returns at once while the socket's outgoing buffer is below `sendHighWaterMark`, and
+ *   waits for the flush only above it, so a client that reads slowly still slows its own
+ *   subscriptions down (and its stream's queue limit applies) instead of filling server memory.
+ *
+ * Liveness pings are the caller's (ws-server has its own heartbeat), so there are none here.
+ */
+import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { WebSocket, WebSocketServer } from 'ws';
+import type { Logger } from '../logger.js';
+
+/** What the protocol server's hooks find in `ctx.extra` (the same shape as graphql-ws's ws binding). */
+export interface WebSocketExtra {
+  readonly socket: WebSocket;
+  readonly request: IncomingMessage;
+}
+
+/** The bound protocol server. */
+export interface WebSocketTransport {
+  /** Closes every socket with 1001 (going away) and stops the WebSocket server. */
+  dispose(): Promise<void>;
+}
+
+/** Binds `options` to `wss`. */
+export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | undefined>(
+  options: ServerOptions<P, WebSocketExtra> & { readonly sendHighWaterMark?: number },
+  wss: WebSocketServer,
+  logger: Logger,
+): WebSocketTransport {
+  const server = makeServer<P, WebSocketExtra>(options);
+  const highWaterMark = options.sendHighWaterMark ?? 64 * 1024;
+  wss.options.handleProtocols = handleProtocols;
+
+  wss.on('connection', (socket, request) => {
+    socket.once('error', (error) => {
+      logger.warn({ err: error }, 'WebSocket error');
+      socket.close(CloseCode.InternalServerError, 'Internal server error');
+    });
+
+    // The upgraded request's socket is the one ws writes frames to.
+    const wire: Socket = request.socket;
+    let corked = false;
+    const uncork = () => {
+      corked = false;
+      wire.uncork();
+    };
+    const send = (data: string): Promise<void> | undefined => {
+      if (socket.readyState !== socket.OPEN) return undefined;
+      if (!corked) {
+        corked = true;
+        wire.cork();
+        // Runs after the promise jobs of this turn: every frame they send joins this write.
+        process.nextTick(uncork);
+      }
+      if (socket.bufferedAmount < highWaterMark) {
+        // A failed write closes the socket, and the close ends its operations.
+        socket.send(data, ignore);
+        return undefined;
+      }
+      return new Promise((resolve, reject) => socket.send(data, (error) => (error ? reject(error) : resolve())));
+    };
+
+    const closed = server.opened(
+      {
+        protocol: socket.protocol,
+        send,
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (handle) =>
+          socket.on('message', async (data) => {
+            try {
+              await handle(String(data));
+            } catch (error) {
+              logger.error({ err: error }, 'WebSocket message handling failed');
+              socket.close(CloseCode.InternalServerError, 'Internal server error');
+            }
+          }),
+      },
+      { socket, request },
+    );
+    socket.once('close', (code, reason) => void closed(code, String(reason)));
+  });
+
+  return {
+    async dispose() {
+      for (const client of wss.clients) client.close(1001, 'Going away');
+      wss.removeAllListeners();
+      await new Promise<void>((resolve, reject) => wss.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}
+
+function ignore(): void {}
