@@ -91,6 +91,8 @@ export interface AuthConfig {
   readonly hs256Secret: Uint8Array | null;
   readonly algorithms: readonly string[];
   readonly clockToleranceSeconds: number;
+  /** How long a verified token is remembered (0: verify every time); never past its expiry. */
+  readonly verifiedTokenCacheSeconds: number;
   /** Required `typ` header of access tokens, or null to accept any. */
   readonly tokenType: string | null;
   /** A scope that may read every test, whoever started it. */
@@ -199,6 +201,7 @@ function readAuth(read: Reader, env: Env): AuthConfig {
   const common = {
     audience: read.string('AUTH_AUDIENCE', 'urn:result-collection-service'),
     clockToleranceSeconds: read.int('AUTH_CLOCK_TOLERANCE_SECONDS', 5, { min: 0, max: 300 }),
+    verifiedTokenCacheSeconds: read.int('AUTH_VERIFIED_TOKEN_CACHE_SECONDS', 60, { min: 0, max: 3600 }),
     // Set and empty turns the check off (issuers that do not type their access tokens).
     tokenType: env.AUTH_ACCESS_TOKEN_TYP !== undefined && env.AUTH_ACCESS_TOKEN_TYP.trim() === '' ? null : read.string('AUTH_ACCESS_TOKEN_TYP', 'at+jwt'),
     adminScope: read.string('AUTH_ADMIN_SCOPE', 'tests:admin'),

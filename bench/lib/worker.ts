@@ -25,7 +25,8 @@ export function startWorker(name: string, args: string[] = [], env: Record<strin
   const profile = (process.env.BENCH_CPU_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles'] : [];
   const child: ChildProcess = spawn(process.execPath, ['--expose-gc', ...profile, '--import', 'tsx', `bench/workers/${name}.ts`, ...args], {
     cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'error', ...env },
+    // Servers run as they are deployed (NODE_ENV=production also turns off graphql-js's development checks).
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'pipe', options.expose ? 'inherit' : 'pipe'],
   });
   alive.add(child);

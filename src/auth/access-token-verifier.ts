@@ -14,9 +14,11 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { InvalidTokenError } from './auth-error.js';
 import type { Principal } from './principal.js';
+import { cacheVerifiedTokens } from './verified-token-cache.js';
 
 /** Where the verification keys come from. */
 export type KeySource =
@@ -43,6 +45,8 @@ export interface AccessTokenVerifierOptions {
   readonly tokenType: string | null;
   /** How long a key or discovery fetch may take before verification fails. */
   readonly fetchTimeoutMs?: number;
+  /** How long a verified token is remembered (see verified-token-cache.ts); 0 or absent: never. */
+  readonly cacheSeconds?: number;
   readonly now?: () => number;
 }
 
@@ -59,7 +63,7 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
   const timeoutDuration = options.fetchTimeoutMs ?? 3000;
   const keyFor = createKeyResolver(options.keys, timeoutDuration);
 
-  return async (token) => {
+  const verify: VerifyAccessToken = async (token) => {
     const parts = token.split('.');
     if (parts.length === 5) throw new InvalidTokenError('encrypted tokens (JWE) are not accepted');
     if (parts.length !== 3) throw new InvalidTokenError('not a signed JWT');
@@ -106,12 +110,16 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
       issuer: payload.iss as string,
     };
   };
+  return cacheVerifiedTokens(verify, { maxAgeMs: (options.cacheSeconds ?? 0) * 1000, maxEntries: 10_000, now });
 }
 
-function createKeyResolver(source: KeySource, timeoutDuration: number): () => Promise<JWTVerifyGetKey | Uint8Array> {
+function createKeyResolver(source: KeySource, timeoutDuration: number): () => Promise<JWTVerifyGetKey | KeyObject> {
   switch (source.kind) {
-    case 'secret':
-      return async () => source.secret;
+    case 'secret': {
+      // Imported once: handing jose the raw bytes would import them again on every verification.
+      const key = createSecretKey(source.secret);
+      return async () => key;
+    }
     case 'local': {
       const set = createLocalJWKSet(source.jwks);
       return async () => set;

@@ -24,6 +24,7 @@ export function createExternalAuth(config: AuthConfig): Auth {
       issuers: [config.issuer],
       audience: config.audience,
       clockToleranceSeconds: config.clockToleranceSeconds,
+      cacheSeconds: config.verifiedTokenCacheSeconds,
       tokenType: config.tokenType,
     }),
     dispose: async () => {},

@@ -153,6 +153,7 @@ export async function createEmbeddedAuth(config: Config, logger: Logger): Promis
     issuers: [issuer],
     audience,
     clockToleranceSeconds: config.auth.clockToleranceSeconds,
+    cacheSeconds: config.auth.verifiedTokenCacheSeconds,
     tokenType: 'at+jwt',
   });
 

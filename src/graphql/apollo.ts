@@ -1,5 +1,11 @@
 /** Apollo Server for GraphQL over HTTP, with the operation limits and the shared error edge. */
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { InsufficientScopeError, bearerChallenge } from '../auth/auth-error.js';
@@ -61,6 +67,13 @@ export function createApolloServer(options: ApolloOptions): ApolloServer<GraphQL
     includeStacktraceInErrorResponses: !options.production,
     formatError: options.formatError,
     plugins: [
+      // Nothing here sets cache hints or reports to Apollo's cloud; the cache-control plugin would
+      // otherwise wrap every field resolver of every request, and the reporting ones switch on by
+      // environment variables alone.
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer: options.httpServer, stopGracePeriodMillis: options.drainMs }),
       operationGuardPlugin(options.schema, options.limits),
     ],
