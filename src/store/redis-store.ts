@@ -1,19 +1,24 @@
 /**
  * Shared state in Redis, so that every replica reads and writes the same tests. Appending is one
- * Lua script: the deduplication check, the ordered insert, the status change and the expiry
- * refresh happen atomically in Redis, so two replicas or a redelivery can never store a message
- * twice. Reads of many tests are one pipeline.
+ * Lua script (redis-append-script.ts) per batch of messages: the deduplication check, the ordered
+ * insert, the status change and the expiry refresh happen atomically in Redis, so two replicas or a
+ * redelivery can never store a message twice, and a batch costs one round trip. Reads of many
+ * tests are one pipeline.
  *
  * Keys per test (all expire together, refreshed on every write):
  *   {prefix}:{id}:meta   hash  correlationId, status, input (JSON), owner, createdAt, updatedAt
  *   {prefix}:{id}:msgs   list  messages in order, each `<sequence or empty>\t<JSON>`: the script
  *                              orders by the prefix and never decodes a payload
  *   {prefix}:{id}:keys   hash  deduplication key -> receivedAt of the stored copy
- * The `{id}` hash tag keeps one test's keys in one Redis Cluster slot.
+ * The `{id}` hash tag keeps one test's keys in one Redis Cluster slot, but a batch touches the keys
+ * of several tests in one script, which Redis Cluster refuses across slots: the store targets a
+ * single Redis primary (it takes an ioredis `Redis`, not a `Cluster`).
  */
 import type { Redis } from 'ioredis';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import { nextStatus } from '../domain/status.js';
 import { ServiceError } from '../errors.js';
+import { APPEND, APPEND_MANY } from './redis-append-script.js';
 import type { NewTest, Store } from './store.js';
 
 /** Options of {@link createRedisStore}. */
@@ -32,59 +37,13 @@ export interface RedisStoreOptions {
   readonly publishPrefix?: string;
 }
 
-// KEYS: meta, msgs, keys. ARGV: correlationId, dedupeKey, sequence ('' for none), status ('' for
-// none), final ('1'/'0'), message JSON without receivedAt (ends in '}'), now, ttl, max, channel
-// prefix to publish the new message on ('' for none).
-// Returns { outcome, status, receivedAt }.
-const APPEND = `
-local meta, msgs, keys = KEYS[1], KEYS[2], KEYS[3]
-local id, key, seq, mstatus, final = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local body, now, ttl, max, channel = ARGV[6], ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10]
-if redis.call('EXISTS', meta) == 0 then
-  redis.call('HSET', meta, 'correlationId', id, 'status', 'PENDING', 'input', 'null', 'owner', '', 'createdAt', now, 'updatedAt', now)
-end
-local status = redis.call('HGET', meta, 'status')
-local earlier = redis.call('HGET', keys, key)
-if earlier then return { 'duplicate', status, earlier } end
-if redis.call('LLEN', msgs) >= max then return { 'over-limit', status, now } end
-local message = string.sub(body, 1, -2) .. ',"receivedAt":' .. now .. '}'
-local json = seq .. '\t' .. message
--- Ordered by sequence where given, else by arrival: a sequenced message goes after the last one
--- whose sequence is not greater, never before an unsequenced one.
-local len = redis.call('LLEN', msgs)
-local index = len
-if seq ~= '' then
-  local s = tonumber(seq)
-  while index > 0 do
-    local before = string.match(redis.call('LINDEX', msgs, index - 1), '^([^\t]*)\t')
-    if before == nil or before == '' or tonumber(before) <= s then break end
-    index = index - 1
-  end
-end
-if index == len then
-  redis.call('RPUSH', msgs, json)
-else
-  redis.call('LINSERT', msgs, 'BEFORE', redis.call('LINDEX', msgs, index), json)
-end
-redis.call('HSET', keys, key, now)
-if status ~= 'COMPLETED' and status ~= 'FAILED' then
-  if mstatus == 'COMPLETED' or mstatus == 'FAILED' then status = mstatus
-  elseif final == '1' then status = 'COMPLETED'
-  else status = 'RUNNING' end
-end
-redis.call('HSET', meta, 'status', status, 'updatedAt', now)
-redis.call('EXPIRE', meta, ttl)
-redis.call('EXPIRE', msgs, ttl)
-redis.call('EXPIRE', keys, ttl)
-if channel ~= '' then
-  redis.call('PUBLISH', channel .. id, '{"message":' .. message .. ',"status":"' .. status .. '"}')
-end
-return { 'inserted', status, now }
-`;
+/** The batch script's one-letter answers. */
+const OUTCOMES = { i: 'inserted', d: 'duplicate', o: 'over-limit' } as const;
+const STATUSES = { P: 'PENDING', R: 'RUNNING', C: 'COMPLETED', F: 'FAILED' } as const;
 
 /** Creates the Redis {@link Store}. */
 export function createRedisStore(options: RedisStoreOptions): Store {
-  const { redis, ttlSeconds } = options;
+  const { redis, ttlSeconds, publishPrefix } = options;
   const prefix = options.prefix ?? 'rcs';
   const keysOf = (id: string) => {
     const base = `${prefix}:{${id}}`;
@@ -92,8 +51,73 @@ export function createRedisStore(options: RedisStoreOptions): Store {
   };
 
   // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
+  // A single message keeps its own script, which runs faster than a batch of one. The batch's
+  // number of keys varies: it is its first argument.
   redis.defineCommand('rcsAppend', { numberOfKeys: 3, lua: APPEND });
-  const append = (redis as unknown as { rcsAppend(...args: Array<string | number>): Promise<[string, string, string]> }).rcsAppend.bind(redis);
+  redis.defineCommand('rcsAppendMany', { lua: APPEND_MANY });
+  const scripts = redis as unknown as {
+    rcsAppend(...args: Array<string | number>): Promise<[string, string, string]>;
+    rcsAppendMany(args: Array<string | number>): Promise<string[]>;
+  };
+  const toResult = (incoming: IncomingMessage, outcome: string, status: string, receivedAt: string): AppendResult => {
+    const message: TestMessage = { ...incoming, receivedAt: Number(receivedAt) };
+    const published = outcome === 'inserted' && publishPrefix !== undefined;
+    return { outcome: outcome as AppendResult['outcome'], status: status as TestStatus, message, ...(published ? { published } : {}) };
+  };
+  const bodyOf = ({ correlationId, key, messageId, sequence, status, final, payload, producedAt }: IncomingMessage) =>
+    JSON.stringify({ correlationId, key, messageId, sequence, status, final, payload, producedAt });
+
+  const append = async (incoming: IncomingMessage): Promise<AppendResult> => {
+    const k = keysOf(incoming.correlationId);
+    const { correlationId, key, sequence, status, final } = incoming;
+    const [outcome, after, receivedAt] = await scripts.rcsAppend(
+      k.meta,
+      k.msgs,
+      k.keys,
+      correlationId,
+      key,
+      sequence === null ? '' : String(sequence),
+      status ?? '',
+      final ? '1' : '0',
+      bodyOf(incoming),
+      Date.now(),
+      ttlSeconds,
+      options.maxMessagesPerTest,
+      publishPrefix ?? '',
+    );
+    return toResult(incoming, outcome, after, receivedAt);
+  };
+
+  const appendMany = async (batch: readonly IncomingMessage[]): Promise<AppendResult[]> => {
+    if (batch.length === 0) return [];
+    const now = Date.now();
+    const tests = new Map<string, number>();
+    const keys: string[] = [];
+    const ids: string[] = [];
+    const fields: Array<string | number> = [];
+    for (const incoming of batch) {
+      const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
+      let test = tests.get(correlationId);
+      if (test === undefined) {
+        test = tests.size + 1;
+        tests.set(correlationId, test);
+        const k = keysOf(correlationId);
+        keys.push(k.meta, k.msgs, k.keys);
+        ids.push(correlationId);
+      }
+      const seq = sequence === null ? '' : String(sequence);
+      // The list item exactly as the single-message script builds it (receivedAt last).
+      const item = `${seq}\t${JSON.stringify({ correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt: now })}`;
+      // What the message makes of an unfinished test; the script keeps a finished one as it is.
+      fields.push(test, key, seq, nextStatus('RUNNING', incoming), item);
+    }
+    const reply = await scripts.rcsAppendMany([keys.length, ...keys, now, ttlSeconds, options.maxMessagesPerTest, publishPrefix ?? '', ids.length, ...ids, ...fields]);
+    return batch.map((incoming, i) => {
+      const answer = reply[i] as string;
+      const outcome = OUTCOMES[answer[0] as keyof typeof OUTCOMES];
+      return toResult(incoming, outcome, STATUSES[answer[1] as keyof typeof STATUSES], outcome === 'duplicate' ? answer.slice(2) : String(now));
+    });
+  };
 
   const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
     try {
@@ -149,30 +173,9 @@ export function createRedisStore(options: RedisStoreOptions): Store {
         });
       }),
 
-    append: (incoming: IncomingMessage) =>
-      wrap(async (): Promise<AppendResult> => {
-        const k = keysOf(incoming.correlationId);
-        const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
-        const body = JSON.stringify({ correlationId, key, messageId, sequence, status, final, payload, producedAt });
-        const [outcome, after, receivedAt] = await append(
-          k.meta,
-          k.msgs,
-          k.keys,
-          correlationId,
-          key,
-          sequence === null ? '' : String(sequence),
-          status ?? '',
-          final ? '1' : '0',
-          body,
-          Date.now(),
-          ttlSeconds,
-          options.maxMessagesPerTest,
-          options.publishPrefix ?? '',
-        );
-        const message: TestMessage = { ...incoming, receivedAt: Number(receivedAt) };
-        const published = outcome === 'inserted' && options.publishPrefix !== undefined;
-        return { outcome: outcome as AppendResult['outcome'], status: after as TestStatus, message, ...(published ? { published } : {}) };
-      }),
+    append: (incoming) => wrap(() => append(incoming)),
+
+    appendMany: (batch) => wrap(() => appendMany(batch)),
 
     remove: (correlationId) =>
       wrap(async () => {

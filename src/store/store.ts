@@ -25,6 +25,13 @@ export interface Store {
    * Creates the record when the test is unknown: results may outlive or precede this process.
    */
   append(message: IncomingMessage): Promise<AppendResult>;
+  /**
+   * Stores several messages at once, possibly of several tests, and answers one result per message
+   * in the order given: exactly what calling {@link Store.append} for each, in that order, would
+   * answer. A second copy of a key inside the batch is a `duplicate` of the first, the per-test
+   * maximum applies as the messages are added, and the status moves message by message.
+   */
+  appendMany(messages: readonly IncomingMessage[]): Promise<AppendResult[]>;
   /** Drops a test; used when the start request could not be handed to the broker. */
   remove(correlationId: string): Promise<boolean>;
   /** Resolves when the store can serve reads and writes; rejects with the reason otherwise. */
