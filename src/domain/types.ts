@@ -9,7 +9,10 @@ export type TestStatus = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED';
 /** Statuses after which a test is finished; later messages are still stored. */
 export const TERMINAL_STATUSES: ReadonlySet<TestStatus> = new Set(['COMPLETED', 'FAILED']);
 
-/** One result message, as stored. Times are epoch milliseconds (cheaper to hold than strings). */
+/**
+ * One result message, as stored. Times are epoch milliseconds (cheaper to hold than strings).
+ * Read-only: a store may return a view whose fields are computed; see {@link plainMessage}.
+ */
 export interface TestMessage {
   readonly correlationId: string;
   /** Deduplication key inside the test: `m:<messageId>`, `s:<sequence>` or `o:<topic>/<partition>/<offset>`. */
@@ -78,6 +81,16 @@ export interface TestMessageEvent {
   readonly message: TestMessage;
   /** The test's status after this message was stored. */
   readonly status: TestStatus;
+}
+
+/**
+ * A plain copy of a message, every field an own property. Stores may hand out read-only views
+ * whose fields are computed (the memory store's compact messages): read their fields, or take
+ * this copy, rather than spreading or cloning them.
+ */
+export function plainMessage(message: TestMessage): TestMessage {
+  const { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt } = message;
+  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
 }
 
 /** The globally unique id of a message, as exposed to clients. */

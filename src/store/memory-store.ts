@@ -1,9 +1,14 @@
 /**
  * In-memory store: one process's state. Bounded by a time to live (refreshed on every write) and
- * a maximum number of tests (least recently updated evicted first), plus a cap per test.
+ * a maximum number of tests (least recently updated evicted first), plus a cap per test. Messages
+ * are held in a compact form (compact-message.ts), and deduplication keys add no string for the
+ * common key kinds.
  */
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { nextStatus } from '../domain/status.js';
+import { compactMessage, keyKind, type CompactTest } from './compact-message.js';
+
+type KeyKind = ReturnType<typeof keyKind>;
 import type { NewTest, Store } from './store.js';
 
 /** Bounds and clock of the memory store. */
@@ -25,7 +30,19 @@ interface Entry {
   readonly createdAt: number;
   updatedAt: number;
   readonly messages: TestMessage[];
-  readonly keys: Set<string>;
+  /** What the test's compact messages share. */
+  readonly compact: CompactTest;
+  /** Deduplication keys, by kind, so that the common kinds add no string per message. */
+  readonly keys: DedupeKeys;
+}
+
+interface DedupeKeys {
+  /** `m:<id>` keys, held as the message id itself (already held by the message). */
+  ids: Set<string> | null;
+  /** `s:<sequence>` keys, as numbers. */
+  sequences: Set<number> | null;
+  /** Any other key, as it is. */
+  others: Set<string> | null;
 }
 
 /** Creates an in-memory {@link Store}. */
@@ -73,7 +90,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
       createdAt: at,
       updatedAt: at,
       messages: [],
-      keys: new Set(),
+      compact: { correlationId, base: at },
+      keys: { ids: null, sequences: null, others: null },
     };
     entries.set(correlationId, entry);
     while (entries.size > options.maxTests) {
@@ -83,7 +101,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
     return entry;
   }
 
-  return {
+  const store: Store & { readonly size: number } = {
     get size() {
       return entries.size;
     },
@@ -108,19 +126,26 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
     async append(incoming: IncomingMessage): Promise<AppendResult> {
       const at = now();
       const entry = live(incoming.correlationId) ?? insert(incoming.correlationId, null, null, at);
-      if (entry.keys.has(incoming.key)) {
+      const kind = keyKind(incoming);
+      if (hasKey(entry.keys, incoming, kind)) {
         const earlier = entry.messages.find((m) => m.key === incoming.key) as TestMessage;
         return { outcome: 'duplicate', status: entry.status, message: earlier };
       }
-      const message: TestMessage = { ...incoming, receivedAt: at };
+      const message = compactMessage(incoming, at, entry.compact);
       if (entry.messages.length >= options.maxMessagesPerTest) {
         return { outcome: 'over-limit', status: entry.status, message };
       }
       insertOrdered(entry.messages, message);
-      entry.keys.add(message.key);
+      addKey(entry.keys, incoming, kind);
       entry.status = nextStatus(entry.status, message);
       touch(entry, at);
       return { outcome: 'inserted', status: entry.status, message };
+    },
+
+    async appendMany(messages) {
+      const results: AppendResult[] = [];
+      for (const message of messages) results.push(await store.append(message));
+      return results;
     },
 
     async remove(correlationId) {
@@ -136,6 +161,19 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
       entries.clear();
     },
   };
+  return store;
+}
+
+function hasKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): boolean {
+  if (kind === 'id') return keys.ids?.has(message.messageId as string) === true;
+  if (kind === 'sequence') return keys.sequences?.has(message.sequence as number) === true;
+  return keys.others?.has(message.key) === true;
+}
+
+function addKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): void {
+  if (kind === 'id') (keys.ids ??= new Set()).add(message.messageId as string);
+  else if (kind === 'sequence') (keys.sequences ??= new Set()).add(message.sequence as number);
+  else (keys.others ??= new Set()).add(message.key);
 }
 
 /**
