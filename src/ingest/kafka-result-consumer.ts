@@ -13,6 +13,7 @@ import { decodeResult } from './decode-result.js';
 
 /** Records handed to the store at once (see processBatch). */
 const CHUNK = 200;
+const PARTITIONS_AT_ONCE = 4;
 
 /** Stores one decoded message; rejecting makes the record be redelivered. */
 export type ResultEventHandler = (message: IncomingMessage) => Promise<AppendResult['outcome']>;
@@ -128,11 +129,13 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   }
 
   let draining = false;
-  let inFlight: Promise<void> | undefined;
+  // Batches being processed (one per partition at most), awaited when draining at stop.
+  const inFlight = new Set<Promise<void>>();
 
   function eachBatch(payload: EachBatchPayload): Promise<void> {
     const run = processBatch(payload);
-    inFlight = run.catch(() => undefined);
+    const settled: Promise<void> = run.catch(() => undefined).finally(() => inFlight.delete(settled));
+    inFlight.add(settled);
     return run;
   }
 
@@ -209,7 +212,10 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     setState('connecting');
     await c.connect();
     await c.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
-    await c.run({ eachBatchAutoResolve: false, autoCommit: false, eachBatch });
+    // Several partitions at once: while one partition's chunk waits for the store (a Redis round
+    // trip and script), another's is decoded, so the store and this process work in parallel.
+    // Order is kept where it matters, within a partition.
+    await c.run({ eachBatchAutoResolve: false, autoCommit: false, partitionsConsumedConcurrently: PARTITIONS_AT_ONCE, eachBatch });
   }
 
   let failures = 0;
@@ -261,7 +267,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
         if (c !== undefined) {
           // Finish the record in hand and take no more, so the final commit covers all that was stored.
           draining = true;
-          await inFlight;
+          await Promise.all(inFlight);
           await commitProcessed(c);
           await c.disconnect();
         }
