@@ -9,6 +9,8 @@ import { runWorker, startWorker } from './lib/worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './lib/token.js';
 
 interface Latency {
+  /** Service CPU time per push received, in microseconds. */
+  readonly cpuPerPushUs?: number;
   readonly received: number;
   readonly expected: number;
   readonly p50: number;
@@ -35,13 +37,22 @@ async function scenario(cluster: MockCluster, label: string, tests: number, subs
     const token = await benchToken();
     const subscribers = startWorker('subscribers', [url, token, String(subscribersPerTest), String(records), ...ids]);
     await subscribers.ready; // every subscription acknowledged
+    const cpuBefore = await serviceCpuSeconds(url);
     await runWorker('produce', [cluster.bootstrapServers.join(','), topic, String(rate), String(seconds), ...ids]);
     const result = (await subscribers.result) as Latency;
-    console.error(`${label}: ${result.received}/${result.expected} received`);
-    return result;
+    const cpuPerPushUs = ((await serviceCpuSeconds(url)) - cpuBefore) * 1e6 / Math.max(1, result.received);
+    console.error(`${label}: ${result.received}/${result.expected} received, service CPU ${cpuPerPushUs.toFixed(1)} µs per push`);
+    return { ...result, cpuPerPushUs };
   } finally {
     await service.stop();
   }
+}
+
+/** The service's CPU time so far, from its Prometheus metrics. */
+async function serviceCpuSeconds(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('rcs_process_cpu_seconds_total '));
+  return Number(line?.split(' ')[1] ?? Number.NaN);
 }
 
 /** Runs the end-to-end latency scenarios. */
@@ -69,6 +80,7 @@ export async function benchFanout(cluster: MockCluster, sizes: { fanout: number[
       { benchmark: 'fan-out', variant: `1 test × ${subscribers} subscribers, 100 records/s: p50`, value: r.p50, unit: 'ms' },
       { benchmark: 'fan-out', variant: `1 test × ${subscribers} subscribers, 100 records/s: p99`, value: r.p99, unit: 'ms', ...(subscribers >= 5000 ? { target: '≤ 200 ms', met: r.p99 <= 200 } : {}) },
       { benchmark: 'fan-out', variant: `1 test × ${subscribers} subscribers, 100 records/s: lost`, value: r.expected - r.received, unit: 'messages', target: '0', met: r.expected === r.received },
+      { benchmark: 'fan-out', variant: `1 test × ${subscribers} subscribers, 100 records/s: service CPU per push`, value: r.cpuPerPushUs ?? Number.NaN, unit: 'µs' },
     );
   }
   return rows;
