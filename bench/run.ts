@@ -26,7 +26,7 @@ const cluster = await startMockCluster({ brokers: 1 });
 const rows: Row[] = [];
 const started = Date.now();
 try {
-  if (wanted('ingest')) rows.push(...(await benchIngest(cluster, sizes.ingest)));
+  if (wanted('ingest')) rows.push(...(await benchIngest(cluster, sizes.ingest, smoke ? 1 : 5)));
   if (wanted('queries')) rows.push(...(await benchQueries(cluster, sizes.queryDuration)));
   if (wanted('latency')) rows.push(...(await benchLatency(cluster, sizes)));
   if (wanted('fanout')) rows.push(...(await benchFanout(cluster, sizes)));

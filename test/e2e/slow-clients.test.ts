@@ -69,6 +69,9 @@ describe('slow and abusive WebSocket clients', () => {
       if (sequence % 50 === 0) await new Promise((r) => setImmediate(r));
     }
     await eventually(() => pubsub.listenerCount(id) === 0, 10_000, 'the subscriber to be dropped');
+    // The store keeps its own copy of every message (as text); that is the store's, not the subscriber's.
+    await store.remove(id);
+    global.gc?.();
     const after = process.memoryUsage();
     console.log(`slow subscriber: offered ${pushed} messages (${mb(pushed * 20_000)}); heap ${mb(before.heapUsed)} → ${mb(after.heapUsed)}, rss ${mb(before.rss)} → ${mb(after.rss)}`);
 
