@@ -128,7 +128,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
       const entry = live(incoming.correlationId) ?? insert(incoming.correlationId, null, null, at);
       const kind = keyKind(incoming);
       if (hasKey(entry.keys, incoming, kind)) {
-        const earlier = entry.messages.find((m) => m.key === incoming.key) as TestMessage;
+        const earlier = findStored(entry.messages, incoming, kind);
         return { outcome: 'duplicate', status: entry.status, message: earlier };
       }
       const message = compactMessage(incoming, at, entry.compact);
@@ -162,6 +162,18 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
     },
   };
   return store;
+}
+
+/** The stored copy of a duplicate; compares cheap own fields before building a stored key. */
+function findStored(messages: readonly TestMessage[], incoming: IncomingMessage, kind: KeyKind): TestMessage {
+  const { key, messageId, sequence } = incoming;
+  const found =
+    kind === 'id'
+      ? messages.find((m) => m.messageId === messageId && m.key === key)
+      : kind === 'sequence'
+        ? messages.find((m) => m.sequence === sequence && m.key === key)
+        : messages.find((m) => m.key === key);
+  return found as TestMessage;
 }
 
 function hasKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): boolean {
