@@ -22,6 +22,8 @@ export interface Config {
   readonly subscriptionQueueLimit: number;
   /** How long a graceful shutdown may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /** After a stop signal, how long the service keeps serving while `/readyz` answers 503. */
+  readonly shutdownDelayMs: number;
 }
 
 /** Broker connection and topics. */
@@ -188,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),
     shutdownTimeoutMs: read.int('SHUTDOWN_TIMEOUT_MS', 10_000, { min: 100 }),
+    shutdownDelayMs: read.int('SHUTDOWN_DELAY_MS', 0, { min: 0, max: 300_000 }),
   };
 }
 

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'graceful shutdown timed out; exiting');
       process.exit(1);
-    }, config.shutdownTimeoutMs);
+    }, config.shutdownDelayMs + config.shutdownTimeoutMs);
     deadline.unref();
     running.stop().then(
         () => process.exit(0),

@@ -140,7 +140,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   const stop = () => {
     stopping ??= (async () => {
-      logger.info('shutting down');
+      logger.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
+      // Readiness already answers 503 (`stopping` is set). Load balancers notice on their next
+      // probe; until then they still send requests here, which are served rather than refused.
+      if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
       // WebSockets first (closed with 1001), then in-flight HTTP requests drain (apollo.stop runs
       // the drain plugin, which also closes the listening socket).
       await ws?.dispose();

@@ -101,7 +101,8 @@ describe('starting a test while the broker refuses', () => {
 });
 
 describe('graceful shutdown', () => {
-  it('on SIGTERM closes subscriptions with 1001, drains, commits and exits 0', async () => {
+  /** Runs the service as a process (`src/main.ts`) and waits until it is ready. */
+  async function startProcess(extraEnv: Record<string, string> = {}) {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: {
         ...process.env,
@@ -112,17 +113,28 @@ describe('graceful shutdown', () => {
         ...HS256_ENV,
         ...env,
         KAFKA_GROUP_ID: `${topics.group}-process`,
+        ...extraEnv,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = once(child, 'exit');
+    const process_ = { child, output: '', exited: once(child, 'exit'), url: '' };
+    child.stdout.on('data', (chunk: Buffer) => (process_.output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (process_.output += chunk.toString()));
     try {
-      const port = await eventually(() => /"port":(\d+)/.exec(output)?.[1], 30_000, 'the service to listen');
-      const url = `http://127.0.0.1:${port}`;
-      await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 30_000, 'readiness');
+      const port = await eventually(() => /"port":(\d+)/.exec(process_.output)?.[1], 30_000, 'the service to listen');
+      process_.url = `http://127.0.0.1:${port}`;
+      await eventually(async () => (await fetch(`${process_.url}/readyz`)).status === 200, 30_000, 'readiness');
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
+    }
+    return process_;
+  }
+
+  it('on SIGTERM closes subscriptions with 1001, drains, commits and exits 0', async () => {
+    const service = await startProcess();
+    const { child, exited, url } = service;
+    try {
       const start = await postGraphQL(url, `mutation { startTest { correlationId } }`);
       const id = start.body.data?.startTest.correlationId as string;
 
@@ -137,8 +149,27 @@ describe('graceful shutdown', () => {
       expect(code).toBe(0);
       await sub.done.catch(() => undefined);
       expect(closed?.code).toBe(1001);
-      expect(output).toContain('"msg":"stopped"');
+      expect(service.output).toContain('"msg":"stopped"');
       await client.dispose();
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('with SHUTDOWN_DELAY_MS, answers 503 on /readyz but still serves requests for the delay, then exits 0', async () => {
+    const service = await startProcess({ SHUTDOWN_DELAY_MS: '2000', KAFKA_GROUP_ID: `${topics.group}-delayed` });
+    const { child, exited, url } = service;
+    try {
+      const signalled = Date.now();
+      child.kill('SIGTERM');
+      await eventually(async () => (await fetch(`${url}/readyz`)).status === 503, 1500, 'readiness to turn 503');
+      const query = await postGraphQL(url, `{ __typename }`);
+      expect(query.status).toBe(200);
+      expect(query.body.data).toEqual({ __typename: 'Query' });
+      const [code] = await exited;
+      expect(code).toBe(0);
+      expect(Date.now() - signalled).toBeGreaterThanOrEqual(2000);
+      expect(service.output).toContain('"delayMs":2000');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
