@@ -101,7 +101,27 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
     return entry;
   }
 
-  const store: Store & { readonly size: number } = {
+  // Synchronous: a batch is stored in one go, without a promise per message.
+  function appendOne(incoming: IncomingMessage): AppendResult {
+    const at = now();
+    const entry = live(incoming.correlationId) ?? insert(incoming.correlationId, null, null, at);
+    const kind = keyKind(incoming);
+    if (hasKey(entry.keys, incoming, kind)) {
+      const earlier = findStored(entry.messages, incoming, kind);
+      return { outcome: 'duplicate', status: entry.status, message: earlier };
+    }
+    const message = compactMessage(incoming, at, entry.compact);
+    if (entry.messages.length >= options.maxMessagesPerTest) {
+      return { outcome: 'over-limit', status: entry.status, message };
+    }
+    insertOrdered(entry.messages, message);
+    addKey(entry.keys, incoming, kind);
+    entry.status = nextStatus(entry.status, message);
+    touch(entry, at);
+    return { outcome: 'inserted', status: entry.status, message };
+  }
+
+  return {
     get size() {
       return entries.size;
     },
@@ -123,29 +143,12 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
       });
     },
 
-    async append(incoming: IncomingMessage): Promise<AppendResult> {
-      const at = now();
-      const entry = live(incoming.correlationId) ?? insert(incoming.correlationId, null, null, at);
-      const kind = keyKind(incoming);
-      if (hasKey(entry.keys, incoming, kind)) {
-        const earlier = findStored(entry.messages, incoming, kind);
-        return { outcome: 'duplicate', status: entry.status, message: earlier };
-      }
-      const message = compactMessage(incoming, at, entry.compact);
-      if (entry.messages.length >= options.maxMessagesPerTest) {
-        return { outcome: 'over-limit', status: entry.status, message };
-      }
-      insertOrdered(entry.messages, message);
-      addKey(entry.keys, incoming, kind);
-      entry.status = nextStatus(entry.status, message);
-      touch(entry, at);
-      return { outcome: 'inserted', status: entry.status, message };
+    async append(incoming: IncomingMessage) {
+      return appendOne(incoming);
     },
 
     async appendMany(messages) {
-      const results: AppendResult[] = [];
-      for (const message of messages) results.push(await store.append(message));
-      return results;
+      return messages.map(appendOne);
     },
 
     async remove(correlationId) {
@@ -161,7 +164,6 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
       entries.clear();
     },
   };
-  return store;
 }
 
 /** The stored copy of a duplicate; compares cheap own fields before building a stored key. */

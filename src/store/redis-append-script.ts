@@ -1,61 +1,7 @@
 /**
- * The Lua scripts behind the Redis store's appends (see redis-store.ts for the key layout): one for
- * a single message, one for a batch. Both store atomically, with the same semantics.
+ * The Lua script behind the Redis store's appends (see redis-store.ts for the key layout): it
+ * stores a batch of messages atomically; a single append is a batch of one.
  */
-
-/**
- * One message.
- *
- * KEYS: meta, msgs, keys. ARGV: correlationId, dedupeKey, sequence ('' for none), status ('' for
- * none), final ('1'/'0'), message JSON without receivedAt (ends in '}'), now, ttl, max, channel
- * prefix to publish the new message on ('' for none).
- * Returns { outcome, status, receivedAt }.
- */
-export const APPEND = `
-local meta, msgs, keys = KEYS[1], KEYS[2], KEYS[3]
-local id, key, seq, mstatus, final = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local body, now, ttl, max, channel = ARGV[6], ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10]
-if redis.call('EXISTS', meta) == 0 then
-  redis.call('HSET', meta, 'correlationId', id, 'status', 'PENDING', 'input', 'null', 'owner', '', 'createdAt', now, 'updatedAt', now)
-end
-local status = redis.call('HGET', meta, 'status')
-local earlier = redis.call('HGET', keys, key)
-if earlier then return { 'duplicate', status, earlier } end
-if redis.call('LLEN', msgs) >= max then return { 'over-limit', status, now } end
-local message = string.sub(body, 1, -2) .. ',"receivedAt":' .. now .. '}'
-local json = seq .. '\t' .. message
--- Ordered by sequence where given, else by arrival: a sequenced message goes after the last one
--- whose sequence is not greater, never before an unsequenced one.
-local len = redis.call('LLEN', msgs)
-local index = len
-if seq ~= '' then
-  local s = tonumber(seq)
-  while index > 0 do
-    local before = string.match(redis.call('LINDEX', msgs, index - 1), '^([^\t]*)\t')
-    if before == nil or before == '' or tonumber(before) <= s then break end
-    index = index - 1
-  end
-end
-if index == len then
-  redis.call('RPUSH', msgs, json)
-else
-  redis.call('LINSERT', msgs, 'BEFORE', redis.call('LINDEX', msgs, index), json)
-end
-redis.call('HSET', keys, key, now)
-if status ~= 'COMPLETED' and status ~= 'FAILED' then
-  if mstatus == 'COMPLETED' or mstatus == 'FAILED' then status = mstatus
-  elseif final == '1' then status = 'COMPLETED'
-  else status = 'RUNNING' end
-end
-redis.call('HSET', meta, 'status', status, 'updatedAt', now)
-redis.call('EXPIRE', meta, ttl)
-redis.call('EXPIRE', msgs, ttl)
-redis.call('EXPIRE', keys, ttl)
-if channel ~= '' then
-  redis.call('PUBLISH', channel .. id, '{"message":' .. message .. ',"status":"' .. status .. '"}')
-end
-return { 'inserted', status, now }
-`;
 
 /**
  * A whole batch of messages, of one test or of many, in the order given, in one call.

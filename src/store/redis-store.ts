@@ -18,7 +18,7 @@ import type { Redis } from 'ioredis';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { nextStatus } from '../domain/status.js';
 import { ServiceError } from '../errors.js';
-import { APPEND, APPEND_MANY } from './redis-append-script.js';
+import { APPEND_MANY } from './redis-append-script.js';
 import type { NewTest, Store } from './store.js';
 
 /** Options of {@link createRedisStore}. */
@@ -51,41 +51,15 @@ export function createRedisStore(options: RedisStoreOptions): Store {
   };
 
   // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
-  // A single message keeps its own script, which runs faster than a batch of one. The batch's
-  // number of keys varies: it is its first argument.
-  redis.defineCommand('rcsAppend', { numberOfKeys: 3, lua: APPEND });
+  // The batch's number of keys varies: it is its first argument.
   redis.defineCommand('rcsAppendMany', { lua: APPEND_MANY });
   const scripts = redis as unknown as {
-    rcsAppend(...args: Array<string | number>): Promise<[string, string, string]>;
     rcsAppendMany(args: Array<string | number>): Promise<string[]>;
   };
   const toResult = (incoming: IncomingMessage, outcome: string, status: string, receivedAt: string): AppendResult => {
     const message: TestMessage = { ...incoming, receivedAt: Number(receivedAt) };
     const published = outcome === 'inserted' && publishPrefix !== undefined;
     return { outcome: outcome as AppendResult['outcome'], status: status as TestStatus, message, ...(published ? { published } : {}) };
-  };
-  const bodyOf = ({ correlationId, key, messageId, sequence, status, final, payload, producedAt }: IncomingMessage) =>
-    JSON.stringify({ correlationId, key, messageId, sequence, status, final, payload, producedAt });
-
-  const append = async (incoming: IncomingMessage): Promise<AppendResult> => {
-    const k = keysOf(incoming.correlationId);
-    const { correlationId, key, sequence, status, final } = incoming;
-    const [outcome, after, receivedAt] = await scripts.rcsAppend(
-      k.meta,
-      k.msgs,
-      k.keys,
-      correlationId,
-      key,
-      sequence === null ? '' : String(sequence),
-      status ?? '',
-      final ? '1' : '0',
-      bodyOf(incoming),
-      Date.now(),
-      ttlSeconds,
-      options.maxMessagesPerTest,
-      publishPrefix ?? '',
-    );
-    return toResult(incoming, outcome, after, receivedAt);
   };
 
   const appendMany = async (batch: readonly IncomingMessage[]): Promise<AppendResult[]> => {
@@ -106,7 +80,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
         ids.push(correlationId);
       }
       const seq = sequence === null ? '' : String(sequence);
-      // The list item exactly as the single-message script builds it (receivedAt last).
+      // The list item: the message as JSON with receivedAt last, after its sequence for ordering.
       const item = `${seq}\t${JSON.stringify({ correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt: now })}`;
       // What the message makes of an unfinished test; the script keeps a finished one as it is.
       fields.push(test, key, seq, nextStatus('RUNNING', incoming), item);
@@ -173,7 +147,8 @@ export function createRedisStore(options: RedisStoreOptions): Store {
         });
       }),
 
-    append: (incoming) => wrap(() => append(incoming)),
+    // The consumer always appends in batches; a single append is a batch of one.
+    append: (incoming) => wrap(async () => (await appendMany([incoming]))[0] as AppendResult),
 
     appendMany: (batch) => wrap(() => appendMany(batch)),
 
