@@ -3,6 +3,8 @@
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
 #  - librdkafka-dev through apt when missing, and the mock Kafka cluster binary built from it
 #  - yamllint through apt when missing (lints the deployment files)
+#  - Apache Kafka's jars through Maven (a Java runtime and Maven through apt when missing), for the
+#    tests and benchmarks that run on a real broker
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,3 +25,4 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 bash tools/mock-cluster/build.sh >/dev/null
+bash tools/kafka/fetch.sh >/dev/null
