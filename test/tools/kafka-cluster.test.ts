@@ -13,7 +13,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe('startKafka', () => {
+// A Java broker starts, stops and restarts in seconds, and in tens of seconds on a loaded machine.
+describe('startKafka', { timeout: 120_000 }, () => {
   it('runs the pinned Kafka version and serves the topics it created', async () => {
     expect(cluster.version).toMatch(/^4\.\d+\.\d+$/);
     expect(cluster.bootstrapServers).toHaveLength(1);

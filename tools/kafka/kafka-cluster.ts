@@ -231,9 +231,20 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
     withAdmin(async (a) => {
       const created = await a.createTopics({
         topics: [{ topic: name, numPartitions: partitions, replicationFactor: count, configEntries: Object.entries(config).map(([n, value]) => ({ name: n, value })) }],
-        waitForLeaders: true,
       });
       if (!created) throw new Error(`topic ${name} already exists`);
+      // kafkajs' own waitForLeaders gives up after a few quick retries, which a loaded machine
+      // outlasts ("does not host this topic-partition"): wait here, patiently, for every leader.
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      for (;;) {
+        const leaders = await a
+          .fetchTopicMetadata({ topics: [name] })
+          .then(({ topics }) => topics[0]?.partitions.filter((p) => p.leader >= 0).length ?? 0)
+          .catch(() => 0);
+        if (leaders === partitions) return;
+        if (Date.now() > deadline) throw new Error(`topic ${name}: ${leaders} of ${partitions} partitions have a leader after ${START_TIMEOUT_MS / 1000} s`);
+        await sleep(200);
+      }
     });
   const leaderOf = (topic: string, partition: number) =>
     withAdmin(async (a) => {
