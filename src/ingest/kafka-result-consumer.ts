@@ -9,6 +9,7 @@ import type { AppendResult, IncomingMessage } from '../domain/types.js';
 import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
+import { createCodecFaultWatch } from './codec-fault.js';
 import { decodeResult } from './decode-result.js';
 
 /** Records handed to the store at once (see processBatch). */
@@ -80,6 +81,9 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   let current: ConsumerState = { state: 'idle', since: Date.now() };
   let consumer: Consumer | undefined;
   let disposing: Promise<void> | undefined;
+  // A batch that cannot be decompressed: reported by readiness until fetches decode again.
+  const codecFaults = createCodecFaultWatch(options.topic);
+  let assigned: readonly number[] = [];
 
   const setState = (state: ConsumerState['state'], reason?: string) => {
     current = reason === undefined ? { state, since: Date.now() } : { state, since: Date.now(), reason };
@@ -188,11 +192,20 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     consumer = c;
     const touch = () => (lastContact = Date.now());
     c.on(c.events.HEARTBEAT, touch);
-    c.on(c.events.FETCH, touch);
+    c.on(c.events.FETCH_START, (e) => codecFaults.fetchStarted(String(e.payload.nodeId)));
+    c.on(c.events.FETCH, (e) => {
+      touch();
+      if (codecFaults.fetched(String(e.payload.nodeId))) {
+        failures = 0;
+        log.info('compressed batches decode again; consumer recovered');
+      }
+    });
     c.on(c.events.GROUP_JOIN, (e) => {
       setState('joined');
       touch();
-      failures = 0;
+      assigned = e.payload.memberAssignment[options.topic] ?? [];
+      // Joining proves nothing about a batch that cannot be decompressed: the backoff keeps growing.
+      if (codecFaults.current() === undefined) failures = 0;
       log.info({ memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
     });
     c.on(c.events.REBALANCING, () => {
@@ -202,8 +215,10 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       void commitProcessed(c);
     });
     c.on(c.events.CRASH, (e) => {
-      setState('crashed', e.payload.error.message);
-      log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+      const fault = codecFaults.crashed(e.payload.error, assigned);
+      setState('crashed', fault?.reason ?? e.payload.error.message);
+      if (fault === undefined) log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+      else log.error({ err: e.payload.error, codec: fault.codec, topic: options.topic, partitions: fault.partitions }, fault.reason);
       // kafkajs restarts by itself only after retriable errors; after any other (a protocol error
       // from the broker, say) its consumer is dead, so a new one takes its place.
       if (!e.payload.restart && consumer === c) replace(c, e.payload.error);
@@ -226,8 +241,10 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     if (disposing !== undefined || consumer !== failed) return;
     consumer = undefined;
     failures += 1;
-    const delay = Math.min(10_000, 1000 * 2 ** Math.min(failures - 1, 4));
-    setState('crashed', error instanceof Error ? error.message : String(error));
+    // Retrying a batch that cannot be decompressed gives the same failure (unless an operator moves
+    // the group past it), and every retry rebalances the group: those retries slow down to a minute.
+    const delay = Math.min(codecFaults.current() === undefined ? 10_000 : 60_000, 1000 * 2 ** Math.min(failures - 1, 6));
+    setState('crashed', codecFaults.current()?.reason ?? (error instanceof Error ? error.message : String(error)));
     log.error({ err: error, retryInMs: delay }, 'consumer stopped; starting a new one');
     void failed.disconnect().catch(() => undefined);
     const retry = setTimeout(start, delay);
@@ -252,6 +269,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     stats,
     lag: () => lag,
     state() {
+      const fault = codecFaults.current();
+      if (fault !== undefined && current.state !== 'stopped') return { state: 'crashed', since: fault.since, reason: fault.reason };
       // "joined" is only as true as the last answer from the broker.
       const silent = Date.now() - lastContact;
       if (current.state === 'joined' && silent > sessionTimeout) {

@@ -231,6 +231,8 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
     withAdmin(async (a) => {
       const created = await a.createTopics({
         topics: [{ topic: name, numPartitions: partitions, replicationFactor: count, configEntries: Object.entries(config).map(([n, value]) => ({ name: n, value })) }],
+        // kafkajs waits by default (waitForLeaders defaults to true): it must be turned off here.
+        waitForLeaders: false,
       });
       if (!created) throw new Error(`topic ${name} already exists`);
       // kafkajs' own waitForLeaders gives up after a few quick retries, which a loaded machine
