@@ -9,7 +9,7 @@ import type { AppendResult, IncomingMessage } from '../domain/types.js';
 import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
-import { createCodecFaultWatch } from './codec-fault.js';
+import { createCodecFaultWatch, pendingPartitions } from './codec-fault.js';
 import { decodeResult } from './decode-result.js';
 
 /** Records handed to the store at once (see processBatch). */
@@ -82,7 +82,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   let consumer: Consumer | undefined;
   let disposing: Promise<void> | undefined;
   // A batch that cannot be decompressed: reported by readiness until fetches decode again.
-  const codecFaults = createCodecFaultWatch(options.topic);
+  const positions = new Map<number, bigint>();
+  const codecFaults = createCodecFaultWatch({ topic: options.topic, log, locate: (candidates) => pendingPartitions({ ...options, candidates, positions }) });
   let assigned: readonly number[] = [];
 
   const setState = (state: ConsumerState['state'], reason?: string) => {
@@ -167,6 +168,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       }
       processedUpTo = (chunk.at(-1) as KafkaMessage).offset;
       resolveOffset(processedUpTo);
+      positions.set(batch.partition, BigInt(processedUpTo) + 1n);
       // Long batches must not outlast the session; kafkajs throttles the heartbeat itself.
       await heartbeat();
     }
@@ -218,7 +220,6 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       const fault = codecFaults.crashed(e.payload.error, assigned);
       setState('crashed', fault?.reason ?? e.payload.error.message);
       if (fault === undefined) log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
-      else log.error({ err: e.payload.error, codec: fault.codec, topic: options.topic, partitions: fault.partitions }, fault.reason);
       // kafkajs restarts by itself only after retriable errors; after any other (a protocol error
       // from the broker, say) its consumer is dead, so a new one takes its place.
       if (!e.payload.restart && consumer === c) replace(c, e.payload.error);

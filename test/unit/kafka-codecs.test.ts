@@ -7,6 +7,7 @@
 import { gzipSync } from 'node:zlib';
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { compressFrame } from 'lz4-napi';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createCodecFaultWatch } from '../../src/ingest/codec-fault.js';
 import { findCodecFailure, KafkaCodecError, registerKafkaCodecs, type KafkaCodec } from '../../src/ingest/kafka-codecs.js';
@@ -81,7 +82,7 @@ describe('createCodecFaultWatch', () => {
   const failure = new KafkaCodecError('snappy', 'no snappy codec: its package failed to load (gone)');
 
   it('names the codec and the partition, and lasts until the failed broker decodes a fetch again', () => {
-    const watch = createCodecFaultWatch('results');
+    const watch = createCodecFaultWatch({ topic: 'results', log: pino({ level: 'silent' }) });
     watch.fetchStarted('1');
     watch.fetchStarted('2');
     expect(watch.fetched('2')).toBe(false);
@@ -96,7 +97,7 @@ describe('createCodecFaultWatch', () => {
   });
 
   it('lists every partition the batch may be on, and keeps the time the fault began', () => {
-    const watch = createCodecFaultWatch('results');
+    const watch = createCodecFaultWatch({ topic: 'results', log: pino({ level: 'silent' }) });
     watch.fetchStarted('1');
     const first = watch.crashed(failure, [0, 1, 2]);
     expect(first?.reason).toContain('(one of partitions 0, 1, 2)');
@@ -104,8 +105,23 @@ describe('createCodecFaultWatch', () => {
     expect(watch.crashed(failure, [0, 1, 2])?.since).toBe(first?.since);
   });
 
+  it('narrows the partitions to those that can hold the batch, and logs one error naming them', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const watch = createCodecFaultWatch({ topic: 'results', log, locate: async (candidates) => candidates.filter((p) => p === 2) });
+    watch.fetchStarted('1');
+    expect(watch.crashed(failure, [0, 2, 4])?.partitions).toEqual([0, 2, 4]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(watch.current()?.reason).toBe('cannot read snappy-compressed records of results (partition 2): no snappy codec: its package failed to load (gone)');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 50, codec: 'snappy', topic: 'results', partitions: [2], msg: watch.current()?.reason });
+    // The next retry fails the same way: readiness goes on naming partition 2, not all three again.
+    watch.fetchStarted('1');
+    expect(watch.crashed(failure, [0, 2, 4])?.partitions).toEqual([2]);
+  });
+
   it('has nothing to say about a crash that is not about compression', () => {
-    const watch = createCodecFaultWatch('results');
+    const watch = createCodecFaultWatch({ topic: 'results', log: pino({ level: 'silent' }) });
     watch.fetchStarted('1');
     expect(watch.crashed(new Error('The coordinator is loading'), [0])).toBeUndefined();
     expect(watch.current()).toBeUndefined();
