@@ -3,7 +3,8 @@
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
 #  - librdkafka-dev through apt when missing, and the mock Kafka cluster binary built from it
 #  - yamllint through apt when missing (lints the deployment files)
-#  - kcat through apt when missing (the tests produce compressed batches with it, as librdkafka does)
+#  - kcat and a JDK through apt when missing (the tests produce compressed batches with kcat, which is
+#    librdkafka, and with Kafka's own Java producer run from source)
 #  - Apache Kafka's jars through Maven (a Java runtime and Maven through apt when missing), for the
 #    tests and benchmarks that run on a real broker
 set -euo pipefail
@@ -17,12 +18,16 @@ if ! command -v yamllint >/dev/null; then
   "${as_root[@]}" apt-get install -y -qq yamllint >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq yamllint >&2; }
 fi
 
-if ! command -v kcat >/dev/null; then
-  echo "setup: installing kcat" >&2
+producers=()
+command -v kcat >/dev/null || producers+=(kcat)
+# The Java producer of the tests runs from source (java File.java), which needs the compiler of a JDK.
+command -v javac >/dev/null || producers+=(openjdk-17-jdk-headless)
+if [ ${#producers[@]} -gt 0 ]; then
+  echo "setup: installing ${producers[*]}" >&2
   as_root=()
   if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
   export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get install -y -qq kcat >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq kcat >&2; }
+  "${as_root[@]}" apt-get install -y -qq "${producers[@]}" >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq "${producers[@]}" >&2; }
 fi
 
 stamp=node_modules/.install-stamp

@@ -1,7 +1,8 @@
 /**
- * Compressed batches on a real Kafka broker: records that librdkafka (kcat) compressed with gzip,
- * snappy, lz4 and zstd are consumed and stored with their payloads intact, read back through the
- * GraphQL API. Each codec writes to a partition of its own, and the broker's log segment is read to
+ * Compressed batches on a real Kafka broker: records that librdkafka (kcat) and Kafka's own Java
+ * producer compressed with gzip, snappy, lz4 and zstd are consumed and stored with their payloads
+ * intact, read back through the GraphQL API. Each producer and codec writes to a partition of its
+ * own, and the broker's log segment is read to
  * prove the batch is stored compressed with that codec (librdkafka sends a batch uncompressed when
  * compressing would not make it smaller, which would make such a test pass without testing anything).
  */
@@ -11,11 +12,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKafka, type KafkaCluster } from '../../tools/kafka/kafka-cluster.js';
 import { eventually, postGraphQL } from '../support/graphql.js';
-import { produceWithKcat } from '../support/kcat.js';
+import { produceWithJava, produceWithKcat } from '../support/compressed-producers.js';
 import { CODEC_IDS, storedBatches } from '../support/segments.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 
 const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
+const PRODUCERS = { kcat: produceWithKcat, java: produceWithJava } as const;
+const CASES = (['kcat', 'java'] as const).flatMap((producer, p) => CODECS.map((codec, c) => ({ producer, codec, partition: p * CODECS.length + c })));
 const COUNT = 50;
 const topics = uniqueTopics('compressed');
 const READ = `query Read($id: ID!) { test(correlationId: $id) { messageCount messages(first: 100) { totalCount nodes { sequence messageId final payload } } } }`;
@@ -25,7 +28,7 @@ let svc: TestService;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kafka-codecs-'));
-  cluster = await startKafka({ nodes: 1, dir, topics: [{ name: topics.results, partitions: CODECS.length }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startKafka({ nodes: 1, dir, topics: [{ name: topics.results, partitions: CASES.length }, { name: topics.requests, partitions: 1 }] });
   svc = await startTestService({
     brokers: cluster.bootstrapServers,
     env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group },
@@ -45,15 +48,15 @@ function payloadOf(codec: string, sequence: number) {
 }
 
 describe('compressed batches on real Kafka', () => {
-  it.each(CODECS.map((codec, partition) => ({ codec, partition })))('$codec: every record is stored once with its payload intact', async ({ codec, partition }) => {
-    const id = `${codec}-${Date.now()}`;
+  it.each(CASES)('$producer, $codec: every record is stored once with its payload intact', async ({ producer, codec, partition }) => {
+    const id = `${producer}-${codec}-${Date.now()}`;
     await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
     const records = Array.from({ length: COUNT }, (_, i) => {
       const sequence = i + 1;
       const value = { correlationId: id, messageId: `${codec}-${sequence}`, sequence, final: sequence === COUNT, status: sequence === COUNT ? 'completed' : 'running', payload: payloadOf(codec, sequence) };
       return { key: id, value: JSON.stringify(value) };
     });
-    await produceWithKcat({ brokers: cluster.bootstrapServers, topic: topics.results, partition, codec, records });
+    await PRODUCERS[producer]({ brokers: cluster.bootstrapServers, topic: topics.results, partition, codec, records });
 
     // The broker holds them as one batch compressed with this codec.
     const batches = await storedBatches(join(dir, 'node-1', 'data'), topics.results, partition);
@@ -63,7 +66,7 @@ describe('compressed batches on real Kafka', () => {
       const read = await postGraphQL(svc.url, READ, { id });
       expect(read.body.errors).toBeUndefined();
       return read.body.data?.test?.messages.totalCount === COUNT && read.body.data.test;
-    }, 30_000, `the ${codec} records to be stored`);
+    }, 30_000, `the ${producer} ${codec} records to be stored`);
     expect(test.messageCount).toBe(COUNT);
     expect(test.messages.nodes).toEqual(
       Array.from({ length: COUNT }, (_, i) => ({ sequence: i + 1, messageId: `${codec}-${i + 1}`, final: i + 1 === COUNT, payload: payloadOf(codec, i + 1) })),
@@ -73,7 +76,7 @@ describe('compressed batches on real Kafka', () => {
   it('read them all without a malformed record or a crash, and stays ready', async () => {
     const stats = svc.service.ingest.consumer.stats;
     expect(stats.malformed).toBe(0);
-    expect(stats.stored).toBe(CODECS.length * COUNT);
+    expect(stats.stored).toBe(CASES.length * COUNT);
     const ready = await fetch(`${svc.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as { checks: Record<string, string> }).checks.consumer).toBe('ok');

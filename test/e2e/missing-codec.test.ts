@@ -16,7 +16,7 @@ import { registerKafkaCodecs } from '../../src/ingest/kafka-codecs.js';
 import { startKafka, type KafkaCluster } from '../../tools/kafka/kafka-cluster.js';
 import { eventually } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
-import { produceWithKcat } from '../support/kcat.js';
+import { produceWithKcat } from '../support/compressed-producers.js';
 import { CODEC_IDS, storedBatches } from '../support/segments.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 
