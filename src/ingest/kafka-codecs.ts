@@ -15,8 +15,11 @@
  * instead of retrying it in silence, and the consumer turns it into a log line and a `/readyz` reason.
  */
 import { createRequire } from 'node:module';
-import { CompressionCodecs, CompressionTypes } from 'kafkajs';
+import kafkajs from 'kafkajs';
 import { ServiceError } from '../errors.js';
+
+// kafkajs is CommonJS, and Node's ESM loader does not find these two among its named exports.
+const { CompressionCodecs, CompressionTypes } = kafkajs;
 
 /** The compression codecs of the Kafka protocol. */
 export const CODEC_NAMES = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
@@ -49,7 +52,7 @@ export interface CodecRegistration {
   readonly missing: ReadonlyArray<{ readonly codec: CodecName; readonly reason: string }>;
 }
 
-const TYPES: Record<CodecName, CompressionTypes> = {
+const TYPES: Record<CodecName, number> = {
   gzip: CompressionTypes.GZIP,
   snappy: CompressionTypes.Snappy,
   lz4: CompressionTypes.LZ4,

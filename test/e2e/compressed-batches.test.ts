@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKafka, type KafkaCluster } from '../../tools/kafka/kafka-cluster.js';
 import { eventually, postGraphQL } from '../support/graphql.js';
+import { metric, spawnService, waitReady } from '../support/process.js';
 import { produceWithJava, produceWithKcat } from '../support/compressed-producers.js';
 import { CODEC_IDS, storedBatches } from '../support/segments.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
@@ -81,4 +82,26 @@ describe('compressed batches on real Kafka', () => {
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as { checks: Record<string, string> }).checks.consumer).toBe('ok');
   });
+
+  it('a service process, started as it is deployed, reads every one of those batches too', async () => {
+    // Node's own module loader, not the test runner's: a codec that cannot load there fails here.
+    const svcProcess = await spawnService('compressed-reader', {
+      KAFKA_BROKERS: cluster.bootstrapServers.join(','),
+      KAFKA_RESULTS_TOPIC: topics.results,
+      KAFKA_REQUESTS_TOPIC: topics.requests,
+      KAFKA_GROUP_ID: `${topics.group}-process`,
+    });
+    try {
+      await waitReady(svcProcess);
+      const stored = await eventually(async () => {
+        const n = await metric(svcProcess, /^rcs_records_total\{outcome="stored"\} (\d+)$/m);
+        return n === CASES.length * COUNT && n;
+      }, 30_000, 'the process to store every record');
+      expect(stored).toBe(CASES.length * COUNT);
+      expect(svcProcess.output()).not.toMatch(/codec unavailable|cannot read|cannot decompress/);
+    } finally {
+      svcProcess.kill('SIGTERM');
+      await svcProcess.exited;
+    }
+  }, 90_000);
 });
