@@ -8,6 +8,8 @@ import { Kafka, logLevel as KafkaLogLevel, type LogEntry, type SASLOptions } fro
 import type { KafkaConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 
+const TLS_CONNECTION_TIMEOUT_MS = 5000;
+
 /** Creates one kafkajs client; the producer and consumer of a process share it. */
 export function createKafkaClient(config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl'>>, logger: Logger): Kafka {
   const log = logger.child({ component: 'kafka' });
@@ -20,7 +22,9 @@ export function createKafkaClient(config: Pick<KafkaConfig, 'brokers' | 'clientI
   return new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],
-    ...(ssl === null ? {} : { ssl: tlsOptions(ssl) }),
+    // kafkajs's 1 s connection timeout includes the TLS handshake, which a broker far away (or a
+    // busy one: a JVM's first handshakes are slow) can take longer than; each timeout is a retry.
+    ...(ssl === null ? {} : { ssl: tlsOptions(ssl), connectionTimeout: TLS_CONNECTION_TIMEOUT_MS }),
     ...(sasl === null ? {} : { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions }),
     // Warnings and errors only: kafkajs is chatty at info level during every rebalance.
     logLevel: KafkaLogLevel.WARN,
