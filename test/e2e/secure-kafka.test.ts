@@ -252,17 +252,39 @@ describe('secured Kafka', () => {
     expectNoSecret(problem);
   });
 
-  it('an untrusted broker certificate (no CA given): the log and /readyz say the certificate is not trusted, the process stays up', { timeout: 120_000 }, async () => {
+  const ALICE = () => ({ KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'alice', KAFKA_SASL_PASSWORD: USERS.alice.password });
+  it.each([
+    {
+      label: 'no CA given',
+      listener: 'SASL_SSL',
+      env: () => ({ KAFKA_SSL: 'true', ...ALICE() }),
+      reason: /^crashed: server certificate not trusted: self-signed certificate in certificate chain \[SELF_SIGNED_CERT_IN_CHAIN\] \(set KAFKA_SSL_CA_FILE/,
+    },
+    {
+      label: 'server name not in the certificate',
+      listener: 'SASL_SSL',
+      env: () => ({ KAFKA_SSL_CA_FILE: pki.caFile, KAFKA_SSL_SERVERNAME: 'kafka.wrong.example', ...ALICE() }),
+      reason: /^crashed: server certificate not trusted: .*kafka\.wrong\.example.* \[ERR_TLS_CERT_ALTNAME_INVALID\] \(.*KAFKA_SSL_SERVERNAME/,
+    },
+    {
+      label: 'no client certificate',
+      listener: 'SSL',
+      env: () => ({ KAFKA_SSL_CA_FILE: pki.caFile }),
+      reason: /^crashed: client certificate refused by the broker \[ERR_SSL_\w+\] \(set KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE/,
+    },
+  ] as const)('TLS refused, $label: the log and /readyz name the cause, the process stays up', { timeout: 120_000 }, async ({ label, listener, env, reason }) => {
     const started = Date.now();
-    const svc = await start('untrusted', 'SASL_SSL', { KAFKA_SSL: 'true', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'alice', KAFKA_SASL_PASSWORD: USERS.alice.password });
-    const readyz = await eventually(async () => {
+    const svc = await start(`tls-${randomBytes(3).toString('hex')}`, listener, env());
+    const cause = await eventually(async () => {
       const response = await fetch(`${svc.url}/readyz`);
       const body = (await response.json()) as { checks: { consumer: string } };
-      return response.status === 503 && body.checks.consumer.includes('server certificate not trusted') ? body : undefined;
-    }, 90_000, '/readyz to name the untrusted certificate');
-    console.info(`untrusted certificate named in /readyz after ${Date.now() - started} ms (process start included)`);
-    expect(readyz.checks.consumer).toMatch(/^crashed: server certificate not trusted: self-signed certificate in certificate chain \[SELF_SIGNED_CERT_IN_CHAIN\] \(set KAFKA_SSL_CA_FILE/);
-    await eventually(() => logLines(svc, (l) => l.level === 'error' && typeof l.reason === 'string' && l.reason.startsWith('server certificate not trusted')).length > 0, 10_000, 'the log line');
+      return response.status === 503 && body.checks.consumer.startsWith('crashed: ') ? body.checks.consumer : undefined;
+    }, 90_000, '/readyz to name the cause');
+    console.info(`${label}: named in /readyz after ${Date.now() - started} ms (process start included)`);
+    expect(cause).toMatch(reason);
+    const logged = cause.slice('crashed: '.length);
+    // The log line may still be in the pipe when /readyz answers.
+    await eventually(() => logLines(svc, (l) => l.level === 'error' && l.reason === logged).length > 0, 10_000, 'the log line');
     expect(svc.child.exitCode).toBeNull();
     await stop(svc);
     expectNoSecret(svc.output());
