@@ -10,6 +10,7 @@ import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { decodeResult } from './decode-result.js';
+import { describeKafkaError } from './describe-kafka-error.js';
 
 /** Records handed to the store at once (see processBatch). */
 const CHUNK = 200;
@@ -202,8 +203,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       void commitProcessed(c);
     });
     c.on(c.events.CRASH, (e) => {
-      setState('crashed', e.payload.error.message);
-      log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+      setState('crashed', describeKafkaError(e.payload.error));
+      log.error({ err: e.payload.error, restart: e.payload.restart, reason: describeKafkaError(e.payload.error) }, 'consumer crashed');
       // kafkajs restarts by itself only after retriable errors; after any other (a protocol error
       // from the broker, say) its consumer is dead, so a new one takes its place.
       if (!e.payload.restart && consumer === c) replace(c, e.payload.error);
@@ -227,8 +228,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     consumer = undefined;
     failures += 1;
     const delay = Math.min(10_000, 1000 * 2 ** Math.min(failures - 1, 4));
-    setState('crashed', error instanceof Error ? error.message : String(error));
-    log.error({ err: error, retryInMs: delay }, 'consumer stopped; starting a new one');
+    setState('crashed', describeKafkaError(error));
+    log.error({ err: error, retryInMs: delay, reason: describeKafkaError(error) }, 'consumer stopped; starting a new one');
     void failed.disconnect().catch(() => undefined);
     const retry = setTimeout(start, delay);
     retry.unref();
