@@ -33,7 +33,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic },
     });
     await svc.ready();
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await svc?.stop();

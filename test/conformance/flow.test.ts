@@ -32,7 +32,7 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
     simulator = createSimulator({ brokers: broker.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, intervalMs: 30, steps: 5 });
     await simulator.start();
     await svc.ready();
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await simulator?.dispose();

@@ -23,7 +23,7 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
     producer = await createTestProducer(broker.bootstrapServers);
     svc = await startTestService({ brokers: broker.bootstrapServers, env: env() });
     await svc.ready();
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await svc?.stop();

@@ -46,7 +46,7 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
   beforeAll(async () => {
     broker = await kind.start([{ name: topics.results, partitions: 6 }, { name: topics.requests, partitions: 1 }]);
     producer = await createTestProducer(broker.bootstrapServers);
-  });
+  }, 120_000);
 
   afterAll(async () => {
     for (const svc of processes) svc.kill('SIGKILL');

@@ -34,7 +34,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       { name: scale.requests, partitions: 1 },
     ]);
     producer = await createTestProducer(broker.bootstrapServers);
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await producer?.disconnect();

@@ -29,7 +29,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       { name: leave.requests, partitions: 1 },
     ]);
     producer = await createTestProducer(broker.bootstrapServers);
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await producer?.disconnect();

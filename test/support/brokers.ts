@@ -45,6 +45,7 @@ export type BrokerName = 'mock' | 'kafka';
 /** One kind of broker the suite can start. */
 export interface BrokerKind {
   readonly name: BrokerName;
+  /** Starts a broker with these topics. A Kafka node on a busy machine can take most of a minute: hooks that call this allow 120 s. */
   start(topics: readonly TopicSpec[]): Promise<TestBroker>;
 }
 
