@@ -3,6 +3,7 @@
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
 #  - librdkafka-dev through apt when missing, and the mock Kafka cluster binary built from it
 #  - yamllint through apt when missing (lints the deployment files)
+#  - openssl through apt when missing (the secured-Kafka tests make their CA and certificates with it)
 #  - kcat and a JDK through apt when missing (the tests produce compressed batches with kcat, which is
 #    librdkafka, and with Kafka's own Java producer run from source)
 #  - Apache Kafka's jars through Maven (a Java runtime and Maven through apt when missing), for the
@@ -16,6 +17,14 @@ if ! command -v yamllint >/dev/null; then
   if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
   export DEBIAN_FRONTEND=noninteractive
   "${as_root[@]}" apt-get install -y -qq yamllint >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq yamllint >&2; }
+fi
+
+if ! command -v openssl >/dev/null; then
+  echo "setup: installing openssl" >&2
+  as_root=()
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${as_root[@]}" apt-get install -y -qq openssl >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq openssl >&2; }
 fi
 
 producers=()

@@ -3,6 +3,9 @@
  * validated up front, so a bad value stops startup with a message that names the variable.
  */
 import { ConfigError } from './errors.js';
+import { readKafkaSasl, readKafkaSsl, type KafkaSaslConfig, type KafkaSslConfig } from './kafka-security-config.js';
+
+export type { KafkaSaslConfig, KafkaSslConfig } from './kafka-security-config.js';
 
 /** Validated configuration of one service process. */
 export interface Config {
@@ -50,6 +53,10 @@ export interface KafkaConfig {
   readonly commitOffsets: boolean;
   /** How often processed offsets are committed; a crash redelivers at most this much work. */
   readonly commitIntervalMs: number;
+  /** TLS to the brokers; null for a plaintext connection. */
+  readonly ssl: KafkaSslConfig | null;
+  /** SASL authentication; null for none. Holds the password: never log it (it redacts itself). */
+  readonly sasl: KafkaSaslConfig | null;
 }
 
 /** Where the state lives, and its bounds. */
@@ -159,6 +166,8 @@ export function loadConfig(env: Env = process.env): Config {
       deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
       commitOffsets: stateKind !== 'replicated',
       commitIntervalMs: read.int('KAFKA_COMMIT_INTERVAL_MS', 5000, { min: 0, max: 3_600_000 }),
+      ssl: readKafkaSsl(env),
+      sasl: readKafkaSasl(env),
     },
     store: {
       kind: stateKind,

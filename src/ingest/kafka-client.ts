@@ -1,18 +1,35 @@
-/** Builds the kafkajs client with its log lines routed into the service's structured logger. */
-import { Kafka, logLevel as KafkaLogLevel, type LogEntry } from 'kafkajs';
+/**
+ * Builds the kafkajs client with its log lines routed into the service's structured logger. The
+ * consumer, the request producer and the dead-letter producer all come from this one client, so
+ * they share its TLS and SASL settings.
+ */
+import type { ConnectionOptions } from 'node:tls';
+import { Kafka, logLevel as KafkaLogLevel, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { KafkaConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { registerKafkaCodecs } from './kafka-codecs.js';
 
+const TLS_CONNECTION_TIMEOUT_MS = 5000;
+
 /** Creates one kafkajs client; the producer and consumer of a process share it. */
-export function createKafkaClient(config: Pick<KafkaConfig, 'brokers' | 'clientId'>, logger: Logger): Kafka {
+export function createKafkaClient(config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl'>>, logger: Logger): Kafka {
   const log = logger.child({ component: 'kafka' });
+  const ssl = config.ssl ?? null;
+  const sasl = config.sasl ?? null;
+  // Said once at startup: what the connection is, without any secret.
+  log.info({ brokers: config.brokers, ssl: ssl !== null, verifyCertificate: ssl?.verify, clientCertificate: ssl?.cert != null, sasl: sasl?.mechanism ?? false, username: sasl?.username }, 'broker connection settings');
+  if (ssl !== null && !ssl.verify) log.warn('KAFKA_SSL_VERIFY=false: the brokers\' certificates are not verified, so anyone on the network path can pose as the broker');
+  if (sasl !== null && ssl === null) log.warn({ mechanism: sasl.mechanism }, `SASL without TLS: ${sasl.mechanism === 'plain' ? 'the password' : 'every record'} crosses the network unencrypted; set KAFKA_SSL=true unless the network is private`);
   // Compressed batches are read with these; a codec whose package failed to load is named here
   // at startup, and again by the consumer if a batch ever needs it.
   for (const { codec, reason } of registerKafkaCodecs().missing) log.warn({ codec, reason }, `${codec} codec unavailable: ${codec}-compressed batches cannot be read`);
   return new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],
+    // kafkajs's 1 s connection timeout includes the TLS handshake, which a broker far away (or a
+    // busy one: a JVM's first handshakes are slow) can take longer than; each timeout is a retry.
+    ...(ssl === null ? {} : { ssl: tlsOptions(ssl), connectionTimeout: TLS_CONNECTION_TIMEOUT_MS }),
+    ...(sasl === null ? {} : { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions }),
     // Warnings and errors only: kafkajs is chatty at info level during every rebalance.
     logLevel: KafkaLogLevel.WARN,
     logCreator:
@@ -23,4 +40,16 @@ export function createKafkaClient(config: Pick<KafkaConfig, 'brokers' | 'clientI
         else log.warn(rest, message);
       },
   });
+}
+
+/** Node's TLS options from the validated settings; unset fields keep Node's defaults (its public CAs). */
+function tlsOptions(ssl: NonNullable<KafkaConfig['ssl']>): ConnectionOptions {
+  return {
+    rejectUnauthorized: ssl.verify,
+    ...(ssl.ca === null ? {} : { ca: ssl.ca }),
+    ...(ssl.cert === null ? {} : { cert: ssl.cert }),
+    ...(ssl.key === null ? {} : { key: ssl.key }),
+    ...(ssl.keyPassword === null ? {} : { passphrase: ssl.keyPassword }),
+    ...(ssl.servername === null ? {} : { servername: ssl.servername }),
+  };
 }

@@ -7,6 +7,7 @@ import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CORRELATION_HEADER } from './decode-result.js';
+import { describeKafkaError } from './describe-kafka-error.js';
 
 /** What the external system receives for each started test. */
 export interface TestRequest {
@@ -55,7 +56,7 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
 
   return {
     start() {
-      connect().catch((error: unknown) => log.warn({ err: error }, 'producer not connected yet; will retry on first request'));
+      connect().catch((error: unknown) => log.warn({ err: error, reason: describeKafkaError(error) }, 'producer not connected yet; will retry on first request'));
     },
 
     async publish(request) {
@@ -95,7 +96,7 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
         ]);
       } catch (error) {
         if (error instanceof ServiceError) throw error;
-        log.error({ err: error, correlationId: request.correlationId }, 'request not accepted by the broker');
+        log.error({ err: error, correlationId: request.correlationId, reason: describeKafkaError(error) }, 'request not accepted by the broker');
         throw new ServiceError('BROKER_UNAVAILABLE', 'The message broker refused the request.', { cause: error });
       } finally {
         clearTimeout(timer);

@@ -11,6 +11,7 @@ import type { Logger } from '../logger.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { createCodecFaultWatch, pendingPartitions } from './codec-fault.js';
 import { decodeResult } from './decode-result.js';
+import { describeKafkaError } from './describe-kafka-error.js';
 
 /** Records handed to the store at once (see processBatch). */
 const CHUNK = 200;
@@ -218,8 +219,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     });
     c.on(c.events.CRASH, (e) => {
       const fault = codecFaults.crashed(e.payload.error, assigned);
-      setState('crashed', fault?.reason ?? e.payload.error.message);
-      if (fault === undefined) log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+      setState('crashed', fault?.reason ?? describeKafkaError(e.payload.error));
+      if (fault === undefined) log.error({ err: e.payload.error, restart: e.payload.restart, reason: describeKafkaError(e.payload.error) }, 'consumer crashed');
       // kafkajs restarts by itself only after retriable errors; after any other (a protocol error
       // from the broker, say) its consumer is dead, so a new one takes its place.
       if (!e.payload.restart && consumer === c) replace(c, e.payload.error);
@@ -245,8 +246,9 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     // Retrying a batch that cannot be decompressed gives the same failure (unless an operator moves
     // the group past it), and every retry rebalances the group: those retries slow down to a minute.
     const delay = Math.min(codecFaults.current() === undefined ? 10_000 : 60_000, 1000 * 2 ** Math.min(failures - 1, 6));
-    setState('crashed', codecFaults.current()?.reason ?? (error instanceof Error ? error.message : String(error)));
-    log.error({ err: error, retryInMs: delay }, 'consumer stopped; starting a new one');
+    const reason = codecFaults.current()?.reason ?? describeKafkaError(error);
+    setState('crashed', reason);
+    log.error({ err: error, retryInMs: delay, reason }, 'consumer stopped; starting a new one');
     void failed.disconnect().catch(() => undefined);
     const retry = setTimeout(start, delay);
     retry.unref();

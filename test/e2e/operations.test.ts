@@ -1,27 +1,17 @@
 /**
- * Operating the service: liveness and readiness, a broker that refuses start requests, and a
- * graceful shutdown of a real process with a live subscription.
+ * Operating the service: liveness while the broker cannot be reached, and a broker that refuses
+ * start requests (injected on the mock cluster). Readiness once joined and graceful shutdown run on
+ * both brokers in test/conformance/shutdown.test.ts.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
+import { startMockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { eventually, postGraphQL } from '../support/graphql.js';
 import { startTestService, uniqueTopics } from '../support/service.js';
-import { HS256_ENV, authedFetch } from '../support/tokens.js';
+import { authedFetch } from '../support/tokens.js';
 
-let cluster: MockCluster;
 const topics = uniqueTopics('ops');
 const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
-
-beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 2 }, { name: topics.requests, partitions: 1 }] });
-});
-
-afterAll(async () => {
-  await cluster?.stop();
-});
 
 describe('health and readiness', () => {
   it('is live but not ready while the broker cannot be reached', async () => {
@@ -37,22 +27,6 @@ describe('health and readiness', () => {
       expect(body.checks.consumer).not.toBe('ok');
       // Reads are served all the same: the consumer is a background task.
       expect((await authedFetch(`${svc.url}/tests/whatever`)).status).toBe(404);
-    } finally {
-      await svc.stop();
-    }
-  });
-
-  it('turns ready once the consumer has joined its group', async () => {
-    const svc = await startTestService({ brokers: cluster.bootstrapServers, env });
-    try {
-      const before = await fetch(`${svc.url}/readyz`);
-      expect(before.status).toBe(503);
-      expect(((await before.json()) as { checks: Record<string, string> }).checks.consumer).toMatch(/^connecting|^rebalancing/);
-      const after = await eventually(async () => {
-        const response = await fetch(`${svc.url}/readyz`);
-        return response.status === 200 && response;
-      }, 30_000, 'readiness');
-      expect(await after.json()).toEqual({ status: 'ready', checks: { consumer: 'ok', store: 'ok' } });
     } finally {
       await svc.stop();
     }
@@ -96,82 +70,6 @@ describe('starting a test while the broker refuses', () => {
     } finally {
       await svc.stop();
       await own.stop();
-    }
-  });
-});
-
-describe('graceful shutdown', () => {
-  /** Runs the service as a process (`src/main.ts`) and waits until it is ready. */
-  async function startProcess(extraEnv: Record<string, string> = {}) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        KAFKA_BROKERS: cluster.bootstrapServers.join(','),
-        ...HS256_ENV,
-        ...env,
-        KAFKA_GROUP_ID: `${topics.group}-process`,
-        ...extraEnv,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const process_ = { child, output: '', exited: once(child, 'exit'), url: '' };
-    child.stdout.on('data', (chunk: Buffer) => (process_.output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (process_.output += chunk.toString()));
-    try {
-      const port = await eventually(() => /"port":(\d+)/.exec(process_.output)?.[1], 30_000, 'the service to listen');
-      process_.url = `http://127.0.0.1:${port}`;
-      await eventually(async () => (await fetch(`${process_.url}/readyz`)).status === 200, 30_000, 'readiness');
-    } catch (error) {
-      child.kill('SIGKILL');
-      throw error;
-    }
-    return process_;
-  }
-
-  it('on SIGTERM closes subscriptions with 1001, drains, commits and exits 0', async () => {
-    const service = await startProcess();
-    const { child, exited, url } = service;
-    try {
-      const start = await postGraphQL(url, `mutation { startTest { correlationId } }`);
-      const id = start.body.data?.startTest.correlationId as string;
-
-      let closed: { code: number; reason: string } | undefined;
-      const client = createWsClient(url, { onClose: (event) => (closed = event) });
-      const sub = collect(client, `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`, { id });
-      // The subscription is live once the server has acknowledged it; a query on the same socket proves the connection is up.
-      await collect(client, `{ __typename }`).done;
-
-      child.kill('SIGTERM');
-      const [code] = await exited;
-      expect(code).toBe(0);
-      await sub.done.catch(() => undefined);
-      expect(closed?.code).toBe(1001);
-      expect(service.output).toContain('"msg":"stopped"');
-      await client.dispose();
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-  });
-
-  it('with SHUTDOWN_DELAY_MS, answers 503 on /readyz but still serves requests for the delay, then exits 0', async () => {
-    const service = await startProcess({ SHUTDOWN_DELAY_MS: '2000', KAFKA_GROUP_ID: `${topics.group}-delayed` });
-    const { child, exited, url } = service;
-    try {
-      const signalled = Date.now();
-      child.kill('SIGTERM');
-      await eventually(async () => (await fetch(`${url}/readyz`)).status === 503, 1500, 'readiness to turn 503');
-      const query = await postGraphQL(url, `{ __typename }`);
-      expect(query.status).toBe(200);
-      expect(query.body.data).toEqual({ __typename: 'Query' });
-      const [code] = await exited;
-      expect(code).toBe(0);
-      expect(Date.now() - signalled).toBeGreaterThanOrEqual(2000);
-      expect(service.output).toContain('"delayMs":2000');
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
     }
   });
 });

@@ -1,6 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { inspect } from 'node:util';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { createTestPki, type TestPki } from '../support/tls.js';
 
 describe('loadConfig', () => {
   it('has working defaults', () => {
@@ -79,5 +85,152 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ AUTH_ISSUER: 'https://i.example', AUTH_HS256_SECRET: 'x'.repeat(31) })).toThrow(/^AUTH_HS256_SECRET: must be at least 32 bytes/);
     expect(() => loadConfig({ AUTH_HS256_SECRET: 'x'.repeat(40) })).toThrow(/^AUTH_ISSUER: /);
     expect(() => loadConfig({ AUTH_JWKS_URI: 'https://id.example/keys' })).toThrow(/^AUTH_ISSUER: /);
+  });
+});
+
+describe('loadConfig: TLS and SASL to the brokers', () => {
+  let pki: TestPki;
+  const PASSWORD = 'sasl-Pa55word-never-logged';
+  let passwordFile: string;
+
+  beforeAll(async () => {
+    pki = await createTestPki();
+    passwordFile = join(pki.dir, 'sasl-password');
+    // As `echo "$PASSWORD" > file` writes it, with a line break.
+    writeFileSync(passwordFile, `${PASSWORD}\n`);
+    writeFileSync(join(pki.dir, 'empty'), '\n');
+    writeFileSync(join(pki.dir, 'not-pem'), 'just text\n');
+  });
+  afterAll(async () => {
+    await pki?.remove();
+  });
+
+  /** The ConfigError `env` makes loadConfig throw. */
+  function configError(env: Record<string, string>): ConfigError {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      if (error instanceof ConfigError) return error;
+      throw error;
+    }
+    throw new Error(`no ConfigError for ${JSON.stringify(env)}`);
+  }
+
+  it('connects in plaintext without SASL by default', () => {
+    expect(loadConfig({}).kafka).toMatchObject({ ssl: null, sasl: null });
+  });
+
+  it('reads SASL_SSL with SCRAM: the CA file at startup, the mechanism in any case, the password as given', () => {
+    const { kafka } = loadConfig({ KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: pki.caFile, KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512', KAFKA_SASL_USERNAME: 'alice', KAFKA_SASL_PASSWORD: ` ${PASSWORD}` });
+    expect(kafka.ssl).toEqual({ ca: readFileSync(pki.caFile, 'utf8'), cert: null, key: null, keyPassword: null, verify: true, servername: null });
+    // A password may begin or end with a space; only the file form loses its line break.
+    expect(kafka.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'alice', password: ` ${PASSWORD}` });
+  });
+
+  it('takes the password from KAFKA_SASL_PASSWORD_FILE without its trailing line break', () => {
+    const { kafka } = loadConfig({ KAFKA_SSL: 'true', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'key', KAFKA_SASL_PASSWORD_FILE: passwordFile });
+    expect(kafka.sasl).toEqual({ mechanism: 'plain', username: 'key', password: PASSWORD });
+    // No CA file: Node's public CAs, as managed services need; the certificate is still verified.
+    expect(kafka.ssl).toMatchObject({ ca: null, verify: true });
+  });
+
+  it('turns TLS on when a TLS file is given, and reads mutual TLS with an encrypted key', () => {
+    const passphraseFile = join(pki.dir, 'key-passphrase');
+    writeFileSync(passphraseFile, `${pki.clientKeyPassword}\n`);
+    const { kafka } = loadConfig({ KAFKA_SSL_CA_FILE: pki.caFile, KAFKA_SSL_CERT_FILE: pki.clientCertFile, KAFKA_SSL_KEY_FILE: pki.encryptedClientKeyFile, KAFKA_SSL_KEY_PASSWORD_FILE: passphraseFile, KAFKA_SSL_SERVERNAME: 'localhost' });
+    expect(kafka.ssl).toEqual({
+      ca: readFileSync(pki.caFile, 'utf8'),
+      cert: readFileSync(pki.clientCertFile, 'utf8'),
+      key: readFileSync(pki.encryptedClientKeyFile, 'utf8'),
+      keyPassword: pki.clientKeyPassword,
+      verify: true,
+      servername: 'localhost',
+    });
+    expect(kafka.sasl).toBeNull();
+    expect(loadConfig({ KAFKA_SSL: 'true', KAFKA_SSL_VERIFY: 'false' }).kafka.ssl?.verify).toBe(false);
+  });
+
+  it.each([
+    [{ KAFKA_SSL: 'sometimes' }, 'KAFKA_SSL', /expected true or false/],
+    [{ KAFKA_SSL: 'false', KAFKA_SSL_CA_FILE: '/etc/ca.pem' }, 'KAFKA_SSL', /is false, but KAFKA_SSL_CA_FILE is set/],
+    [{ KAFKA_SSL_CA_FILE: '/nonexistent/ca.pem' }, 'KAFKA_SSL_CA_FILE', /cannot read "\/nonexistent\/ca.pem" \(ENOENT\)/],
+    [{ KAFKA_SSL_CA_FILE: '/' }, 'KAFKA_SSL_CA_FILE', /cannot read "\/" \(EISDIR\)/],
+    [{ KAFKA_SSL_CERT_FILE: '<client cert>' }, 'KAFKA_SSL_KEY_FILE', /is required with KAFKA_SSL_CERT_FILE/],
+    [{ KAFKA_SSL_KEY_FILE: '<client key>' }, 'KAFKA_SSL_CERT_FILE', /is required with KAFKA_SSL_KEY_FILE/],
+    [{ KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<encrypted key>' }, 'KAFKA_SSL_KEY_PASSWORD', /is required: the key in KAFKA_SSL_KEY_FILE is encrypted/],
+    [{ KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<encrypted key>', KAFKA_SSL_KEY_PASSWORD: 'wrong-key-passphrase' }, 'KAFKA_SSL_KEY_PASSWORD', /does not decrypt the key/],
+    [{ KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<broker key>' }, 'KAFKA_SSL_KEY_FILE', /does not hold the private key of the certificate in KAFKA_SSL_CERT_FILE/],
+    [{ KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<not pem>' }, 'KAFKA_SSL_KEY_FILE', /holds no PEM private key/],
+    [{ KAFKA_SSL_CERT_FILE: '<client key>', KAFKA_SSL_KEY_FILE: '<client key>' }, 'KAFKA_SSL_CERT_FILE', /holds no PEM certificate/],
+    [{ KAFKA_SSL_KEY_PASSWORD: 'x' }, 'KAFKA_SSL_KEY_PASSWORD', /is set, but KAFKA_SSL_KEY_FILE is not/],
+    [{ KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_MECHANISM', /expected one of plain, scram-sha-256, scram-sha-512, got "gssapi"/],
+    [{ KAFKA_SASL_MECHANISM: 'scram-sha-256', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_USERNAME', /is required with KAFKA_SASL_MECHANISM=scram-sha-256/],
+    [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u' }, 'KAFKA_SASL_PASSWORD', /is required with KAFKA_SASL_MECHANISM=plain \(or KAFKA_SASL_PASSWORD_FILE\)/],
+    [{ KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_MECHANISM', /is required with KAFKA_SASL_USERNAME and the password: one of plain, scram-sha-256, scram-sha-512/],
+    [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p', KAFKA_SASL_PASSWORD_FILE: '<password file>' }, 'KAFKA_SASL_PASSWORD_FILE', /set either KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE, not both/],
+    [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD_FILE: '/nonexistent/password' }, 'KAFKA_SASL_PASSWORD_FILE', /cannot read "\/nonexistent\/password" \(ENOENT\)/],
+    [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD_FILE: '<empty file>' }, 'KAFKA_SASL_PASSWORD_FILE', /is empty/],
+  ])('refuses %o with an error naming %s', (env, variable, message) => {
+    const files: Record<string, string> = {
+      '<client cert>': pki.clientCertFile,
+      '<client key>': pki.clientKeyFile,
+      '<encrypted key>': pki.encryptedClientKeyFile,
+      '<broker key>': join(pki.dir, 'broker.key'),
+      '<not pem>': join(pki.dir, 'not-pem'),
+      '<password file>': passwordFile,
+      '<empty file>': join(pki.dir, 'empty'),
+    };
+    const resolved = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, files[value] ?? value]));
+    const error = configError(resolved);
+    expect(error.variable).toBe(variable);
+    expect(error.message).toMatch(new RegExp(`^${variable}: `));
+    expect(error.message).toMatch(message);
+  });
+
+  it('never puts a secret in an error message', () => {
+    const wrongPassphrase = 'wrong-key-passphrase-xyz';
+    const errors = [
+      configError({ KAFKA_SSL_CERT_FILE: pki.clientCertFile, KAFKA_SSL_KEY_FILE: pki.encryptedClientKeyFile, KAFKA_SSL_KEY_PASSWORD: wrongPassphrase }),
+      configError({ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: PASSWORD, KAFKA_SASL_PASSWORD_FILE: passwordFile }),
+      configError({ KAFKA_SASL_MECHANISM: 'kerberos', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: PASSWORD }),
+      configError({ KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: PASSWORD }),
+    ];
+    const key = readFileSync(pki.clientKeyFile, 'utf8').split('\n')[1] as string;
+    for (const error of errors) {
+      for (const secret of [PASSWORD, wrongPassphrase, key]) {
+        expect(error.message).not.toContain(secret);
+        expect(inspect(error)).not.toContain(secret);
+      }
+    }
+  });
+
+  it('redacts the password and the private key wherever the configuration is printed or logged', () => {
+    const config = loadConfig({
+      KAFKA_SSL_CA_FILE: pki.caFile,
+      KAFKA_SSL_CERT_FILE: pki.clientCertFile,
+      KAFKA_SSL_KEY_FILE: pki.encryptedClientKeyFile,
+      KAFKA_SSL_KEY_PASSWORD: pki.clientKeyPassword,
+      KAFKA_SASL_MECHANISM: 'scram-sha-256',
+      KAFKA_SASL_USERNAME: 'alice',
+      KAFKA_SASL_PASSWORD: PASSWORD,
+    });
+    // Still there for the client that needs them.
+    expect(config.kafka.sasl?.password).toBe(PASSWORD);
+    expect(config.kafka.ssl?.keyPassword).toBe(pki.clientKeyPassword);
+
+    let logged = '';
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => ((logged += chunk.toString()), done()) });
+    const logger = pino({ level: 'info' }, sink);
+    logger.info({ config }, 'whole configuration');
+    logger.info({ kafka: config.kafka, sasl: config.kafka.sasl, ssl: config.kafka.ssl }, 'parts');
+    const printed = [logged, JSON.stringify(config), inspect(config, { depth: 10 }), `${JSON.stringify({ ...config.kafka })}`];
+    const keyLine = (config.kafka.ssl?.key as string).split('\n')[1] as string;
+    for (const text of printed) {
+      expect(text).toContain('alice');
+      expect(text).toContain('[redacted]');
+      expect(text).not.toContain(PASSWORD);
+      expect(text).not.toContain(pki.clientKeyPassword);
+      expect(text).not.toContain(keyLine);
+    }
   });
 });

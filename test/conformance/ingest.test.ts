@@ -1,35 +1,36 @@
 /**
- * The consumer against a real broker: redelivery is idempotent (nothing stored or pushed twice),
- * and malformed records are counted and skipped without stopping the loop or their partition.
+ * Conformance (b): on each broker, redelivery is idempotent (a full replay of the topic by a new
+ * consumer group stores and pushes nothing twice), and malformed records are counted and skipped
+ * without stopping the loop or their partition.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 
-const topics = uniqueTopics('ingest');
-let cluster: MockCluster;
-let producer: TestProducer;
-let svc: TestService;
-const env = () => ({ KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group });
+describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
+  const topics = uniqueTopics(`ingest-${kind.name}`);
+  let broker: TestBroker;
+  let producer: TestProducer;
+  let svc: TestService;
+  const env = () => ({ KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group });
 
-beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 3 }, { name: topics.requests, partitions: 1 }] });
-  producer = await createTestProducer(cluster.bootstrapServers);
-  svc = await startTestService({ brokers: cluster.bootstrapServers, env: env() });
-  await svc.ready();
-});
+  beforeAll(async () => {
+    broker = await kind.start([{ name: topics.results, partitions: 3 }, { name: topics.requests, partitions: 1 }]);
+    producer = await createTestProducer(broker.bootstrapServers);
+    svc = await startTestService({ brokers: broker.bootstrapServers, env: env() });
+    await svc.ready();
+  }, 120_000);
 
-afterAll(async () => {
-  await svc?.stop();
-  await producer?.disconnect();
-  await cluster?.stop();
-});
+  afterAll(async () => {
+    await svc?.stop();
+    await producer?.disconnect();
+    await broker?.stop();
+  });
 
-describe('consumer', () => {
   it('skips malformed records with a count, and keeps consuming the same partition', async () => {
     const id = `malformed-${Date.now()}`;
     const before = svc.service.ingest.consumer.stats.malformed;
@@ -62,7 +63,7 @@ describe('consumer', () => {
     // topic again: the at-least-once redelivery a crash before the commit would cause, for all at once.
     const shared = svc.store;
     const replayTopics = { ...env(), KAFKA_GROUP_ID: `${topics.group}-replay` };
-    const replayer = await startTestService({ brokers: cluster.bootstrapServers, env: replayTopics, store: shared, pubsub: svc.pubsub });
+    const replayer = await startTestService({ brokers: broker.bootstrapServers, env: replayTopics, store: shared, pubsub: svc.pubsub });
     const stats = replayer.service.ingest.consumer.stats;
     const total = await eventually(() => {
       const seen = stats.stored + stats.duplicates + stats.malformed;
@@ -85,14 +86,14 @@ describe('consumer', () => {
     const pubsub = createMemoryPubSub();
     const id = `pubsub-${Date.now()}`;
     await producer.send(topics.results, [1, 2].map((sequence) => result(id, { sequence })));
-    const first = await startTestService({ brokers: cluster.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-a` }, store, pubsub });
+    const first = await startTestService({ brokers: broker.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-a` }, store, pubsub });
     await eventually(async () => (await store.get(id))?.messages.length === 2, 20_000, 'first pass');
     await first.stop();
 
     const store2 = store; // the second pass writes into the same state
     const published: string[] = [];
     const unsubscribe = await pubsub.subscribe(id, (event) => published.push(event.message.key));
-    const second = await startTestService({ brokers: cluster.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-b` }, store: store2, pubsub });
+    const second = await startTestService({ brokers: broker.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-b` }, store: store2, pubsub });
     await eventually(() => second.service.ingest.consumer.stats.duplicates >= 2, 20_000, 'second pass');
     await second.stop();
     unsubscribe();

@@ -1,62 +1,63 @@
 /**
- * Three service processes in one consumer group over Redis and a six-partition topic: they share
- * the partitions; whatever replica a client talks to sees everything; a replica stopped mid-stream
- * hands its partitions over with nothing lost or duplicated; and a replica killed after storing but
- * before committing gets its records redelivered, stored and pushed exactly once.
+ * Conformance (d), on each broker: three service processes in one consumer group over Redis and a
+ * six-partition topic share the partitions; whatever replica a client talks to sees everything; a
+ * replica stopped mid-stream hands its partitions over with nothing lost or duplicated; and a
+ * replica killed after storing but before committing gets its records redelivered, stored and
+ * pushed exactly once. (A replica killed mid-stream: kill.test.ts.)
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { metric, spawnService, waitReady, type ServiceProcess } from '../support/process.js';
 import { uniqueTopics } from '../support/service.js';
-
-const topics = uniqueTopics('procs');
-const prefix = `rcs-procs-${process.pid}-${Date.now()}`;
-let cluster: MockCluster;
-let producer: TestProducer;
-const processes: ServiceProcess[] = [];
-
-const env = (name: string, extra: Record<string, string> = {}) => ({
-  STATE_STORE: 'redis',
-  REDIS_KEY_PREFIX: prefix,
-  KAFKA_BROKERS: cluster.bootstrapServers.join(','),
-  KAFKA_RESULTS_TOPIC: topics.results,
-  KAFKA_REQUESTS_TOPIC: topics.requests,
-  KAFKA_GROUP_ID: topics.group,
-  KAFKA_SESSION_TIMEOUT_MS: '6000',
-  KAFKA_FETCH_MAX_WAIT_MS: '100',
-  INSTANCE_ID: name,
-  ...extra,
-});
-
-async function start(name: string, extra?: Record<string, string>): Promise<ServiceProcess> {
-  const svc = await spawnService(name, env(name, extra));
-  processes.push(svc);
-  return svc;
-}
 
 const FOLLOW = `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`;
 const startTest = async (svc: ServiceProcess) => (await postGraphQL(svc.url, `mutation { startTest { correlationId } }`)).body.data?.startTest.correlationId as string;
 const messageCount = async (svc: ServiceProcess, id: string) =>
   (await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { messageCount } }`, { id })).body.data?.test?.messageCount as number | undefined;
 
-beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 6 }, { name: topics.requests, partitions: 1 }] });
-  producer = await createTestProducer(cluster.bootstrapServers);
-});
+describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
+  const topics = uniqueTopics(`procs-${kind.name}`);
+  const prefix = `rcs-procs-${kind.name}-${process.pid}-${Date.now()}`;
+  let broker: TestBroker;
+  let producer: TestProducer;
+  const processes: ServiceProcess[] = [];
 
-afterAll(async () => {
-  for (const svc of processes) svc.kill('SIGKILL');
-  await producer?.disconnect();
-  await cluster?.stop();
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  for await (const keys of redis.scanStream({ match: `${prefix}:*` }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
-  await redis.quit();
-});
+  const env = (name: string, extra: Record<string, string> = {}) => ({
+    STATE_STORE: 'redis',
+    REDIS_KEY_PREFIX: prefix,
+    KAFKA_BROKERS: broker.bootstrapServers.join(','),
+    KAFKA_RESULTS_TOPIC: topics.results,
+    KAFKA_REQUESTS_TOPIC: topics.requests,
+    KAFKA_GROUP_ID: topics.group,
+    ...broker.groupEnv,
+    INSTANCE_ID: name,
+    ...extra,
+  });
 
-describe('three replicas', () => {
+  async function start(name: string, extra?: Record<string, string>): Promise<ServiceProcess> {
+    const svc = await spawnService(name, env(name, extra));
+    processes.push(svc);
+    return svc;
+  }
+
+  beforeAll(async () => {
+    broker = await kind.start([{ name: topics.results, partitions: 6 }, { name: topics.requests, partitions: 1 }]);
+    producer = await createTestProducer(broker.bootstrapServers);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const svc of processes) svc.kill('SIGKILL');
+    await Promise.all(processes.map((p) => p.exited));
+    await producer?.disconnect();
+    await broker?.stop();
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    for await (const keys of redis.scanStream({ match: `${prefix}:*` }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
   it('share the partitions, read alike, and lose or duplicate nothing when one stops mid-stream', { timeout: 120_000 }, async () => {
     const [r1, r2, r3] = await Promise.all([start('r1'), start('r2'), start('r3')]);
     await Promise.all([r1, r2, r3].map((r) => waitReady(r)));
@@ -105,7 +106,7 @@ describe('three replicas', () => {
 
   it('redelivers what a killed replica stored but had not committed, storing and pushing it once', { timeout: 120_000 }, async () => {
     // Commits only every 10 minutes: a kill after storing is a kill before committing.
-    const victim = await start('victim', { KAFKA_COMMIT_INTERVAL_MS: '600000' });
+    const victim = await start('victim', { KAFKA_COMMIT_INTERVAL_MS: '600000', ...broker.killedMemberEnv });
     const survivor = processes.find((p) => p.name === 'r3') as ServiceProcess;
     await waitReady(victim);
     // Wait for the rebalance the victim's arrival started to settle on every member (disjoint

@@ -1,46 +1,46 @@
 /**
- * The whole path of the product against a real broker: startTest → request on Kafka → the
+ * Conformance (a): the whole path of the product on each broker: startTest → request on Kafka → the
  * simulated external system → results on Kafka → consumer → store → query, REST and subscription.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { createSimulator, type Simulator } from '../../tools/simulator/simulator.js';
+import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { authedFetch } from '../support/tokens.js';
 
-const topics = uniqueTopics('flow');
-let cluster: MockCluster;
-let producer: TestProducer;
-let svc: TestService;
-let simulator: Simulator;
-
 const START = `mutation Start($input: StartTestInput) { startTest(input: $input) { correlationId test { correlationId status messageCount } } }`;
 const FOLLOW = `subscription Follow($id: ID!, $after: Int) { testMessages(correlationId: $id, afterSequence: $after) { id correlationId sequence final status payload } }`;
 const READ = `query Read($id: ID!) { test(correlationId: $id) { correlationId status messageCount input createdAt updatedAt messages(first: 100) { totalCount nodes { sequence messageId final payload receivedAt producedAt } } } }`;
 
-beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 4 }, { name: topics.requests, partitions: 2 }] });
-  producer = await createTestProducer(cluster.bootstrapServers);
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group },
+describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
+  const topics = uniqueTopics(`flow-${kind.name}`);
+  let broker: TestBroker;
+  let producer: TestProducer;
+  let svc: TestService;
+  let simulator: Simulator;
+
+  beforeAll(async () => {
+    broker = await kind.start([{ name: topics.results, partitions: 4 }, { name: topics.requests, partitions: 2 }]);
+    producer = await createTestProducer(broker.bootstrapServers);
+    svc = await startTestService({
+      brokers: broker.bootstrapServers,
+      env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group },
+    });
+    simulator = createSimulator({ brokers: broker.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, intervalMs: 30, steps: 5 });
+    await simulator.start();
+    await svc.ready();
+  }, 120_000);
+
+  afterAll(async () => {
+    await simulator?.dispose();
+    await svc?.stop();
+    await producer?.disconnect();
+    await broker?.stop();
   });
-  simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, intervalMs: 30, steps: 5 });
-  await simulator.start();
-  await svc.ready();
-});
 
-afterAll(async () => {
-  await simulator?.dispose();
-  await svc?.stop();
-  await producer?.disconnect();
-  await cluster?.stop();
-});
-
-describe('end to end', () => {
   it('startTest → simulated results → subscription, query and REST all see the same complete test', async () => {
     const started = await postGraphQL(svc.url, START, { input: { name: 'e2e', parameters: { steps: 5 } } });
     expect(started.status).toBe(200);
@@ -87,7 +87,7 @@ describe('end to end', () => {
     expect(read.status).toBe(200);
     expect(((await read.json()) as { status: string }).status).toMatch(/PENDING|RUNNING|COMPLETED/);
 
-    const kafka = new Kafka({ clientId: 'request-reader', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({ clientId: 'request-reader', brokers: broker.bootstrapServers, logLevel: logLevel.NOTHING });
     const consumer = kafka.consumer({ groupId: `reader-${correlationId}`, maxWaitTimeInMs: 100 });
     const seen: Array<{ key: string; header: string; value: Record<string, unknown> }> = [];
     await consumer.connect();
