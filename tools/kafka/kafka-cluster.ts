@@ -254,7 +254,12 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
       return topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader ?? -1;
     });
 
-  for (const topic of options.topics ?? []) await createTopic(topic.name, topic.partitions);
+  try {
+    for (const topic of options.topics ?? []) await createTopic(topic.name, topic.partitions);
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
 
   let stopping: Promise<void> | undefined;
   return {
