@@ -11,6 +11,18 @@ import { registerKafkaCodecs } from './kafka-codecs.js';
 
 const TLS_CONNECTION_TIMEOUT_MS = 5000;
 
+/**
+ * Broker answers that are part of normal group coordination, which kafkajs logs as errors: every
+ * member hears "rebalancing" at each join or leave, and a new or moved coordinator is "loading"
+ * for a moment. kafkajs handles them itself; logged at info so an error line means a fault.
+ */
+const ROUTINE_BROKER_ANSWERS = new Set([
+  'The group is rebalancing, so a rejoin is needed',
+  "The coordinator is loading and hence can't process requests for this group",
+  'The group coordinator is not available',
+  'This is not the correct coordinator for this group',
+]);
+
 /** Creates one kafkajs client; the producer and consumer of a process share it. */
 export function createKafkaClient(config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl'>>, logger: Logger): Kafka {
   const log = logger.child({ component: 'kafka' });
@@ -36,7 +48,8 @@ export function createKafkaClient(config: Pick<KafkaConfig, 'brokers' | 'clientI
       () =>
       ({ level, log: entry }: LogEntry) => {
         const { message, ...rest } = entry;
-        if (level <= KafkaLogLevel.ERROR) log.error(rest, message);
+        if (typeof rest.error === 'string' && ROUTINE_BROKER_ANSWERS.has(rest.error)) log.info(rest, message);
+        else if (level <= KafkaLogLevel.ERROR) log.error(rest, message);
         else log.warn(rest, message);
       },
   });
