@@ -229,11 +229,14 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
   };
   const createTopic = (name: string, partitions: number, config: Record<string, string> = {}) =>
     withAdmin(async (a) => {
+      // kafkajs's own waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker
+      // answers for a moment after its controller created the topic (seen on a busy machine).
       const created = await a.createTopics({
         topics: [{ topic: name, numPartitions: partitions, replicationFactor: count, configEntries: Object.entries(config).map(([n, value]) => ({ name: n, value })) }],
-        waitForLeaders: true,
+        waitForLeaders: false,
       });
       if (!created) throw new Error(`topic ${name} already exists`);
+      await untilLeaders(a, name, partitions);
     });
   const leaderOf = (topic: string, partition: number) =>
     withAdmin(async (a) => {
@@ -241,7 +244,12 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
       return topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader ?? -1;
     });
 
-  for (const topic of options.topics ?? []) await createTopic(topic.name, topic.partitions);
+  try {
+    for (const topic of options.topics ?? []) await createTopic(topic.name, topic.partitions);
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
 
   let stopping: Promise<void> | undefined;
   return {
@@ -272,6 +280,22 @@ export function offsetsPartition(groupId: string, partitions: number): number {
   for (let i = 0; i < groupId.length; i++) hash = (Math.imul(31, hash) + groupId.charCodeAt(i)) | 0;
   // Kafka's Utils.abs maps Integer.MIN_VALUE to 0 and is Math.abs otherwise.
   return (hash === -2147483648 ? 0 : Math.abs(hash)) % partitions;
+}
+
+/** Waits until every partition of a new topic has a leader in the metadata the brokers serve. */
+async function untilLeaders(admin: Admin, topic: string, partitions: number): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const found = topics[0]?.partitions ?? [];
+      if (found.length === partitions && found.every((p) => p.leader >= 0)) return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`topic ${topic} has no leader for every partition after ${START_TIMEOUT_MS / 1000} s`);
+    await sleep(100);
+  }
 }
 
 function find(nodes: NodeState[], id: number): NodeState {
