@@ -45,6 +45,11 @@ export interface KafkaClusterOptions {
   readonly heapMb?: number;
   /** Working folder (storage, configuration, logs); default a new temporary folder, removed at stop. */
   readonly dir?: string;
+  /**
+   * Runs the nodes in a process group of their own, so a Ctrl-C at the terminal reaches only this
+   * process, which stops them when it chooses (the local stack stops the service first).
+   */
+  readonly detached?: boolean;
 }
 
 /** One running (or stopped) node. */
@@ -156,6 +161,7 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
   const launch = (node: NodeState) => {
     const child = spawn('java', [heap, '-Xss1m', '-XX:+UseG1GC', '-Djava.awt.headless=true', `-Dlog4j2.configurationFile=${log4j}`, `-Dkafka.logs.dir=${node.dir}`, '-cp', `${libs}/*`, 'kafka.Kafka', join(node.dir, 'server.properties')], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      detached: options.detached ?? false,
     });
     track(child);
     let stderr = '';
