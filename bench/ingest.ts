@@ -3,7 +3,7 @@
  * service's consumer into the memory store, and into the Redis store, one after the other.
  */
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
-import type { MockCluster } from '../tools/mock-cluster/mock-cluster.js';
+import type { BenchBroker, BrokerKind } from './lib/broker.js';
 import { runWorker } from './lib/worker.js';
 
 /** One row of the results table. */
@@ -16,10 +16,12 @@ export interface Row {
   readonly ratio?: number;
   readonly target?: string;
   readonly met?: boolean;
+  /** The broker the row was measured on; absent where the broker is not on the measured path. */
+  readonly broker?: BrokerKind;
 }
 
 /** Runs the ingest comparison over `records` records in 12 partitions, the median of `rounds` runs each. */
-export async function benchIngest(cluster: MockCluster, records: number, rounds = 1): Promise<Row[]> {
+export async function benchIngest(cluster: BenchBroker, records: number, rounds = 1): Promise<Row[]> {
   const topic = `bench-ingest-${Date.now()}`;
   await cluster.createTopic(topic, 12);
   const kafka = new Kafka({ clientId: 'bench-producer', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING });

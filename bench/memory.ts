@@ -1,11 +1,11 @@
 /** Memory: heap per stored message, and RSS per idle subscribed WebSocket. */
-import type { MockCluster } from '../tools/mock-cluster/mock-cluster.js';
+import type { BenchBroker } from './lib/broker.js';
 import type { Row } from './ingest.js';
 import { runWorker } from './lib/worker.js';
 import { benchSockets } from './sockets.js';
 
 /** Runs both memory benchmarks. */
-export async function benchMemory(messages: number, sockets: number, cluster: MockCluster): Promise<Row[]> {
+export async function benchMemory(messages: number, sockets: number, cluster: BenchBroker): Promise<Row[]> {
   const heap = await runWorker<{ perMessage: number; target: number; payloadBytes: number }>('memory', [String(messages)]);
   const socket = await benchSockets(cluster, sockets);
   return [

@@ -5,7 +5,7 @@
  * at half that rate. Load comes from autocannon in this process; the servers are separate processes.
  */
 import autocannon from 'autocannon';
-import type { MockCluster } from '../tools/mock-cluster/mock-cluster.js';
+import type { BenchBroker } from './lib/broker.js';
 import type { Row } from './ingest.js';
 import { startWorker } from './lib/worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './lib/token.js';
@@ -36,7 +36,7 @@ async function load(target: Target, seconds: number, rate?: number) {
 }
 
 /** Runs the query comparison for `seconds` per measurement. */
-export async function benchQueries(cluster: MockCluster, seconds: number): Promise<Row[]> {
+export async function benchQueries(cluster: BenchBroker, seconds: number): Promise<Row[]> {
   const env = { ...BENCH_AUTH_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_GROUP_ID: `bench-q-${Date.now()}`, GRAPHQL_MAX_COST: '1000000' };
   const service = startWorker('service', ['--tests', '20', '--messages', '100'], env);
   const bare = startWorker('bare-graphql', ['--tests', '20', '--messages', '100']);

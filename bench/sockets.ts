@@ -1,5 +1,5 @@
 /** RSS per idle subscribed WebSocket: the service's RSS before and after N idle subscribers. */
-import type { MockCluster } from '../tools/mock-cluster/mock-cluster.js';
+import type { BenchBroker } from './lib/broker.js';
 import { startWorker } from './lib/worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './lib/token.js';
 
@@ -9,7 +9,7 @@ async function rss(url: string): Promise<number> {
 }
 
 /** Opens `count` idle subscribed sockets and returns the service's RSS growth per socket. */
-export async function benchSockets(cluster: MockCluster, count: number): Promise<{ perSocket: number }> {
+export async function benchSockets(cluster: BenchBroker, count: number): Promise<{ perSocket: number }> {
   const env = { ...BENCH_AUTH_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_GROUP_ID: `bench-s-${Date.now()}` };
   const service = startWorker('service', ['--tests', '1', '--messages', '0'], env);
   try {

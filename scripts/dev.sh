@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# One command for a local run: a mock Kafka cluster, the simulated external system and the service.
+# One command for a local run: a Kafka broker, the simulated external system and the service.
+#   scripts/dev.sh           librdkafka's mock cluster (light, the default)
+#   scripts/dev.sh --kafka   a real Apache Kafka node (KRaft), started and stopped with the stack
+#   KAFKA_BROKERS=host:9092 scripts/dev.sh   that cluster: no broker is started, missing topics are created
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -1,17 +1,31 @@
 /**
- * A complete local run in one process tree: a mock Kafka cluster, the simulated external system and
- * the service (as its own process, exactly as in production). Prints what to try; Ctrl-C stops all.
+ * A complete local run in one process tree: a Kafka broker, the simulated external system and the
+ * service (as its own process, exactly as in production). Prints what to try; Ctrl-C stops the
+ * service first, then the simulator, then the broker.
+ *
+ *   scripts/dev.sh            librdkafka's mock cluster (light, starts at once)
+ *   scripts/dev.sh --kafka    a real Apache Kafka node (KRaft), started here and stopped at the end
+ *   KAFKA_BROKERS=host:9092 scripts/dev.sh   that cluster; no broker is started, missing topics are created
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hashPassword } from '../src/auth/credentials.js';
-import { startMockCluster } from '../tools/mock-cluster/mock-cluster.js';
-import { createSimulator } from '../tools/simulator/simulator.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { createSimulator, type Simulator } from '../tools/simulator/simulator.js';
+import { startLocalBroker, type LocalBroker, type LocalBrokerKind } from './local-broker.js';
 
+const USAGE = 'usage: scripts/dev.sh [--kafka]   (with KAFKA_BROKERS set, that cluster is used and no broker is started)';
+const unknown = process.argv.slice(2).filter((a) => a !== '--kafka');
+if (unknown.length > 0) {
+  process.stderr.write(`${unknown.includes('--help') || unknown.includes('-h') ? '' : `unknown option ${unknown.join(' ')}\n`}${USAGE}\n`);
+  process.exit(unknown.includes('--help') || unknown.includes('-h') ? 0 : 2);
+}
+const external = (process.env.KAFKA_BROKERS ?? '').trim() !== '';
+const kind: LocalBrokerKind = external ? 'external' : process.argv.includes('--kafka') ? 'kafka' : 'mock';
 const port = process.env.PORT ?? '4000';
-const resultsTopic = process.env.KAFKA_RESULTS_TOPIC ?? 'test-results';
-const requestsTopic = process.env.KAFKA_REQUESTS_TOPIC ?? 'test-requests';
 
 // A demo client and user for the embedded issuer, created once and kept under .cache/dev/.
 const devDir = new URL('../.cache/dev/', import.meta.url);
@@ -35,28 +49,68 @@ if (!existsSync(clientsFile)) {
 }
 const demoSecret = (JSON.parse(readFileSync(clientsFile, 'utf8')) as Array<{ client_id: string; client_secret?: string }>).find((c) => c.client_id === 'demo')?.client_secret ?? '';
 
-const cluster = await startMockCluster({
-  brokers: 3,
-  topics: [
-    { name: resultsTopic, partitions: 6 },
-    { name: requestsTopic, partitions: 3 },
-  ],
-});
-const brokers = cluster.bootstrapServers;
-const simulator = createSimulator({ brokers, requestsTopic, resultsTopic, steps: 5, intervalMs: 500 });
-await simulator.start();
+// The service's own configuration decides the topics (and validates what the environment says).
+const baseEnv: Record<string, string | undefined> = {
+  ...process.env,
+  PORT: port,
+  OIDC_CLIENTS_FILE: process.env.OIDC_CLIENTS_FILE ?? new URL(clientsFile).pathname,
+  OIDC_USERS_FILE: process.env.OIDC_USERS_FILE ?? new URL(usersFile).pathname,
+};
+let config: Config;
+try {
+  config = loadConfig(external ? baseEnv : { ...baseEnv, KAFKA_BROKERS: '127.0.0.1:9092' });
+} catch (error) {
+  process.stderr.write(`invalid configuration: ${(error as Error).message}\n`);
+  process.exit(78);
+}
+const { resultsTopic, requestsTopic } = config.kafka;
 
-const service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-  env: {
-    ...process.env,
-    PORT: port,
-    KAFKA_BROKERS: brokers.join(','),
-    KAFKA_RESULTS_TOPIC: resultsTopic,
-    KAFKA_REQUESTS_TOPIC: requestsTopic,
-    OIDC_CLIENTS_FILE: process.env.OIDC_CLIENTS_FILE ?? new URL(clientsFile).pathname,
-    OIDC_USERS_FILE: process.env.OIDC_USERS_FILE ?? new URL(usersFile).pathname,
-  },
+// Stopped in this order on Ctrl-C, SIGTERM, a failed start or the service's end: the service (it
+// commits its offsets on the way out), the simulator, then the broker.
+let broker: LocalBroker | undefined;
+let simulator: Simulator | undefined;
+let service: ChildProcess | undefined;
+let stopping: Promise<void> | undefined;
+const stop = (code: number) =>
+  (stopping ??= (async () => {
+    if (service !== undefined && service.exitCode === null && service.signalCode === null) {
+      const exited = once(service, 'exit');
+      service.kill('SIGTERM');
+      await exited;
+    }
+    await simulator?.dispose().catch(() => undefined);
+    await broker?.stop();
+    process.exit(code);
+  })());
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+
+if (kind === 'external') process.stderr.write(`Using the Kafka cluster of KAFKA_BROKERS (${config.kafka.brokers.join(',')}); no broker is started.\n`);
+if (kind === 'kafka') process.stderr.write('Starting Apache Kafka (one KRaft node)...\n');
+let brokers: string[];
+try {
+  broker = await startLocalBroker(kind, config.kafka, createLogger({ level: 'warn' }));
+  brokers = broker.bootstrapServers;
+  simulator = createSimulator({ brokers, requestsTopic, resultsTopic, steps: 5, intervalMs: 500 });
+  await simulator.start();
+} catch (error) {
+  process.stderr.write(`the local stack did not start: ${(error as Error).message}\n`);
+  await stop(1);
+  throw error;
+}
+
+// Its own process group: a Ctrl-C at the terminal reaches only this process, which stops the
+// service before the broker.
+service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  env: { ...baseEnv, KAFKA_BROKERS: brokers.join(','), KAFKA_RESULTS_TOPIC: resultsTopic, KAFKA_REQUESTS_TOPIC: requestsTopic },
   stdio: ['ignore', 'inherit', 'inherit'],
+  detached: true,
+});
+const child = service;
+process.once('exit', () => child.kill('SIGKILL'));
+child.once('exit', (code) => {
+  if (stopping === undefined) process.stderr.write(`service exited with code ${code}\n`);
+  void stop(code ?? 1);
 });
 
 const url = `http://localhost:${port}`;
@@ -73,7 +127,9 @@ Result Collection Service is running.
   REST                          POST ${url}/tests, GET ${url}/tests/{id}
   OAuth 2.0 / OIDC issuer       ${url}/.well-known/openid-configuration
   Health / readiness            ${url}/healthz, ${url}/readyz
-  Kafka (mock cluster)          ${brokers.join(',')}
+  Kafka                         ${brokers.join(',')}
+                                ${broker?.description ?? ''}
+                                topics: results ${resultsTopic}, requests ${requestsTopic}${config.kafka.deadLetterTopic === null ? '' : `, dead letters ${config.kafka.deadLetterTopic}`}
 
 Get an access token (client "demo", client credentials; the secret is in .cache/dev/clients.json):
   export TOKEN=$(curl -s -u demo:${demoSecret} -d grant_type=client_credentials -d 'scope=tests:read tests:write' ${url}/oauth/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
@@ -95,21 +151,3 @@ Browser sign-in (authorization code + PKCE): client "demo-web", user "demo" / "d
 Ctrl-C stops everything.
 `);
 
-let stopping = false;
-const stop = async () => {
-  if (stopping) return;
-  stopping = true;
-  service.kill('SIGTERM');
-  await new Promise((r) => service.once('exit', r));
-  await simulator.dispose();
-  await cluster.stop();
-  process.exit(0);
-};
-process.on('SIGINT', () => void stop());
-process.on('SIGTERM', () => void stop());
-service.on('exit', (code) => {
-  if (!stopping) {
-    process.stderr.write(`service exited with code ${code}\n`);
-    void simulator.dispose().then(() => cluster.stop()).then(() => process.exit(code ?? 1));
-  }
-});

@@ -14,13 +14,13 @@ export function killWorkers(): void {
 }
 
 /** Starts `bench/workers/<name>.ts` and resolves with its final JSON line. */
-export function runWorker<T>(name: string, args: string[] = [], env: Record<string, string> = {}, options: { expose?: boolean } = {}): Promise<T> {
+export function runWorker<T>(name: string, args: string[] = [], env: Record<string, string | undefined> = {}, options: { expose?: boolean } = {}): Promise<T> {
   const child = startWorker(name, args, env, options);
   return child.result as Promise<T>;
 }
 
-/** A long-running worker (a server): resolves `ready` with the first JSON line it prints. */
-export function startWorker(name: string, args: string[] = [], env: Record<string, string> = {}, options: { expose?: boolean } = {}) {
+/** A long-running worker (a server): resolves `ready` with the first JSON line it prints. An `env` value left undefined removes that variable. */
+export function startWorker(name: string, args: string[] = [], env: Record<string, string | undefined> = {}, options: { expose?: boolean } = {}) {
   // BENCH_CPU_PROF=service,subscribers writes a CPU profile of those workers to bench/results/profiles/.
   const profile = (process.env.BENCH_CPU_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles'] : [];
   const child: ChildProcess = spawn(process.execPath, ['--expose-gc', ...profile, '--import', 'tsx', `bench/workers/${name}.ts`, ...args], {

@@ -45,6 +45,11 @@ export interface KafkaClusterOptions {
   readonly heapMb?: number;
   /** Working folder (storage, configuration, logs); default a new temporary folder, removed at stop. */
   readonly dir?: string;
+  /**
+   * Runs the nodes in a process group of their own, so a Ctrl-C at the terminal reaches only this
+   * process, which stops them when it chooses (the local stack stops the service first).
+   */
+  readonly detached?: boolean;
 }
 
 /** One running (or stopped) node. */
@@ -156,6 +161,7 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
   const launch = (node: NodeState) => {
     const child = spawn('java', [heap, '-Xss1m', '-XX:+UseG1GC', '-Djava.awt.headless=true', `-Dlog4j2.configurationFile=${log4j}`, `-Dkafka.logs.dir=${node.dir}`, '-cp', `${libs}/*`, 'kafka.Kafka', join(node.dir, 'server.properties')], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      detached: options.detached ?? false,
     });
     track(child);
     let stderr = '';
@@ -229,24 +235,14 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
   };
   const createTopic = (name: string, partitions: number, config: Record<string, string> = {}) =>
     withAdmin(async (a) => {
+      // kafkajs's own waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker
+      // answers for a moment after its controller created the topic (seen on a busy machine).
       const created = await a.createTopics({
         topics: [{ topic: name, numPartitions: partitions, replicationFactor: count, configEntries: Object.entries(config).map(([n, value]) => ({ name: n, value })) }],
-        // kafkajs waits by default (waitForLeaders defaults to true): it must be turned off here.
         waitForLeaders: false,
       });
       if (!created) throw new Error(`topic ${name} already exists`);
-      // kafkajs' own waitForLeaders gives up after a few quick retries, which a loaded machine
-      // outlasts ("does not host this topic-partition"): wait here, patiently, for every leader.
-      const deadline = Date.now() + START_TIMEOUT_MS;
-      for (;;) {
-        const leaders = await a
-          .fetchTopicMetadata({ topics: [name] })
-          .then(({ topics }) => topics[0]?.partitions.filter((p) => p.leader >= 0).length ?? 0)
-          .catch(() => 0);
-        if (leaders === partitions) return;
-        if (Date.now() > deadline) throw new Error(`topic ${name}: ${leaders} of ${partitions} partitions have a leader after ${START_TIMEOUT_MS / 1000} s`);
-        await sleep(200);
-      }
+      await untilLeaders(a, name, partitions);
     });
   const leaderOf = (topic: string, partition: number) =>
     withAdmin(async (a) => {
@@ -290,6 +286,22 @@ export function offsetsPartition(groupId: string, partitions: number): number {
   for (let i = 0; i < groupId.length; i++) hash = (Math.imul(31, hash) + groupId.charCodeAt(i)) | 0;
   // Kafka's Utils.abs maps Integer.MIN_VALUE to 0 and is Math.abs otherwise.
   return (hash === -2147483648 ? 0 : Math.abs(hash)) % partitions;
+}
+
+/** Waits until every partition of a new topic has a leader in the metadata the brokers serve. */
+async function untilLeaders(admin: Admin, topic: string, partitions: number): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const found = topics[0]?.partitions ?? [];
+      if (found.length === partitions && found.every((p) => p.leader >= 0)) return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`topic ${topic} has no leader for every partition after ${START_TIMEOUT_MS / 1000} s`);
+    await sleep(100);
+  }
 }
 
 function find(nodes: NodeState[], id: number): NodeState {

@@ -13,7 +13,7 @@ import { startMockCluster, type MockCluster, type MockClusterOptions } from './m
 const USAGE = 'usage: cli.ts [--brokers N] [--topic NAME:PARTITIONS]...';
 
 function parseArgs(argv: string[]): Required<MockClusterOptions> {
-  const options: Required<MockClusterOptions> = { brokers: 1, topics: [] };
+  const options: Required<MockClusterOptions> = { brokers: 1, topics: [], detached: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];

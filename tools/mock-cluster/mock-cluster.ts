@@ -23,6 +23,11 @@ export interface MockClusterOptions {
   brokers?: number;
   /** Topics created before the cluster is handed out (replication factor 1). */
   topics?: Array<{ name: string; partitions: number }>;
+  /**
+   * Runs the broker in a process group of its own, so a Ctrl-C at the terminal reaches only this
+   * process, which stops the broker when it chooses (the local stack stops the service first).
+   */
+  detached?: boolean;
 }
 
 /** How the cluster process ended. */
@@ -96,7 +101,7 @@ export async function startMockCluster(options: MockClusterOptions = {}): Promis
   }
 
   const binary = await ensureMockClusterBinary();
-  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: options.detached ?? false });
   track(child);
 
   let stderrTail = '';
