@@ -12,6 +12,7 @@ import { benchMemory } from './memory.js';
 import { benchQueries } from './queries.js';
 import { benchFanout, benchLatency } from './latency.js';
 import { killWorkers } from './lib/worker.js';
+import { benchRebalance } from './rebalance.js';
 
 const smoke = process.argv.includes('--smoke');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -31,6 +32,8 @@ try {
   if (wanted('latency')) rows.push(...(await benchLatency(cluster, sizes)));
   if (wanted('fanout')) rows.push(...(await benchFanout(cluster, sizes)));
   if (wanted('memory')) rows.push(...(await benchMemory(sizes.memory, sizes.sockets, cluster)));
+  // Real Kafka, started by the benchmark itself (the mock's group coordinator rebalances differently).
+  if (wanted('rebalance')) rows.push(...(await benchRebalance(smoke)));
 } finally {
   killWorkers();
   await cluster.stop();
