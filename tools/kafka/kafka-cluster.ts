@@ -231,9 +231,21 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
     withAdmin(async (a) => {
       const created = await a.createTopics({
         topics: [{ topic: name, numPartitions: partitions, replicationFactor: count, configEntries: Object.entries(config).map(([n, value]) => ({ name: n, value })) }],
-        waitForLeaders: true,
+        waitForLeaders: false,
       });
       if (!created) throw new Error(`topic ${name} already exists`);
+      // kafkajs's own wait for leaders gives up when the broker it asks has not yet heard of the
+      // new topic (UNKNOWN_TOPIC_OR_PARTITION), which a loaded three-node cluster answers at times.
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      for (;;) {
+        const led = await a.fetchTopicMetadata({ topics: [name] }).then(
+          ({ topics }) => topics[0]?.partitions.length === partitions && topics[0].partitions.every((p) => p.leader >= 0),
+          () => false,
+        );
+        if (led) return;
+        if (Date.now() > deadline) throw new Error(`topic ${name} has no leader for every partition after ${START_TIMEOUT_MS / 1000} s`);
+        await sleep(100);
+      }
     });
   const leaderOf = (topic: string, partition: number) =>
     withAdmin(async (a) => {
