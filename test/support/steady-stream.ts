@@ -44,16 +44,22 @@ export async function startSteadyStream(options: { brokers: readonly string[]; t
       sequence += 1;
       const batch = options.ids.map((id, i) => ({ id, sequence, partition: i % options.partitions, sentAt: tick }) as Produced);
       produced.push(...batch);
-      for (;;) {
-        try {
-          await producer.send({
-            topic: options.topic,
-            acks: -1,
-            messages: batch.map((r) => ({ key: r.id, partition: r.partition, headers: { correlation_id: r.id }, value: JSON.stringify({ correlationId: r.id, sequence: r.sequence, status: 'running', payload: { sentAt: r.sentAt } }) })),
-          });
-          break;
-        } catch {
-          await new Promise((resolve) => setTimeout(resolve, 200));
+      // One send per partition: kafkajs 2.2.4 silently drops the part of a send whose partition
+      // moved, during its retries, to a broker that had already answered for another partition
+      // (sendMessages skips every broker with a response), and still resolves the send.
+      for (let partition = 0; partition < options.partitions; partition++) {
+        const records = batch.filter((r) => r.partition === partition);
+        for (;;) {
+          try {
+            await producer.send({
+              topic: options.topic,
+              acks: -1,
+              messages: records.map((r) => ({ key: r.id, partition, headers: { correlation_id: r.id }, value: JSON.stringify({ correlationId: r.id, sequence: r.sequence, status: 'running', payload: { sentAt: r.sentAt } }) })),
+            });
+            break;
+          } catch {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
         }
       }
       const acked = Date.now();
