@@ -13,6 +13,7 @@ import { benchQueries } from './queries.js';
 import { benchFanout, benchLatency } from './latency.js';
 import { parseBrokerOption, startBroker, type BenchBroker, type BrokerKind } from './lib/broker.js';
 import { killWorkers } from './lib/worker.js';
+import { benchRebalance } from './rebalance.js';
 
 const smoke = process.argv.includes('--smoke');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -66,6 +67,15 @@ try {
   }
 } finally {
   await stopAll();
+}
+// Rebalance time starts Kafka nodes and service processes of its own (only a real broker's group
+// coordinator rebalances as deployments will see it), so it runs once, after the others.
+if (wanted('rebalance') && brokers.includes('kafka')) {
+  try {
+    measured.set('rebalance', (await benchRebalance(smoke)).map((row) => ({ ...row, broker: 'kafka' as const })));
+  } finally {
+    killWorkers();
+  }
 }
 const rows = [...measured.values()].flat();
 

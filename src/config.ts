@@ -47,6 +47,13 @@ export interface KafkaConfig {
    * rebalance may wait for members to rejoin, so it bounds how fast partitions move between replicas.
    */
   readonly sessionTimeoutMs: number;
+  /**
+   * How often the consumer heartbeats. A rebalance is noticed at a heartbeat, so this bounds how
+   * long a join or a graceful leave of another replica goes unnoticed. At most a third of the session timeout.
+   */
+  readonly heartbeatIntervalMs: number;
+  /** How long a rebalance waits for every member to rejoin before it drops those that did not. */
+  readonly rebalanceTimeoutMs: number;
   /** Where malformed result records are copied before they are skipped; null to only log and count. */
   readonly deadLetterTopic: string | null;
   /** False in replicated mode: the group never commits, so every start reads from the earliest record. */
@@ -163,6 +170,8 @@ export function loadConfig(env: Env = process.env): Config {
       produceTimeoutMs: read.int('KAFKA_PRODUCE_TIMEOUT_MS', 5000, { min: 100, max: 120_000 }),
       fetchMaxWaitMs: read.int('KAFKA_FETCH_MAX_WAIT_MS', 500, { min: 10, max: 30_000 }),
       sessionTimeoutMs: read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 }),
+      heartbeatIntervalMs: readHeartbeatInterval(read),
+      rebalanceTimeoutMs: read.int('KAFKA_REBALANCE_TIMEOUT_MS', 60_000, { min: 1000, max: 600_000 }),
       deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
       commitOffsets: stateKind !== 'replicated',
       commitIntervalMs: read.int('KAFKA_COMMIT_INTERVAL_MS', 5000, { min: 0, max: 3_600_000 }),
@@ -204,6 +213,14 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 type Reader = ReturnType<typeof createReader>;
+
+/** One second (a rebalance is noticed within it), and never more than a third of the session timeout, as Kafka advises. */
+function readHeartbeatInterval(read: Reader): number {
+  const session = read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 });
+  const interval = read.int('KAFKA_HEARTBEAT_INTERVAL_MS', 1000, { min: 100 });
+  if (interval > session / 3) throw new ConfigError('KAFKA_HEARTBEAT_INTERVAL_MS', `must be at most a third of KAFKA_SESSION_TIMEOUT_MS (${Math.floor(session / 3)}), got ${interval}`);
+  return interval;
+}
 
 function readAuth(read: Reader, env: Env): AuthConfig {
   const secret = read.string('AUTH_HS256_SECRET', '');

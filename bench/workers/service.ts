@@ -17,6 +17,8 @@ const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BEN
 const logger = createLogger({ level: config.logLevel });
 let ids: string[] = [];
 const running = await startFromConfig(config, logger, async (state) => {
+  // A Redis store refuses commands until its connection is up.
+  for (let i = 0; i < 100 && !(await state.store.check().then(() => true, () => false)); i++) await new Promise((resolve) => setTimeout(resolve, 100));
   ids = await seed(state.store, arg('tests', 0), arg('messages', 0));
 });
 process.once('SIGTERM', () => void running.stop().then(() => process.exit(0)));

@@ -42,7 +42,8 @@ for (const id of ids) {
 await Promise.all(clients.map((c) => new Promise<void>((resolve, reject) => c.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }))));
 acknowledged = total;
 console.log(JSON.stringify({ subscribed: acknowledged }));
-const timeout = setTimeout(done, 30_000 + expected);
+// SUBSCRIBERS_TIMEOUT_MS: scenarios that produce for long (the rebalance benchmark) wait longer.
+const timeout = setTimeout(done, Number(process.env.SUBSCRIBERS_TIMEOUT_MS ?? 30_000 + expected));
 await finished;
 clearTimeout(timeout);
 const sorted = [...latencies].sort((a, b) => a - b);

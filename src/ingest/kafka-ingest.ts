@@ -28,6 +28,8 @@ export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger
     fromBeginning: options.config.fromBeginning,
     fetchMaxWaitMs: options.config.fetchMaxWaitMs,
     sessionTimeoutMs: options.config.sessionTimeoutMs,
+    heartbeatIntervalMs: options.config.heartbeatIntervalMs,
+    rebalanceTimeoutMs: options.config.rebalanceTimeoutMs,
     commitOffsets: options.config.commitOffsets,
     commitIntervalMs: options.config.commitIntervalMs,
     onEvent: options.onEvent,

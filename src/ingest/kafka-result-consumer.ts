@@ -62,8 +62,16 @@ export interface KafkaResultConsumerOptions {
   readonly fromBeginning: boolean;
   /** Longest a fetch waits for new records before returning empty. */
   readonly fetchMaxWaitMs?: number;
-  /** Consumer group session timeout; heartbeats go every tenth of it. */
+  /** Consumer group session timeout: how long the group waits for a silent member (a crashed one) before moving its partitions. Default 30000. */
   readonly sessionTimeoutMs?: number;
+  /**
+   * How often the consumer heartbeats. kafkajs learns of a rebalance only from a heartbeat's
+   * answer, so this bounds how long a join or a graceful leave of another member goes unnoticed
+   * while the group waits for this member. Default 1000.
+   */
+  readonly heartbeatIntervalMs?: number;
+  /** How long the coordinator waits for every member to rejoin during a rebalance. Default 60000. */
+  readonly rebalanceTimeoutMs?: number;
   readonly onEvent: ResultEventHandler;
   /** False to never commit offsets (replicated mode re-reads the topic at every start). Default true. */
   readonly commitOffsets?: boolean;
@@ -188,7 +196,10 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       groupId: options.groupId,
       maxWaitTimeInMs: options.fetchMaxWaitMs ?? 500,
       sessionTimeout: options.sessionTimeoutMs ?? 30_000,
-      heartbeatInterval: Math.max(300, Math.floor((options.sessionTimeoutMs ?? 30_000) / 10)),
+      // Not a tenth of the session timeout (3 s by default): every member must notice a rebalance
+      // before the group can resume, and a heartbeat a second costs the broker next to nothing.
+      heartbeatInterval: options.heartbeatIntervalMs ?? 1000,
+      rebalanceTimeout: options.rebalanceTimeoutMs ?? 60_000,
       // Restart after every failure, retriable or not: the loop must outlive broker and store faults.
       retry: { retries: 10, restartOnFailure: async () => true },
     });

@@ -86,6 +86,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ AUTH_HS256_SECRET: 'x'.repeat(40) })).toThrow(/^AUTH_ISSUER: /);
     expect(() => loadConfig({ AUTH_JWKS_URI: 'https://id.example/keys' })).toThrow(/^AUTH_ISSUER: /);
   });
+  it('times the consumer group: heartbeat every second by default, at most a third of the session timeout', () => {
+    expect(loadConfig({}).kafka).toMatchObject({ sessionTimeoutMs: 30_000, heartbeatIntervalMs: 1000, rebalanceTimeoutMs: 60_000 });
+    expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '45000', KAFKA_HEARTBEAT_INTERVAL_MS: '3000', KAFKA_REBALANCE_TIMEOUT_MS: '20000' }).kafka).toMatchObject({ sessionTimeoutMs: 45_000, heartbeatIntervalMs: 3000, rebalanceTimeoutMs: 20_000 });
+    expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '3000' }).kafka.heartbeatIntervalMs).toBe(1000);
+    expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '2500' })).toThrow(/^KAFKA_HEARTBEAT_INTERVAL_MS: must be at most a third of KAFKA_SESSION_TIMEOUT_MS \(2000\), got 2500/);
+    expect(() => loadConfig({ KAFKA_HEARTBEAT_INTERVAL_MS: '50' })).toThrow(/^KAFKA_HEARTBEAT_INTERVAL_MS: must be at least 100/);
+    expect(() => loadConfig({ KAFKA_HEARTBEAT_INTERVAL_MS: 'often' })).toThrow(/^KAFKA_HEARTBEAT_INTERVAL_MS: expected an integer/);
+    expect(() => loadConfig({ KAFKA_REBALANCE_TIMEOUT_MS: '500' })).toThrow(/^KAFKA_REBALANCE_TIMEOUT_MS: must be at least 1000/);
+    expect(() => loadConfig({ KAFKA_REBALANCE_TIMEOUT_MS: '900000' })).toThrow(/^KAFKA_REBALANCE_TIMEOUT_MS: must be at most 600000/);
+  });
 });
 
 describe('loadConfig: TLS and SASL to the brokers', () => {
