@@ -37,54 +37,29 @@ export interface KafkaRequestPublisherOptions {
 /** Creates the request publisher over an injected kafkajs client. */
 export function createKafkaRequestPublisher(options: KafkaRequestPublisherOptions): RequestPublisher {
   const log = options.logger.child({ component: 'producer', topic: options.topic });
-  // Idempotent, with acks from every in-sync replica (at least min.insync.replicas): a request the
-  // broker acknowledged survives the loss of its leader, and a retry after a lost answer is written
-  // once, not twice (the broker drops the copy by its producer id and sequence number).
-  let idempotent = true;
-  const create = (): Producer =>
-    options.kafka.producer({
-      createPartitioner: Partitioners.DefaultPartitioner,
-      idempotent,
-      ...(idempotent ? { maxInFlightRequests: 1 } : {}),
-      // Few, quick retries: the whole send must fit in the caller's timeout, so that a request
-      // reported as failed is not delivered later behind its back.
-      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: Math.max(200, options.timeoutMs / 4) },
-    });
-  let producer = create();
-  let connecting: Promise<Producer> | undefined;
+  // Acknowledged by every in-sync replica (at least min.insync.replicas), so a request the broker
+  // acknowledged survives the loss of its leader. Not idempotent, on purpose: kafkajs 2.2.4 hands a
+  // failed send's sequence number to the next send waiting on the same partition, and if the
+  // broker had written the failed one after all, it takes the next request for its copy and drops
+  // it while acknowledging it. startTest calls run concurrently, so that would be a silent loss;
+  // without idempotence a retry after a lost answer can at worst deliver a request twice, which
+  // the external system sees as the same correlation id again (delivery is at least once).
+  const producer: Producer = options.kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    // Few, quick retries: the whole send should fit in the caller's timeout, so that a request
+    // reported as failed is rarely delivered later behind its back.
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: Math.max(200, options.timeoutMs / 4) },
+  });
+  let connecting: Promise<void> | undefined;
   let disposed = false;
 
-  /** The current producer, once connected. */
-  const connect = (): Promise<Producer> => {
-    const current = producer;
-    connecting ??= current.connect().then(
-      () => current,
-      (error: unknown) => {
-        if (producer !== current) throw error;
-        connecting = undefined;
-        if (!idempotent || !namesNoBroker(error)) throw error;
-        // A broker that names no controller to ask for a producer id (librdkafka's mock cluster
-        // does this; Kafka itself always names one) gets a plain producer: a retry after a lost
-        // answer may then write a request twice.
-        log.warn({ err: error }, 'the broker gives no producer id; requests are sent without idempotence');
-        idempotent = false;
-        producer = create();
-        return connect();
-      },
-    );
+  /** Connects once; a failed attempt is retried by the next caller. */
+  const connect = (): Promise<void> => {
+    connecting ??= producer.connect().catch((error: unknown) => {
+      connecting = undefined;
+      throw error;
+    });
     return connecting;
-  };
-  /**
-   * After a failed send the broker may hold the request after all (its answer was lost). kafkajs
-   * then reuses the request's sequence number for the next one, which the broker would take for
-   * that copy and drop while acknowledging it: a silent loss. A new producer (a new producer id)
-   * starts its sequences afresh.
-   */
-  const replace = (failed: Producer): void => {
-    if (producer !== failed || disposed) return;
-    producer = create();
-    connecting = undefined;
-    failed.disconnect().catch((error: unknown) => log.warn({ err: error }, 'could not close the replaced producer'));
   };
 
   return {
@@ -94,7 +69,6 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
 
     async publish(request) {
       if (disposed) throw new ServiceError('SHUTTING_DOWN', 'The service is shutting down.');
-      let sender = producer;
       let timer: NodeJS.Timeout | undefined;
       let timedOut = false;
       const timeout = new Promise<never>((_, reject) => {
@@ -106,10 +80,10 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
       try {
         await Promise.race([
           (async () => {
-            sender = await connect();
+            await connect();
             // The caller has been told this request failed: it must not be sent after all.
             if (timedOut) return;
-            await sender.send({
+            await producer.send({
               topic: options.topic,
               acks: -1,
               timeout: options.timeoutMs,
@@ -129,7 +103,6 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
           timeout,
         ]);
       } catch (error) {
-        replace(sender);
         if (error instanceof ServiceError) throw error;
         log.error({ err: error, correlationId: request.correlationId, reason: describeKafkaError(error) }, 'request not accepted by the broker');
         throw new ServiceError('BROKER_UNAVAILABLE', 'The message broker refused the request.', { cause: error });
@@ -144,12 +117,4 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
       await producer.disconnect();
     },
   };
-}
-
-/** Whether kafkajs failed because a broker named in the metadata is not in it (the mock's controller id). */
-function namesNoBroker(error: unknown): boolean {
-  for (let e = error as { name?: string; cause?: unknown } | undefined, depth = 0; e !== undefined && depth < 5; e = e.cause as typeof e, depth++) {
-    if (e.name === 'KafkaJSBrokerNotFound') return true;
-  }
-  return false;
 }

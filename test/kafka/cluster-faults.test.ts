@@ -4,7 +4,7 @@
  * then the group coordinator, and each comes back. Every acknowledged result is stored once and
  * pushed once to a live subscriber, `/readyz` stays honest, and the recovery times are printed.
  * `startTest` while the requests topic's leader is down either fails with BROKER_UNAVAILABLE or
- * succeeds, and every success is on the requests topic exactly once.
+ * succeeds, and every success is on the requests topic (at least once: never lost).
  *
  * The service runs in-process (test/support/service.ts): the faults are the broker's, the service
  * process stays up, and in-process it can be observed directly (consumer state, store) besides
@@ -190,7 +190,7 @@ describe('a three-node cluster losing nodes under a steady stream', () => {
     await pushes.dispose();
   });
 
-  it('startTest while the requests leader is down fails with BROKER_UNAVAILABLE or succeeds, and every success is sent exactly once', { timeout: 300_000 }, async () => {
+  it('startTest while the requests leader is down fails with BROKER_UNAVAILABLE or succeeds, and no success is lost', { timeout: 300_000 }, async () => {
     const victim = await cluster.leaderOf(topics.requests, 0);
     const answers: Array<{ at: number; id?: string; code?: string }> = [];
     const start = async () => {
@@ -218,9 +218,12 @@ describe('a three-node cluster losing nodes under a steady stream', () => {
     const onTopic = await readAll(topics.requests);
     const counts = new Map<string, number>();
     for (const id of onTopic) counts.set(id, (counts.get(id) ?? 0) + 1);
-    for (const id of successes) expect(counts.get(id), `request ${id}`).toBe(1);
-    const sentAnyway = onTopic.length - successes.length;
-    console.log(`startTest with the requests leader (node ${victim}) killed, leader moved to ${moved}: ${successes.length} succeeded, ${failures.length} BROKER_UNAVAILABLE, ${sentAnyway} reported failed yet on the topic`);
+    // At least once: a retry after an answer lost with the leader may write a request twice (the
+    // publisher is deliberately not idempotent, see kafka-request-publisher.ts), never zero times.
+    for (const id of successes) expect(counts.get(id) ?? 0, `request ${id}`).toBeGreaterThanOrEqual(1);
+    const twice = [...counts.values()].filter((n) => n > 1).length;
+    const sentAnyway = [...counts.keys()].filter((id) => !successes.includes(id)).length;
+    console.log(`startTest with the requests leader (node ${victim}) killed, leader moved to ${moved}: ${successes.length} succeeded, ${failures.length} BROKER_UNAVAILABLE, ${sentAnyway} reported failed yet on the topic, ${twice} on it twice`);
   });
 });
 
