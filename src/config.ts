@@ -43,8 +43,8 @@ export interface KafkaConfig {
   /** Longest a fetch waits for new records before returning empty (Kafka's own default is 500). */
   readonly fetchMaxWaitMs: number;
   /**
-   * How long the group waits for a silent member before moving its partitions. Also how long a
-   * rebalance may wait for members to rejoin, so it bounds how fast partitions move between replicas.
+   * How long the group waits for a silent member before moving its partitions (Kafka refuses values
+   * below its `group.min.session.timeout.ms`, 6 s by default).
    */
   readonly sessionTimeoutMs: number;
   /**
@@ -143,6 +143,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function loadConfig(env: Env = process.env): Config {
   const read = createReader(env);
   const stateKind = read.oneOf('STATE_STORE', 'memory', ['memory', 'redis', 'replicated']);
+  const sessionTimeoutMs = read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 });
   const baseGroup = read.string('KAFKA_GROUP_ID', 'result-collection-service');
   let groupId = baseGroup;
   if (stateKind === 'replicated') {
@@ -169,8 +170,8 @@ export function loadConfig(env: Env = process.env): Config {
       fromBeginning: stateKind === 'replicated' ? true : read.bool('KAFKA_FROM_BEGINNING', true),
       produceTimeoutMs: read.int('KAFKA_PRODUCE_TIMEOUT_MS', 5000, { min: 100, max: 120_000 }),
       fetchMaxWaitMs: read.int('KAFKA_FETCH_MAX_WAIT_MS', 500, { min: 10, max: 30_000 }),
-      sessionTimeoutMs: read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 }),
-      heartbeatIntervalMs: readHeartbeatInterval(read),
+      sessionTimeoutMs,
+      heartbeatIntervalMs: readHeartbeatInterval(read, sessionTimeoutMs),
       rebalanceTimeoutMs: read.int('KAFKA_REBALANCE_TIMEOUT_MS', 60_000, { min: 1000, max: 600_000 }),
       deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
       commitOffsets: stateKind !== 'replicated',
@@ -215,8 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
 type Reader = ReturnType<typeof createReader>;
 
 /** One second (a rebalance is noticed within it), and never more than a third of the session timeout, as Kafka advises. */
-function readHeartbeatInterval(read: Reader): number {
-  const session = read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 });
+function readHeartbeatInterval(read: Reader, session: number): number {
   const interval = read.int('KAFKA_HEARTBEAT_INTERVAL_MS', 1000, { min: 100 });
   if (interval > session / 3) throw new ConfigError('KAFKA_HEARTBEAT_INTERVAL_MS', `must be at most a third of KAFKA_SESSION_TIMEOUT_MS (${Math.floor(session / 3)}), got ${interval}`);
   return interval;

@@ -42,7 +42,9 @@ const REDACTED = '[redacted]';
 
 /** Reads the TLS settings; null when TLS is off. */
 export function readKafkaSsl(env: Env): KafkaSslConfig | null {
-  const settings = ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE', 'KAFKA_SSL_KEY_PASSWORD', 'KAFKA_SSL_KEY_PASSWORD_FILE', 'KAFKA_SSL_VERIFY', 'KAFKA_SSL_SERVERNAME'];
+  // Certificates and keys mean TLS; KAFKA_SSL_VERIFY and KAFKA_SSL_SERVERNAME only shape it, so a
+  // deployment template that always sets them (VERIFY=true, say) does not turn TLS on by itself.
+  const settings = ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE', 'KAFKA_SSL_KEY_PASSWORD', 'KAFKA_SSL_KEY_PASSWORD_FILE'];
   const given = settings.find((name) => value(env, name) !== undefined);
   const enabled = bool(env, 'KAFKA_SSL', given !== undefined);
   if (!enabled) {

@@ -158,6 +158,8 @@ describe('loadConfig: TLS and SASL to the brokers', () => {
     });
     expect(kafka.sasl).toBeNull();
     expect(loadConfig({ KAFKA_SSL: 'true', KAFKA_SSL_VERIFY: 'false' }).kafka.ssl?.verify).toBe(false);
+    // Verification and server name only shape TLS: alone they do not turn it on.
+    expect(loadConfig({ KAFKA_SSL_VERIFY: 'true', KAFKA_SSL_SERVERNAME: 'kafka.example' }).kafka.ssl).toBeNull();
   });
 
   it.each([
