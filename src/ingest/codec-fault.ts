@@ -30,6 +30,12 @@ export interface CodecFaultWatch {
    * compression. A fault is logged once its partition is located.
    */
   crashed(error: unknown, assigned: readonly number[]): CodecFault | undefined;
+  /**
+   * The member's partitions after a join. A fault on partitions it no longer holds is over here
+   * (another member meets the batch now, and this one may never fetch from that broker again);
+   * returns true when this cleared it.
+   */
+  assigned(partitions: readonly number[]): boolean;
   current(): CodecFault | undefined;
 }
 
@@ -80,6 +86,12 @@ export function createCodecFaultWatch(options: CodecFaultWatchOptions): CodecFau
       fault = describe(options.topic, failure, known, fault?.since ?? Date.now());
       void locateAndLog(error, known);
       return fault;
+    },
+    assigned(partitions) {
+      if (fault === undefined || fault.partitions.some((p) => partitions.includes(p))) return false;
+      fault = undefined;
+      failedOn = new Set();
+      return true;
     },
     current: () => fault,
   };

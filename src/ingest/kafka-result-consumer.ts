@@ -218,6 +218,9 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       setState('joined');
       touch();
       assigned = e.payload.memberAssignment[options.topic] ?? [];
+      // Partitions that moved away: their next offset is now another member's to know.
+      for (const p of positions.keys()) if (!assigned.includes(p)) positions.delete(p);
+      if (codecFaults.assigned(assigned)) log.info('the partition that could not be decompressed moved to another member');
       // Joining proves nothing about a batch that cannot be decompressed: the backoff keeps growing.
       if (codecFaults.current() === undefined) failures = 0;
       log.info({ memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
@@ -231,7 +234,9 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     c.on(c.events.CRASH, (e) => {
       const fault = codecFaults.crashed(e.payload.error, assigned);
       setState('crashed', fault?.reason ?? describeKafkaError(e.payload.error));
-      if (fault === undefined) log.error({ err: e.payload.error, restart: e.payload.restart, reason: describeKafkaError(e.payload.error) }, 'consumer crashed');
+      // kafkajs restarts by itself after a retriable error (a coordinator still loading, a leader
+      // that moved): a warning. The rest need a new consumer: an error.
+      if (fault === undefined) log[e.payload.restart ? 'warn' : 'error']({ err: e.payload.error, restart: e.payload.restart, reason: describeKafkaError(e.payload.error) }, 'consumer crashed');
       // kafkajs restarts by itself only after retriable errors; after any other (a protocol error
       // from the broker, say) its consumer is dead, so a new one takes its place.
       if (!e.payload.restart && consumer === c) replace(c, e.payload.error);

@@ -96,6 +96,17 @@ describe('createCodecFaultWatch', () => {
     expect(watch.current()).toBeUndefined();
   });
 
+  it('is over for this member once a rebalance moves the partition away, and not before', () => {
+    const watch = createCodecFaultWatch({ topic: 'results', log: pino({ level: 'silent' }) });
+    watch.fetchStarted('1');
+    watch.crashed(failure, [3]);
+    expect(watch.assigned([3, 4])).toBe(false);
+    expect(watch.current()?.partitions).toEqual([3]);
+    expect(watch.assigned([4, 5])).toBe(true);
+    expect(watch.current()).toBeUndefined();
+    expect(watch.assigned([3])).toBe(false);
+  });
+
   it('lists every partition the batch may be on, and keeps the time the fault began', () => {
     const watch = createCodecFaultWatch({ topic: 'results', log: pino({ level: 'silent' }) });
     watch.fetchStarted('1');
