@@ -1,42 +1,58 @@
 #!/usr/bin/env bash
-# Installs what the project needs on a fresh machine, and nothing twice:
+# Installs what the project needs on a fresh Debian machine, and nothing twice:
+#  - through apt, only what is missing, in one install:
+#    - librdkafka-dev (the mock Kafka cluster is built from it) and yamllint (lints the deployment files)
+#    - a JDK 17 and Maven: Apache Kafka's jars come through Maven, the broker runs on the JDK, and the
+#      tests run Kafka's Java producer from source (which needs javac)
+#    - kcat (the tests produce compressed batches with it) and openssl (the secured-Kafka tests make
+#      their CA and certificates with it)
+#    - redis-server, started on 127.0.0.1:6379, when nothing answers there and REDIS_URL is unset
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
-#  - librdkafka-dev through apt when missing, and the mock Kafka cluster binary built from it
-#  - yamllint through apt when missing (lints the deployment files)
-#  - openssl through apt when missing (the secured-Kafka tests make their CA and certificates with it)
-#  - kcat and a JDK through apt when missing (the tests produce compressed batches with kcat, which is
-#    librdkafka, and with Kafka's own Java producer run from source)
-#  - Apache Kafka's jars through Maven (a Java runtime and Maven through apt when missing), for the
-#    tests and benchmarks that run on a real broker
+#  - the mock cluster binary, and Apache Kafka's jars (tools/kafka/fetch.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v yamllint >/dev/null; then
-  echo "setup: installing yamllint" >&2
-  as_root=()
-  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get install -y -qq yamllint >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq yamllint >&2; }
+missing=()
+[ -f /usr/include/librdkafka/rdkafka_mock.h ] || missing+=(librdkafka-dev)
+command -v yamllint >/dev/null || missing+=(yamllint)
+command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || missing+=(maven)
+command -v kcat >/dev/null || missing+=(kcat)
+command -v openssl >/dev/null || missing+=(openssl)
+redis_wanted=false
+if [ -z "${REDIS_URL:-}" ] && ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
+  redis_wanted=true
+  command -v redis-server >/dev/null || missing+=(redis-server)
 fi
 
-if ! command -v openssl >/dev/null; then
-  echo "setup: installing openssl" >&2
-  as_root=()
-  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get install -y -qq openssl >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq openssl >&2; }
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]} through apt" >&2
+  as_root=(env DEBIAN_FRONTEND=noninteractive)
+  if [ "$(id -u)" != 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "setup: not root and no sudo; install these by hand: ${missing[*]}" >&2
+      exit 1
+    fi
+    # -n: fail at once rather than wait for a password nobody will type (CI has no terminal).
+    as_root=(sudo -n env DEBIAN_FRONTEND=noninteractive)
+  fi
+  # The package index is often current enough; refresh it only when the install needs it.
+  if ! "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >&2; then
+    "${as_root[@]}" apt-get update -qq >&2
+    "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >&2
+  fi
 fi
 
-producers=()
-command -v kcat >/dev/null || producers+=(kcat)
-# The Java producer of the tests runs from source (java File.java), which needs the compiler of a JDK.
-command -v javac >/dev/null || producers+=(openjdk-17-jdk-headless)
-if [ ${#producers[@]} -gt 0 ]; then
-  echo "setup: installing ${producers[*]}" >&2
-  as_root=()
-  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get install -y -qq "${producers[@]}" >&2 || { "${as_root[@]}" apt-get update -qq >&2 && "${as_root[@]}" apt-get install -y -qq "${producers[@]}" >&2; }
+# Kafka 4 brokers need Java 17 or later; an older default java would fail only at the first test.
+java_major=$(java -version 2>&1 | sed -n 's/.* version "\([0-9]*\).*/\1/p' | head -1)
+if [ -z "$java_major" ] || [ "$java_major" -lt 17 ]; then
+  echo "setup: Apache Kafka 4 needs Java 17 or later, but 'java' is version ${java_major:-unknown}; choose a newer one with update-alternatives --config java" >&2
+  exit 1
+fi
+
+if [ "$redis_wanted" = true ]; then
+  echo "setup: starting redis-server on 127.0.0.1:6379 (in memory only)" >&2
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >&2
 fi
 
 stamp=node_modules/.install-stamp

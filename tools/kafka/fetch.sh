@@ -25,19 +25,20 @@ if [ -f "$dir/complete" ] && [ "$(cat "$dir/complete")" = "$want" ]; then
   exit 0
 fi
 
+# scripts/setup.sh installs these with the rest; this is for running the helper on its own.
 missing=()
 command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || missing+=(maven)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "kafka: installing ${missing[*]}" >&2
-  as_root=()
+  as_root=(env DEBIAN_FRONTEND=noninteractive)
   if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null; then as_root=(sudo); else
+    if ! command -v sudo >/dev/null; then
       echo "kafka: not root and no sudo; install ${missing[*]} by hand" >&2
       exit 1
     fi
+    as_root=(sudo -n env DEBIAN_FRONTEND=noninteractive)
   fi
-  export DEBIAN_FRONTEND=noninteractive
   if ! "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >&2; then
     "${as_root[@]}" apt-get update -qq >&2
     "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >&2
