@@ -4,18 +4,19 @@
  * local stack. Every node is a combined broker and controller, so a three-node cluster keeps its
  * quorum with one node down.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { Kafka, logLevel, type Admin, type KafkaConfig } from 'kafkajs';
-import { nodeProperties, OFFSETS_PARTITIONS, type ListenerSpec } from './node-properties.js';
+import { ensureKafkaJars, freePort, java, LOG4J, logTail, sleep, track } from './kafka-process.js';
+import { nodeProperties, offsetsPartition, OFFSETS_PARTITIONS, type ListenerSpec } from './node-properties.js';
 
-const FETCH_SCRIPT = fileURLToPath(new URL('./fetch.sh', import.meta.url));
+export { ensureKafkaJars, freePort } from './kafka-process.js';
+export { offsetsPartition } from './node-properties.js';
+
 const WATCHDOG = fileURLToPath(new URL('./watchdog.sh', import.meta.url));
 const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 15_000;
@@ -85,33 +86,6 @@ export interface KafkaCluster {
   admin(): Promise<Admin>;
   /** Stops every node (SIGTERM, then SIGKILL) and removes the working folder it made. Safe to call twice. */
   stop(): Promise<void>;
-}
-
-let fetching: Promise<string> | undefined;
-
-/** The folder of Kafka's jars, fetched through Maven the first time. */
-export function ensureKafkaJars(): Promise<string> {
-  fetching ??= promisify(execFile)('bash', [FETCH_SCRIPT], { maxBuffer: 16 * 1024 * 1024 })
-    .then(({ stdout }) => stdout.trim().split('\n').at(-1) as string)
-    .catch((error: Error & { stderr?: string }) => {
-      fetching = undefined;
-      throw new Error(`fetching Kafka failed: ${error.message}\n${error.stderr ?? ''}`.trim());
-    });
-  return fetching;
-}
-
-/** Java processes still running, killed if this process exits without stopping them. */
-const running = new Set<ChildProcess>();
-let exitHook = false;
-function track(child: ChildProcess): void {
-  if (!exitHook) {
-    exitHook = true;
-    process.once('exit', () => {
-      for (const c of running) c.kill('SIGKILL');
-    });
-  }
-  running.add(child);
-  void once(child, 'exit').then(() => running.delete(child));
 }
 
 interface NodeState {
@@ -280,14 +254,6 @@ export async function startKafka(options: KafkaClusterOptions = {}): Promise<Kaf
   };
 }
 
-/** The `__consumer_offsets` partition of a group, as Kafka computes it (`Utils.abs(groupId.hashCode()) % n`). */
-export function offsetsPartition(groupId: string, partitions: number): number {
-  let hash = 0;
-  for (let i = 0; i < groupId.length; i++) hash = (Math.imul(31, hash) + groupId.charCodeAt(i)) | 0;
-  // Kafka's Utils.abs maps Integer.MIN_VALUE to 0 and is Math.abs otherwise.
-  return (hash === -2147483648 ? 0 : Math.abs(hash)) % partitions;
-}
-
 /** Waits until every partition of a new topic has a leader in the metadata the brokers serve. */
 async function untilLeaders(admin: Admin, topic: string, partitions: number): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -313,50 +279,3 @@ function find(nodes: NodeState[], id: number): NodeState {
 function missing(name: string): never {
   throw new Error(`no listener named ${name}`);
 }
-
-async function java(libs: string, args: string[]): Promise<string> {
-  try {
-    const { stdout } = await promisify(execFile)('java', ['-cp', `${libs}/*`, ...args], { maxBuffer: 4 * 1024 * 1024 });
-    return stdout.trim();
-  } catch (error) {
-    const e = error as Error & { stderr?: string; stdout?: string };
-    throw new Error(`java ${args.slice(0, 2).join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`.trim());
-  }
-}
-
-/** The last lines of a node's log, for error messages. */
-export async function logTail(file: string, lines = 30): Promise<string> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').slice(-lines).join('\n');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Each node logs to server.log in its own folder; requests and state changes are quiet. */
-const LOG4J = `status = warn
-appender.file.type = File
-appender.file.name = FILE
-appender.file.fileName = \${sys:kafka.logs.dir}/server.log
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = FILE
-logger.request.name = kafka.request.logger
-logger.request.level = WARN
-logger.state.name = state.change.logger
-logger.state.level = WARN
-`;

@@ -69,3 +69,11 @@ export function nodeProperties(input: NodePropertiesInput): string {
     .map(([key, value]) => `${key}=${value}`)
     .join('\n')}\n`;
 }
+
+/** The `__consumer_offsets` partition of a group, as Kafka computes it (`Utils.abs(groupId.hashCode()) % n`). */
+export function offsetsPartition(groupId: string, partitions: number): number {
+  let hash = 0;
+  for (let i = 0; i < groupId.length; i++) hash = (Math.imul(31, hash) + groupId.charCodeAt(i)) | 0;
+  // Kafka's Utils.abs maps Integer.MIN_VALUE to 0 and is Math.abs otherwise.
+  return (hash === -2147483648 ? 0 : Math.abs(hash)) % partitions;
+}
