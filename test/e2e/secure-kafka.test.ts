@@ -97,17 +97,9 @@ afterAll(async () => {
   await pki?.remove();
 });
 
-/**
- * Creates the topics, then waits for their leaders itself: on a busy machine, kafkajs's own wait
- * (`waitForLeaders`, which startKafka uses) can give up with "This server does not host this
- * topic-partition" while the new partitions are still being loaded.
- */
+/** Creates the topics; the helper waits until each partition has a leader. */
 async function createTopics(specs: Array<{ topic: string; numPartitions: number }>): Promise<void> {
-  const admin = await cluster.admin();
-  await admin.createTopics({ topics: specs.map((t) => ({ ...t, replicationFactor: 1 })), waitForLeaders: false });
-  for (const { topic, numPartitions } of specs) {
-    for (let p = 0; p < numPartitions; p++) await eventually(async () => (await cluster.leaderOf(topic, p)) === 1, 30_000, `a leader for ${topic}/${p}`);
-  }
+  for (const { topic, numPartitions } of specs) await cluster.createTopic(topic, numPartitions);
 }
 
 /** Starts a service process on the given listener with `env`, in a consumer group of its own. */

@@ -3,8 +3,8 @@
  * group of its own so tests never see each other's records.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { loadConfig, type Config } from '../../src/config.js';
+import { freePort } from '../../tools/kafka/kafka-process.js';
 import { createAuth } from '../../src/auth/auth-from-config.js';
 import { createExternalAuth, type Auth } from '../../src/auth/create-auth.js';
 import { createKafkaIngest } from '../../src/ingest/kafka-ingest.js';
@@ -47,6 +47,9 @@ export interface TestServiceOptions {
    */
   readonly embeddedIssuer?: boolean;
 }
+
+/** A TCP port that was free a moment ago (for servers whose URL must be known before they listen). */
+export { freePort };
 
 /** Unique topic names for one test file. */
 export function uniqueTopics(label: string) {
@@ -92,16 +95,4 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     },
     stop: () => service.stop(),
   };
-}
-
-/** A TCP port that was free a moment ago (for servers whose URL must be known before they listen). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
