@@ -12,6 +12,7 @@ import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { createCodecFaultWatch, pendingPartitions } from './codec-fault.js';
 import { decodeResult } from './decode-result.js';
 import { describeKafkaError } from './describe-kafka-error.js';
+import { createOffsetCommits } from './kafka-offset-commits.js';
 
 /** Records handed to the store at once (see processBatch). */
 const CHUNK = 200;
@@ -121,28 +122,14 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     }
   }
 
-  // Offsets are committed here rather than by kafkajs, whose auto-commit commits after every batch
-  // whatever interval it is given: this way the interval holds (fewer commit round trips under
-  // load), and a crash redelivers at most one interval's worth of records, which the store ignores.
-  const commitEnabled = options.commitOffsets ?? true;
-  const commitInterval = options.commitIntervalMs ?? 5000;
-  const uncommitted = new Map<string, { topic: string; partition: number; offset: string }>();
-  let lastCommit = Date.now();
-
-  async function commitProcessed(c: Consumer): Promise<void> {
-    if (!commitEnabled || uncommitted.size === 0) return;
-    const offsets = [...uncommitted.values()];
-    uncommitted.clear();
-    lastCommit = Date.now();
-    try {
-      await c.commitOffsets(offsets);
-    } catch (error) {
-      // Not lost: the records will be redelivered to whoever owns the partition next, and stored once.
-      log.warn({ err: error, partitions: offsets.length }, 'offset commit failed; the records will be redelivered');
-    }
-  }
-
   let draining = false;
+  const commits = createOffsetCommits({
+    enabled: options.commitOffsets ?? true,
+    intervalMs: options.commitIntervalMs ?? 5000,
+    idleConsumer: () => (draining ? undefined : consumer),
+    log,
+  });
+
   // Batches being processed (one per partition at most), awaited when draining at stop.
   const inFlight = new Set<Promise<void>>();
 
@@ -184,11 +171,8 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     const last = batch.messages.at(-1);
     if (last !== undefined) lag.set(`${batch.topic}/${batch.partition}`, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
     // A batch a rebalance made stale may belong to another member now: its offset is not ours to commit.
-    if (processedUpTo !== undefined && !isStale()) {
-      // The committed offset is the next one to read.
-      uncommitted.set(`${batch.topic}/${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: (BigInt(processedUpTo) + 1n).toString() });
-    }
-    if (consumer !== undefined && Date.now() - lastCommit >= commitInterval) await commitProcessed(consumer);
+    if (processedUpTo !== undefined && !isStale()) commits.processed(batch.topic, batch.partition, (BigInt(processedUpTo) + 1n).toString());
+    if (consumer !== undefined) await commits.commitIfDue(consumer);
   }
 
   async function run(): Promise<void> {
@@ -229,7 +213,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
       setState('rebalancing');
       lag.clear();
       // Partitions may move: what this member processed is committed while it still may.
-      void commitProcessed(c);
+      void commits.commit(c);
     });
     c.on(c.events.CRASH, (e) => {
       const fault = codecFaults.crashed(e.payload.error, assigned);
@@ -270,12 +254,6 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     retry.unref();
   }
 
-  // Batches stop on an idle topic, and so would the commits after them: a timer commits the rest.
-  const idleCommit = commitEnabled && commitInterval > 0 ? setInterval(() => {
-    if (consumer !== undefined && !draining && Date.now() - lastCommit >= commitInterval) void commitProcessed(consumer);
-  }, commitInterval) : undefined;
-  idleCommit?.unref();
-
   function start(): void {
     if (consumer !== undefined || disposing !== undefined) return;
     // Not awaited: startup completes while the consumer connects and waits for records.
@@ -300,13 +278,13 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     start,
     dispose() {
       disposing ??= (async () => {
-        if (idleCommit !== undefined) clearInterval(idleCommit);
+        commits.dispose();
         const c = consumer;
         if (c !== undefined) {
           // Finish the record in hand and take no more, so the final commit covers all that was stored.
           draining = true;
           await Promise.all(inFlight);
-          await commitProcessed(c);
+          await commits.commit(c);
           await c.disconnect();
         }
         setState('stopped');
