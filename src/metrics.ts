@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ResultConsumer } from './ingest/kafka-result-consumer.js';
+import type { ResultConsumer } from './ingest/consumer.js';
 
 /** What the metrics are read from. */
 export interface MetricSources {

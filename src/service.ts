@@ -17,8 +17,8 @@ import { attachGraphQLWebSocket, type GraphQLWebSocket } from './graphql/ws-serv
 import { createMetrics } from './metrics.js';
 import { createHttpApp, type Readiness } from './http/app.js';
 import { principalOf } from './http/authenticate.js';
-import type { Ingest } from './ingest/kafka-ingest.js';
-import type { ResultEventHandler } from './ingest/kafka-result-consumer.js';
+import type { Ingest } from './ingest/ingest.js';
+import type { ResultEventHandler } from './ingest/consumer.js';
 import type { Logger } from './logger.js';
 import type { PubSub } from './pubsub/pubsub.js';
 import { createResultRecorder } from './results/record-result.js';

@@ -4,7 +4,7 @@
  */
 import { Partitioners, type Kafka } from 'kafkajs';
 import type { BrokerRecord } from './broker-record.js';
-import type { DeadLetterSink } from './kafka-result-consumer.js';
+import type { DeadLetterSink } from './consumer.js';
 
 /** Header names on dead-lettered records. */
 export const DEAD_LETTER_HEADERS = {

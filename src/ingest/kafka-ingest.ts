@@ -4,18 +4,12 @@
  */
 import type { KafkaConfig } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { ResultEventHandler } from './consumer.js';
+import type { Ingest } from './ingest.js';
 import { createKafkaClient } from './kafka-client.js';
 import { createKafkaDeadLetter } from './kafka-dead-letter.js';
-import { createKafkaRequestPublisher, type RequestPublisher } from './kafka-request-publisher.js';
-import { createKafkaResultConsumer, type ResultConsumer, type ResultEventHandler } from './kafka-result-consumer.js';
-
-/** The broker-facing parts of one process. */
-export interface Ingest {
-  readonly consumer: ResultConsumer;
-  readonly publisher: RequestPublisher;
-  /** Stops the consumer (committing), then the producers. Safe to call twice. */
-  dispose(): Promise<void>;
-}
+import { createKafkaRequestPublisher } from './kafka-request-publisher.js';
+import { createKafkaResultConsumer } from './kafka-result-consumer.js';
 
 /** Creates the consumer, the request publisher and the dead-letter sink over one Kafka client. */
 export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger; onEvent: ResultEventHandler }): Ingest {

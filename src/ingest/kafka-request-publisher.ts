@@ -8,23 +8,7 @@ import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CORRELATION_HEADER } from './decode-result.js';
 import { describeKafkaError } from './describe-kafka-error.js';
-
-/** What the external system receives for each started test. */
-export interface TestRequest {
-  readonly correlationId: string;
-  readonly input: unknown;
-  /** Epoch milliseconds; sent as an ISO 8601 string. */
-  readonly requestedAt: number;
-}
-
-/** The request seam: GraphQL and REST call this, never the broker client. */
-export interface RequestPublisher {
-  /** Resolves once the broker acknowledged the request; rejects with BROKER_UNAVAILABLE otherwise. */
-  publish(request: TestRequest): Promise<void>;
-  /** Connects ahead of the first request; failures are retried on the next publish. */
-  start(): void;
-  dispose(): Promise<void>;
-}
+import type { RequestPublisher } from './request-publisher.js';
 
 /** Options of {@link createKafkaRequestPublisher}. */
 export interface KafkaRequestPublisherOptions {

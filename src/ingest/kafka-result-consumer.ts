@@ -5,11 +5,11 @@
  * stored. Malformed records are logged with their coordinates, counted and skipped.
  */
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import type { AppendResult, IncomingMessage } from '../domain/types.js';
 import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { createCodecFaultWatch, pendingPartitions } from './codec-fault.js';
+import type { ConsumerState, ConsumerStats, DeadLetterSink, ResultConsumer, ResultEventHandler } from './consumer.js';
 import { decodeResult } from './decode-result.js';
 import { describeKafkaError } from './describe-kafka-error.js';
 import { createOffsetCommits } from './kafka-offset-commits.js';
@@ -17,43 +17,6 @@ import { createOffsetCommits } from './kafka-offset-commits.js';
 /** Records handed to the store at once (see processBatch). */
 const CHUNK = 200;
 const PARTITIONS_AT_ONCE = 4;
-
-/** Stores one decoded message; rejecting makes the record be redelivered. */
-export type ResultEventHandler = (message: IncomingMessage) => Promise<AppendResult['outcome']>;
-
-/** What readiness and metrics see of the consumer. */
-export interface ConsumerState {
-  /** `stalled`: a member of the group, but no fetch or heartbeat has succeeded for a session timeout. */
-  readonly state: 'idle' | 'connecting' | 'joined' | 'stalled' | 'rebalancing' | 'crashed' | 'stopped';
-  readonly since: number;
-  readonly reason?: string;
-}
-
-/** Counters since start. */
-export interface ConsumerStats {
-  consumed: number;
-  stored: number;
-  duplicates: number;
-  malformed: number;
-  /** Malformed records written to the dead-letter topic (a subset of `malformed`). */
-  deadLettered: number;
-  overLimit: number;
-}
-
-/** Sends a record that cannot be decoded to the dead-letter topic; rejects if it could not. */
-export type DeadLetterSink = (record: BrokerRecord, reason: string) => Promise<void>;
-
-/** The results consumer. */
-export interface ResultConsumer {
-  /** Starts the loop in the background and returns at once. */
-  start(): void;
-  state(): ConsumerState;
-  readonly stats: Readonly<ConsumerStats>;
-  /** Records behind the end of each assigned partition, as of the last batch (`topic/partition` → lag). */
-  lag(): ReadonlyMap<string, number>;
-  /** Stops fetching, commits what was processed, leaves the group. Safe to call twice. */
-  dispose(): Promise<void>;
-}
 
 /** Options of {@link createKafkaResultConsumer}. */
 export interface KafkaResultConsumerOptions {

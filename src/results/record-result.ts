@@ -8,7 +8,7 @@
  */
 import DataLoader from 'dataloader';
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
-import type { ResultEventHandler } from '../ingest/kafka-result-consumer.js';
+import type { ResultEventHandler } from '../ingest/consumer.js';
 import type { PubSub } from '../pubsub/pubsub.js';
 import type { Store } from '../store/store.js';
 

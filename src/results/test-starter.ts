@@ -3,7 +3,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { StartTestResult } from '../domain/types.js';
-import type { RequestPublisher } from '../ingest/kafka-request-publisher.js';
+import type { RequestPublisher } from '../ingest/request-publisher.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 

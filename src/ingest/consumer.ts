@@ -1,0 +1,44 @@
+/**
+ * The consumer seam: what the rest of the service (results, metrics, readiness) sees of the
+ * results consumer, in types that name no broker client. The Kafka implementation lives in
+ * kafka-result-consumer.ts; nothing outside this folder imports it except the composition root.
+ */
+import type { AppendResult, IncomingMessage } from '../domain/types.js';
+import type { BrokerRecord } from './broker-record.js';
+
+/** Stores one decoded message; rejecting makes the record be redelivered. */
+export type ResultEventHandler = (message: IncomingMessage) => Promise<AppendResult['outcome']>;
+
+/** What readiness and metrics see of the consumer. */
+export interface ConsumerState {
+  /** `stalled`: a member of the group, but no fetch or heartbeat has succeeded for a session timeout. */
+  readonly state: 'idle' | 'connecting' | 'joined' | 'stalled' | 'rebalancing' | 'crashed' | 'stopped';
+  readonly since: number;
+  readonly reason?: string;
+}
+
+/** Counters since start. */
+export interface ConsumerStats {
+  consumed: number;
+  stored: number;
+  duplicates: number;
+  malformed: number;
+  /** Malformed records written to the dead-letter topic (a subset of `malformed`). */
+  deadLettered: number;
+  overLimit: number;
+}
+
+/** Sends a record that cannot be decoded to the dead-letter topic; rejects if it could not. */
+export type DeadLetterSink = (record: BrokerRecord, reason: string) => Promise<void>;
+
+/** The results consumer. */
+export interface ResultConsumer {
+  /** Starts the loop in the background and returns at once. */
+  start(): void;
+  state(): ConsumerState;
+  readonly stats: Readonly<ConsumerStats>;
+  /** Records behind the end of each assigned partition, as of the last batch (`topic/partition` → lag). */
+  lag(): ReadonlyMap<string, number>;
+  /** Stops fetching, commits what was processed, leaves the group. Safe to call twice. */
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,21 @@
+/**
+ * The request seam: GraphQL and REST start tests through this (via results/test-starter.ts),
+ * never through the broker client. The Kafka implementation lives in kafka-request-publisher.ts.
+ */
+
+/** What the external system receives for each started test. */
+export interface TestRequest {
+  readonly correlationId: string;
+  readonly input: unknown;
+  /** Epoch milliseconds; sent as an ISO 8601 string. */
+  readonly requestedAt: number;
+}
+
+/** Hands start requests to the external system. */
+export interface RequestPublisher {
+  /** Resolves once the broker acknowledged the request; rejects with BROKER_UNAVAILABLE otherwise. */
+  publish(request: TestRequest): Promise<void>;
+  /** Connects ahead of the first request; failures are retried on the next publish. */
+  start(): void;
+  dispose(): Promise<void>;
+}
