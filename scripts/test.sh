@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh clone: setup, type check, generated-code freshness, tests.
+# The whole test suite, from a fresh clone: setup, type check, lint and import boundaries,
+# generated-code freshness, tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 echo "== type check" >&2
 npx tsc --noEmit -p .
+echo "== lint (eslint.config.js) and import boundaries (.dependency-cruiser.cjs)" >&2
+npm run --silent lint
 echo "== generated resolver types are up to date with schema/" >&2
 if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
   echo "src/graphql/generated/resolvers-types.ts is stale: run 'npm run codegen' and commit the result" >&2

@@ -1,0 +1,151 @@
+/**
+ * Import boundaries of the service, checked by `npm run lint` (dependency-cruiser over src/).
+ *
+ * Layers, lowest first; a folder may import its own layer and the layers below it, never above:
+ *
+ *   base        src/domain/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-security-config.ts
+ *   state       src/store/, src/pubsub/                      (memory and Redis implementations)
+ *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
+ *   use cases   src/results/, src/subscriptions/, src/auth/, src/metrics.ts
+ *   api         src/graphql/, src/http/                      (siblings: neither imports the other)
+ *   service     src/service.ts, src/state.ts, src/start-from-config.ts, src/main.ts
+ *
+ * Seams are the files that name no client library (src/store/store.ts, src/pubsub/pubsub.ts,
+ * src/ingest/consumer.ts, src/ingest/request-publisher.ts, src/ingest/ingest.ts); the Kafka and Redis
+ * implementations are wired together only by the composition roots. Test code (test/, bench/,
+ * tools/, scripts/) may import anything in src/; src/ imports none of it.
+ *
+ * Rules about code inside a file (process.env outside src/config.ts) are in eslint.config.js.
+ */
+
+/** Files of the service layer (composition roots); nothing below them may import them. */
+const SERVICE = '^src/(service|state|start-from-config|main)\\.ts$';
+/** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
+const KAFKA_PACKAGES = '(^|/node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    // --- client libraries stay behind their seams ---
+    {
+      name: 'kafkajs-only-in-ingest',
+      comment: 'kafkajs (and its codec packages) is imported only under src/ingest/: the rest of the service sees the seams in src/ingest/consumer.ts, request-publisher.ts and ingest.ts.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/ingest/' },
+      to: { path: KAFKA_PACKAGES },
+    },
+    {
+      name: 'ioredis-only-in-redis-implementations',
+      comment:
+        'ioredis is imported only by the Redis implementations (src/store/redis-*.ts, src/pubsub/redis-*.ts) and by src/state.ts, the one place that creates the Redis connections.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/store/redis-[^/]+\\.ts$', '^src/pubsub/redis-[^/]+\\.ts$', '^src/state\\.ts$'] },
+      to: { path: '(^|/node_modules/)ioredis(/|$)' },
+    },
+    {
+      name: 'kafka-files-only-from-composition-root',
+      comment:
+        'Outside src/ingest/ only src/start-from-config.ts (which builds the Kafka ingest) imports src/ingest/kafka-*.ts; everything else uses the seam files (consumer.ts, request-publisher.ts, ingest.ts).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/ingest/', '^src/start-from-config\\.ts$'] },
+      to: { path: '^src/ingest/kafka-' },
+    },
+    {
+      name: 'src-not-into-test-code',
+      comment: 'Production code never imports test, benchmark, tool or script code (the other way round is fine).',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|tools|scripts)/' },
+    },
+    {
+      name: 'src-not-to-dev-dependencies',
+      comment: 'Production code imports only runtime dependencies: the image installs no devDependencies. Type-only imports are allowed (erased at build).',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+
+    // --- layers: nothing imports upward ---
+    {
+      name: 'domain-is-a-leaf',
+      comment: 'src/domain/ holds the types and rules of results; it imports nothing else of the service but src/errors.ts.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/', pathNot: ['^src/domain/', '^src/errors\\.ts$'] },
+    },
+    {
+      name: 'state-below-ingest-and-api',
+      comment: 'Stores and PubSubs know the domain, not who calls them.',
+      severity: 'error',
+      from: { path: '^src/(store|pubsub)/' },
+      to: { path: ['^src/(ingest|results|subscriptions|auth|graphql|http)/', '^src/metrics\\.ts$', SERVICE] },
+    },
+    {
+      name: 'ingest-below-results-and-api',
+      comment: 'src/ingest/ hands decoded messages to a handler; it never imports the state, the use cases, auth, GraphQL or HTTP.',
+      severity: 'error',
+      from: { path: '^src/ingest/' },
+      to: { path: ['^src/(store|pubsub|results|subscriptions|auth|graphql|http)/', '^src/metrics\\.ts$', SERVICE] },
+    },
+    {
+      name: 'use-cases-below-api',
+      comment: 'Results, subscriptions, auth and metrics are used by GraphQL and HTTP, never the other way round.',
+      severity: 'error',
+      from: {
+        path: ['^src/(results|subscriptions|auth)/', '^src/metrics\\.ts$'],
+        // The embedded issuer is an HTTP router (login page, token endpoint) and answers auth
+        // failures the way the HTTP layer does; it moves when auth is split into its parts.
+        pathNot: '^src/auth/embedded-issuer\\.ts$',
+      },
+      to: { path: ['^src/(graphql|http)/', SERVICE] },
+    },
+    {
+      name: 'graphql-never-reaches-the-broker',
+      comment: 'GraphQL, HTTP, auth and subscriptions never import src/ingest/ (start requests go through src/results/test-starter.ts).',
+      severity: 'error',
+      from: { path: '^src/(graphql|http|auth|subscriptions)/' },
+      to: { path: ['^src/ingest/', KAFKA_PACKAGES] },
+    },
+    {
+      name: 'graphql-and-http-are-siblings',
+      comment: 'The GraphQL and the REST/HTTP layers do not import each other; src/service.ts wires them onto one server.',
+      severity: 'error',
+      from: { path: '^src/(graphql|http)/' },
+      to: { path: '^src/(graphql|http)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'composition-roots-on-top',
+      comment: 'Only the entry point and the composition roots import the composition roots.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(main|start-from-config)\\.ts$' },
+      to: { path: SERVICE },
+    },
+    {
+      name: 'no-circular',
+      comment: 'Import cycles inside src/ make the layers meaningless. Cycles made only of type imports are let through: they vanish at run time.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that does not resolve cannot be checked against these rules.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/graphql/generated/' },
+    // Type-only imports count: a kafkajs type outside src/ingest/ leaks the client as surely as a value.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
