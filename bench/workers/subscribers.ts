@@ -17,7 +17,6 @@ const QUERY = 'subscription($id: ID!) { testMessages(correlationId: $id) { seque
 
 let done!: () => void;
 const finished = new Promise<void>((resolve) => (done = resolve));
-let acknowledged = 0;
 const total = ids.length * perTest;
 // Several subscriptions share one socket when there are many, as a dashboard showing many tests would.
 const perSocket = Math.max(1, Math.ceil(total / 2000));
@@ -40,7 +39,7 @@ for (const id of ids) {
 }
 // A subscription is live once the server answered on its socket; a query per socket proves it.
 await Promise.all(clients.map((c) => new Promise<void>((resolve, reject) => c.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }))));
-acknowledged = total;
+const acknowledged = total;
 console.log(JSON.stringify({ subscribed: acknowledged }));
 // SUBSCRIBERS_TIMEOUT_MS: scenarios that produce for long (the rebalance benchmark) wait longer.
 const timeout = setTimeout(done, Number(process.env.SUBSCRIBERS_TIMEOUT_MS ?? 30_000 + expected));

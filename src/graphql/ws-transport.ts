@@ -77,6 +77,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
         send,
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
+          // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the listener catches every error itself
           socket.on('message', async (data) => {
             try {
               await handle(String(data));

@@ -34,7 +34,7 @@ async function openssl(dir: string, args: string[]): Promise<void> {
     await run('openssl', args, { cwd: dir });
   } catch (error) {
     const e = error as Error & { stderr?: string };
-    throw new Error(`openssl ${args[0]} failed: ${e.message}\n${e.stderr ?? ''}`);
+    throw new Error(`openssl ${args[0]} failed: ${e.message}\n${e.stderr ?? ''}`, { cause: error });
   }
 }
 

@@ -47,7 +47,7 @@ export async function java(libs: string, args: string[]): Promise<string> {
     return stdout.trim();
   } catch (error) {
     const e = error as Error & { stderr?: string; stdout?: string };
-    throw new Error(`java ${args.slice(0, 2).join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`.trim());
+    throw new Error(`java ${args.slice(0, 2).join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`.trim(), { cause: error });
   }
 }
 

@@ -68,7 +68,7 @@ export function ensureMockClusterBinary(): Promise<string> {
       return stdout.trim().split('\n').at(-1) || BINARY;
     } catch (error) {
       const stderr = (error as { stderr?: string }).stderr ?? '';
-      throw new Error(`building the mock cluster failed: ${(error as Error).message}\n${stderr}`.trim());
+      throw new Error(`building the mock cluster failed: ${(error as Error).message}\n${stderr}`.trim(), { cause: error });
     }
   })().finally(() => {
     building = undefined;
