@@ -21,7 +21,7 @@
 /** Files of the service layer (composition roots); nothing below them may import them. */
 const SERVICE = '^src/(service|state|start-from-config|main)\\.ts$';
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
-const KAFKA_PACKAGES = '(^|/node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
+const KAFKA_PACKAGES = '(^|node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -40,7 +40,7 @@ module.exports = {
         'ioredis is imported only by the Redis implementations (src/store/redis-*.ts, src/pubsub/redis-*.ts) and by src/state.ts, the one place that creates the Redis connections.',
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/store/redis-[^/]+\\.ts$', '^src/pubsub/redis-[^/]+\\.ts$', '^src/state\\.ts$'] },
-      to: { path: '(^|/node_modules/)ioredis(/|$)' },
+      to: { path: '(^|node_modules/)ioredis(/|$)' },
     },
     {
       name: 'kafka-files-only-from-composition-root',
