@@ -20,6 +20,8 @@
 
 /** Files of the service layer (composition roots); nothing below them may import them. */
 const SERVICE = '^src/(service|state|start-from-config|main)\\.ts$';
+/** Files of the base layer outside src/domain/. */
+const BASE_FILES = '^src/(errors|logger|config|kafka-security-config)\\.ts$';
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
 const KAFKA_PACKAGES = '(^|node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
 
@@ -72,6 +74,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/domain/' },
       to: { path: '^src/', pathNot: ['^src/domain/', '^src/errors\\.ts$'] },
+    },
+    {
+      name: 'base-is-a-leaf',
+      comment: 'Errors, logger and configuration are used everywhere; they import only each other and src/domain/.',
+      severity: 'error',
+      from: { path: BASE_FILES },
+      to: { path: '^src/', pathNot: [BASE_FILES, '^src/domain/'] },
     },
     {
       name: 'state-below-ingest-and-api',
