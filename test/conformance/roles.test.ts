@@ -1,9 +1,9 @@
 /**
- * Separable deployments, as real processes sharing one Redis: two `api` processes and one
- * `consumer` process. The API processes are ready without any consumer and never consume; the
- * consumer stores what it reads and serves nothing but health, readiness and metrics; a subscriber
- * on either API process gets every message; a start request from an API process reaches Kafka. An
- * `api` process over in-process state refuses to start.
+ * Conformance, on each broker: separable deployments (SERVICE_ROLE), as real processes sharing one
+ * Redis: two `api` processes and one `consumer` process. The API processes are ready without any
+ * consumer and never consume; the consumer stores what it reads and serves nothing but health,
+ * readiness and metrics; a subscriber on either API process gets every message; a start request
+ * from an API process reaches Kafka. An `api` process over in-process state refuses to start.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
