@@ -9,6 +9,8 @@ export type { KafkaSaslConfig, KafkaSslConfig } from './kafka-security-config.js
 
 /** Validated configuration of one service process. */
 export interface Config {
+  /** Which parts this process runs (see {@link ServiceRole}). */
+  readonly role: ServiceRole;
   readonly port: number;
   readonly host: string;
   /** `production` masks unexpected errors and disables nothing else. */
@@ -28,6 +30,13 @@ export interface Config {
   /** After a stop signal, how long the service keeps serving while `/readyz` answers 503. */
   readonly shutdownDelayMs: number;
 }
+
+/**
+ * `all`: the API and the consumer in one process. `api`: HTTP, WebSocket and the issuer, producing
+ * start requests but consuming nothing. `consumer`: consumes into the shared state and serves only
+ * health, readiness and metrics. `api` and `consumer` share their state through Redis.
+ */
+export type ServiceRole = 'all' | 'api' | 'consumer';
 
 /** Broker connection and topics. */
 export interface KafkaConfig {
@@ -143,6 +152,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function loadConfig(env: Env = process.env): Config {
   const read = createReader(env);
   const stateKind = read.oneOf('STATE_STORE', 'memory', ['memory', 'redis', 'replicated']);
+  const role = readRole(read, stateKind);
   const sessionTimeoutMs = read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 });
   const baseGroup = read.string('KAFKA_GROUP_ID', 'result-collection-service');
   let groupId = baseGroup;
@@ -156,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     groupId = `${baseGroup}.${instance}`;
   }
   return {
+    role,
     port: read.int('PORT', 4000, { min: 0, max: 65535 }),
     host: read.string('HOST', '0.0.0.0'),
     production: read.string('NODE_ENV', 'development') === 'production',
@@ -214,6 +225,15 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 type Reader = ReturnType<typeof createReader>;
+
+/** A split role needs state that outlives the process and is seen by the others: Redis. */
+function readRole(read: Reader, stateKind: StoreConfig['kind']): ServiceRole {
+  const role = read.oneOf<ServiceRole>('SERVICE_ROLE', 'all', ['all', 'api', 'consumer']);
+  if (role !== 'all' && stateKind !== 'redis') {
+    throw new ConfigError('SERVICE_ROLE', `${role} needs STATE_STORE=redis, got STATE_STORE=${stateKind}: api and consumer processes share their state through Redis (use SERVICE_ROLE=all with the ${stateKind} state)`);
+  }
+  return role;
+}
 
 /** One second (a rebalance is noticed within it), and never more than a third of the session timeout, as Kafka advises. */
 function readHeartbeatInterval(read: Reader, session: number): number {

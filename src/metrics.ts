@@ -9,13 +9,20 @@ import type { ResultConsumer } from './ingest/consumer.js';
 
 /** What the metrics are read from. */
 export interface MetricSources {
-  readonly consumer: ResultConsumer;
+  /** The results consumer, in a process that consumes (none in an `api` process). */
+  readonly consumer?: ResultConsumer;
+  /** The GraphQL clients, in a process that serves the API (none in a `consumer` process). */
+  readonly clients?: ClientSources;
+  /** Tests held in this process's state, when it is held here. */
+  readonly storedTests?: () => number;
+}
+
+/** What the client gauges are read from. */
+export interface ClientSources {
   /** Live subscriptions in this process. */
   readonly subscriptions: () => number;
   /** Open WebSocket connections. */
   readonly connections: () => number;
-  /** Tests held in this process's state, when it is held here. */
-  readonly storedTests?: () => number;
 }
 
 /** The registry and the request-timing middleware. */
@@ -29,69 +36,9 @@ export interface Metrics {
 export function createMetrics(sources: MetricSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'rcs_' });
-
-  const stats = () => sources.consumer.stats;
-  new Counter({
-    name: 'rcs_records_total',
-    help: 'Result records consumed, by outcome: stored, duplicate (redelivery, not stored again), malformed, dead_lettered (malformed and copied to the dead-letter topic), over_limit.',
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect() {
-      const s = stats();
-      this.reset();
-      this.inc({ outcome: 'stored' }, s.stored);
-      this.inc({ outcome: 'duplicate' }, s.duplicates);
-      this.inc({ outcome: 'malformed' }, s.malformed);
-      this.inc({ outcome: 'dead_lettered' }, s.deadLettered);
-      this.inc({ outcome: 'over_limit' }, s.overLimit);
-    },
-  });
-  new Counter({
-    name: 'rcs_records_consumed_total',
-    help: 'Result records read from the results topic.',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(stats().consumed);
-    },
-  });
-  new Gauge({
-    name: 'rcs_consumer_lag',
-    help: 'Records between the last processed offset and the end of the partition, as of the last fetched batch.',
-    labelNames: ['topic', 'partition'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [key, value] of sources.consumer.lag()) {
-        const [topic = '', partition = ''] = key.split(/\/(?=[^/]+$)/);
-        this.set({ topic, partition }, value);
-      }
-    },
-  });
-  new Gauge({
-    name: 'rcs_consumer_joined',
-    help: '1 while the results consumer is a member of its group with an assignment, else 0.',
-    registers: [registry],
-    collect() {
-      this.set(sources.consumer.state().state === 'joined' ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'rcs_subscriptions',
-    help: 'Live testMessages subscriptions in this process.',
-    registers: [registry],
-    collect() {
-      this.set(sources.subscriptions());
-    },
-  });
-  new Gauge({
-    name: 'rcs_websocket_connections',
-    help: 'Open GraphQL WebSocket connections.',
-    registers: [registry],
-    collect() {
-      this.set(sources.connections());
-    },
-  });
+  // Each process exports only the series of the parts it runs: no lag on an API-only process.
+  if (sources.consumer !== undefined) registerConsumerMetrics(registry, sources.consumer);
+  if (sources.clients !== undefined) registerClientMetrics(registry, sources.clients);
   if (sources.storedTests !== undefined) {
     const storedTests = sources.storedTests;
     new Gauge({
@@ -123,4 +70,74 @@ export function createMetrics(sources: MetricSources): Metrics {
       next();
     },
   };
+}
+
+/** What the consumer did with each record, how far behind it is, and whether it is in its group. */
+function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): void {
+  const stats = () => consumer.stats;
+  new Counter({
+    name: 'rcs_records_total',
+    help: 'Result records consumed, by outcome: stored, duplicate (redelivery, not stored again), malformed, dead_lettered (malformed and copied to the dead-letter topic), over_limit.',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      const s = stats();
+      this.reset();
+      this.inc({ outcome: 'stored' }, s.stored);
+      this.inc({ outcome: 'duplicate' }, s.duplicates);
+      this.inc({ outcome: 'malformed' }, s.malformed);
+      this.inc({ outcome: 'dead_lettered' }, s.deadLettered);
+      this.inc({ outcome: 'over_limit' }, s.overLimit);
+    },
+  });
+  new Counter({
+    name: 'rcs_records_consumed_total',
+    help: 'Result records read from the results topic.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats().consumed);
+    },
+  });
+  new Gauge({
+    name: 'rcs_consumer_lag',
+    help: 'Records between the last processed offset and the end of the partition, as of the last fetched batch.',
+    labelNames: ['topic', 'partition'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [key, value] of consumer.lag()) {
+        const [topic = '', partition = ''] = key.split(/\/(?=[^/]+$)/);
+        this.set({ topic, partition }, value);
+      }
+    },
+  });
+  new Gauge({
+    name: 'rcs_consumer_joined',
+    help: '1 while the results consumer is a member of its group with an assignment, else 0.',
+    registers: [registry],
+    collect() {
+      this.set(consumer.state().state === 'joined' ? 1 : 0);
+    },
+  });
+}
+
+/** Open GraphQL connections and live subscriptions. */
+function registerClientMetrics(registry: Registry, clients: ClientSources): void {
+  new Gauge({
+    name: 'rcs_subscriptions',
+    help: 'Live testMessages subscriptions in this process.',
+    registers: [registry],
+    collect() {
+      this.set(clients.subscriptions());
+    },
+  });
+  new Gauge({
+    name: 'rcs_websocket_connections',
+    help: 'Open GraphQL WebSocket connections.',
+    registers: [registry],
+    collect() {
+      this.set(clients.connections());
+    },
+  });
 }

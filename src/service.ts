@@ -1,7 +1,8 @@
 /**
- * Composition and lifecycle of one service process: HTTP + WebSocket on one port, the consumer
- * in the background, the store and the PubSub. Shutdown drains HTTP and WebSocket first, then the
- * consumer (which commits) and the producer, then PubSub and store.
+ * Composition and lifecycle of one service process. The role decides which parts run: the API
+ * (HTTP + WebSocket on one port, the issuer, the request publisher), the consumer in the
+ * background, or both; health, readiness and metrics are always served. Shutdown drains HTTP and
+ * WebSocket first, then the consumer (which commits) and the producer, then PubSub and store.
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import { createServer, type Server } from 'node:http';
@@ -13,9 +14,9 @@ import { createGraphQLContext, type GraphQLDeps } from './graphql/context.js';
 import { createApolloServer } from './graphql/apollo.js';
 import { createErrorFormatter } from './graphql/format-error.js';
 import { createSchema } from './graphql/schema.js';
-import { attachGraphQLWebSocket, type GraphQLWebSocket } from './graphql/ws-server.js';
-import { createMetrics } from './metrics.js';
-import { createHttpApp, type Readiness } from './http/app.js';
+import { attachGraphQLWebSocket } from './graphql/ws-server.js';
+import { createMetrics, type ClientSources } from './metrics.js';
+import { createHttpApp, type ApiRoutes, type Readiness } from './http/app.js';
 import { principalOf } from './http/authenticate.js';
 import type { Ingest } from './ingest/ingest.js';
 import type { ResultEventHandler } from './ingest/consumer.js';
@@ -33,8 +34,8 @@ export interface ServiceOptions {
   readonly pubsub: PubSub;
   /** Builds the broker side around the handler that stores each consumed message. */
   readonly createIngest: (onEvent: ResultEventHandler) => Ingest;
-  /** Token verification (and the embedded issuer, if any). */
-  readonly auth: Auth;
+  /** Token verification (and the embedded issuer, if any); required unless the role is `consumer`. */
+  readonly auth?: Auth;
   /** How many tests the state holds in this process, for metrics (memory modes only). */
   readonly storedTests?: () => number;
 }
@@ -51,19 +52,90 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Starts the service. Resolves once HTTP listens; the consumer joins its group in the background. */
+/** The API side of a process, built around its HTTP server. */
+interface ApiSide {
+  readonly routes: ApiRoutes;
+  readonly clients: ClientSources;
+  /** Closes the WebSockets (1001), then drains in-flight HTTP requests and closes the listener. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the service. Resolves once HTTP listens; the consumer (unless the role is `api`) joins
+ * its group in the background.
+ */
 export async function startService(options: ServiceOptions): Promise<Service> {
   const { config, logger, store, pubsub } = options;
+  const consumes = config.role !== 'api';
   const ingest = options.createIngest(createResultRecorder({ store, pubsub }));
+  const httpServer = createServer();
+  const api = config.role === 'consumer' ? undefined : await createApiSide(options, ingest, httpServer);
+
+  let stopping: Promise<void> | undefined;
+  const readiness = async (): Promise<Readiness> => {
+    if (stopping !== undefined) return { ready: false, checks: { service: 'shutting down' } };
+    const checks: Record<string, string> = {};
+    if (consumes) {
+      const consumer = ingest.consumer.state();
+      checks.consumer = consumer.state === 'joined' ? 'ok' : `${consumer.state}${consumer.reason ? `: ${consumer.reason}` : ''}`;
+    }
+    checks.store = await store.check().then(
+      () => 'ok',
+      (error: unknown) => `unavailable: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
+  };
+
+  const metrics = createMetrics({
+    ...(consumes ? { consumer: ingest.consumer } : {}),
+    ...(api ? { clients: api.clients } : {}),
+    ...(options.storedTests ? { storedTests: options.storedTests } : {}),
+  });
+  httpServer.on('request', createHttpApp({ metrics, readiness, logger, ...(api ? { api: api.routes } : {}) }));
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(config.port, config.host, () => {
+      httpServer.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (httpServer.address() as AddressInfo).port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+
+  if (api) ingest.publisher.start();
+  if (consumes) ingest.consumer.start();
+  logger.info({ port, role: config.role, topic: config.kafka.resultsTopic, groupId: config.kafka.groupId }, 'service listening');
+
+  const stop = () => {
+    stopping ??= (async () => {
+      logger.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
+      // Readiness already answers 503 (`stopping` is set). Load balancers notice on their next
+      // probe; until then they still send requests here, which are served rather than refused.
+      if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+      await (api ? api.stop() : closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2)));
+      // The consumer commits what it stored as it leaves the group.
+      await Promise.allSettled([ingest.dispose()]).then(logRejections(logger, 'broker'));
+      await Promise.allSettled([pubsub.dispose(), store.dispose(), options.auth?.dispose()]).then(logRejections(logger, 'state'));
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+
+  return { url: `http://${host}:${port}`, port, httpServer, ingest, readiness, stop };
+}
+
+/** GraphQL over HTTP (Apollo) and WebSocket, the REST routes and the issuer. */
+async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer: Server): Promise<ApiSide> {
+  const { config, logger, store, pubsub, auth } = options;
+  if (auth === undefined) throw new Error(`startService: the ${config.role} role serves the API and needs auth`);
   const starter = createTestStarter({ store, publisher: ingest.publisher, logger });
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const deps: GraphQLDeps = { store, pubsub, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
-  const { auth } = options;
 
   const schema = createSchema();
   const formatError = createErrorFormatter({ production: config.production, logger });
   const limits = { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost };
-  const httpServer = createServer();
   const apollo = createApolloServer({
     schema,
     httpServer,
@@ -74,41 +146,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     drainMs: Math.floor(config.shutdownTimeoutMs / 2),
   });
   await apollo.start();
-
-  let stopping: Promise<void> | undefined;
-  const readiness = async (): Promise<Readiness> => {
-    if (stopping !== undefined) return { ready: false, checks: { service: 'shutting down' } };
-    const consumer = ingest.consumer.state();
-    const checks: Record<string, string> = {
-      consumer: consumer.state === 'joined' ? 'ok' : `${consumer.state}${consumer.reason ? `: ${consumer.reason}` : ''}`,
-      store: await store.check().then(
-        () => 'ok',
-        (error: unknown) => `unavailable: ${error instanceof Error ? error.message : String(error)}`,
-      ),
-    };
-    return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
-  };
-
-  let ws: GraphQLWebSocket | undefined;
-  const metrics = createMetrics({
-    consumer: ingest.consumer,
-    subscriptions: () => pubsub.listenerCount(),
-    connections: () => ws?.connections ?? 0,
-    ...(options.storedTests ? { storedTests: options.storedTests } : {}),
-  });
-  const app = createHttpApp({
-    metrics,
-    store,
-    starter,
-    readiness,
-    logger,
-    access,
-    verifyAccessToken: auth.verifyAccessToken,
-    ...(auth.issuer ? { issuer: auth.issuer } : {}),
-    graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
-  });
-  httpServer.on('request', app);
-  ws = attachGraphQLWebSocket({
+  const ws = attachGraphQLWebSocket({
     httpServer,
     path: '/graphql',
     schema,
@@ -123,40 +161,35 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     maxBufferedBytes: config.websocket.maxBufferedBytes,
     introspection: config.graphql.introspection,
   });
-
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(config.port, config.host, () => {
-      httpServer.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (httpServer.address() as AddressInfo).port;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-
-  ingest.publisher.start();
-  ingest.consumer.start();
-  logger.info({ port, topic: config.kafka.resultsTopic, groupId: config.kafka.groupId }, 'service listening');
-
-  const stop = () => {
-    stopping ??= (async () => {
-      logger.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
-      // Readiness already answers 503 (`stopping` is set). Load balancers notice on their next
-      // probe; until then they still send requests here, which are served rather than refused.
-      if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+  return {
+    routes: {
+      store,
+      starter,
+      access,
+      verifyAccessToken: auth.verifyAccessToken,
+      ...(auth.issuer ? { issuer: auth.issuer } : {}),
+      graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
+    },
+    clients: { subscriptions: () => pubsub.listenerCount(), connections: () => ws.connections },
+    async stop() {
       // WebSockets first (closed with 1001), then in-flight HTTP requests drain (apollo.stop runs
       // the drain plugin, which also closes the listening socket).
-      await ws?.dispose();
+      await ws.dispose();
       await apollo.stop();
-      // The consumer commits what it stored as it leaves the group.
-      await Promise.allSettled([ingest.dispose()]).then(logRejections(logger, 'broker'));
-      await Promise.allSettled([pubsub.dispose(), store.dispose(), auth.dispose()]).then(logRejections(logger, 'state'));
-      logger.info('stopped');
-    })();
-    return stopping;
+    },
   };
+}
 
-  return { url: `http://${host}:${port}`, port, httpServer, ingest, readiness, stop };
+/** Without Apollo's drain plugin (a consumer-only process): stop listening, then let requests finish for up to `graceMs`. */
+function closeHttpServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 function logRejections(logger: Logger, what: string) {

@@ -1,5 +1,6 @@
 /**
- * Builds and starts a whole service process from its configuration: state, broker side, auth.
+ * Builds and starts a whole service process from its configuration: state, broker side, auth (for
+ * the roles that serve the API).
  * The process entry point and the benchmarks start the service the same way through this.
  */
 import { createAuth } from './auth/auth-from-config.js';
@@ -28,7 +29,8 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
     pubsub: state.pubsub,
     ...(state.storedTests ? { storedTests: state.storedTests } : {}),
     createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
-    auth: await createAuth(config, logger),
+    // A consumer-only process serves no API, so it verifies no token and runs no issuer.
+    ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger) }),
   });
   let stopping: Promise<void> | undefined;
   return {

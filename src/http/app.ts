@@ -1,6 +1,7 @@
 /**
  * The HTTP routes: REST twins of the GraphQL operations, health and readiness, and the GraphQL
- * endpoint itself (mounted from outside). Errors leave as RFC 9457 problem details.
+ * endpoint itself (mounted from outside). A consumer-only process serves health, readiness and
+ * metrics alone. Errors leave as RFC 9457 problem details.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AccessPolicy } from '../auth/access.js';
@@ -24,16 +25,22 @@ export interface Readiness {
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
+  readonly readiness: () => Promise<Readiness>;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** The API routes; absent in a consumer-only process, which serves health, readiness and metrics only. */
+  readonly api?: ApiRoutes;
+}
+
+/** What the API routes (REST, GraphQL, the issuer) are served from. */
+export interface ApiRoutes {
   readonly store: Store;
   readonly starter: TestStarter;
-  readonly readiness: () => Promise<Readiness>;
   readonly graphql: RequestHandler;
   readonly verifyAccessToken: VerifyAccessToken;
   readonly access: AccessPolicy;
-  readonly metrics: Metrics;
   /** Mounted before the API routes (the embedded authorization server), when there is one. */
   readonly issuer?: RequestHandler;
-  readonly logger: Logger;
 }
 
 /** Creates the Express application. */
@@ -57,45 +64,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     res.status(readiness.ready ? 200 : 503).setHeader('Cache-Control', 'no-store').json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks });
   });
 
-  if (options.issuer !== undefined) app.use(options.issuer);
-
-  const authenticated = authenticate(options.verifyAccessToken);
-  const requireScope = (scope: string): RequestHandler => (req, res, next) => {
-    try {
-      options.access.requireScope(principalOf(res), scope);
-      next();
-    } catch (error) {
-      if (isServiceError(error)) sendAuthError(req, res, error);
-      else next(error);
-    }
-  };
-
-  app.post('/tests', authenticated, requireScope(SCOPES.write), express.json({ limit: '64kb', strict: false }), async (req, res) => {
-    const input = parseStartInput(req);
-    const { correlationId, test } = await options.starter.start(input, principalOf(res).subject);
-    res
-      .status(202)
-      .location(`/tests/${encodeURIComponent(correlationId)}`)
-      .setHeader('Cache-Control', 'no-store')
-      .json({ correlationId, status: test.status, links: { self: `/tests/${encodeURIComponent(correlationId)}` } });
-  });
-
-  app.get('/tests/:correlationId', authenticated, requireScope(SCOPES.read), async (req, res) => {
-    const correlationId = req.params.correlationId as string;
-    const test = await options.store.get(correlationId);
-    // Another subject's test is answered exactly like an unknown one.
-    if (test === null || !options.access.canSee(principalOf(res), test)) {
-      sendProblem(res, 'NOT_FOUND', `No test has the correlation id "${correlationId}".`, { instance: req.originalUrl });
-      return;
-    }
-    res.setHeader('Cache-Control', 'no-store').json(testToJson(test));
-  });
-
-  app.use('/graphql', (_req: Request, res: Response, next: NextFunction) => {
-    // One URL serves every operation, so nothing on it may be cached by URL.
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  }, authenticated, express.json({ limit: '1mb' }), options.graphql);
+  if (options.api !== undefined) mountApi(app, options.api);
 
   app.use((req: Request, res: Response) => {
     sendProblem(res, 'NOT_FOUND', `Nothing at ${req.method} ${req.path}.`, { instance: req.originalUrl });
@@ -117,6 +86,49 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   });
 
   return app;
+}
+
+/** REST twins of the GraphQL operations, the GraphQL endpoint, and the issuer before them. */
+function mountApi(app: express.Express, api: ApiRoutes): void {
+  if (api.issuer !== undefined) app.use(api.issuer);
+
+  const authenticated = authenticate(api.verifyAccessToken);
+  const requireScope = (scope: string): RequestHandler => (req, res, next) => {
+    try {
+      api.access.requireScope(principalOf(res), scope);
+      next();
+    } catch (error) {
+      if (isServiceError(error)) sendAuthError(req, res, error);
+      else next(error);
+    }
+  };
+
+  app.post('/tests', authenticated, requireScope(SCOPES.write), express.json({ limit: '64kb', strict: false }), async (req, res) => {
+    const input = parseStartInput(req);
+    const { correlationId, test } = await api.starter.start(input, principalOf(res).subject);
+    res
+      .status(202)
+      .location(`/tests/${encodeURIComponent(correlationId)}`)
+      .setHeader('Cache-Control', 'no-store')
+      .json({ correlationId, status: test.status, links: { self: `/tests/${encodeURIComponent(correlationId)}` } });
+  });
+
+  app.get('/tests/:correlationId', authenticated, requireScope(SCOPES.read), async (req, res) => {
+    const correlationId = req.params.correlationId as string;
+    const test = await api.store.get(correlationId);
+    // Another subject's test is answered exactly like an unknown one.
+    if (test === null || !api.access.canSee(principalOf(res), test)) {
+      sendProblem(res, 'NOT_FOUND', `No test has the correlation id "${correlationId}".`, { instance: req.originalUrl });
+      return;
+    }
+    res.setHeader('Cache-Control', 'no-store').json(testToJson(test));
+  });
+
+  app.use('/graphql', (_req: Request, res: Response, next: NextFunction) => {
+    // One URL serves every operation, so nothing on it may be cached by URL.
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  }, authenticated, express.json({ limit: '1mb' }), api.graphql);
 }
 
 /** The body of `POST /tests`: empty, or `{ "name"?: string, "parameters"?: any JSON }`. */

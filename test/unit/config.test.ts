@@ -48,6 +48,7 @@ describe('loadConfig', () => {
     ['KAFKA_FROM_BEGINNING', 'maybe'],
     ['LOG_LEVEL', 'loud'],
     ['STATE_STORE', 'postgres'],
+    ['SERVICE_ROLE', 'worker'],
     ['AUTH_ISSUER', 'not a url'],
     ['WS_ALLOWED_ORIGINS', 'evil.example'],
     ['OIDC_SIGNING_KEY', '[1,2]'],
@@ -69,6 +70,29 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ STATE_STORE: 'replicated' })).toThrow(/^INSTANCE_ID: is required/);
     expect(() => loadConfig({ STATE_STORE: 'replicated', INSTANCE_ID: 'has space' })).toThrow(/^INSTANCE_ID: /);
     expect(loadConfig({}).kafka).toMatchObject({ groupId: 'result-collection-service', commitOffsets: true });
+  });
+
+  it('runs API and consumer in one process by default, and splits them only over the Redis state', () => {
+    expect(loadConfig({}).role).toBe('all');
+    expect(loadConfig({ SERVICE_ROLE: 'all', STATE_STORE: 'replicated', INSTANCE_ID: 'pod-1' }).role).toBe('all');
+    expect(loadConfig({ SERVICE_ROLE: 'api', STATE_STORE: 'redis' }).role).toBe('api');
+    expect(loadConfig({ SERVICE_ROLE: 'consumer', STATE_STORE: 'redis' }).role).toBe('consumer');
+    for (const role of ['api', 'consumer']) {
+      for (const state of [{}, { STATE_STORE: 'memory' }, { STATE_STORE: 'replicated', INSTANCE_ID: 'pod-1' }]) {
+        let caught: unknown;
+        try {
+          loadConfig({ SERVICE_ROLE: role, ...state });
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).toBeInstanceOf(ConfigError);
+        expect((caught as ConfigError).variable).toBe('SERVICE_ROLE');
+        const kind = 'STATE_STORE' in state ? state.STATE_STORE : 'memory';
+        expect((caught as ConfigError).message).toBe(
+          `SERVICE_ROLE: ${role} needs STATE_STORE=redis, got STATE_STORE=${kind}: api and consumer processes share their state through Redis (use SERVICE_ROLE=all with the ${kind} state)`,
+        );
+      }
+    }
   });
 
   it('turns the access-token typ check off when AUTH_ACCESS_TOKEN_TYP is set and empty', () => {
