@@ -27,7 +27,7 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
     store: state.store,
     pubsub: state.pubsub,
     ...(state.storedTests ? { storedTests: state.storedTests } : {}),
-    createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
+    createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
     auth: await createAuth(config, logger),
   });
   let stopping: Promise<void> | undefined;
