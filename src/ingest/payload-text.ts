@@ -14,6 +14,9 @@
  *   `JSON.stringify` writes as null, or underflow to a negative zero);
  * - a negative zero (`-0`, `-0.0`), which `JSON.stringify` writes as 0;
  * - whitespace outside strings (pretty-printed text would cost memory for nothing).
+ *
+ * Written for speed (it runs for every record): plain loops over bytes, no allocation; the scan's
+ * results are kept in module variables, which is safe as a scan never yields.
  */
 
 const QUOTE = 0x22;
@@ -27,22 +30,19 @@ const CLOSE_ARRAY = 0x5d;
 const SPACE = 0x20;
 const MINUS = 0x2d;
 const DIGIT_0 = 0x30;
+const DIGIT_1 = 0x31;
 const DIGIT_9 = 0x39;
 const LOWER_E = 0x65;
 const UPPER_E = 0x45;
 /** Longest number token kept as it is: far below the 309 digits a double overflows at. */
 const MAX_NUMBER = 300;
+/** `payload` as bytes. */
+const PAYLOAD = [0x70, 0x61, 0x79, 0x6c, 0x6f, 0x61, 0x64];
 
-/** The member named `payload` of a JSON object's text, as it is found by {@link scanObject}. */
-interface Scan {
-  /** Byte offsets of the last `payload` member's value (JSON.parse keeps the last of duplicates). */
-  start: number;
-  end: number;
-  /** Whether that value's text may be kept as it is. */
-  payloadSafe: boolean;
-  /** Whether the whole object's text may be kept as it is. */
-  wholeSafe: boolean;
-}
+/** Set by the scan functions: whether the text scanned since it was last set may be kept as it is. */
+let safe = true;
+/** Set by {@link stringEnd}: whether the string it scanned holds an escape. */
+let escaped = false;
 
 /**
  * The payload text to store for a record whose value `bytes` decoded (as UTF-8) to `text`, a JSON
@@ -51,127 +51,118 @@ interface Scan {
  * be kept as it is (see the file comment): the caller then serializes the parsed value.
  */
 export function payloadText(bytes: Buffer, text: string, hasPayload: boolean): string | undefined {
-  const scan = scanObject(bytes);
-  if (scan === undefined) return undefined;
-  if (!hasPayload) return scan.wholeSafe ? text : undefined;
-  if (scan.start < 0 || !scan.payloadSafe) return undefined;
+  const n = bytes.length;
+  // Compact text only: no whitespace around the object either.
+  if (bytes[0] !== OPEN_OBJECT || bytes[n - 1] !== CLOSE_OBJECT) return undefined;
+  let wholeSafe = true;
+  let start = -1;
+  let end = -1;
+  let payloadSafe = false;
+  let i = 1;
+  while (i < n && bytes[i] === QUOTE) {
+    const keyEnd = stringEnd(bytes, i);
+    const isPayload = keyEnd - i === 9 ? isPayloadKey(bytes, i + 1) : escaped && isEscapedPayloadKey(bytes, i, keyEnd);
+    if (bytes[keyEnd] !== COLON) return undefined;
+    safe = true;
+    const valueEnd = valueEndAt(bytes, keyEnd + 1);
+    if (!safe) wholeSafe = false;
+    if (isPayload) {
+      // JSON.parse keeps the last of duplicate members: so does this.
+      start = keyEnd + 1;
+      end = valueEnd;
+      payloadSafe = safe;
+    }
+    i = valueEnd;
+    if (bytes[i] === COMMA) i += 1;
+    else break;
+  }
+  // Anything but the closing brace here is whitespace (JSON.parse accepted the text): not compact.
+  if (i !== n - 1) return undefined;
+  if (!hasPayload) return wholeSafe ? text : undefined;
+  if (start < 0 || !payloadSafe) return undefined;
   // A fresh string from the bytes rather than a slice of `text`: V8 would keep a slice's whole
   // parent (every other field of the record) alive for as long as the message is stored.
-  return bytes.toString('utf8', scan.start, scan.end);
+  return bytes.toString('utf8', start, end);
 }
 
-/** Scans the members of the object that `bytes` holds; undefined when it does not start with `{`. */
-function scanObject(b: Buffer): Scan | undefined {
-  const scan: Scan = { start: -1, end: -1, payloadSafe: false, wholeSafe: true };
-  const n = b.length;
-  if (b[0] !== OPEN_OBJECT || b[n - 1] !== CLOSE_OBJECT) {
-    // Whitespace around the object: its members are still found, but the whole text is not kept.
-    scan.wholeSafe = false;
-  }
-  let i = skipSpace(b, 0);
-  if (b[i] !== OPEN_OBJECT) return undefined;
-  i += 1;
-  for (;;) {
-    const at = skipSpace(b, i);
-    if (at !== i) scan.wholeSafe = false;
-    i = at;
-    if (b[i] === CLOSE_OBJECT || i >= n) return scan;
-    if (b[i] !== QUOTE) return undefined;
-    const keyEnd = stringEnd(b, i);
-    const isPayload = isPayloadKey(b, i, keyEnd);
-    i = skipSpace(b, keyEnd);
-    if (b[i] !== COLON) return undefined;
-    i += 1;
-    const valueStart = skipSpace(b, i);
-    if (valueStart !== i || i !== keyEnd + 1) scan.wholeSafe = false;
-    const value = scanValue(b, valueStart);
-    if (!value.safe) scan.wholeSafe = false;
-    if (isPayload) {
-      scan.start = valueStart;
-      scan.end = value.end;
-      scan.payloadSafe = value.safe;
-    }
-    i = skipSpace(b, value.end);
-    if (i !== value.end) scan.wholeSafe = false;
-    if (b[i] === COMMA) i += 1;
-    else if (b[i] === CLOSE_OBJECT) return scan;
-    else return undefined;
-  }
+function isPayloadKey(b: Buffer, from: number): boolean {
+  for (let k = 0; k < 7; k++) if (b[from + k] !== PAYLOAD[k]) return false;
+  return true;
 }
 
-/** Whether the key string `b[from, to)` (quotes included) reads as `payload`, escapes and all. */
-function isPayloadKey(b: Buffer, from: number, to: number): boolean {
-  if (to - from === 9) return b.toString('latin1', from + 1, to - 1) === 'payload';
-  // An escaped spelling such as "p\u0061yload" is the same key to JSON.parse: decode it.
-  const escape = b.indexOf(BACKSLASH, from);
-  return escape >= 0 && escape < to && to - from < 64 && JSON.parse(b.toString('utf8', from, to)) === 'payload';
+/** Whether an escaped key such as "p\u0061yload" reads as `payload`, as it does to JSON.parse. */
+function isEscapedPayloadKey(b: Buffer, from: number, to: number): boolean {
+  return to - from < 64 && JSON.parse(b.toString('utf8', from, to)) === 'payload';
 }
 
-/** Offset just past one value starting at `from`, and whether its text may be kept as it is. */
-function scanValue(b: Buffer, from: number): { end: number; safe: boolean } {
+/** Offset just past the value at `from`; clears `safe` when its text must not be kept. */
+function valueEndAt(b: Buffer, from: number): number {
   const first = b[from] as number;
-  if (first === QUOTE) return { end: stringEnd(b, from), safe: true };
-  if (first !== OPEN_OBJECT && first !== OPEN_ARRAY) return scalarEnd(b, from);
-  let safe = true;
+  if (first === QUOTE) return stringEnd(b, from);
+  if (first === OPEN_OBJECT || first === OPEN_ARRAY) return containerEnd(b, from);
+  return scalarEnd(b, from);
+}
+
+/** Offset just past the object or array at `from`. */
+function containerEnd(b: Buffer, from: number): number {
+  const n = b.length;
   let depth = 0;
   let i = from;
-  for (;;) {
+  while (i < n) {
     const c = b[i] as number;
     if (c === QUOTE) {
       i = stringEnd(b, i);
-      continue;
-    }
-    if (c === OPEN_OBJECT || c === OPEN_ARRAY) depth += 1;
-    else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      depth += 1;
+      i += 1;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       depth -= 1;
-      if (depth === 0) return { end: i + 1, safe };
-    } else if (c <= SPACE) safe = false;
-    else if (c === MINUS || (c >= DIGIT_0 && c <= DIGIT_9)) {
-      const scalar = scalarEnd(b, i);
-      if (!scalar.safe) safe = false;
-      i = scalar.end;
-      continue;
+      i += 1;
+      if (depth === 0) return i;
+    } else if (c === MINUS || (c >= DIGIT_0 && c <= DIGIT_9)) {
+      i = scalarEnd(b, i);
+    } else {
+      if (c <= SPACE) safe = false;
+      i += 1;
     }
-    i += 1;
-    // Unbalanced text never passed JSON.parse; stop rather than run past the end.
-    if (i >= b.length) return { end: b.length, safe: false };
   }
+  // Unbalanced text never passed JSON.parse; never run past the end.
+  safe = false;
+  return n;
 }
 
-/** Offset just past a number, `true`, `false` or `null` at `from`, and whether it may be kept. */
-function scalarEnd(b: Buffer, from: number): { end: number; safe: boolean } {
-  const negative = b[from] === MINUS;
+/** Offset just past a number, `true`, `false` or `null` at `from`. */
+function scalarEnd(b: Buffer, from: number): number {
+  const n = b.length;
+  const first = b[from] as number;
+  const isNumber = first === MINUS || first <= DIGIT_9;
   let nonZeroDigit = false;
   let exponent = false;
   let i = from;
-  for (; i < b.length; i++) {
+  for (; i < n; i++) {
     const c = b[i] as number;
-    if (c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || c <= SPACE) break;
-    if (c > DIGIT_0 && c <= DIGIT_9) nonZeroDigit = true;
+    if (c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || c <= SPACE || c === COLON) break;
+    if (c >= DIGIT_1 && c <= DIGIT_9) nonZeroDigit = true;
     else if (c === LOWER_E || c === UPPER_E) exponent = true;
   }
   // `true` and `false` contain an `e` too: only a number's exponent is in doubt.
-  const isNumber = negative || (b[from] as number) <= DIGIT_9;
-  const safe = !isNumber || (!exponent && i - from <= MAX_NUMBER && !(negative && !nonZeroDigit));
-  return { end: i, safe };
+  if (isNumber && (exponent || i - from > MAX_NUMBER || (first === MINUS && !nonZeroDigit))) safe = false;
+  if (i < n && (b[i] as number) <= SPACE) safe = false;
+  return i;
 }
 
 /** Offset just past the string whose opening quote is at `from`. */
 function stringEnd(b: Buffer, from: number): number {
-  let i = from + 1;
-  for (;;) {
-    const quote = b.indexOf(QUOTE, i);
-    if (quote < 0) return b.length;
-    // A quote after an odd number of backslashes is escaped.
-    let slashes = 0;
-    while (b[quote - 1 - slashes] === BACKSLASH) slashes += 1;
-    if (slashes % 2 === 0) return quote + 1;
-    i = quote + 1;
+  const n = b.length;
+  escaped = false;
+  for (let i = from + 1; i < n; i++) {
+    const c = b[i];
+    if (c === QUOTE) return i + 1;
+    if (c === BACKSLASH) {
+      // The escaped character is skipped: an escaped quote does not end the string.
+      escaped = true;
+      i += 1;
+    }
   }
-}
-
-function skipSpace(b: Buffer, from: number): number {
-  let i = from;
-  while (i < b.length && (b[i] as number) <= SPACE) i += 1;
-  return i;
+  return n;
 }
