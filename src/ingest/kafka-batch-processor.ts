@@ -47,21 +47,6 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
   const inFlight = new Set<Promise<void>>();
   let draining = false;
 
-  /** Stores a chunk, waiting (and heartbeating) while the state is unavailable. */
-  async function storeHoldingPartition(chunk: DecodedChunk, where: string, payload: EachBatchPayload): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await chunks.store(chunk);
-        return;
-      } catch (error) {
-        if (!(isServiceError(error) && error.code === 'STORE_UNAVAILABLE') || !payload.isRunning() || draining) throw error;
-        if (attempt === 0) log.warn({ record: where }, 'state store unavailable; holding the partition until it returns');
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));
-        await payload.heartbeat();
-      }
-    }
-  }
-
   async function processBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
     let processedUpTo: string | undefined;
@@ -69,7 +54,7 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
       if (!isRunning() || isStale() || draining) break;
       const messages = batch.messages.slice(from, from + CHUNK);
       const chunk = chunks.decode(messages.map((message) => toBrokerRecord(message, batch.topic, batch.partition)));
-      await storeHoldingPartition(chunk, `${batch.topic}/${batch.partition}/${messages[0]?.offset}`, payload);
+      await storeHoldingPartition(chunk, `${batch.topic}/${batch.partition}/${messages[0]?.offset}`, payload, { chunks, log, draining: () => draining });
       await chunk.deadLettered;
       processedUpTo = (messages.at(-1) as KafkaMessage).offset;
       resolveOffset(processedUpTo);
@@ -102,6 +87,24 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
       await Promise.all(inFlight);
     },
   };
+}
+
+/**
+ * Stores a chunk, waiting (and heartbeating) while the state is unavailable; any other failure,
+ * or one while stopping, is thrown (the batch then fails and is redelivered).
+ */
+async function storeHoldingPartition(chunk: DecodedChunk, where: string, payload: EachBatchPayload, parts: { chunks: ChunkIngest; log: Logger; draining: () => boolean }): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await parts.chunks.store(chunk);
+      return;
+    } catch (error) {
+      if (!(isServiceError(error) && error.code === 'STORE_UNAVAILABLE') || !payload.isRunning() || parts.draining()) throw error;
+      if (attempt === 0) parts.log.warn({ record: where }, 'state store unavailable; holding the partition until it returns');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));
+      await payload.heartbeat();
+    }
+  }
 }
 
 /** The record in a shape that names no broker client (what the decoder and the dead-letter sink take). */
