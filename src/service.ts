@@ -32,8 +32,8 @@ export interface ServiceOptions {
   readonly logger: Logger;
   readonly store: Store;
   readonly pubsub: PubSub;
-  /** Builds the broker side around the handler that stores each consumed message. */
-  readonly createIngest: (onEvent: ResultEventHandler) => Ingest;
+  /** Builds the broker side around the handler that stores each chunk of consumed messages. */
+  readonly createIngest: (onEvents: ResultEventHandler) => Ingest;
   /** Token verification (and the embedded issuer, if any); required unless the role is `consumer`. */
   readonly auth?: Auth;
   /** How many tests the state holds in this process, for metrics (memory modes only). */

@@ -28,7 +28,7 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
     store: state.store,
     pubsub: state.pubsub,
     ...(state.storedTests ? { storedTests: state.storedTests } : {}),
-    createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
+    createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
     // A consumer-only process serves no API, so it verifies no token and runs no issuer.
     ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger) }),
   });

@@ -54,10 +54,10 @@ if (mode === 'bare') {
     fromBeginning: true,
     fetchMaxWaitMs: 100,
     logger: createSilentLogger(),
-    onEvent: async (message) => {
-      const outcome = await record(message);
-      tick(1);
-      return outcome;
+    onEvents: async (messages) => {
+      const outcomes = await record(messages);
+      tick(messages.length);
+      return outcomes;
     },
   });
   consumer.start();

@@ -27,7 +27,14 @@ export interface TestMessage {
 }
 
 /** A decoded result message before it is stored (the store stamps `receivedAt`). */
-export type IncomingMessage = Omit<TestMessage, 'receivedAt'>;
+export type IncomingMessage = Omit<TestMessage, 'receivedAt'> & {
+  /**
+   * `payload` as the JSON text it arrived in, when the decoder could take it from the record as it
+   * was: a store that keeps payloads as text keeps this rather than serializing `payload` again.
+   * Reading it back gives exactly `payload`.
+   */
+  readonly payloadJson?: string | undefined;
+};
 
 /** One test and everything received for it. `messages` is a snapshot the caller may keep. */
 export interface TestRecord {

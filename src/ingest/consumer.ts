@@ -6,8 +6,12 @@
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
 import type { BrokerRecord } from './broker-record.js';
 
-/** Stores one decoded message; rejecting makes the record be redelivered. */
-export type ResultEventHandler = (message: IncomingMessage) => Promise<AppendResult['outcome']>;
+/**
+ * Stores a chunk of decoded messages of one partition, in order, and answers one outcome per
+ * message in the same order. Rejecting makes the whole chunk be handed over again (a
+ * `STORE_UNAVAILABLE` error while the partition waits, any other after a redelivery).
+ */
+export type ResultEventHandler = (messages: readonly IncomingMessage[]) => Promise<ReadonlyArray<AppendResult['outcome']>>;
 
 /** What readiness and metrics see of the consumer. */
 export interface ConsumerState {

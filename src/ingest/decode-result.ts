@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, TestStatus } from '../domain/types.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
+import { payloadText } from './payload-text.js';
 
 /** The outcome of decoding one record. */
 export type DecodeResult =
@@ -35,9 +36,10 @@ const STATUS_ALIASES: Readonly<Record<string, TestStatus>> = {
 /** Decodes one result record; see the README's "Result message format". */
 export function decodeResult(record: BrokerRecord): DecodeResult {
   if (record.value === null || record.value.length === 0) return fail('empty value');
+  const text = record.value.toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse(record.value.toString('utf8'));
+    body = JSON.parse(text);
   } catch {
     return fail('value is not JSON');
   }
@@ -76,6 +78,8 @@ export function decodeResult(record: BrokerRecord): DecodeResult {
 
   const id = typeof messageId === 'string' ? messageId : null;
   const seq = typeof sequence === 'number' ? sequence : null;
+  // A record without a `payload` field is kept whole, so nothing the external system sent is lost.
+  const hasPayload = 'payload' in value;
   return {
     ok: true,
     message: {
@@ -85,9 +89,10 @@ export function decodeResult(record: BrokerRecord): DecodeResult {
       sequence: seq,
       status,
       final: final === true,
-      // A record without a `payload` field is kept whole, so nothing the external system sent is lost.
-      payload: 'payload' in value ? value.payload : value,
+      payload: hasPayload ? value.payload : value,
       producedAt,
+      // The payload's text as it arrived, so that the store need not serialize the parsed value again.
+      payloadJson: payloadText(record.value, text, hasPayload),
     },
   };
 }

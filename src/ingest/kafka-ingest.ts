@@ -12,7 +12,7 @@ import { createKafkaRequestPublisher } from './kafka-request-publisher.js';
 import { createKafkaResultConsumer } from './kafka-result-consumer.js';
 
 /** Creates the consumer, the request publisher and the dead-letter sink over one Kafka client. */
-export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger; onEvent: ResultEventHandler }): Ingest {
+export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger; onEvents: ResultEventHandler }): Ingest {
   const kafka = createKafkaClient(options.config, options.logger);
   const deadLetter = options.config.deadLetterTopic === null ? undefined : createKafkaDeadLetter({ kafka, topic: options.config.deadLetterTopic });
   const consumer = createKafkaResultConsumer({
@@ -26,7 +26,7 @@ export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger
     rebalanceTimeoutMs: options.config.rebalanceTimeoutMs,
     commitOffsets: options.config.commitOffsets,
     commitIntervalMs: options.config.commitIntervalMs,
-    onEvent: options.onEvent,
+    onEvents: options.onEvents,
     ...(deadLetter ? { deadLetter: deadLetter.sink } : {}),
     logger: options.logger,
   });

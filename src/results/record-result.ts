@@ -1,43 +1,36 @@
 /**
- * What the consumer does with each decoded message: store it, and push it live only when the store
- * took it as new, so a redelivered record is neither stored nor pushed twice.
- *
- * The consumer hands over a chunk of records at once (one `onEvent` each, without waiting): the
- * messages that arrive in the same tick are stored together with one `appendMany`, which the Redis
- * store turns into one script call instead of one per record.
+ * What the consumer does with each chunk of decoded messages: store them with one `appendMany`
+ * (one script call for the Redis store, one synchronous pass for the memory store), and push each
+ * live only when the store took it as new, so a redelivered record is neither stored nor pushed twice.
  */
-import DataLoader from 'dataloader';
-import type { AppendResult, IncomingMessage } from '../domain/types.js';
+import type { AppendResult } from '../domain/types.js';
 import type { ResultEventHandler } from '../ingest/consumer.js';
 import type { PubSub } from '../pubsub/pubsub.js';
 import type { Store } from '../store/store.js';
 
-/** Most messages stored in one call; more in the same tick are split into several batches. */
-const MAX_BATCH = 500;
-
-/** Creates the consumer's `onEvent` handler. */
+/** Creates the consumer's `onEvents` handler. */
 export function createResultRecorder(options: { store: Store; pubsub: PubSub }): ResultEventHandler {
   const { store, pubsub } = options;
-  // A write loader: every message is stored, so nothing is cached. If the store fails, every
-  // message of the batch fails with its error (the consumer retries the chunk; appends are idempotent).
-  const writes = new DataLoader<IncomingMessage, AppendResult['outcome']>(
-    async (batch) => {
-      const results = await store.appendMany(batch);
-      // The pushes are issued in batch order (so each test's subscribers see its messages in order)
-      // and all done before any message of the batch is reported stored.
-      const pushes = await Promise.allSettled(
-        results.map((result) =>
-          result.outcome === 'inserted' && result.published !== true ? pubsub.publish({ message: result.message, status: result.status }) : undefined,
-        ),
-      );
-      // A failed push fails its own message only, as it would have without batching.
-      return results.map((result, i) => {
-        const push = pushes[i];
-        if (push?.status !== 'rejected') return result.outcome;
-        return push.reason instanceof Error ? push.reason : new Error(String(push.reason));
-      });
-    },
-    { cache: false, maxBatchSize: MAX_BATCH },
-  );
-  return (incoming) => writes.load(incoming);
+  return async (messages) => {
+    if (messages.length === 0) return [];
+    // If the store fails, the chunk fails with its error: the consumer hands it over again, and
+    // appends are idempotent.
+    const results = await store.appendMany(messages);
+    const outcomes = new Array<AppendResult['outcome']>(results.length);
+    let pushes: Array<Promise<void>> | undefined;
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i] as AppendResult;
+      outcomes[i] = result.outcome;
+      // Issued in chunk order, so each test's subscribers see its messages in order.
+      if (result.outcome === 'inserted' && result.published !== true) (pushes ??= []).push(pubsub.publish({ message: result.message, status: result.status }));
+    }
+    if (pushes !== undefined) {
+      // Every push is done (or failed) before the chunk counts as stored. A failed push fails the
+      // chunk, after the others were pushed: its records are redelivered and found already stored.
+      const settled = await Promise.allSettled(pushes);
+      const failed = settled.find((push): push is PromiseRejectedResult => push.status === 'rejected');
+      if (failed !== undefined) throw failed.reason instanceof Error ? failed.reason : new Error(String(failed.reason));
+    }
+    return outcomes;
+  };
 }

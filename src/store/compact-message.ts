@@ -2,8 +2,9 @@
  * The in-memory form of a stored message, sized for millions of them. A message is read far less
  * often than it is held, so it keeps
  *
- * - its payload as the JSON text it arrived as, parsed again on each read of `payload` (a
- *   100-byte payload costs about 110 bytes as text and two or three times that as objects);
+ * - its payload as the JSON text it arrived as (taken from the record by the decoder, else
+ *   serialized here), parsed again on each read of `payload` (a 100-byte payload costs about 110
+ *   bytes as text and two or three times that as objects);
  * - status and `final` in one small integer;
  * - `receivedAt` and `producedAt` as offsets from the test's creation and from `receivedAt`,
  *   which fit in V8's small integers where epoch milliseconds would each need a heap number;
@@ -110,7 +111,8 @@ export function compactMessage(incoming: IncomingMessage, receivedAt: number, te
     flags: STATUSES.indexOf(incoming.status) + (incoming.final ? FINAL : 0),
     received: receivedAt - test.base,
     produced: incoming.producedAt === null ? null : incoming.producedAt - receivedAt,
-    payloadJson: flat(JSON.stringify(incoming.payload) ?? 'null'),
+    // The decoder hands over the payload's text as it arrived when it could: kept as it is.
+    payloadJson: incoming.payloadJson ?? flat(JSON.stringify(incoming.payload) ?? 'null'),
     ownKey: derivable ? null : key,
   };
   return fields as unknown as TestMessage;

@@ -65,10 +65,10 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
     }
   }
 
-  function live(correlationId: string): Entry | undefined {
+  function live(correlationId: string, at = now()): Entry | undefined {
     const entry = entries.get(correlationId);
     if (entry === undefined) return undefined;
-    if (entry.updatedAt <= now() - ttlMs) {
+    if (entry.updatedAt <= at - ttlMs) {
       entries.delete(correlationId);
       return undefined;
     }
@@ -76,6 +76,9 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
   }
 
   function touch(entry: Entry, at: number): void {
+    // Touched at this same instant already (an earlier message of the batch): it is among the last
+    // entries, all of which were updated at `at`, so the order by `updatedAt` holds without moving it.
+    if (entry.updatedAt === at) return;
     entry.updatedAt = at;
     entries.delete(entry.correlationId);
     entries.set(entry.correlationId, entry);
@@ -101,10 +104,9 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
     return entry;
   }
 
-  // Synchronous: a batch is stored in one go, without a promise per message.
-  function appendOne(incoming: IncomingMessage): AppendResult {
-    const at = now();
-    const entry = live(incoming.correlationId) ?? insert(incoming.correlationId, null, null, at);
+  // Synchronous: a batch is stored in one go, without a promise per message, at one instant.
+  function appendOne(incoming: IncomingMessage, at: number): AppendResult {
+    const entry = live(incoming.correlationId, at) ?? insert(incoming.correlationId, null, null, at);
     const kind = keyKind(incoming);
     if (hasKey(entry.keys, incoming, kind)) {
       const earlier = findStored(entry.messages, incoming, kind);
@@ -144,11 +146,14 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
     },
 
     async append(incoming: IncomingMessage) {
-      return appendOne(incoming);
+      return appendOne(incoming, now());
     },
 
     async appendMany(messages) {
-      return messages.map(appendOne);
+      const at = now();
+      const results = new Array<AppendResult>(messages.length);
+      for (let i = 0; i < messages.length; i++) results[i] = appendOne(messages[i] as IncomingMessage, at);
+      return results;
     },
 
     async remove(correlationId) {

@@ -57,7 +57,8 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     rcsAppendMany(args: Array<string | number>): Promise<string[]>;
   };
   const toResult = (incoming: IncomingMessage, outcome: string, status: string, receivedAt: string): AppendResult => {
-    const message: TestMessage = { ...incoming, receivedAt: Number(receivedAt) };
+    const { payloadJson: _text, ...fields } = incoming;
+    const message: TestMessage = { ...fields, receivedAt: Number(receivedAt) };
     const published = outcome === 'inserted' && publishPrefix !== undefined;
     return { outcome: outcome as AppendResult['outcome'], status: status as TestStatus, message, ...(published ? { published } : {}) };
   };
@@ -70,7 +71,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     const ids: string[] = [];
     const fields: Array<string | number> = [];
     for (const incoming of batch) {
-      const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
+      const { correlationId, key, messageId, sequence, status, final, payload, producedAt, payloadJson } = incoming;
       let test = tests.get(correlationId);
       if (test === undefined) {
         test = tests.size + 1;
@@ -81,7 +82,12 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       }
       const seq = sequence === null ? '' : String(sequence);
       // The list item: the message as JSON with receivedAt last, after its sequence for ordering.
-      const item = `${seq}\t${JSON.stringify({ correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt: now })}`;
+      // The payload's text as it arrived, when the decoder kept it, goes in as it is.
+      const json =
+        payloadJson === undefined
+          ? JSON.stringify({ correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt: now })
+          : `${JSON.stringify({ correlationId, key, messageId, sequence, status, final }).slice(0, -1)},"payload":${payloadJson},"producedAt":${JSON.stringify(producedAt)},"receivedAt":${now}}`;
+      const item = `${seq}\t${json}`;
       // What the message makes of an unfinished test; the script keeps a finished one as it is.
       fields.push(test, key, seq, nextStatus('RUNNING', incoming), item);
     }

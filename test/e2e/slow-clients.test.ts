@@ -64,7 +64,7 @@ describe('slow and abusive WebSocket clients', () => {
     let pushed = 0;
     // 3000 × 20 kB = 60 MB offered to a client that reads nothing.
     for (let sequence = 1; sequence <= 3000 && pubsub.listenerCount(id) > 0; sequence++) {
-      await record(incoming(id, { sequence, payload }));
+      await record([incoming(id, { sequence, payload })]);
       pushed += 1;
       if (sequence % 50 === 0) await new Promise((r) => setImmediate(r));
     }

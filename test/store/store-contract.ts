@@ -138,6 +138,26 @@ export function describeStoreContract(name: string, createStore: () => Promise<S
       expect(stored).toEqual(message);
     });
 
+    it('keeps the payload text the decoder took from the record, reading back as the payload itself', async () => {
+      const id = uniqueId();
+      // The text as a producer may have written it: escapes and a trailing zero that JSON.stringify would not write.
+      const payloadJson = String.raw`{"s":"}{\"\u00e9","n":[1.50,-2],"o":{}}`;
+      const payload = JSON.parse(payloadJson) as unknown;
+      const results = await store.appendMany([
+        { ...incoming(id, { sequence: 1, payload }), payloadJson },
+        incoming(id, { sequence: 2, payload }),
+      ]);
+      const [first, second] = (await store.get(id))?.messages ?? [];
+      expect(first?.payload).toEqual({ s: '}{"é', n: [1.5, -2], o: {} });
+      expect(JSON.stringify(first?.payload)).toBe(JSON.stringify(second?.payload));
+      // The text is the store's business: it is not a field of the message handed out.
+      const fieldsOf = (message: unknown) => Object.keys(JSON.parse(JSON.stringify(message)) as object);
+      expect(fieldsOf(first)).toEqual(fieldsOf(second));
+      expect(fieldsOf(first)).not.toContain('payloadJson');
+      expect(fieldsOf(results[0]?.message)).not.toContain('payloadJson');
+      expect(results[0]?.message.payload).toEqual(first?.payload);
+    });
+
     it('bumps updatedAt on append', async () => {
       const id = uniqueId();
       const created = await store.create({ correlationId: id, input: null, owner: null });

@@ -81,7 +81,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     store,
     pubsub,
     ...(own ? { storedTests: () => own.size } : {}),
-    createIngest: (onEvent) => createKafkaIngest({ config: config.kafka, logger, onEvent }),
+    createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
     auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
   });
   return {

@@ -18,7 +18,7 @@ describe('decodeResult', () => {
     );
     expect(result).toEqual({
       ok: true,
-      message: { correlationId: 'c1', key: 'm:m-1', messageId: 'm-1', sequence: 4, status: 'RUNNING', final: false, payload: { p: 1 }, producedAt: Date.parse('2026-01-02T03:04:05.000Z') },
+      message: { correlationId: 'c1', key: 'm:m-1', messageId: 'm-1', sequence: 4, status: 'RUNNING', final: false, payload: { p: 1 }, producedAt: Date.parse('2026-01-02T03:04:05.000Z'), payloadJson: '{"p":1}' },
     });
   });
 

@@ -37,7 +37,7 @@ async function listen(pubsub: PubSub, ids: string[]): Promise<TestMessageEvent[]
 }
 
 describe('createResultRecorder', () => {
-  it('stores the messages handed over in one tick with one appendMany, and answers each its outcome', async () => {
+  it('stores a chunk with one appendMany, and answers each message its outcome in order', async () => {
     const { memory, record, batches, singles } = setup({ maxMessagesPerTest: 3 });
     const messages = [
       incoming('a', { sequence: 1 }),
@@ -47,8 +47,7 @@ describe('createResultRecorder', () => {
       incoming('a', { sequence: 3, final: true }),
       incoming('a', { sequence: 4 }),
     ];
-    const outcomes = await Promise.all(messages.map((message) => record(message)));
-    expect(outcomes).toEqual(['inserted', 'inserted', 'inserted', 'duplicate', 'inserted', 'over-limit']);
+    expect(await record(messages)).toEqual(['inserted', 'inserted', 'inserted', 'duplicate', 'inserted', 'over-limit']);
     expect(batches).toHaveLength(1);
     expect(batches[0]).toEqual(messages);
     expect(singles()).toBe(0);
@@ -58,24 +57,26 @@ describe('createResultRecorder', () => {
     expect(b?.messages).toHaveLength(1);
   });
 
-  it('stores messages handed over in separate ticks in separate calls', async () => {
+  it('stores separate chunks in separate calls, and an empty chunk in none', async () => {
     const { record, batches } = setup();
-    expect(await record(incoming('a', { sequence: 1 }))).toBe('inserted');
-    expect(await record(incoming('a', { sequence: 1 }))).toBe('duplicate');
+    expect(await record([incoming('a', { sequence: 1 })])).toEqual(['inserted']);
+    expect(await record([incoming('a', { sequence: 1 })])).toEqual(['duplicate']);
+    expect(await record([])).toEqual([]);
     expect(batches.map((batch) => batch.length)).toEqual([1, 1]);
   });
 
-  it('splits more than 500 messages of one tick into batches of at most 500, in order', async () => {
+  it('hands a chunk of any size to the store whole, in order', async () => {
     const { memory, record, batches } = setup({ maxMessagesPerTest: 2000 });
     const messages = Array.from({ length: 1200 }, (_, i) => incoming('big', { sequence: i }));
-    const outcomes = await Promise.all(messages.map((message) => record(message)));
+    const outcomes = await record(messages);
+    expect(outcomes).toHaveLength(1200);
     expect(outcomes.every((outcome) => outcome === 'inserted')).toBe(true);
-    expect(batches.map((batch) => batch.length)).toEqual([500, 500, 200]);
+    expect(batches.map((batch) => batch.length)).toEqual([1200]);
     expect(batches.flat()).toEqual(messages);
     expect((await memory.get('big'))?.messages).toHaveLength(1200);
   });
 
-  it('publishes each inserted message once, in batch order, before answering', async () => {
+  it('publishes each inserted message once, in chunk order, before answering', async () => {
     const { pubsub, record } = setup({ maxMessagesPerTest: 2 });
     const events = await listen(pubsub, ['a', 'b']);
     const messages = [
@@ -86,14 +87,8 @@ describe('createResultRecorder', () => {
       incoming('a', { sequence: 3 }),
       incoming('b', { sequence: 2, status: 'FAILED' }),
     ];
-    const seenAtAnswer: number[] = [];
-    const outcomes = await Promise.all(
-      messages.map(async (message) => {
-        const outcome = await record(message);
-        seenAtAnswer.push(events.length);
-        return outcome;
-      }),
-    );
+    const answered = record(messages).then((outcomes) => ({ outcomes, seen: events.length }));
+    const { outcomes, seen } = await answered;
     expect(outcomes).toEqual(['inserted', 'inserted', 'inserted', 'duplicate', 'over-limit', 'inserted']);
     expect(events.map((e) => [e.message.correlationId, e.message.sequence, e.status])).toEqual([
       ['a', 2, 'RUNNING'],
@@ -101,10 +96,10 @@ describe('createResultRecorder', () => {
       ['a', 1, 'RUNNING'],
       ['b', 2, 'FAILED'],
     ]);
-    // Every message of the batch was answered only after all its pushes.
-    expect(seenAtAnswer).toEqual(Array(messages.length).fill(4));
+    // The chunk was answered only after all its pushes.
+    expect(seen).toBe(4);
     // A redelivery is stored and pushed no more.
-    expect(await Promise.all(messages.map((message) => record(message)))).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'over-limit', 'duplicate']);
+    expect(await record(messages)).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'over-limit', 'duplicate']);
     expect(events).toHaveLength(4);
   });
 
@@ -116,11 +111,11 @@ describe('createResultRecorder', () => {
       }),
     });
     const events = await listen(pubsub, ['a', 'b']);
-    await Promise.all([incoming('a', { sequence: 1 }), incoming('b', { sequence: 1 }), incoming('a', { sequence: 2 })].map((m) => record(m)));
+    await record([incoming('a', { sequence: 1 }), incoming('b', { sequence: 1 }), incoming('a', { sequence: 2 })]);
     expect(events.map((e) => [e.message.correlationId, e.message.sequence])).toEqual([['b', 1]]);
   });
 
-  it('rejects every message of the batch with the store error, and stores them when handed over again', async () => {
+  it('rejects the chunk with the store error, and stores it when handed over again', async () => {
     const failure = new ServiceError('STORE_UNAVAILABLE', 'The state store is unavailable.');
     let down = true;
     const { memory, pubsub, record, batches } = setup({
@@ -128,17 +123,16 @@ describe('createResultRecorder', () => {
     });
     const events = await listen(pubsub, ['a', 'b']);
     const messages = [incoming('a', { sequence: 1 }), incoming('b', { sequence: 1 }), incoming('a', { sequence: 2 })];
-    const settled = await Promise.allSettled(messages.map((message) => record(message)));
-    expect(settled).toEqual(messages.map(() => ({ status: 'rejected', reason: failure })));
+    await expect(record(messages)).rejects.toBe(failure);
     expect(events).toHaveLength(0);
     down = false;
-    expect(await Promise.all(messages.map((message) => record(message)))).toEqual(['inserted', 'inserted', 'inserted']);
+    expect(await record(messages)).toEqual(['inserted', 'inserted', 'inserted']);
     expect(events.map((e) => [e.message.correlationId, e.message.sequence])).toEqual([['a', 1], ['b', 1], ['a', 2]]);
     expect((await memory.get('a'))?.messages).toHaveLength(2);
     expect(batches).toHaveLength(1);
   });
 
-  it('fails only the message whose push failed', async () => {
+  it('fails the chunk whose push failed, after pushing the others in order', async () => {
     const memoryPubSub = createMemoryPubSub();
     const pushFailure = new Error('push refused');
     const published: string[] = [];
@@ -149,13 +143,10 @@ describe('createResultRecorder', () => {
         published.push(`${event.message.correlationId}/${event.message.sequence}`);
       },
     };
-    const { record } = setup({ pubsub });
-    const settled = await Promise.allSettled([incoming('a', { sequence: 1 }), incoming('b', { sequence: 1 }), incoming('a', { sequence: 2 })].map((m) => record(m)));
-    expect(settled).toEqual([
-      { status: 'fulfilled', value: 'inserted' },
-      { status: 'rejected', reason: pushFailure },
-      { status: 'fulfilled', value: 'inserted' },
-    ]);
+    const { record, memory } = setup({ pubsub });
+    await expect(record([incoming('a', { sequence: 1 }), incoming('b', { sequence: 1 }), incoming('a', { sequence: 2 })])).rejects.toBe(pushFailure);
     expect(published).toEqual(['a/1', 'a/2']);
+    // Stored all the same: the redelivered chunk finds them and pushes nothing twice.
+    expect((await memory.get('a'))?.messages).toHaveLength(2);
   });
 });

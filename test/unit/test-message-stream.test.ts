@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TestMessage } from '../../src/domain/types.js';
+import type { IncomingMessage, TestMessage } from '../../src/domain/types.js';
 import { ServiceError } from '../../src/errors.js';
 import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
@@ -11,7 +11,8 @@ import { incoming } from '../store/store-contract.js';
 function setup() {
   const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 1000 });
   const pubsub = createMemoryPubSub();
-  const record = createResultRecorder({ store, pubsub });
+  const recordChunk = createResultRecorder({ store, pubsub });
+  const record = (message: IncomingMessage) => recordChunk([message]);
   return { store, pubsub, record };
 }
 

@@ -1,0 +1,93 @@
+/**
+ * What the consumer does with one chunk of records of a partition, apart from the broker client:
+ * decode them, send the malformed ones to the dead-letter sink, and hand the rest to the state in
+ * one call (one promise per chunk, not per record), counting what became of each.
+ *
+ * Decoding and storing are two steps so that the loop can retry storing alone while the state is
+ * unavailable: a chunk is decoded, counted and dead-lettered once, however often it is stored.
+ */
+import type { IncomingMessage } from '../domain/types.js';
+import type { Logger } from '../logger.js';
+import { recordCoordinates, type BrokerRecord } from './broker-record.js';
+import { decodeResult } from './decode-result.js';
+import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from './consumer.js';
+
+/** A decoded chunk, ready to be stored. */
+export interface DecodedChunk {
+  /** The well-formed messages, in record order. */
+  readonly messages: readonly IncomingMessage[];
+  /** The record each message came from (for the log line of a message the state refused). */
+  readonly records: readonly BrokerRecord[];
+  /**
+   * Settles once every malformed record of the chunk is in the dead-letter topic (at once when
+   * there is none or no sink); rejects if one could not be sent. It must be awaited before the
+   * chunk's offsets move: a record is never skipped without its copy.
+   */
+  readonly deadLettered: Promise<void>;
+}
+
+/** Decodes and stores chunks of records (see {@link createChunkIngest}). */
+export interface ChunkIngest {
+  /** Decodes `records`, counts them, and starts sending the malformed ones to the dead-letter sink. */
+  decode(records: readonly BrokerRecord[]): DecodedChunk;
+  /** Hands the chunk's messages to the state in one call and counts the outcomes; rejects as the state did. */
+  store(chunk: DecodedChunk): Promise<void>;
+}
+
+/** Options of {@link createChunkIngest}. */
+export interface ChunkIngestOptions {
+  readonly onEvents: ResultEventHandler;
+  /** Where malformed records go; without it they are only logged and counted. */
+  readonly deadLetter?: DeadLetterSink | undefined;
+  /** Counters updated in place. */
+  readonly stats: ConsumerStats;
+  readonly log: Logger;
+}
+
+const settled = Promise.resolve();
+
+/** Creates the chunk handling of one consumer. */
+export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
+  const { stats, log, deadLetter } = options;
+
+  function decode(records: readonly BrokerRecord[]): DecodedChunk {
+    stats.consumed += records.length;
+    const messages: IncomingMessage[] = [];
+    const kept: BrokerRecord[] = [];
+    let sends: Array<Promise<void>> | undefined;
+    for (const record of records) {
+      const decoded = decodeResult(record);
+      if (decoded.ok) {
+        messages.push(decoded.message);
+        kept.push(record);
+        continue;
+      }
+      stats.malformed += 1;
+      log.warn({ record: recordCoordinates(record), reason: decoded.reason }, 'skipping malformed result record');
+      // The sink sends one record at a time, in the order handed over.
+      if (deadLetter !== undefined) (sends ??= []).push(deadLetter(record, decoded.reason).then(() => void (stats.deadLettered += 1)));
+    }
+    const deadLettered = sends === undefined ? settled : Promise.all(sends).then(() => undefined);
+    // Awaited by the loop later, after the store; until then a failed send must not count as unhandled.
+    deadLettered.catch(() => undefined);
+    return { messages, records: kept, deadLettered };
+  }
+
+  async function store(chunk: DecodedChunk): Promise<void> {
+    if (chunk.messages.length === 0) return;
+    const outcomes = await options.onEvents(chunk.messages);
+    if (outcomes.length !== chunk.messages.length) throw new Error(`the state answered ${outcomes.length} outcomes for ${chunk.messages.length} messages`);
+    for (let i = 0; i < outcomes.length; i++) {
+      const outcome = outcomes[i];
+      if (outcome === 'inserted') stats.stored += 1;
+      else if (outcome === 'duplicate') stats.duplicates += 1;
+      else {
+        stats.overLimit += 1;
+        const record = chunk.records[i] as BrokerRecord;
+        log.warn({ record: recordCoordinates(record), correlationId: chunk.messages[i]?.correlationId }, 'test holds the maximum number of messages; result not stored');
+      }
+    }
+  }
+
+  return { decode, store };
+}
