@@ -4,7 +4,7 @@
  * logged and, in production, masked.
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { ServiceError } from '../errors.js';
+import { ServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 /** Formats one error for clients. */
@@ -15,12 +15,12 @@ export function createErrorFormatter(options: { production: boolean; logger: Log
   return (formatted, error) => {
     if (!isUnexpected(error)) return formatted;
     options.logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error, path: formatted.path }, 'unexpected error in a GraphQL operation');
-    if (!options.production) return { ...formatted, extensions: { ...formatted.extensions, code: 'INTERNAL_SERVER_ERROR' } };
+    if (!options.production) return { ...formatted, extensions: { ...formatted.extensions, code: 'INTERNAL_SERVER_ERROR' satisfies ErrorCode } };
     return {
       message: 'Internal server error',
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       ...(formatted.path ? { path: formatted.path } : {}),
-      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      extensions: { code: 'INTERNAL_SERVER_ERROR' satisfies ErrorCode },
     };
   };
 }

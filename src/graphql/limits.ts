@@ -6,6 +6,7 @@
 import depthLimit from 'graphql-depth-limit';
 import { GraphQLError, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
+import type { ErrorCode } from '../errors.js';
 import { MAX_IDS_PER_QUERY } from './resolvers.js';
 
 /** Budgets of one operation. */
@@ -66,7 +67,7 @@ export function checkOperationLimits(
       (error) =>
         new GraphQLError(error.message, {
           nodes: error.nodes ?? [],
-          extensions: { code: 'QUERY_TOO_DEEP', maxDepth: limits.maxDepth },
+          extensions: { code: 'QUERY_TOO_DEEP' satisfies ErrorCode, maxDepth: limits.maxDepth },
         }),
     );
   }
@@ -86,7 +87,7 @@ export function checkOperationLimits(
   if (cost > limits.maxCost) {
     return [
       new GraphQLError(`Operation cost ${cost} exceeds the maximum of ${limits.maxCost}. Ask for fewer ids or smaller pages.`, {
-        extensions: { code: 'QUERY_TOO_COMPLEX', cost, maxCost: limits.maxCost },
+        extensions: { code: 'QUERY_TOO_COMPLEX' satisfies ErrorCode, cost, maxCost: limits.maxCost },
       }),
     ];
   }

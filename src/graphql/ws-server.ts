@@ -17,7 +17,7 @@ import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { InvalidTokenError } from '../auth/auth-error.js';
 import { bearerToken } from '../auth/bearer.js';
 import type { Principal } from '../auth/principal.js';
-import { isServiceError } from '../errors.js';
+import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createGraphQLContext, type GraphQLDeps } from './context.js';
 import type { ErrorFormatter } from './format-error.js';
@@ -120,21 +120,21 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       },
       onSubscribe: (ctx, _id, payload) => {
         const session = sessions.get(ctx.extra.socket);
-        if (session === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } })];
+        if (session === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
         if (Date.now() >= session.principal.expiresAt) {
           ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden: access token expired');
-          return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' } })];
+          return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
         }
         // ctx.subscriptions already holds this operation's id.
         if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
-          return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
+          return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
         }
         const parsed = documents.get(payload.query);
         if (parsed.errors !== undefined) return parsed.errors;
         const document = parsed.document;
         const operation = getOperationAST(document, payload.operationName);
         if (operation == null) {
-          return [new GraphQLError('Unable to identify the operation to run.', { extensions: { code: 'BAD_USER_INPUT' } })];
+          return [new GraphQLError('Unable to identify the operation to run.', { extensions: { code: 'BAD_USER_INPUT' satisfies ErrorCode } })];
         }
         try {
           deps.access.requireScope(session.principal, deps.access.scopeFor(operation.operation));
