@@ -37,7 +37,7 @@ describe.each([
     stack.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     stack.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = once(stack, 'exit') as Promise<[number | null]>;
-    let atCtrlC = 0;
+    let atCtrlC: number;
     try {
       await eventually(() => output.includes('Result Collection Service is running.'), 120_000, 'the stack to print its banner');
       const url = `http://localhost:${port}`;
