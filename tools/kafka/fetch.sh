@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure Apache Kafka's server jars are in .cache/kafka/<version>/libs and prints that folder.
-# Installs a Java runtime and Maven through apt when missing, then lets Maven copy the version
+# Needs Java and Maven (scripts/setup.sh installs them), then lets Maven copy the version
 # pinned in pom.xml (with its dependencies) from Maven Central; later runs find the folder complete
 # and return at once. Safe to run from several processes at once.
 set -euo pipefail
@@ -25,25 +25,13 @@ if [ -f "$dir/complete" ] && [ "$(cat "$dir/complete")" = "$want" ]; then
   exit 0
 fi
 
-# scripts/setup.sh installs these with the rest; this is for running the helper on its own.
-missing=()
-command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
-command -v mvn >/dev/null || missing+=(maven)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "kafka: installing ${missing[*]}" >&2
-  as_root=(env DEBIAN_FRONTEND=noninteractive)
-  if [ "$(id -u)" != 0 ]; then
-    if ! command -v sudo >/dev/null; then
-      echo "kafka: not root and no sudo; install ${missing[*]} by hand" >&2
-      exit 1
-    fi
-    as_root=(sudo -n env DEBIAN_FRONTEND=noninteractive)
+# scripts/setup.sh installs Java and Maven with everything else (test.sh and dev.sh run it first).
+for tool in java mvn; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "kafka: $tool is missing; run scripts/setup.sh, which installs it" >&2
+    exit 1
   fi
-  if ! "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >&2; then
-    "${as_root[@]}" apt-get update -qq >&2
-    "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >&2
-  fi
-fi
+done
 
 echo "kafka: fetching Apache Kafka $version from Maven Central" >&2
 rm -rf "$libs" "$libs.tmp"
