@@ -4,12 +4,12 @@
  * duplicates nothing: what it stored but had not committed comes back to a survivor, which finds it
  * stored already and neither stores nor pushes it again.
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { metric, spawnService, waitReady, type ServiceProcess } from '../support/process.js';
+import { deleteRedisKeys } from '../support/redis-keys.js';
 import { uniqueTopics } from '../support/service.js';
 
 const FOLLOW = `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`;
@@ -53,9 +53,7 @@ describe.each(TEST_BROKERS)('a replica killed mid-stream on $name', (kind) => {
     await Promise.all(processes.map((p) => p.exited));
     await producer?.disconnect();
     await broker?.stop();
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    for await (const keys of redis.scanStream({ match: `${prefix}:*` }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
-    await redis.quit();
+    await deleteRedisKeys(`${prefix}:*`);
   });
 
   it('loses and duplicates nothing, in the store or on a subscription', { timeout: 180_000 }, async () => {

@@ -5,12 +5,12 @@
  * replica killed after storing but before committing gets its records redelivered, stored and
  * pushed exactly once. (A replica killed mid-stream: kill.test.ts.)
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { metric, spawnService, waitReady, type ServiceProcess } from '../support/process.js';
+import { deleteRedisKeys } from '../support/redis-keys.js';
 import { uniqueTopics } from '../support/service.js';
 
 const FOLLOW = `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`;
@@ -53,9 +53,7 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
     await Promise.all(processes.map((p) => p.exited));
     await producer?.disconnect();
     await broker?.stop();
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    for await (const keys of redis.scanStream({ match: `${prefix}:*` }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
-    await redis.quit();
+    await deleteRedisKeys(`${prefix}:*`);
   });
 
   it('share the partitions, read alike, and lose or duplicate nothing when one stops mid-stream', { timeout: 120_000 }, async () => {

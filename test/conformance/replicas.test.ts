@@ -4,7 +4,6 @@
  * Scaling out from one replica process to three while results stream in: nothing lost, nothing
  * duplicated, and the partitions end up shared.
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createSilentLogger } from '../../src/logger.js';
@@ -13,6 +12,7 @@ import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { metric, spawnService, waitReady, type ServiceProcess } from '../support/process.js';
+import { deleteRedisKeys } from '../support/redis-keys.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { authedFetch } from '../support/tokens.js';
 
@@ -39,9 +39,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
   afterAll(async () => {
     await producer?.disconnect();
     await broker?.stop();
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    for await (const keys of redis.scanStream({ match: `${prefix}*` }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
-    await redis.quit();
+    await deleteRedisKeys(`${prefix}*`);
   });
 
   describe('two replicas sharing Redis', () => {

@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -15,6 +14,7 @@ import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { spawnService, waitReady, type ServiceProcess } from '../support/process.js';
+import { deleteRedisKeys } from '../support/redis-keys.js';
 import { uniqueTopics } from '../support/service.js';
 import { HS256_ENV } from '../support/tokens.js';
 
@@ -62,9 +62,7 @@ describe.each(TEST_BROKERS)('api and consumer processes on $name', (kind) => {
     await Promise.all(processes.map((p) => p.exited));
     await producer?.disconnect();
     await broker?.stop();
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    for await (const keys of redis.scanStream({ match: `${prefix}:*` }) as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
-    await redis.quit();
+    await deleteRedisKeys(`${prefix}:*`);
   });
 
   it('api processes are ready with no consumer anywhere, and export no consumer series', { timeout: 90_000 }, async () => {
