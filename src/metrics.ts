@@ -106,10 +106,7 @@ function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): 
     registers: [registry],
     collect() {
       this.reset();
-      for (const [key, value] of consumer.lag()) {
-        const [topic = '', partition = ''] = key.split(/\/(?=[^/]+$)/);
-        this.set({ topic, partition }, value);
-      }
+      for (const { topic, partition, lag } of consumer.lag()) this.set({ topic, partition }, lag);
     },
   });
   new Gauge({

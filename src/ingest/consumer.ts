@@ -41,8 +41,16 @@ export interface ResultConsumer {
   start(): void;
   state(): ConsumerState;
   readonly stats: Readonly<ConsumerStats>;
-  /** Records behind the end of each assigned partition, as of the last batch (`topic/partition` → lag). */
-  lag(): ReadonlyMap<string, number>;
+  /** Records behind the end of each assigned partition, as of the last batch fetched from it. */
+  lag(): readonly PartitionLag[];
   /** Stops fetching, commits what was processed, leaves the group. Safe to call twice. */
   dispose(): Promise<void>;
+}
+
+/** How far one partition's processing is behind its end. */
+export interface PartitionLag {
+  readonly topic: string;
+  readonly partition: number;
+  /** Records between the last processed offset and the partition's high watermark. */
+  readonly lag: number;
 }

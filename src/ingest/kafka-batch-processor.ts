@@ -28,8 +28,8 @@ export interface BatchProcessorOptions {
 /** kafkajs's `eachBatch`, with what the rest of the consumer needs to know of the batches. */
 export interface BatchProcessor {
   eachBatch(payload: EachBatchPayload): Promise<void>;
-  /** Records behind the end of each partition as of its last batch (`topic/partition` → lag). */
-  readonly lag: Map<string, number>;
+  /** Records behind the end of each partition as of its last batch, keyed by `topic` then partition. */
+  readonly lag: Map<string, Map<number, number>>;
   /** Next offset to read per partition, as far as this process stored them. */
   readonly positions: Map<number, bigint>;
   /** True once {@link BatchProcessor.drain} was called: no more chunks are taken. */
@@ -41,7 +41,7 @@ export interface BatchProcessor {
 /** Creates the batch processing of one consumer. */
 export function createBatchProcessor(options: BatchProcessorOptions): BatchProcessor {
   const { chunks, commits, log } = options;
-  const lag = new Map<string, number>();
+  const lag = new Map<string, Map<number, number>>();
   const positions = new Map<number, bigint>();
   // Batches being processed (one per partition at most), awaited when draining at stop.
   const inFlight = new Set<Promise<void>>();
@@ -63,7 +63,11 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
       await heartbeat();
     }
     const last = batch.messages.at(-1);
-    if (last !== undefined) lag.set(`${batch.topic}/${batch.partition}`, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
+    if (last !== undefined) {
+      let partitions = lag.get(batch.topic);
+      if (partitions === undefined) lag.set(batch.topic, (partitions = new Map()));
+      partitions.set(batch.partition, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
+    }
     // A batch a rebalance made stale may belong to another member now: its offset is not ours to commit.
     if (processedUpTo !== undefined && !isStale()) commits.processed(batch.topic, batch.partition, (BigInt(processedUpTo) + 1n).toString());
     const consumer = options.consumer();

@@ -81,7 +81,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
 
   return {
     stats,
-    lag: () => batches.lag,
+    lag: () => [...batches.lag].flatMap(([topic, partitions]) => [...partitions].map(([partition, lag]) => ({ topic, partition, lag }))),
     state: () => machine.state(),
     start: () => start(loop),
     dispose() {

@@ -83,7 +83,7 @@ async function recovery(name: string, victim: number, killedAt: number, stream: 
     const missing = stream.produced.filter((r) => r.ackedAt !== undefined && pushedAt(r) === undefined);
     const stored = await Promise.all(missing.slice(0, 5).map(async (r) => (await svc.store.get(r.id))?.messages.some((m) => m.sequence === r.sequence)));
     const consumer = svc.service.ingest.consumer;
-    throw new Error(`${String(error)}; ${missing.length} acknowledged records not pushed, on partitions ${[...new Set(missing.map((r) => r.partition))].join(',')}, first ${JSON.stringify(missing.slice(0, 5))}, stored: ${JSON.stringify(stored)}; consumer ${JSON.stringify(consumer.state())}, lag ${JSON.stringify([...consumer.lag()])}, stats ${JSON.stringify(consumer.stats)}`);
+    throw new Error(`${String(error)}; ${missing.length} acknowledged records not pushed, on partitions ${[...new Set(missing.map((r) => r.partition))].join(',')}, first ${JSON.stringify(missing.slice(0, 5))}, stored: ${JSON.stringify(stored)}; consumer ${JSON.stringify(consumer.state())}, lag ${JSON.stringify(consumer.lag())}, stats ${JSON.stringify(consumer.stats)}`);
   });
   const longest = Math.max(...stream.produced.filter((r) => r.sentAt >= killedAt - 2000 && r.sentAt < caughtUp).map((r) => (pushedAt(r) ?? caughtUp) - r.sentAt));
   console.log(`${name} (node ${victim}) killed: first new record stored after ${seconds(firstNew - killedAt)}, all caught up after ${seconds(caughtUp - killedAt)}, longest wait of a record ${seconds(longest)}`);
