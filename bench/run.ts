@@ -21,7 +21,7 @@ const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.
 const wanted = (name: string) => only === undefined || only.includes(name);
 const sizes = smoke
   ? { ingest: 5_000, memory: 20_000, queryDuration: 2, latencyIds: 50, latencyRates: [200], latencySeconds: 3, warmupSeconds: 2, fanout: [50], fanoutSeconds: 3, sustainSubscribers: 50, sustainRates: [100], sustainSeconds: 2, sustainP99Ms: 1000, sockets: 200 }
-  : { ingest: 100_000, memory: 1_000_000, queryDuration: 10, latencyIds: 1000, latencyRates: [1000, 2000], latencySeconds: 5, warmupSeconds: 15, fanout: [1000, 5000], fanoutSeconds: 10, sustainSubscribers: 5000, sustainRates: [5, 10, 20, 50, 100, 200, 400], sustainSeconds: 5, sustainP99Ms: 1000, sockets: 10_000 };
+  : { ingest: 100_000, memory: 1_000_000, queryDuration: 10, latencyIds: 1000, latencyRates: [1000, 2000], latencySeconds: 5, warmupSeconds: 15, fanout: [1000, 5000], fanoutSeconds: 10, sustainSubscribers: 5000, sustainRates: [1, 2, 5, 10, 20, 50, 100, 200, 400], sustainSeconds: 5, sustainP99Ms: 1000, sockets: 10_000 };
 const fanoutArg = process.argv.find((a) => a.startsWith('--fanout='));
 if (fanoutArg !== undefined) sizes.fanout = fanoutArg.slice('--fanout='.length).split(',').map(Number);
 
