@@ -39,6 +39,8 @@ interface Incoming {
 
 wss.on('connection', (ws) => {
   const mine = new Map<string, string>(); // subscription id → test
+  // A client that breaks the protocol is dropped, not allowed to end the benchmark's server.
+  ws.on('error', () => ws.terminate());
   ws.on('message', (data: Buffer) => {
     const message = JSON.parse(data.toString()) as Incoming;
     if (message.type === 'connection_init') ws.send('{"type":"connection_ack"}');
