@@ -47,23 +47,24 @@ export async function benchQueries(cluster: BenchBroker, seconds: number): Promi
     const json = { 'content-type': 'application/json' };
     const authed = { ...json, authorization: `Bearer ${token}` };
     const gql = (base: string, headers: Record<string, string>, query: string, variables: object): Target => ({ url: `${base}/graphql`, method: 'POST', headers, body: JSON.stringify({ query, variables }) });
-    const cases: Array<[string, string, Target, Target | undefined]> = [
+    // [benchmark, variant, target, the service's target ratio to the ceiling (none: this is the ceiling)]
+    const cases: Array<[string, string, Target, number | undefined]> = [
       ['test() with 100 messages', 'graphql-js on node:http (ceiling)', gql(bareUrl, json, TEST_100, { id: ids[0] }), undefined],
-      ['test() with 100 messages', 'service /graphql', gql(url, authed, TEST_100, { id: ids[0] }), gql(bareUrl, json, TEST_100, { id: ids[0] })],
-      ['test() with 100 messages', 'service GET /tests/{id}', { url: `${url}/tests/${ids[0]}`, method: 'GET', headers: { authorization: `Bearer ${token}` } }, gql(bareUrl, json, TEST_100, { id: ids[0] })],
+      ['test() with 100 messages', 'service /graphql', gql(url, authed, TEST_100, { id: ids[0] }), 1.5],
+      ['test() with 100 messages', 'service GET /tests/{id}', { url: `${url}/tests/${ids[0]}`, method: 'GET', headers: { authorization: `Bearer ${token}` } }, 1],
       ['tests() over 20 ids', 'graphql-js on node:http (ceiling)', gql(bareUrl, json, TESTS_20, { ids }), undefined],
-      ['tests() over 20 ids', 'service /graphql', gql(url, authed, TESTS_20, { ids }), gql(bareUrl, json, TESTS_20, { ids })],
+      ['tests() over 20 ids', 'service /graphql', gql(url, authed, TESTS_20, { ids }), 1.2],
     ];
     const rows: Row[] = [];
     const ceilings = new Map<string, number>();
-    for (const [benchmark, variant, target, ceiling] of cases) {
+    for (const [benchmark, variant, target, wanted] of cases) {
       await load(target, 1); // warm up
       const saturated = await load(target, seconds);
       const half = await load(target, seconds, Math.max(1, Math.floor(saturated.rps / 2)));
-      if (ceiling === undefined) ceilings.set(benchmark, saturated.rps);
+      if (wanted === undefined) ceilings.set(benchmark, saturated.rps);
       const base = ceilings.get(benchmark);
-      const ratio = ceiling === undefined || base === undefined ? undefined : saturated.rps / base;
-      rows.push({ benchmark: 'queries', variant: `${benchmark}: ${variant}`, value: saturated.rps, unit: 'requests/s', ...(ratio === undefined ? {} : { ratio, target: '≥ 1.0×', met: ratio >= 1 }) });
+      const ratio = wanted === undefined || base === undefined ? undefined : saturated.rps / base;
+      rows.push({ benchmark: 'queries', variant: `${benchmark}: ${variant}`, value: saturated.rps, unit: 'requests/s', ...(ratio === undefined || wanted === undefined ? {} : { ratio, target: `≥ ${wanted.toFixed(1)}×`, met: ratio >= wanted }) });
       rows.push({ benchmark: 'queries', variant: `${benchmark}: ${variant}, p99 at half rate`, value: half.p99, unit: 'ms' });
     }
     return rows;

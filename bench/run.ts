@@ -10,7 +10,8 @@ import { cpus, totalmem } from 'node:os';
 import { benchIngest, type Row } from './ingest.js';
 import { benchMemory } from './memory.js';
 import { benchQueries } from './queries.js';
-import { benchFanout, benchLatency } from './latency.js';
+import { benchFanout } from './fanout.js';
+import { benchLatency } from './latency.js';
 import { parseBrokerOption, startBroker, type BenchBroker, type BrokerKind } from './lib/broker.js';
 import { killWorkers } from './lib/worker.js';
 import { benchRebalance } from './rebalance.js';
@@ -19,8 +20,8 @@ const smoke = process.argv.includes('--smoke');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const wanted = (name: string) => only === undefined || only.includes(name);
 const sizes = smoke
-  ? { ingest: 5_000, memory: 20_000, queryDuration: 2, latencyIds: 50, latencyRates: [200], latencySeconds: 3, warmupSeconds: 2, fanout: [50], fanoutSeconds: 3, sockets: 200 }
-  : { ingest: 100_000, memory: 1_000_000, queryDuration: 10, latencyIds: 1000, latencyRates: [1000, 2000], latencySeconds: 5, warmupSeconds: 15, fanout: [1000, 5000], fanoutSeconds: 10, sockets: 10_000 };
+  ? { ingest: 5_000, memory: 20_000, queryDuration: 2, latencyIds: 50, latencyRates: [200], latencySeconds: 3, warmupSeconds: 2, fanout: [50], fanoutSeconds: 3, sustainSubscribers: 50, sustainRates: [100], sustainSeconds: 2, sustainP99Ms: 1000, sockets: 200 }
+  : { ingest: 100_000, memory: 1_000_000, queryDuration: 10, latencyIds: 1000, latencyRates: [1000, 2000], latencySeconds: 5, warmupSeconds: 15, fanout: [1000, 5000], fanoutSeconds: 10, sustainSubscribers: 5000, sustainRates: [1, 2, 5, 10, 20, 50, 100, 200, 400], sustainSeconds: 5, sustainP99Ms: 1000, sockets: 10_000 };
 const fanoutArg = process.argv.find((a) => a.startsWith('--fanout='));
 if (fanoutArg !== undefined) sizes.fanout = fanoutArg.slice('--fanout='.length).split(',').map(Number);
 

@@ -3,10 +3,8 @@ import type { Store } from '../../src/store/store.js';
 
 /** Stores `tests` tests of `messages` messages each (~100-byte payloads); returns their ids. */
 export async function seed(store: Store, tests: number, messages: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let t = 0; t < tests; t++) {
-    const correlationId = `seed-${String(t).padStart(4, '0')}-0000-0000-000000000000`;
-    ids.push(correlationId);
+  const ids = seedIds(tests);
+  for (const [t, correlationId] of ids.entries()) {
     await store.create({ correlationId, input: { name: `seeded ${t}` }, owner: 'bench' });
     for (let sequence = 1; sequence <= messages; sequence++) {
       await store.append({
@@ -22,4 +20,9 @@ export async function seed(store: Store, tests: number, messages: number): Promi
     }
   }
   return ids;
+}
+
+/** The ids {@link seed} gives its `tests` tests (servers without a store, such as the fan-out ceiling, use them too). */
+export function seedIds(tests: number): string[] {
+  return Array.from({ length: tests }, (_, t) => `seed-${String(t).padStart(4, '0')}-0000-0000-000000000000`);
 }

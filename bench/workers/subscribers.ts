@@ -1,7 +1,8 @@
 /**
  * Opens `perTest` graphql-ws subscriptions to each given test and records, for every push, the
  * time since the record's `sentAt`. Prints `{ subscribed }` once every subscription is live, then
- * the latency summary once `expected` pushes arrived per subscriber set (or after a timeout).
+ * the latency summary once `expected` pushes arrived per subscriber set (or after a timeout), with
+ * the size and shape of the first pushed frame received.
  * Usage: subscribers.ts <url> <token> <perTest> <records> <id>...
  */
 import { createClient } from 'graphql-ws';
@@ -15,6 +16,22 @@ const latencies: number[] = [];
 const wsUrl = `${url.replace(/^http/, 'ws')}/graphql`;
 const QUERY = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload } }';
 
+// The first pushed frame any socket receives, as written on the wire: the fan-out benchmark compares
+// it between the service and its ceiling. Each socket listens only until one frame was taken.
+let frame: string | undefined;
+class TappedWebSocket extends WebSocket {
+  constructor(address: string, protocols?: string | string[]) {
+    super(address, protocols);
+    const tap = (data: Buffer) => {
+      if (frame === undefined && data.includes('"testMessages"')) frame = data.toString();
+      if (frame !== undefined) this.off('message', tap);
+    };
+    this.on('message', tap);
+  }
+}
+/** The frame with its subscription id and digits masked, so frames of two servers compare equal. */
+const shape = (text: string) => text.replace(/"id":"[^"]*"/, '"id":"?"').replace(/\d/g, '0');
+
 let done!: () => void;
 const finished = new Promise<void>((resolve) => (done = resolve));
 const total = ids.length * perTest;
@@ -24,7 +41,7 @@ const clients = [];
 let opened = 0;
 for (const id of ids) {
   for (let i = 0; i < perTest; i++) {
-    if (opened % perSocket === 0) clients.push(createClient({ url: wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false }));
+    if (opened % perSocket === 0) clients.push(createClient({ url: wsUrl, webSocketImpl: TappedWebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false }));
     opened += 1;
     const client = clients.at(-1) as ReturnType<typeof createClient>;
     const iterator = client.iterate<{ testMessages: { sequence: number; payload: { sentAt: number } } }>({ query: QUERY, variables: { id } });
@@ -46,5 +63,5 @@ const timeout = setTimeout(done, Number(process.env.SUBSCRIBERS_TIMEOUT_MS ?? 30
 await finished;
 clearTimeout(timeout);
 const sorted = [...latencies].sort((a, b) => a - b);
-console.log(JSON.stringify({ received: latencies.length, expected, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN }));
+console.log(JSON.stringify({ received: latencies.length, expected, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN, ...(frame === undefined ? {} : { frameBytes: Buffer.byteLength(frame), frameShape: shape(frame) }) }));
 process.exit(0);

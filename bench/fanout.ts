@@ -1,0 +1,111 @@
+/**
+ * Fan-out: one test, many subscribers, the service beside its ceiling in the same run, a bare `ws`
+ * server (`workers/bare-ws-fanout.ts`) that gets the same records from the broker and writes the
+ * same `next` frames to the same number of subscriptions. Each runs in turn, in fresh processes, with
+ * the same subscribers process measuring latency and the same `/metrics` line giving CPU per push.
+ * Then, at `sustainSubscribers`, the highest rate each sustains: rates tried in increasing order
+ * until p99 exceeds the bound or a push is still missing when the subscribers stop waiting.
+ */
+import type { BenchBroker } from './lib/broker.js';
+import type { Row } from './ingest.js';
+import { fetchWait, runPushScenario, type PushResult, type PushServer } from './lib/push-scenario.js';
+import { stepSearch } from './lib/step-search.js';
+
+/** The fan-out benchmark's sizes. */
+export interface FanoutSizes {
+  /** Subscriber counts compared at 100 records/s. */
+  readonly fanout: number[];
+  readonly fanoutSeconds: number;
+  readonly sustainSubscribers: number;
+  /** Rates tried, records/s, in increasing order. */
+  readonly sustainRates: number[];
+  readonly sustainSeconds: number;
+  /** A rate is sustained when p99 stays at or under this and no push is missing. */
+  readonly sustainP99Ms: number;
+}
+
+const SERVERS: readonly PushServer[] = ['bare ws', 'service'];
+const RATE = 100;
+const CPU_TARGET = 1.25;
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** The service's p99 target at a subscriber count, if it has one. */
+function p99Target(subscribers: number): { target: string; limit: number } | undefined {
+  if (subscribers === 1000) return { target: '≤ 50 ms', limit: 50 };
+  if (subscribers >= 5000) return { target: '≤ 200 ms', limit: 200 };
+  return undefined;
+}
+
+function compare(subscribers: number, wait: string, results: Map<PushServer, PushResult>): Row[] {
+  const ceiling = results.get('bare ws') as PushResult;
+  const service = results.get('service') as PushResult;
+  const variant = `1 test × ${count(subscribers)} subscribers, ${RATE} records/s, ${wait}`;
+  const ratio = service.cpuPerPushUs / ceiling.cpuPerPushUs;
+  const p99 = p99Target(subscribers);
+  const lost = (r: PushResult) => r.expected - r.received;
+  return [
+    { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) CPU per push`, value: ceiling.cpuPerPushUs, unit: 'µs' },
+    { benchmark: 'fan-out', variant: `${variant}: service CPU per push (ratio: service/ceiling)`, value: service.cpuPerPushUs, unit: 'µs', ratio, target: `≤ ${CPU_TARGET}×`, met: ratio <= CPU_TARGET },
+    { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) p50`, value: ceiling.p50, unit: 'ms' },
+    { benchmark: 'fan-out', variant: `${variant}: service p50`, value: service.p50, unit: 'ms' },
+    { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) p99`, value: ceiling.p99, unit: 'ms' },
+    { benchmark: 'fan-out', variant: `${variant}: service p99`, value: service.p99, unit: 'ms', ...(p99 ? { target: p99.target, met: service.p99 <= p99.limit && lost(service) === 0 } : {}) },
+    { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) lost`, value: lost(ceiling), unit: 'messages', target: '0', met: lost(ceiling) === 0 },
+    { benchmark: 'fan-out', variant: `${variant}: service lost`, value: lost(service), unit: 'messages', target: '0', met: lost(service) === 0 },
+    // The ceiling is only a ceiling if it writes what the service writes: the first frame each server's clients got, digits and id masked.
+    { benchmark: 'fan-out', variant: `${variant}: next frame bytes, bare ws (ceiling)`, value: ceiling.frameBytes ?? Number.NaN, unit: 'bytes' },
+    { benchmark: 'fan-out', variant: `${variant}: next frame bytes, service`, value: service.frameBytes ?? Number.NaN, unit: 'bytes', target: 'same frame', met: service.frameShape !== undefined && service.frameShape === ceiling.frameShape },
+  ];
+}
+
+async function sustained(cluster: BenchBroker, sizes: FanoutSizes, server: PushServer): Promise<Row[]> {
+  const n = sizes.sustainSubscribers;
+  const bound = sizes.sustainP99Ms;
+  const search = await stepSearch(
+    sizes.sustainRates,
+    (rate) =>
+      runPushScenario(cluster, {
+        label: `sustain ${count(n)} × ${rate}/s on ${cluster.kind}`,
+        server,
+        tests: 1,
+        subscribersPerTest: n,
+        rate,
+        seconds: sizes.sustainSeconds,
+        // Pushes still missing this long after the last record was due count as fallen behind (plus time for the producer to start).
+        subscribersTimeoutMs: sizes.sustainSeconds * 1000 + bound + 15_000,
+      }),
+    (r) => r.received === r.expected && r.p99 <= bound,
+  );
+  const who = server === 'service' ? 'service' : 'bare ws (ceiling)';
+  return [
+    ...search.steps.map((step) => ({
+      benchmark: 'fan-out',
+      variant: `${count(n)} subscribers at ${step.rate} records/s (${count(step.rate * n)} pushes/s): ${who} p99, ${count(step.result.expected - step.result.received)} missing`,
+      value: step.result.p99,
+      unit: 'ms',
+      target: `≤ ${count(bound)} ms`,
+      met: step.ok,
+    })),
+    { benchmark: 'fan-out', variant: `${count(n)} subscribers: highest rate ${who} sustains (${count(search.sustained * n)} pushes/s)`, value: search.sustained, unit: 'records/s' },
+  ];
+}
+
+/** Runs the fan-out comparison and the sustained-rate search, service and ceiling each. */
+export async function benchFanout(cluster: BenchBroker, sizes: FanoutSizes): Promise<Row[]> {
+  const rows: Row[] = [];
+  const wait = `fetch wait ${fetchWait(cluster.kind).ms} ms`;
+  for (const subscribers of sizes.fanout) {
+    const results = new Map<PushServer, PushResult>();
+    for (const server of SERVERS) {
+      results.set(server, await runPushScenario(cluster, { label: `fan-out ${count(subscribers)} on ${cluster.kind}`, server, tests: 1, subscribersPerTest: subscribers, rate: RATE, seconds: sizes.fanoutSeconds }));
+    }
+    rows.push(...compare(subscribers, wait, results));
+  }
+  const ceiling = await sustained(cluster, sizes, 'bare ws');
+  const service = await sustained(cluster, sizes, 'service');
+  const highest = (r: Row[]) => r.at(-1)?.value ?? 0;
+  const last = service.pop() as Row;
+  const ratio = highest(ceiling) > 0 ? last.value / highest(ceiling) : undefined;
+  rows.push(...ceiling, ...service, { ...last, ...(ratio === undefined ? {} : { ratio }) });
+  return rows;
+}
