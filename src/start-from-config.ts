@@ -6,6 +6,7 @@
 import { createAuth } from './auth/auth-from-config.js';
 import type { Config } from './config.js';
 import { createKafkaIngest } from './ingest/kafka-ingest.js';
+import { createLifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { startService, type Service } from './service.js';
 import { createState, type State } from './state.js';
@@ -14,17 +15,21 @@ import { createState, type State } from './state.js';
 export interface RunningService {
   readonly service: Service;
   readonly state: State;
-  /** Graceful shutdown of the service, then its connections. Safe to call twice. */
+  /** Graceful shutdown of the service, phase by phase, its connections last. Safe to call twice. */
   stop(): Promise<void>;
 }
 
 /** Starts the configured service; `prepare` runs on the state before the service starts. */
 export async function startFromConfig(config: Config, logger: Logger, prepare?: (state: State) => Promise<void>): Promise<RunningService> {
+  const lifecycle = createLifecycle({ logger });
   const state = createState(config.store, logger);
+  // The Redis connections close after every part that uses them has stopped.
+  lifecycle.register('connections', 'state connections', state);
   await prepare?.(state);
   const service = await startService({
     config,
     logger,
+    lifecycle,
     store: state.store,
     pubsub: state.pubsub,
     ...(state.storedTests ? { storedTests: state.storedTests } : {}),
@@ -32,13 +37,5 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
     // A consumer-only process serves no API, so it verifies no token and runs no issuer.
     ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger) }),
   });
-  let stopping: Promise<void> | undefined;
-  return {
-    service,
-    state,
-    stop() {
-      stopping ??= service.stop().then(() => state.dispose());
-      return stopping;
-    },
-  };
+  return { service, state, stop: () => service.stop() };
 }
