@@ -2,7 +2,8 @@
 import type { RequestHandler } from 'express';
 import type { AuthConfig } from '../config.js';
 import type { Disposable } from '../lifecycle/disposable.js';
-import { createAccessTokenVerifier, type KeySource, type VerifyAccessToken } from './access-token-verifier.js';
+import { createAccessTokenVerifier, type VerifyAccessToken } from './access-token-verifier.js';
+import type { KeySource } from './key-source.js';
 
 /** The authentication side of one process; disposing it releases what the issuer holds. */
 export interface Auth extends Disposable {

@@ -19,15 +19,14 @@ import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider, { errors as oidcErrors, type ClientMetadata, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config.js';
-import { ConfigError, isServiceError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createAccessTokenVerifier } from './access-token-verifier.js';
 import type { Auth } from './create-auth.js';
 import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
 import { loginPage } from './login-page.js';
 import { SCOPES } from './principal.js';
-import { sendAuthError } from '../http/authenticate.js';
-import { bearerToken } from './bearer.js';
+import { userinfoHandler } from './userinfo.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const;
 
@@ -211,22 +210,7 @@ export async function createEmbeddedAuth(config: Config, logger: Logger): Promis
     }
   });
 
-  router.get('/userinfo', async (req, res) => {
-    res.setHeader('Cache-Control', 'no-store');
-    try {
-      const principal = await verifyAccessToken(bearerToken(req.headers.authorization));
-      const user = usersBySub.get(principal.subject);
-      if (user === undefined) {
-        res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token", error_description="the token does not belong to a user"');
-        res.status(401).json({ error: 'invalid_token', error_description: 'the token does not belong to a user' });
-        return;
-      }
-      res.json({ sub: user.sub, ...(user.name ? { name: user.name } : {}), ...(user.email ? { email: user.email } : {}) });
-    } catch (error) {
-      if (isServiceError(error)) sendAuthError(req, res, error);
-      else throw error;
-    }
-  });
+  router.get('/userinfo', userinfoHandler({ verifyAccessToken, usersBySub }));
 
   // Only these paths reach oidc-provider (app.all keeps the full path, unlike app.use('/oauth')).
   const callback = provider.callback();

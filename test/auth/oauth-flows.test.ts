@@ -273,6 +273,9 @@ describe('authorization code with PKCE', () => {
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     const userinfo = await fetch(`${issuer}/userinfo`, { headers: { authorization: `Bearer ${idToken}` } });
     expect(userinfo.status).toBe(401);
+    // OIDC Core 5.3.3: the RFC 6750 challenge and error body.
+    expect(userinfo.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", error_description="Access token refused: the token is not an access token/);
+    expect(await userinfo.json()).toMatchObject({ error: 'invalid_token', code: 'UNAUTHENTICATED' });
   });
 
   it.each([
