@@ -27,19 +27,25 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
   const state = createState(config.store, logger);
   // The Redis connections close after every part that uses them has stopped.
   lifecycle.register('connections', 'state connections', state);
-  await prepare?.(state);
-  const service = await startService({
-    config,
-    logger,
-    lifecycle,
-    store: state.store,
-    pubsub: state.pubsub,
-    ...(state.storedTests ? { storedTests: state.storedTests } : {}),
-    createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
-    // A consumer-only process serves no API, so it verifies no token and runs no issuer.
-    ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger, await issuerStorage(config, logger, lifecycle)) }),
-  });
-  return { service, state, stop: () => service.stop() };
+  try {
+    await prepare?.(state);
+    const service = await startService({
+      config,
+      logger,
+      lifecycle,
+      store: state.store,
+      pubsub: state.pubsub,
+      ...(state.storedTests ? { storedTests: state.storedTests } : {}),
+      createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
+      // A consumer-only process serves no API, so it verifies no token and runs no issuer.
+      ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger, await issuerStorage(config, logger, lifecycle)) }),
+    });
+    return { service, state, stop: () => service.stop() };
+  } catch (error) {
+    // Whatever was registered before the failure (connections at least) is released.
+    await lifecycle.stop();
+    throw error;
+  }
 }
 
 /**
