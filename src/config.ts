@@ -117,11 +117,13 @@ export function loadConfig(env: Env = process.env): Config {
   const read = createReader(env);
   const stateKind = read.oneOf('STATE_STORE', 'memory', ['memory', 'redis', 'replicated']);
   const role = readRole(read, stateKind);
+  const production = read.string('NODE_ENV', 'development') === 'production';
+  const auth = readAuth(read, env);
   return {
     role,
     port: read.int('PORT', 4000, { min: 0, max: 65535 }),
     host: read.string('HOST', '0.0.0.0'),
-    production: read.string('NODE_ENV', 'development') === 'production',
+    production,
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     kafka: readKafka(read, env, stateKind),
     store: {
@@ -137,15 +139,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxCost: read.int('GRAPHQL_MAX_COST', 10_000, { min: 1 }),
       introspection: read.bool('GRAPHQL_INTROSPECTION', true),
     },
-    auth: readAuth(read, env),
-    issuer: {
-      clientsFile: read.string('OIDC_CLIENTS_FILE', '') || null,
-      usersFile: read.string('OIDC_USERS_FILE', '') || null,
-      signingKey: read.json('OIDC_SIGNING_KEY'),
-      cookieKeys: read.list('OIDC_COOKIE_KEYS', [], /^.{32,}$/),
-      accessTokenTtlSeconds: read.int('OIDC_ACCESS_TOKEN_TTL_SECONDS', 600, { min: 10, max: 7200 }),
-      refreshTokenTtlSeconds: read.int('OIDC_REFRESH_TOKEN_TTL_SECONDS', 14 * 86_400, { min: 60 }),
-    },
+    auth,
+    issuer: readIssuer(read, { production, runsIssuer: auth.mode === 'embedded' && role !== 'consumer' }),
     websocket: {
       allowedOrigins: read.list('WS_ALLOWED_ORIGINS', [], /^(\*|https?:\/\/[^\s/,]+)$/),
       maxSubscriptionsPerConnection: read.int('WS_MAX_SUBSCRIPTIONS', 20, { min: 1, max: 10_000 }),
@@ -168,6 +163,28 @@ function readRole(read: Reader, stateKind: StoreConfig['kind']): ServiceRole {
     throw new ConfigError('SERVICE_ROLE', `${role} needs STATE_STORE=redis, got STATE_STORE=${stateKind}: api and consumer processes share their state through Redis (use SERVICE_ROLE=all with the ${stateKind} state)`);
   }
   return role;
+}
+
+/**
+ * The embedded issuer's settings. In production an issuer that runs needs its keys configured: a
+ * generated signing key invalidates every token at each restart and differs between replicas, and
+ * a generated cookie key ends every sign-in session the same way.
+ */
+function readIssuer(read: Reader, where: { production: boolean; runsIssuer: boolean }): IssuerConfig {
+  const issuer: IssuerConfig = {
+    clientsFile: read.string('OIDC_CLIENTS_FILE', '') || null,
+    usersFile: read.string('OIDC_USERS_FILE', '') || null,
+    signingKey: read.json('OIDC_SIGNING_KEY'),
+    cookieKeys: read.list('OIDC_COOKIE_KEYS', [], /^.{32,}$/),
+    accessTokenTtlSeconds: read.int('OIDC_ACCESS_TOKEN_TTL_SECONDS', 600, { min: 10, max: 7200 }),
+    refreshTokenTtlSeconds: read.int('OIDC_REFRESH_TOKEN_TTL_SECONDS', 14 * 86_400, { min: 60 }),
+  };
+  if (where.production && where.runsIssuer) {
+    const why = 'is required with NODE_ENV=production when the embedded issuer runs (no AUTH_ISSUER): a generated key is lost at restart and differs between replicas';
+    if (issuer.signingKey === null) throw new ConfigError('OIDC_SIGNING_KEY', why);
+    if (issuer.cookieKeys.length === 0) throw new ConfigError('OIDC_COOKIE_KEYS', why);
+  }
+  return issuer;
 }
 
 function readAuth(read: Reader, env: Env): AuthConfig {

@@ -1,8 +1,10 @@
 /**
  * Composition and lifecycle of one service process. The role decides which parts run: the API
  * (HTTP + WebSocket on one port, the issuer, the request publisher), the consumer in the
- * background, or both; health, readiness and metrics are always served. Shutdown drains HTTP and
- * WebSocket first, then the consumer (which commits) and the producer, then PubSub and store.
+ * background, or both; health, readiness and metrics are always served. Every long-lived part is
+ * registered in the process's lifecycle with its stop phase (see src/lifecycle/lifecycle.ts):
+ * HTTP and WebSockets drain first, then the consumer commits and the producers flush, then PubSub,
+ * store and issuer let go, and the connections close last.
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import { createServer, type Server } from 'node:http';
@@ -20,6 +22,8 @@ import { createHttpApp, type ApiRoutes, type Readiness } from './http/app.js';
 import { principalOf } from './http/authenticate.js';
 import type { Ingest } from './ingest/ingest.js';
 import type { ResultEventHandler } from './ingest/consumer.js';
+import { disposeOnce } from './lifecycle/disposable.js';
+import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import type { PubSub } from './pubsub/pubsub.js';
 import { createResultRecorder } from './results/record-result.js';
@@ -38,6 +42,11 @@ export interface ServiceOptions {
   readonly auth?: Auth;
   /** How many tests the state holds in this process, for metrics (memory modes only). */
   readonly storedTests?: () => number;
+  /**
+   * Where the parts this process stops are registered; the caller may have registered its own
+   * (e.g. connections). A fresh one by default. `Service.stop()` stops it.
+   */
+  readonly lifecycle?: Lifecycle;
 }
 
 /** A running service. */
@@ -48,7 +57,7 @@ export interface Service {
   readonly httpServer: Server;
   readonly ingest: Ingest;
   readiness(): Promise<Readiness>;
-  /** Graceful shutdown; safe to call twice (the second call waits for the first). */
+  /** Graceful shutdown, phase by phase; safe to call twice (the second call waits for the first). */
   stop(): Promise<void>;
 }
 
@@ -66,14 +75,23 @@ interface ApiSide {
  */
 export async function startService(options: ServiceOptions): Promise<Service> {
   const { config, logger, store, pubsub } = options;
+  const lifecycle = options.lifecycle ?? createLifecycle({ logger });
   const consumes = config.role !== 'api';
   const ingest = options.createIngest(createResultRecorder({ store, pubsub }));
   const httpServer = createServer();
   const api = config.role === 'consumer' ? undefined : await createApiSide(options, ingest, httpServer);
 
-  let stopping: Promise<void> | undefined;
+  const drainMs = Math.floor(config.shutdownTimeoutMs / 2);
+  lifecycle.register('drain', 'http', { dispose: api ? () => api.stop() : () => closeHttpServer(httpServer, drainMs) });
+  // The consumer commits what it stored as it leaves the group.
+  lifecycle.register('ingest', 'broker', ingest);
+  lifecycle.register('state', 'pubsub', pubsub);
+  lifecycle.register('state', 'store', store);
+  if (options.auth) lifecycle.register('state', 'auth', options.auth);
+
+  let stopping = false;
   const readiness = async (): Promise<Readiness> => {
-    if (stopping !== undefined) return { ready: false, checks: { service: 'shutting down' } };
+    if (stopping) return { ready: false, checks: { service: 'shutting down' } };
     const checks: Record<string, string> = {};
     if (consumes) {
       const consumer = ingest.consumer.state();
@@ -107,20 +125,15 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   if (consumes) ingest.consumer.start();
   logger.info({ port, role: config.role, topic: config.kafka.resultsTopic, groupId: config.kafka.groupId }, 'service listening');
 
-  const stop = () => {
-    stopping ??= (async () => {
-      logger.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
-      // Readiness already answers 503 (`stopping` is set). Load balancers notice on their next
-      // probe; until then they still send requests here, which are served rather than refused.
-      if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
-      await (api ? api.stop() : closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2)));
-      // The consumer commits what it stored as it leaves the group.
-      await Promise.allSettled([ingest.dispose()]).then(logRejections(logger, 'broker'));
-      await Promise.allSettled([pubsub.dispose(), store.dispose(), options.auth?.dispose()]).then(logRejections(logger, 'state'));
-      logger.info('stopped');
-    })();
-    return stopping;
-  };
+  const stop = disposeOnce(async () => {
+    stopping = true;
+    logger.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
+    // Readiness already answers 503. Load balancers notice on their next probe; until then they
+    // still send requests here, which are served rather than refused.
+    if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+    await lifecycle.stop();
+    logger.info('stopped');
+  });
 
   return { url: `http://${host}:${port}`, port, httpServer, ingest, readiness, stop };
 }
@@ -190,12 +203,4 @@ function closeHttpServer(server: Server, graceMs: number): Promise<void> {
     });
     server.closeIdleConnections();
   });
-}
-
-function logRejections(logger: Logger, what: string) {
-  return (results: PromiseSettledResult<unknown>[]) => {
-    for (const result of results) {
-      if (result.status === 'rejected') logger.error({ err: result.reason }, `error while stopping the ${what} side`);
-    }
-  };
 }

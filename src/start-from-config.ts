@@ -3,9 +3,12 @@
  * the roles that serve the API).
  * The process entry point and the benchmarks start the service the same way through this.
  */
+import { Redis } from 'ioredis';
 import { createAuth } from './auth/auth-from-config.js';
+import type { EmbeddedAuthOptions } from './auth/embedded-issuer.js';
 import type { Config } from './config.js';
 import { createKafkaIngest } from './ingest/kafka-ingest.js';
+import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { startService, type Service } from './service.js';
 import { createState, type State } from './state.js';
@@ -14,31 +17,51 @@ import { createState, type State } from './state.js';
 export interface RunningService {
   readonly service: Service;
   readonly state: State;
-  /** Graceful shutdown of the service, then its connections. Safe to call twice. */
+  /** Graceful shutdown of the service, phase by phase, its connections last. Safe to call twice. */
   stop(): Promise<void>;
 }
 
 /** Starts the configured service; `prepare` runs on the state before the service starts. */
 export async function startFromConfig(config: Config, logger: Logger, prepare?: (state: State) => Promise<void>): Promise<RunningService> {
+  const lifecycle = createLifecycle({ logger });
   const state = createState(config.store, logger);
-  await prepare?.(state);
-  const service = await startService({
-    config,
-    logger,
-    store: state.store,
-    pubsub: state.pubsub,
-    ...(state.storedTests ? { storedTests: state.storedTests } : {}),
-    createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
-    // A consumer-only process serves no API, so it verifies no token and runs no issuer.
-    ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger) }),
-  });
-  let stopping: Promise<void> | undefined;
-  return {
-    service,
-    state,
-    stop() {
-      stopping ??= service.stop().then(() => state.dispose());
-      return stopping;
-    },
-  };
+  // The Redis connections close after every part that uses them has stopped.
+  lifecycle.register('connections', 'state connections', state);
+  try {
+    await prepare?.(state);
+    const service = await startService({
+      config,
+      logger,
+      lifecycle,
+      store: state.store,
+      pubsub: state.pubsub,
+      ...(state.storedTests ? { storedTests: state.storedTests } : {}),
+      createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
+      // A consumer-only process serves no API, so it verifies no token and runs no issuer.
+      ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger, await issuerStorage(config, logger, lifecycle)) }),
+    });
+    return { service, state, stop: () => service.stop() };
+  } catch (error) {
+    // Whatever was registered before the failure (connections at least) is released.
+    await lifecycle.stop();
+    throw error;
+  }
+}
+
+/**
+ * With the Redis state, the embedded issuer keeps its sessions, grants, codes and refresh tokens
+ * in Redis too, on a connection of its own, so they survive restarts and every replica honours
+ * them; otherwise oidc-provider keeps them in memory.
+ */
+async function issuerStorage(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<EmbeddedAuthOptions> {
+  if (config.store.kind !== 'redis' || config.auth.mode !== 'embedded') return {};
+  // Loaded only when used, like the issuer itself (it loads oidc-provider).
+  const { createRedisOidcAdapter } = await import('./auth/redis-oidc-adapter.js');
+  // Like the state's connections: no offline queue and a command timeout, so a Redis that is down
+  // or hangs fails token requests at once instead of piling them up.
+  const redis = new Redis(config.store.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: 'rcs-issuer' });
+  const log = logger.child({ component: 'redis' });
+  redis.on('error', (error: Error) => log.warn({ role: 'issuer', err: error.message }, 'redis connection error'));
+  lifecycle.register('connections', 'issuer connection', { dispose: () => redis.quit().then(() => undefined, () => undefined) });
+  return { adapter: createRedisOidcAdapter({ redis, prefix: `${config.store.redisKeyPrefix}:oidc:` }) };
 }

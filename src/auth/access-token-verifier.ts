@@ -2,34 +2,15 @@
  * Verifies bearer access tokens as a resource server must (RFC 9068, RFC 8725): a signature by a
  * trusted key with an algorithm from a fixed list, a trusted issuer, this API's audience, `exp`
  * present and not passed, `nbf` and `iat` not in the future, and the access-token `typ`. A valid
- * signature alone is never enough.
+ * signature alone is never enough. Keys come from key-source.ts; jose's errors become the
+ * service's in translate-jose-error.ts.
  */
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  decodeProtectedHeader,
-  errors,
-  jwtVerify,
-  type JSONWebKeySet,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
-import { createSecretKey, type KeyObject } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { InvalidTokenError } from './auth-error.js';
+import { createKeyResolver, type KeySource } from './key-source.js';
 import type { Principal } from './principal.js';
+import { translateJoseError } from './translate-jose-error.js';
 import { cacheVerifiedTokens } from './verified-token-cache.js';
-
-/** Where the verification keys come from. */
-export type KeySource =
-  /** An issuer's JWKS URL, fetched and cached. */
-  | { readonly kind: 'jwks'; readonly uri: URL }
-  /** An issuer whose JWKS URL is found through OIDC discovery. */
-  | { readonly kind: 'discovery'; readonly issuer: string }
-  /** Public keys held in this process (the embedded issuer's). */
-  | { readonly kind: 'local'; readonly jwks: JSONWebKeySet }
-  /** A shared HS256 secret. */
-  | { readonly kind: 'secret'; readonly secret: Uint8Array };
 
 /** Options of {@link createAccessTokenVerifier}. */
 export interface AccessTokenVerifierOptions {
@@ -60,8 +41,7 @@ const KEY_POINTER_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'] as const;
 /** Creates the verifier. Keys are fetched lazily and cached (jose's remote JWKS cache). */
 export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): VerifyAccessToken {
   const now = options.now ?? Date.now;
-  const timeoutDuration = options.fetchTimeoutMs ?? 3000;
-  const keyFor = createKeyResolver(options.keys, timeoutDuration);
+  const keyFor = createKeyResolver(options.keys, options.fetchTimeoutMs ?? 3000);
 
   const verify: VerifyAccessToken = async (token) => {
     const parts = token.split('.');
@@ -92,7 +72,7 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
         ...(options.tokenType === null ? {} : { typ: options.tokenType }),
       }));
     } catch (error) {
-      throw translate(error);
+      throw translateJoseError(error);
     }
 
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new InvalidTokenError('the token has no subject ("sub")');
@@ -111,94 +91,6 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
     };
   };
   return cacheVerifiedTokens(verify, { maxAgeMs: (options.cacheSeconds ?? 0) * 1000, maxEntries: 10_000, now });
-}
-
-function createKeyResolver(source: KeySource, timeoutDuration: number): () => Promise<JWTVerifyGetKey | KeyObject> {
-  switch (source.kind) {
-    case 'secret': {
-      // Imported once: handing jose the raw bytes would import them again on every verification.
-      const key = createSecretKey(source.secret);
-      return async () => key;
-    }
-    case 'local': {
-      const set = createLocalJWKSet(source.jwks);
-      return async () => set;
-    }
-    case 'jwks': {
-      const set = createRemoteJWKSet(source.uri, { timeoutDuration });
-      return async () => set;
-    }
-    case 'discovery': {
-      let pending: Promise<JWTVerifyGetKey> | undefined;
-      return () => {
-        pending ??= discoverJwks(source.issuer, timeoutDuration).catch((error: unknown) => {
-          pending = undefined; // retry discovery on the next request
-          throw error;
-        });
-        return pending;
-      };
-    }
-  }
-}
-
-/** Finds the issuer's `jwks_uri` through OIDC discovery (and checks the document's `issuer`). */
-async function discoverJwks(issuer: string, timeoutDuration: number): Promise<JWTVerifyGetKey> {
-  const url = new URL('.well-known/openid-configuration', issuer.endsWith('/') ? issuer : `${issuer}/`);
-  let document: { issuer?: unknown; jwks_uri?: unknown };
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutDuration), headers: { accept: 'application/json' } });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    document = (await response.json()) as typeof document;
-  } catch (error) {
-    throw new ServiceError('AUTH_UNAVAILABLE', 'The token issuer cannot be reached to verify tokens; try again shortly.', { cause: error });
-  }
-  if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') {
-    throw new ServiceError('AUTH_UNAVAILABLE', 'The token issuer published an unusable discovery document.');
-  }
-  let uri: URL;
-  try {
-    uri = new URL(document.jwks_uri);
-  } catch {
-    throw new ServiceError('AUTH_UNAVAILABLE', 'The token issuer published an unusable discovery document.');
-  }
-  return createRemoteJWKSet(uri, { timeoutDuration });
-}
-
-/** Maps jose's errors to a precise, client-safe reason. */
-function translate(error: unknown): Error {
-  if (error instanceof ServiceError) return error;
-  if (error instanceof errors.JWTExpired) return new InvalidTokenError('the token has expired');
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    const reasons: Record<string, string> = {
-      iss: 'the issuer is not trusted',
-      aud: 'the token is not for this API (audience)',
-      nbf: 'the token is not valid yet ("nbf" is in the future)',
-      exp: 'the token has no expiry ("exp")',
-      sub: 'the token has no subject ("sub")',
-      typ: 'the token is not an access token ("typ")',
-    };
-    return new InvalidTokenError(reasons[error.claim] ?? `the "${error.claim}" claim is invalid`);
-  }
-  if (error instanceof errors.JOSEAlgNotAllowed) return new InvalidTokenError('the signing algorithm is not allowed');
-  if (error instanceof errors.JWSSignatureVerificationFailed) return new InvalidTokenError('the signature is invalid');
-  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
-    return new InvalidTokenError('no trusted key matches the token');
-  }
-  if (error instanceof errors.JOSENotSupported) return new InvalidTokenError('the token uses an unsupported feature');
-  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || isFetchFailure(error)) {
-    return new ServiceError('AUTH_UNAVAILABLE', 'The signing keys cannot be fetched to verify tokens; try again shortly.', { cause: error });
-  }
-  // What remains of jose's errors from fetching keys (an HTTP error status, a body that is not a
-  // key set) says nothing about the token: the keys are unavailable.
-  if (error instanceof errors.JOSEError && /JSON Web Key Set|200 OK/i.test(error.message)) {
-    return new ServiceError('AUTH_UNAVAILABLE', 'The signing keys cannot be fetched to verify tokens; try again shortly.', { cause: error });
-  }
-  if (error instanceof errors.JOSEError) return new InvalidTokenError('malformed token');
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-function isFetchFailure(error: unknown): boolean {
-  return error instanceof TypeError && /fetch failed/i.test(error.message);
 }
 
 function stringClaim(value: unknown): string | null {

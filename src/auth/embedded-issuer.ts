@@ -10,29 +10,36 @@
  * - Access tokens are RS256 JWTs (`typ: at+jwt`) for this API's audience, verified in-process with
  *   the same verifier as external tokens.
  *
- * Grants, codes, sessions and refresh tokens live in oidc-provider's in-memory adapter: a restart
- * signs everyone out and invalidates refresh tokens (access tokens stay valid until they expire
- * when the signing key is configured).
+ * Grants, codes, sessions and refresh tokens live where the injected adapter keeps them: in Redis
+ * with STATE_STORE=redis (redis-oidc-adapter.ts), shared by every replica and kept across restarts;
+ * otherwise in oidc-provider's in-memory adapter, where a restart signs everyone out and
+ * invalidates refresh tokens (access tokens stay valid until they expire when the signing key is
+ * configured).
  */
 import express, { Router, type Request, type Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { errors as oidcErrors, type ClientMetadata, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors as oidcErrors, type AdapterFactory, type ClientMetadata, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config.js';
-import { ConfigError, isServiceError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createAccessTokenVerifier } from './access-token-verifier.js';
 import type { Auth } from './create-auth.js';
 import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
 import { loginPage } from './login-page.js';
 import { SCOPES } from './principal.js';
-import { sendAuthError } from '../http/authenticate.js';
-import { bearerToken } from './bearer.js';
+import { userinfoHandler } from './userinfo.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const;
 
+/** What the embedded issuer is built with besides its configuration. */
+export interface EmbeddedAuthOptions {
+  /** Where oidc-provider keeps sessions, grants, codes and tokens; its in-memory adapter when absent. */
+  readonly adapter?: AdapterFactory;
+}
+
 /** Creates the embedded issuer and the verifier of its tokens. */
-export async function createEmbeddedAuth(config: Config, logger: Logger): Promise<Auth> {
+export async function createEmbeddedAuth(config: Config, logger: Logger, options: EmbeddedAuthOptions = {}): Promise<Auth> {
   const log = logger.child({ component: 'issuer' });
   const issuer = config.auth.issuer;
   const audience = config.auth.audience;
@@ -56,6 +63,7 @@ export async function createEmbeddedAuth(config: Config, logger: Logger): Promis
   const ttl = config.issuer.accessTokenTtlSeconds;
 
   const configuration: Configuration = {
+    ...(options.adapter ? { adapter: options.adapter } : {}),
     clients: clients.map(toProviderClient),
     jwks: { keys: [signingKey] },
     cookies: { keys: cookieKeys },
@@ -211,22 +219,7 @@ export async function createEmbeddedAuth(config: Config, logger: Logger): Promis
     }
   });
 
-  router.get('/userinfo', async (req, res) => {
-    res.setHeader('Cache-Control', 'no-store');
-    try {
-      const principal = await verifyAccessToken(bearerToken(req.headers.authorization));
-      const user = usersBySub.get(principal.subject);
-      if (user === undefined) {
-        res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token", error_description="the token does not belong to a user"');
-        res.status(401).json({ error: 'invalid_token', error_description: 'the token does not belong to a user' });
-        return;
-      }
-      res.json({ sub: user.sub, ...(user.name ? { name: user.name } : {}), ...(user.email ? { email: user.email } : {}) });
-    } catch (error) {
-      if (isServiceError(error)) sendAuthError(req, res, error);
-      else throw error;
-    }
-  });
+  router.get('/userinfo', userinfoHandler({ verifyAccessToken, usersBySub }));
 
   // Only these paths reach oidc-provider (app.all keeps the full path, unlike app.use('/oauth')).
   const callback = provider.callback();

@@ -4,6 +4,7 @@
  * kafka-result-consumer.ts; nothing outside this folder imports it except the composition root.
  */
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
+import type { Disposable } from '../lifecycle/disposable.js';
 import type { BrokerRecord } from './broker-record.js';
 
 /**
@@ -35,16 +36,14 @@ export interface ConsumerStats {
 /** Sends a record that cannot be decoded to the dead-letter topic; rejects if it could not. */
 export type DeadLetterSink = (record: BrokerRecord, reason: string) => Promise<void>;
 
-/** The results consumer. */
-export interface ResultConsumer {
+/** The results consumer. Disposing it stops fetching, commits what was processed and leaves the group. */
+export interface ResultConsumer extends Disposable {
   /** Starts the loop in the background and returns at once. */
   start(): void;
   state(): ConsumerState;
   readonly stats: Readonly<ConsumerStats>;
   /** Records behind the end of each assigned partition, as of the last batch fetched from it. */
   lag(): readonly PartitionLag[];
-  /** Stops fetching, commits what was processed, leaves the group. Safe to call twice. */
-  dispose(): Promise<void>;
 }
 
 /** How far one partition's processing is behind its end. */

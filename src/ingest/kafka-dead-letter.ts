@@ -3,6 +3,7 @@
  * came from and why it was refused in headers, so it can be inspected and replayed later.
  */
 import { Partitioners, type Kafka } from 'kafkajs';
+import { disposeOnce, type Disposable } from '../lifecycle/disposable.js';
 import type { BrokerRecord } from './broker-record.js';
 import type { DeadLetterSink } from './consumer.js';
 
@@ -14,10 +15,9 @@ export const DEAD_LETTER_HEADERS = {
   error: 'x-error',
 } as const;
 
-/** A dead-letter sink with its own producer. */
-export interface KafkaDeadLetter {
+/** A dead-letter sink with its own producer; disposing it disconnects the producer. */
+export interface KafkaDeadLetter extends Disposable {
   readonly sink: DeadLetterSink;
-  dispose(): Promise<void>;
 }
 
 /** Creates the sink for `topic`. */
@@ -58,6 +58,6 @@ export function createKafkaDeadLetter(options: { kafka: Kafka; topic: string }):
       tail = sent.catch(() => undefined);
       return sent;
     },
-    dispose: () => producer.disconnect(),
+    dispose: disposeOnce(() => producer.disconnect()),
   };
 }

@@ -3,6 +3,7 @@
  * (consumer and request publisher) and never a kafkajs type.
  */
 import type { KafkaConfig } from '../config.js';
+import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
 import type { ResultEventHandler } from './consumer.js';
 import type { Ingest } from './ingest.js';
@@ -36,16 +37,13 @@ export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger
     timeoutMs: options.config.produceTimeoutMs,
     logger: options.logger,
   });
-  let disposing: Promise<void> | undefined;
   return {
     consumer,
     publisher,
-    dispose() {
-      disposing ??= (async () => {
-        await consumer.dispose();
-        await Promise.all([publisher.dispose(), deadLetter?.dispose()]);
-      })();
-      return disposing;
-    },
+    // The consumer first: while it drains its last chunks it may still dead-letter records.
+    dispose: disposeOnce(async () => {
+      await consumer.dispose();
+      await Promise.all([publisher.dispose(), deadLetter?.dispose()]);
+    }),
   };
 }

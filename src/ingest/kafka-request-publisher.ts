@@ -5,6 +5,7 @@
  */
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import { ServiceError } from '../errors.js';
+import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
 import { CORRELATION_HEADER } from './decode-result.js';
 import { describeKafkaError } from './describe-kafka-error.js';
@@ -95,10 +96,9 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
       }
     },
 
-    async dispose() {
-      if (disposed) return;
+    dispose: disposeOnce(async () => {
       disposed = true;
       await producer.disconnect();
-    },
+    }),
   };
 }

@@ -2,6 +2,7 @@
  * The request seam: GraphQL and REST start tests through this (via results/test-starter.ts),
  * never through the broker client. The Kafka implementation lives in kafka-request-publisher.ts.
  */
+import type { Disposable } from '../lifecycle/disposable.js';
 
 /** What the external system receives for each started test. */
 export interface TestRequest {
@@ -11,11 +12,10 @@ export interface TestRequest {
   readonly requestedAt: number;
 }
 
-/** Hands start requests to the external system. */
-export interface RequestPublisher {
+/** Hands start requests to the external system. Once disposed, `publish` rejects with SHUTTING_DOWN. */
+export interface RequestPublisher extends Disposable {
   /** Resolves once the broker acknowledged the request; rejects with BROKER_UNAVAILABLE otherwise. */
   publish(request: TestRequest): Promise<void>;
   /** Connects ahead of the first request; failures are retried on the next publish. */
   start(): void;
-  dispose(): Promise<void>;
 }

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/credentials.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { postGraphQL } from '../support/graphql.js';
+import { browse as browseAs, CookieJar, hop as hopAt } from '../support/oauth-browser.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 
 const topics = uniqueTopics('oauth-flows');
@@ -74,57 +75,11 @@ async function oauthError(call: Promise<unknown>): Promise<{ error: string; stat
   return { error: String(error), status: failure?.status };
 }
 
-/** A browser's cookie store, honouring Path (the interaction cookies are scoped to one uid). */
-class CookieJar {
-  private readonly cookies = new Map<string, { name: string; value: string; path: string }>();
+/** One browser hop against this issuer (see test/support/oauth-browser.ts). */
+const hop = (jar: CookieJar, url: URL | string, form?: Record<string, string>) => hopAt(jar, issuer, url, form);
 
-  store(response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = '', ...attributes] = line.split(';').map((part) => part.trim());
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      const path = attributes.find((a) => /^path=/i.test(a))?.slice(5) || '/';
-      const expires = attributes.find((a) => /^expires=/i.test(a))?.slice(8);
-      const gone = value === '' || (expires !== undefined && Date.parse(expires) <= Date.now()) || attributes.some((a) => /^max-age=0$/i.test(a));
-      if (gone) this.cookies.delete(`${name};${path}`);
-      else this.cookies.set(`${name};${path}`, { name, value, path });
-    }
-  }
-
-  header(url: URL): string {
-    const matches = (path: string) => url.pathname === path || url.pathname.startsWith(path.endsWith('/') ? path : `${path}/`);
-    return [...this.cookies.values()].filter((c) => matches(c.path)).map((c) => `${c.name}=${c.value}`).join('; ');
-  }
-}
-
-/** One browser hop: no automatic redirects, cookies sent and stored. */
-async function hop(jar: CookieJar, url: URL | string, form?: Record<string, string>): Promise<Response> {
-  const target = new URL(url, issuer);
-  const headers = { cookie: jar.header(target), accept: 'text/html', ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) };
-  const response = await fetch(target, { method: form ? 'POST' : 'GET', headers, redirect: 'manual', ...(form ? { body: new URLSearchParams(form).toString() } : {}) });
-  jar.store(response);
-  return response;
-}
-
-/**
- * Follows the browser through the authorization endpoint, signing in as Alice when the login form
- * appears, until it is sent to the client's redirect URI (or stops somewhere else).
- */
-async function browse(jar: CookieJar, start: URL): Promise<{ callback?: URL; response: Response }> {
-  let response = await hop(jar, start);
-  for (let hops = 0; hops < 12; hops++) {
-    const location = response.headers.get('location');
-    if (response.status >= 300 && response.status < 400 && location !== null) {
-      const next = new URL(location, issuer);
-      if (next.href.startsWith(REDIRECT)) return { callback: next, response };
-      response = await hop(jar, next);
-    } else if (response.status === 200 && new URL(response.url).pathname.startsWith('/interaction/')) {
-      response = await hop(jar, response.url, { username: ALICE.username, password: ALICE.password });
-    } else {
-      return { response };
-    }
-  }
-  throw new Error('too many redirects');
-}
+/** Follows the browser through the authorization endpoint, signing in as Alice. */
+const browse = (jar: CookieJar, start: URL) => browseAs(jar, start, { issuer, redirectUri: REDIRECT, user: ALICE });
 
 /** The authorization code flow with PKCE, ending in the token response. */
 async function signIn(config: client.Configuration, jar = new CookieJar()) {
@@ -273,6 +228,9 @@ describe('authorization code with PKCE', () => {
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     const userinfo = await fetch(`${issuer}/userinfo`, { headers: { authorization: `Bearer ${idToken}` } });
     expect(userinfo.status).toBe(401);
+    // OIDC Core 5.3.3: the RFC 6750 challenge and error body.
+    expect(userinfo.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", error_description="Access token refused: the token is not an access token/);
+    expect(await userinfo.json()).toMatchObject({ error: 'invalid_token', code: 'UNAUTHENTICATED' });
   });
 
   it.each([

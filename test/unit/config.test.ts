@@ -31,7 +31,12 @@ describe('loadConfig', () => {
       STORE_MAX_TESTS: '5',
       GRAPHQL_MAX_DEPTH: '4',
       NODE_ENV: 'production',
+      // Production runs the embedded issuer only with its keys configured (see below).
+      OIDC_SIGNING_KEY: '{"kty":"RSA","d":"private"}',
+      OIDC_COOKIE_KEYS: 'a-cookie-key-of-at-least-32-characters',
     });
+    expect(config.issuer.signingKey).toEqual({ kty: 'RSA', d: 'private' });
+    expect(config.issuer.cookieKeys).toEqual(['a-cookie-key-of-at-least-32-characters']);
     expect(config).toMatchObject({ port: 8080, production: true, kafka: { brokers: ['a:1', 'b:2'], clientId: 'cid', groupId: 'gid', resultsTopic: 'r', requestsTopic: 'q', fromBeginning: false } });
     expect(config.store.ttlSeconds).toBe(60);
     expect(config.store.maxTests).toBe(5);
@@ -93,6 +98,31 @@ describe('loadConfig', () => {
         );
       }
     }
+  });
+
+  it('refuses to run the embedded issuer in production without configured signing and cookie keys', () => {
+    const keys = { OIDC_SIGNING_KEY: '{"kty":"RSA","d":"private"}', OIDC_COOKIE_KEYS: 'a-cookie-key-of-at-least-32-characters' };
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig({ NODE_ENV: 'production', ...env });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return { variable: (error as ConfigError).variable, message: (error as ConfigError).message };
+      }
+      return undefined;
+    };
+    expect(refusal({})?.variable).toBe('OIDC_SIGNING_KEY');
+    expect(refusal({ OIDC_COOKIE_KEYS: keys.OIDC_COOKIE_KEYS })).toEqual({
+      variable: 'OIDC_SIGNING_KEY',
+      message: 'OIDC_SIGNING_KEY: is required with NODE_ENV=production when the embedded issuer runs (no AUTH_ISSUER): a generated key is lost at restart and differs between replicas',
+    });
+    expect(refusal({ OIDC_SIGNING_KEY: keys.OIDC_SIGNING_KEY })?.variable).toBe('OIDC_COOKIE_KEYS');
+    expect(refusal(keys)).toBeUndefined();
+    // Outside production the keys may be generated; with an external issuer, or in a consumer
+    // process, no issuer runs.
+    expect(refusal({ NODE_ENV: 'development' })).toBeUndefined();
+    expect(refusal({ AUTH_ISSUER: 'https://id.example', AUTH_JWKS_URI: 'https://id.example/jwks' })).toBeUndefined();
+    expect(refusal({ SERVICE_ROLE: 'consumer', STATE_STORE: 'redis' })).toBeUndefined();
   });
 
   it('turns the access-token typ check off when AUTH_ACCESS_TOKEN_TYP is set and empty', () => {

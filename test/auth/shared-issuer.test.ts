@@ -1,0 +1,180 @@
+/**
+ * A durable, shared issuer: with STATE_STORE=redis, two replicas of the service (each started the
+ * way the process starts, through startFromConfig) keep the embedded issuer's grants and refresh
+ * tokens in the real Redis. A refresh token obtained from replica 1 is rotated on replica 2 after
+ * replica 1 restarted, and reusing the old one still revokes the whole family. In production the
+ * process refuses to start without configured issuer keys.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
+import * as client from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../src/auth/credentials.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { startFromConfig, type RunningService } from '../../src/start-from-config.js';
+import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { postGraphQL } from '../support/graphql.js';
+import { browse, CookieJar } from '../support/oauth-browser.js';
+import { deleteRedisKeys } from '../support/redis-keys.js';
+import { freePort, uniqueTopics } from '../support/service.js';
+
+const topics = uniqueTopics('shared-issuer');
+const REDIRECT = 'http://localhost:3000/callback';
+const ALICE = { username: 'alice', password: 'correct horse battery staple', sub: 'user-alice' };
+const PREFIX = `test-shared-issuer-${randomUUID().slice(0, 8)}`;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+let cluster: MockCluster;
+let dir: string;
+let env: Record<string, string>;
+let issuer: string;
+const ports: number[] = [];
+const replicas: Array<RunningService | undefined> = [undefined, undefined];
+
+/** Starts replica `index` (0 or 1) on its own port; both trust and publish the same issuer URL. */
+async function startReplica(index: number): Promise<RunningService> {
+  const config = loadConfig({ ...env, PORT: String(ports[index]) });
+  const running = await startFromConfig(config, createLogger({ level: config.logLevel }));
+  replicas[index] = running;
+  return running;
+}
+
+beforeAll(async () => {
+  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  dir = await mkdtemp(join(tmpdir(), 'shared-issuer-'));
+  await writeFile(join(dir, 'users.json'), JSON.stringify([{ username: ALICE.username, password_hash: await hashPassword(ALICE.password), sub: ALICE.sub }]));
+  await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'spa', token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT] }]));
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  ports.push(await freePort(), await freePort());
+  issuer = `http://127.0.0.1:${ports[0]}`;
+  env = {
+    HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    KAFKA_BROKERS: cluster.bootstrapServers.join(','),
+    KAFKA_RESULTS_TOPIC: topics.results,
+    KAFKA_REQUESTS_TOPIC: topics.requests,
+    KAFKA_GROUP_ID: topics.group,
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    STATE_STORE: 'redis',
+    REDIS_URL,
+    REDIS_KEY_PREFIX: PREFIX,
+    // Behind one load balancer every replica is the same issuer, with the same keys.
+    PUBLIC_URL: issuer,
+    OIDC_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'shared-key' }),
+    OIDC_COOKIE_KEYS: 'a-shared-cookie-key-of-at-least-32-characters',
+    OIDC_CLIENTS_FILE: join(dir, 'clients.json'),
+    OIDC_USERS_FILE: join(dir, 'users.json'),
+  };
+  await Promise.all([startReplica(0), startReplica(1)]);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(replicas.map((r) => r?.stop()));
+  await cluster?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  await deleteRedisKeys(`${PREFIX}:*`);
+});
+
+/** Alice signs in on replica 1 (the authorization code flow with PKCE) and gets a refresh token. */
+async function signIn(): Promise<client.TokenEndpointResponse> {
+  const config = await client.discovery(new URL(issuer), 'spa', undefined, client.None(), { execute: [client.allowInsecureRequests] });
+  const verifier = client.randomPKCECodeVerifier();
+  const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid tests:read tests:write', state: 's', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+  const { callback } = await browse(new CookieJar(), url, { issuer, redirectUri: REDIRECT, user: ALICE });
+  if (callback === undefined) throw new Error('the browser never reached the redirect URI');
+  const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's', idTokenExpected: true });
+  expect(tokens.refresh_token).toBeTruthy();
+  return tokens;
+}
+
+/** The refresh token grant at one replica's own token endpoint. */
+async function refreshAt(replica: number, refreshToken: string): Promise<{ status: number; body: Record<string, string> }> {
+  const response = await fetch(`http://127.0.0.1:${ports[replica]}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: 'spa' }).toString(),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, string> };
+}
+
+describe('the embedded issuer over STATE_STORE=redis', () => {
+  it('rotates on replica 2 a refresh token from replica 1 after replica 1 restarts; reusing the old one revokes the family', { timeout: 60_000 }, async () => {
+    const first = await signIn();
+    const old = first.refresh_token as string;
+
+    // The grant and its refresh token are in Redis, not in replica 1's memory.
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.keys(`${PREFIX}:oidc:RefreshToken:*`)).toHaveLength(1);
+      expect(await redis.keys(`${PREFIX}:oidc:Grant:*`)).toHaveLength(1);
+    } finally {
+      await redis.quit();
+    }
+
+    await replicas[0]?.stop();
+    await startReplica(0);
+
+    const rotated = await refreshAt(1, old);
+    expect(rotated.status).toBe(200);
+    const newest = rotated.body.refresh_token as string;
+    expect(newest).toBeTruthy();
+    expect(newest).not.toBe(old);
+    expect(decodeJwt(rotated.body.access_token as string)).toMatchObject({ iss: issuer, sub: ALICE.sub });
+    // The new access token is honoured by both replicas.
+    for (const port of ports) {
+      expect((await postGraphQL(`http://127.0.0.1:${port}`, '{ __typename }', undefined, { token: rotated.body.access_token })).status).toBe(200);
+    }
+
+    // Replaying the superseded token, on the restarted replica, is refused and ends the family...
+    const replay = await refreshAt(0, old);
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    // ...so the newest refresh token is refused too, on either replica.
+    for (const replica of [1, 0]) {
+      const refused = await refreshAt(replica, newest);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe('invalid_grant');
+    }
+  });
+
+  it('lets exactly one of two replicas presenting the same refresh token at once win; the other is a replay that ends the family', { timeout: 60_000 }, async () => {
+    const { refresh_token: token } = await signIn();
+    const outcomes = await Promise.all([refreshAt(0, token as string), refreshAt(1, token as string)]);
+    const won = outcomes.filter((o) => o.status === 200);
+    const lost = outcomes.filter((o) => o.status !== 200);
+    expect(won).toHaveLength(1);
+    expect(lost.map((o) => [o.status, o.body.error])).toEqual([[400, 'invalid_grant']]);
+    const rotated = won[0]?.body.refresh_token as string;
+    expect(rotated).toBeTruthy();
+    const after = await refreshAt(0, rotated);
+    expect([after.status, after.body.error]).toEqual([400, 'invalid_grant']);
+  });
+});
+
+describe('production', () => {
+  it.each([
+    ['OIDC_SIGNING_KEY', {}],
+    ['OIDC_COOKIE_KEYS', { OIDC_SIGNING_KEY: '{"kty":"RSA","d":"private"}' }],
+  ])('without %s the process refuses to start the embedded issuer: exit 78 naming the variable', { timeout: 30_000 }, async (variable, extra) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', KAFKA_BROKERS: '127.0.0.1:9', ...extra },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(78);
+    const line = JSON.parse(output.trim()) as { level: string; msg: string; variable: string };
+    expect(line.level).toBe('fatal');
+    expect(line.variable).toBe(variable);
+    expect(line.msg).toMatch(new RegExp(`^invalid configuration: ${variable}: is required with NODE_ENV=production`));
+  });
+});
