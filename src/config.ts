@@ -24,6 +24,7 @@ export interface Config {
   /** The embedded authorization server (used when `auth.mode` is `embedded`). */
   readonly issuer: IssuerConfig;
   readonly websocket: WebSocketConfig;
+  readonly browser: BrowserConfig;
   /** Live messages buffered per subscriber before it is closed as too slow. */
   readonly subscriptionQueueLimit: number;
   /** How long a graceful shutdown may take before the process exits anyway. */
@@ -100,6 +101,16 @@ export interface IssuerConfig {
   readonly refreshTokenTtlSeconds: number;
 }
 
+/** What browsers may do: call the API from other origins, open the GraphQL IDE. */
+export interface BrowserConfig {
+  /** Exact origins (`https://host[:port]`) whose pages may call the API (CORS); none by default. */
+  readonly corsAllowedOrigins: readonly string[];
+  /** Serve GraphiQL at `GET /graphql` for `Accept: text/html` (default: on, except in production). */
+  readonly graphqlIde: boolean;
+  /** GraphQL errors carry stack traces (`extensions.stacktrace`); off by default. */
+  readonly graphqlDebugErrors: boolean;
+}
+
 /** Limits of GraphQL over WebSocket. */
 export interface WebSocketConfig {
   /** Origins a browser may open a WebSocket from, besides the service's own; `*` allows all. */
@@ -117,11 +128,13 @@ export function loadConfig(env: Env = process.env): Config {
   const read = createReader(env);
   const stateKind = read.oneOf('STATE_STORE', 'memory', ['memory', 'redis', 'replicated']);
   const role = readRole(read, stateKind);
+  const production = read.string('NODE_ENV', 'development') === 'production';
+  const browser = readBrowser(read, production);
   return {
     role,
     port: read.int('PORT', 4000, { min: 0, max: 65535 }),
     host: read.string('HOST', '0.0.0.0'),
-    production: read.string('NODE_ENV', 'development') === 'production',
+    production,
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     kafka: readKafka(read, env, stateKind),
     store: {
@@ -147,14 +160,30 @@ export function loadConfig(env: Env = process.env): Config {
       refreshTokenTtlSeconds: read.int('OIDC_REFRESH_TOKEN_TTL_SECONDS', 14 * 86_400, { min: 60 }),
     },
     websocket: {
-      allowedOrigins: read.list('WS_ALLOWED_ORIGINS', [], /^(\*|https?:\/\/[^\s/,]+)$/),
+      // The CORS list governs WebSockets too, unless WS_ALLOWED_ORIGINS sets them apart.
+      allowedOrigins: read.list('WS_ALLOWED_ORIGINS', browser.corsAllowedOrigins, /^(\*|https?:\/\/[^\s/,]+)$/),
       maxSubscriptionsPerConnection: read.int('WS_MAX_SUBSCRIPTIONS', 20, { min: 1, max: 10_000 }),
       maxMessageBytes: read.int('WS_MAX_MESSAGE_BYTES', 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
       maxBufferedBytes: read.int('WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, { min: 64 * 1024 }),
     },
+    browser,
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),
     shutdownTimeoutMs: read.int('SHUTDOWN_TIMEOUT_MS', 10_000, { min: 100 }),
     shutdownDelayMs: read.int('SHUTDOWN_DELAY_MS', 0, { min: 0, max: 300_000 }),
+  };
+}
+
+function readBrowser(read: Reader, production: boolean): BrowserConfig {
+  const origins = read.list('CORS_ALLOWED_ORIGINS', [], /^https?:\/\/[^\s/,]+$/);
+  for (const origin of origins) {
+    // Browsers send the serialized origin (lower case, no default port, no path): only that form ever matches.
+    const serialized = URL.canParse(origin) ? new URL(origin).origin : 'null';
+    if (serialized !== origin) throw new ConfigError('CORS_ALLOWED_ORIGINS', `"${origin}" is not an exact origin (scheme://host[:port])${serialized === 'null' ? '' : `; write it as ${serialized}`}`);
+  }
+  return {
+    corsAllowedOrigins: origins,
+    graphqlIde: read.bool('GRAPHQL_IDE', !production),
+    graphqlDebugErrors: read.bool('GRAPHQL_DEBUG_ERRORS', false),
   };
 }
 

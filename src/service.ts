@@ -168,6 +168,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       access,
       verifyAccessToken: auth.verifyAccessToken,
       ...(auth.issuer ? { issuer: auth.issuer } : {}),
+      corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
     },
     clients: { subscriptions: () => pubsub.listenerCount(), connections: () => ws.connections },

@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { TestStarter } from '../results/test-starter.js';
 import type { Store } from '../store/store.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
+import { createCors } from './cors.js';
 import { sendProblem } from './problem.js';
 import { testToJson } from './test-json.js';
 
@@ -41,6 +42,8 @@ export interface ApiRoutes {
   readonly access: AccessPolicy;
   /** Mounted before the API routes (the embedded authorization server), when there is one. */
   readonly issuer?: RequestHandler;
+  /** Exact origins whose pages may call the API (CORS); none when absent. */
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
 /** Creates the Express application. */
@@ -91,6 +94,8 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 /** REST twins of the GraphQL operations, the GraphQL endpoint, and the issuer before them. */
 function mountApi(app: express.Express, api: ApiRoutes): void {
   if (api.issuer !== undefined) app.use(api.issuer);
+  // Before authentication: preflights carry no token. The issuer answers CORS for its own routes.
+  app.use(['/graphql', '/tests'], createCors(api.corsAllowedOrigins ?? []));
 
   const authenticated = authenticate(api.verifyAccessToken);
   const requireScope = (scope: string): RequestHandler => (req, res, next) => {
