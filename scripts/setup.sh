@@ -6,6 +6,7 @@
 #      tests run Kafka's Java producer from source (which needs javac)
 #    - kcat (the tests produce compressed batches with it) and openssl (the secured-Kafka tests make
 #      their CA and certificates with it)
+#    - chromium (Debian's): the browser tests drive it with playwright-core, which downloads no browser
 #    - redis-server, started on 127.0.0.1:6379, when nothing answers there and REDIS_URL is unset
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
 #  - the mock cluster binary, and Apache Kafka's jars (tools/kafka/fetch.sh)
@@ -19,6 +20,7 @@ command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
 command -v kcat >/dev/null || missing+=(kcat)
 command -v openssl >/dev/null || missing+=(openssl)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 redis_wanted=false
 if [ -z "${REDIS_URL:-}" ] && ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
   redis_wanted=true
