@@ -10,7 +10,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json codegen.yml ./
 COPY schema ./schema
 COPY src ./src
-RUN npx graphql-codegen --config codegen.yml --check && npm run build
+COPY web ./web
+# dist/web/graphiql/: GraphiQL's static files, served by the service itself (GRAPHQL_IDE).
+RUN npx graphql-codegen --config codegen.yml --check && npm run build && npm run build:web
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production PORT=4000

@@ -107,6 +107,8 @@ export interface BrowserConfig {
   readonly corsAllowedOrigins: readonly string[];
   /** Serve GraphiQL at `GET /graphql` for `Accept: text/html` (default: on, except in production). */
   readonly graphqlIde: boolean;
+  /** Public client (of the embedded issuer) GraphiQL signs in with; null: no sign-in button. */
+  readonly graphqlIdeClientId: string | null;
   /** GraphQL errors carry stack traces (`extensions.stacktrace`); off by default. */
   readonly graphqlDebugErrors: boolean;
 }
@@ -183,6 +185,7 @@ function readBrowser(read: Reader, production: boolean): BrowserConfig {
   return {
     corsAllowedOrigins: origins,
     graphqlIde: read.bool('GRAPHQL_IDE', !production),
+    graphqlIdeClientId: read.string('GRAPHQL_IDE_CLIENT_ID', '') || null,
     graphqlDebugErrors: read.bool('GRAPHQL_DEBUG_ERRORS', false),
   };
 }

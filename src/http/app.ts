@@ -14,6 +14,7 @@ import type { TestStarter } from '../results/test-starter.js';
 import type { Store } from '../store/store.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
+import { createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
 import { testToJson } from './test-json.js';
 
@@ -44,6 +45,8 @@ export interface ApiRoutes {
   readonly issuer?: RequestHandler;
   /** Exact origins whose pages may call the API (CORS); none when absent. */
   readonly corsAllowedOrigins?: readonly string[];
+  /** GraphiQL at `GET /graphql` for browsers; when absent, browsers get a 404 there. */
+  readonly graphiql?: GraphiqlOptions;
 }
 
 /** Creates the Express application. */
@@ -128,6 +131,10 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
     }
     res.setHeader('Cache-Control', 'no-store').json(testToJson(test));
   });
+
+  // Before the GraphQL endpoint: a browser asking for a page gets GraphiQL (or a 404 saying it is
+  // off), never the GraphQL server's own landing page, and without a token.
+  app.use(createGraphiqlRoutes(api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' }));
 
   app.use('/graphql', (_req: Request, res: Response, next: NextFunction) => {
     // One URL serves every operation, so nothing on it may be cached by URL.

@@ -70,7 +70,7 @@ describe('loadConfig', () => {
   });
 
   it('reads the browser settings: CORS origins govern WebSockets unless set apart, the IDE is off in production', () => {
-    expect(loadConfig({}).browser).toEqual({ corsAllowedOrigins: [], graphqlIde: true, graphqlDebugErrors: false });
+    expect(loadConfig({}).browser).toEqual({ corsAllowedOrigins: [], graphqlIde: true, graphqlIdeClientId: null, graphqlDebugErrors: false });
     expect(loadConfig({ NODE_ENV: 'production' }).browser.graphqlIde).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_IDE: 'on' }).browser.graphqlIde).toBe(true);
     const listed = loadConfig({ CORS_ALLOWED_ORIGINS: 'https://app.example, http://localhost:5173' });
