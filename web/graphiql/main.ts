@@ -132,12 +132,21 @@ async function start(): Promise<void> {
   const settings = (await (await fetch('/graphiql/config.json')).json()) as PageSettings;
   let session: Session | null = null;
   let problem: string | null = null;
+  // `/graphql?sign-in`: a link that goes straight to the login page (the local stack prints it).
+  const signInAsked = new URLSearchParams(window.location.search).has('sign-in');
+  if (signInAsked) window.history.replaceState(null, '', window.location.pathname);
   if (settings.signIn !== null) {
     try {
       session = await finishSignIn(settings.signIn);
+      if (session === null && signInAsked) {
+        await startSignIn(settings.signIn);
+        return;
+      }
     } catch (error) {
       problem = error instanceof Error ? error.message : String(error);
     }
+  } else if (signInAsked) {
+    problem = 'Sign-in is not set up here (GRAPHQL_IDE_CLIENT_ID); paste a token in the Headers tab.';
   }
   root.render(h(App, { settings, session, problem }));
 }
