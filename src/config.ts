@@ -14,7 +14,7 @@ export interface Config {
   readonly role: ServiceRole;
   readonly port: number;
   readonly host: string;
-  /** `production` masks unexpected errors and disables nothing else. */
+  /** `production` turns GraphiQL off by default (GRAPHQL_IDE) and changes nothing else. */
   readonly production: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly kafka: KafkaConfig;
@@ -101,7 +101,7 @@ export interface IssuerConfig {
   readonly refreshTokenTtlSeconds: number;
 }
 
-/** What browsers may do: call the API from other origins, open the GraphQL IDE. */
+/** What browsers and people exploring the API get: CORS, the GraphQL IDE, error details. */
 export interface BrowserConfig {
   /** Exact origins (`https://host[:port]`) whose pages may call the API (CORS); none by default. */
   readonly corsAllowedOrigins: readonly string[];
@@ -109,7 +109,7 @@ export interface BrowserConfig {
   readonly graphqlIde: boolean;
   /** Public client (of the embedded issuer) GraphiQL signs in with; null: no sign-in button. */
   readonly graphqlIdeClientId: string | null;
-  /** GraphQL errors carry stack traces (`extensions.stacktrace`); off by default. */
+  /** GraphQL errors carry stack traces and unexpected errors' own messages; off by default, in every environment. */
   readonly graphqlDebugErrors: boolean;
 }
 

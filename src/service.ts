@@ -135,7 +135,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
   const deps: GraphQLDeps = { store, pubsub, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
   const schema = createSchema();
-  const formatError = createErrorFormatter({ production: config.production, logger });
+  const formatError = createErrorFormatter({ logger, debug: config.browser.graphqlDebugErrors });
   const limits = { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost };
   const apollo = createApolloServer({
     schema,
