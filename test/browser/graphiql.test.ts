@@ -95,6 +95,9 @@ describe('GraphiQL', () => {
     expect(html.status).toBe(200);
     expect(html.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await html.text()).toMatch(/<script type="module" crossorigin src="\/graphiql\/assets\/[\w-]+\.js">/);
+    // With a token too: the GraphQL server's own landing page never answers a browser.
+    const withToken = await fetch(`${svc.url}/graphql`, { headers: { accept: 'text/html', authorization: 'Bearer anything' } });
+    expect(await withToken.text()).toContain('/graphiql/assets/');
     const json = await fetch(`${svc.url}/graphql?query=%7B__typename%7D`, { headers: { accept: 'application/json' } });
     expect(json.status).toBe(401);
     const settings = await fetch(`${svc.url}/graphiql/config.json`);
@@ -150,6 +153,20 @@ describe('GraphiQL', () => {
       await context.close();
     }
   }, 90_000);
+});
+
+describe('GraphiQL sign-in link', () => {
+  it('/graphql?sign-in goes straight to the issuer\'s login page', async () => {
+    const { context, page } = await recordingContext();
+    try {
+      await page.goto(`${svc.url}/graphql?sign-in`);
+      await page.locator('input[name="username"]').waitFor();
+      expect(new URL(page.url()).pathname).toMatch(/^\/interaction\/[\w-]+$/);
+      await screenshot(page, 'graphiql-sign-in');
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe('GraphiQL turned off', () => {

@@ -96,15 +96,19 @@ function Header(props: { settings: PageSettings; session: Session | null; proble
 }
 
 function App(props: { settings: PageSettings; session: Session | null; problem: string | null }) {
-  const [fetcher] = useState(() =>
-    createGraphiQLFetcher({
+  const [fetcher] = useState(() => {
+    // The signed-in token is also the default under the Headers tab: GraphiQL fetches the schema
+    // as soon as it mounts, possibly before its Headers editor exists.
+    const signedIn = props.session === null ? undefined : { Authorization: `Bearer ${props.session.accessToken}` };
+    return createGraphiQLFetcher({
       url: '/graphql',
+      ...(signedIn ? { headers: signedIn, wsConnectionParams: signedIn } : {}),
       // Subscriptions get the Headers tab as the connection_init payload, so the same
       // Authorization header authenticates both transports.
       subscriptionUrl: `${window.location.protocol === 'https:' ? 'wss' : 'ws'}://${window.location.host}/graphql`,
       enableIncrementalDelivery: false,
-    }),
-  );
+    });
+  });
   const headers = props.session === null ? '{}' : JSON.stringify({ Authorization: `Bearer ${props.session.accessToken}` }, null, 2);
   return h(
     'div',
