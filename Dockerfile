@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # Multi-stage build: compile TypeScript with dev dependencies, ship production dependencies only.
-# Node 26 is the Active LTS line as of late 2026.
+# Node 26 is the Active LTS line as of late 2026; package.json's engines (>=20.19) is the floor, and
+# README.md's "Node.js versions" tells the whole rule.
 ARG NODE_VERSION=26
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
@@ -10,7 +11,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json codegen.yml ./
 COPY schema ./schema
 COPY src ./src
-RUN npx graphql-codegen --config codegen.yml --check && npm run build
+COPY web ./web
+# dist/web/graphiql/: GraphiQL's static files, served by the service itself (GRAPHQL_IDE).
+RUN npx graphql-codegen --config codegen.yml --check && npm run build && npm run build:web
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production PORT=4000

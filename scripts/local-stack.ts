@@ -32,20 +32,21 @@ const devDir = new URL('../.cache/dev/', import.meta.url);
 mkdirSync(devDir, { recursive: true });
 const clientsFile = new URL('clients.json', devDir);
 const usersFile = new URL('users.json', devDir);
+// The browser client signs in from GraphiQL, which is its own redirect URI (under both local names).
+const demoWeb = {
+  client_id: 'demo-web',
+  grant_types: ['authorization_code', 'refresh_token'],
+  redirect_uris: [`http://localhost:${port}/graphql`, `http://127.0.0.1:${port}/graphql`],
+  token_endpoint_auth_method: 'none',
+};
 if (!existsSync(clientsFile)) {
   const secret = randomBytes(24).toString('base64url');
-  writeFileSync(
-    clientsFile,
-    JSON.stringify(
-      [
-        { client_id: 'demo', client_secret: secret, grant_types: ['client_credentials'], scope: 'tests:read tests:write' },
-        { client_id: 'demo-web', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: ['http://localhost:5173/callback'], token_endpoint_auth_method: 'none' },
-      ],
-      null,
-      2,
-    ),
-  );
+  writeFileSync(clientsFile, JSON.stringify([{ client_id: 'demo', client_secret: secret, grant_types: ['client_credentials'], scope: 'tests:read tests:write' }, demoWeb], null, 2));
   writeFileSync(usersFile, JSON.stringify([{ username: 'demo', password_hash: await hashPassword('demo-password'), sub: 'user-demo', name: 'Demo User', email: 'demo@example.com' }], null, 2));
+} else {
+  // Kept from an earlier run (the demo secret stays); the browser client follows this run's port.
+  const kept = JSON.parse(readFileSync(clientsFile, 'utf8')) as Array<{ client_id: string }>;
+  writeFileSync(clientsFile, JSON.stringify([...kept.filter((c) => c.client_id !== 'demo-web'), demoWeb], null, 2));
 }
 const demoSecret = (JSON.parse(readFileSync(clientsFile, 'utf8')) as Array<{ client_id: string; client_secret?: string }>).find((c) => c.client_id === 'demo')?.client_secret ?? '';
 
@@ -55,6 +56,10 @@ const baseEnv: Record<string, string | undefined> = {
   PORT: port,
   OIDC_CLIENTS_FILE: process.env.OIDC_CLIENTS_FILE ?? new URL(clientsFile).pathname,
   OIDC_USERS_FILE: process.env.OIDC_USERS_FILE ?? new URL(usersFile).pathname,
+  // GraphiQL with its sign-in button, and CORS for the stack's own pages under both local names.
+  GRAPHQL_IDE: process.env.GRAPHQL_IDE ?? 'true',
+  GRAPHQL_IDE_CLIENT_ID: process.env.GRAPHQL_IDE_CLIENT_ID ?? 'demo-web',
+  CORS_ALLOWED_ORIGINS: process.env.CORS_ALLOWED_ORIGINS ?? `http://localhost:${port},http://127.0.0.1:${port}`,
 };
 let config: Config;
 try {
@@ -123,6 +128,8 @@ for (let i = 0; i < 300; i++) {
 process.stderr.write(`
 Result Collection Service is running.
 
+  GraphiQL (open in a browser)  ${url}/graphql
+  Sign in from GraphiQL         ${url}/graphql?sign-in      user "demo", password "demo-password"
   GraphQL (HTTP and WebSocket)  ${url}/graphql
   REST                          POST ${url}/tests, GET ${url}/tests/{id}
   OAuth 2.0 / OIDC issuer       ${url}/.well-known/openid-configuration
@@ -132,6 +139,8 @@ Result Collection Service is running.
                                 topics: results ${resultsTopic}, requests ${requestsTopic}${config.kafka.deadLetterTopic === null ? '' : `, dead letters ${config.kafka.deadLetterTopic}`}
 
 Get an access token (client "demo", client credentials; the secret is in .cache/dev/clients.json):
+  export TOKEN=$(npm run --silent token)
+  # the same by hand:
   export TOKEN=$(curl -s -u demo:${demoSecret} -d grant_type=client_credentials -d 'scope=tests:read tests:write' ${url}/oauth/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
 
 Start a test:
@@ -146,7 +155,8 @@ Follow it live over the WebSocket subscription (prints each message, exits when 
   npx tsx scripts/follow.ts ${url} ID          # uses $TOKEN
   npx tsx scripts/follow.ts ${url} --start     # starts a test first
 
-Browser sign-in (authorization code + PKCE): client "demo-web", user "demo" / "demo-password".
+Browser sign-in (authorization code + PKCE): open ${url}/graphql?sign-in and sign in as "demo" / "demo-password";
+GraphiQL (client "demo-web", redirect URI ${url}/graphql) then sends the token with every operation.
 
 Ctrl-C stops everything.
 `);

@@ -6,8 +6,10 @@
 #      tests run Kafka's Java producer from source (which needs javac)
 #    - kcat (the tests produce compressed batches with it) and openssl (the secured-Kafka tests make
 #      their CA and certificates with it)
+#    - chromium (Debian's): the browser tests drive it with playwright-core, which downloads no browser
 #    - redis-server, started on 127.0.0.1:6379, when nothing answers there and REDIS_URL is unset
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
+#  - GraphiQL's static build (npm run build:web, into dist/web/graphiql/) when web/ or the lock file changed
 #  - the mock cluster binary, and Apache Kafka's jars (tools/kafka/fetch.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,7 @@ command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
 command -v kcat >/dev/null || missing+=(kcat)
 command -v openssl >/dev/null || missing+=(openssl)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 redis_wanted=false
 if [ -z "${REDIS_URL:-}" ] && ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
   redis_wanted=true
@@ -61,6 +64,14 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing npm dependencies (npm ci)" >&2
   npm ci --no-audit --no-fund >&2
   echo "$want" > "$stamp"
+fi
+
+web_stamp=dist/web/graphiql/.build-stamp
+web_want=$(cat package-lock.json web/graphiql/* 2>/dev/null | sha256sum | cut -d' ' -f1)
+if [ ! -f "$web_stamp" ] || [ "$(cat "$web_stamp")" != "$web_want" ]; then
+  echo "setup: building GraphiQL (npm run build:web)" >&2
+  npm run --silent build:web >&2
+  echo "$web_want" > "$web_stamp"
 fi
 
 bash tools/mock-cluster/build.sh >/dev/null

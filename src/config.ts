@@ -14,7 +14,7 @@ export interface Config {
   readonly role: ServiceRole;
   readonly port: number;
   readonly host: string;
-  /** `production` masks unexpected errors and disables nothing else. */
+  /** `production` turns GraphiQL off by default (GRAPHQL_IDE) and changes nothing else. */
   readonly production: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly kafka: KafkaConfig;
@@ -24,6 +24,7 @@ export interface Config {
   /** The embedded authorization server (used when `auth.mode` is `embedded`). */
   readonly issuer: IssuerConfig;
   readonly websocket: WebSocketConfig;
+  readonly browser: BrowserConfig;
   /** Live messages buffered per subscriber before it is closed as too slow. */
   readonly subscriptionQueueLimit: number;
   /** How long a graceful shutdown may take before the process exits anyway. */
@@ -100,6 +101,18 @@ export interface IssuerConfig {
   readonly refreshTokenTtlSeconds: number;
 }
 
+/** What browsers and people exploring the API get: CORS, the GraphQL IDE, error details. */
+export interface BrowserConfig {
+  /** Exact origins (`https://host[:port]`) whose pages may call the API (CORS); none by default. */
+  readonly corsAllowedOrigins: readonly string[];
+  /** Serve GraphiQL at `GET /graphql` for `Accept: text/html` (default: on, except in production). */
+  readonly graphqlIde: boolean;
+  /** Public client (of the embedded issuer) GraphiQL signs in with; null: no sign-in button. */
+  readonly graphqlIdeClientId: string | null;
+  /** GraphQL errors carry stack traces and unexpected errors' own messages; off by default, in every environment. */
+  readonly graphqlDebugErrors: boolean;
+}
+
 /** Limits of GraphQL over WebSocket. */
 export interface WebSocketConfig {
   /** Origins a browser may open a WebSocket from, besides the service's own; `*` allows all. */
@@ -119,6 +132,7 @@ export function loadConfig(env: Env = process.env): Config {
   const role = readRole(read, stateKind);
   const production = read.string('NODE_ENV', 'development') === 'production';
   const auth = readAuth(read, env);
+  const browser = readBrowser(read, production);
   return {
     role,
     port: read.int('PORT', 4000, { min: 0, max: 65535 }),
@@ -142,14 +156,31 @@ export function loadConfig(env: Env = process.env): Config {
     auth,
     issuer: readIssuer(read, { production, runsIssuer: auth.mode === 'embedded' && role !== 'consumer' }),
     websocket: {
-      allowedOrigins: read.list('WS_ALLOWED_ORIGINS', [], /^(\*|https?:\/\/[^\s/,]+)$/),
+      // The CORS list governs WebSockets too, unless WS_ALLOWED_ORIGINS sets them apart.
+      allowedOrigins: read.list('WS_ALLOWED_ORIGINS', browser.corsAllowedOrigins, /^(\*|https?:\/\/[^\s/,]+)$/),
       maxSubscriptionsPerConnection: read.int('WS_MAX_SUBSCRIPTIONS', 20, { min: 1, max: 10_000 }),
       maxMessageBytes: read.int('WS_MAX_MESSAGE_BYTES', 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
       maxBufferedBytes: read.int('WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, { min: 64 * 1024 }),
     },
+    browser,
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),
     shutdownTimeoutMs: read.int('SHUTDOWN_TIMEOUT_MS', 10_000, { min: 100 }),
     shutdownDelayMs: read.int('SHUTDOWN_DELAY_MS', 0, { min: 0, max: 300_000 }),
+  };
+}
+
+function readBrowser(read: Reader, production: boolean): BrowserConfig {
+  const origins = read.list('CORS_ALLOWED_ORIGINS', [], /^https?:\/\/[^\s/,]+$/);
+  for (const origin of origins) {
+    // Browsers send the serialized origin (lower case, no default port, no path): only that form ever matches.
+    const serialized = URL.canParse(origin) ? new URL(origin).origin : 'null';
+    if (serialized !== origin) throw new ConfigError('CORS_ALLOWED_ORIGINS', `"${origin}" is not an exact origin (scheme://host[:port])${serialized === 'null' ? '' : `; write it as ${serialized}`}`);
+  }
+  return {
+    corsAllowedOrigins: origins,
+    graphqlIde: read.bool('GRAPHQL_IDE', !production),
+    graphqlIdeClientId: read.string('GRAPHQL_IDE_CLIENT_ID', '') || null,
+    graphqlDebugErrors: read.bool('GRAPHQL_DEBUG_ERRORS', false),
   };
 }
 

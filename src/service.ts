@@ -10,6 +10,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAccessPolicy } from './auth/access.js';
+import { SCOPES } from './auth/principal.js';
 import type { Auth } from './auth/create-auth.js';
 import type { Config } from './config.js';
 import { createGraphQLContext, type GraphQLDeps } from './graphql/context.js';
@@ -147,7 +148,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
   const deps: GraphQLDeps = { store, pubsub, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
   const schema = createSchema();
-  const formatError = createErrorFormatter({ production: config.production, logger });
+  const formatError = createErrorFormatter({ logger, debug: config.browser.graphqlDebugErrors });
   const limits = { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost };
   const apollo = createApolloServer({
     schema,
@@ -181,6 +182,8 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       access,
       verifyAccessToken: auth.verifyAccessToken,
       ...(auth.issuer ? { issuer: auth.issuer } : {}),
+      corsAllowedOrigins: config.browser.corsAllowedOrigins,
+      graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: `openid profile ${SCOPES.read} ${SCOPES.write}` },
       graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
     },
     clients: { subscriptions: () => pubsub.listenerCount(), connections: () => ws.connections },

@@ -140,7 +140,9 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
       ctx.body = out;
     },
     discovery: { userinfo_endpoint: `${issuer}/userinfo` },
-    clientBasedCORS: () => false,
+    // A single-page app finishes code + PKCE with a fetch from the origin it is redirected back to.
+    // Confidential clients keep their secret on a server, so no browser calls for them.
+    clientBasedCORS: (_ctx, origin, client) => client.tokenEndpointAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.canParse(uri) && new URL(uri).origin === origin),
   };
 
   const provider = new Provider(issuer, configuration);

@@ -1,7 +1,8 @@
 /**
  * The GraphQL error edge: errors the service raised on purpose, and client errors found by
  * parsing, validation and coercion, keep their message and `extensions.code`; anything else is
- * logged and, in production, masked.
+ * logged and masked. Stack traces (and the file paths in them and in unexpected messages) reach
+ * clients only when `debug` asks for them (GRAPHQL_DEBUG_ERRORS), in any environment.
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ServiceError, type ErrorCode } from '../errors.js';
@@ -11,11 +12,15 @@ import type { Logger } from '../logger.js';
 export type ErrorFormatter = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 
 /** Creates the formatter shared by Apollo (`formatError`) and the WebSocket server. */
-export function createErrorFormatter(options: { production: boolean; logger: Logger }): ErrorFormatter {
+export function createErrorFormatter(options: { logger: Logger; debug?: boolean }): ErrorFormatter {
+  const debug = options.debug ?? false;
   return (formatted, error) => {
-    if (!isUnexpected(error)) return formatted;
+    // The GraphQL server may have added `stacktrace` already (Apollo does outside production).
+    const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
+    const shown: GraphQLFormattedError = debug ? formatted : { ...formatted, ...(formatted.extensions ? { extensions } : {}) };
+    if (!isUnexpected(error)) return shown;
     options.logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error, path: formatted.path }, 'unexpected error in a GraphQL operation');
-    if (!options.production) return { ...formatted, extensions: { ...formatted.extensions, code: 'INTERNAL_SERVER_ERROR' satisfies ErrorCode } };
+    if (debug) return { ...shown, extensions: { ...shown.extensions, code: 'INTERNAL_SERVER_ERROR' satisfies ErrorCode } };
     return {
       message: 'Internal server error',
       ...(formatted.locations ? { locations: formatted.locations } : {}),

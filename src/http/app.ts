@@ -13,6 +13,8 @@ import type { Metrics } from '../metrics.js';
 import type { TestStarter } from '../results/test-starter.js';
 import type { Store } from '../store/store.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
+import { createCors } from './cors.js';
+import { createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
 import { testToJson } from './test-json.js';
 
@@ -41,6 +43,10 @@ export interface ApiRoutes {
   readonly access: AccessPolicy;
   /** Mounted before the API routes (the embedded authorization server), when there is one. */
   readonly issuer?: RequestHandler;
+  /** Exact origins whose pages may call the API (CORS); none when absent. */
+  readonly corsAllowedOrigins?: readonly string[];
+  /** GraphiQL at `GET /graphql` for browsers; when absent, browsers get a 404 there. */
+  readonly graphiql?: GraphiqlOptions;
 }
 
 /** Creates the Express application. */
@@ -91,6 +97,8 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 /** REST twins of the GraphQL operations, the GraphQL endpoint, and the issuer before them. */
 function mountApi(app: express.Express, api: ApiRoutes): void {
   if (api.issuer !== undefined) app.use(api.issuer);
+  // Before authentication: preflights carry no token. The issuer answers CORS for its own routes.
+  app.use(['/graphql', '/tests'], createCors(api.corsAllowedOrigins ?? []));
 
   const authenticated = authenticate(api.verifyAccessToken);
   const requireScope = (scope: string): RequestHandler => (req, res, next) => {
@@ -123,6 +131,10 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
     }
     res.setHeader('Cache-Control', 'no-store').json(testToJson(test));
   });
+
+  // Before the GraphQL endpoint: a browser asking for a page gets GraphiQL (or a 404 saying it is
+  // off), never the GraphQL server's own landing page, and without a token.
+  app.use(createGraphiqlRoutes(api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' }));
 
   app.use('/graphql', (_req: Request, res: Response, next: NextFunction) => {
     // One URL serves every operation, so nothing on it may be cached by URL.

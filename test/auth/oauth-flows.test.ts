@@ -250,6 +250,48 @@ describe('authorization code with PKCE', () => {
   });
 });
 
+describe('token endpoint CORS', () => {
+  /** A fresh code for `clientId`, and its verifier. */
+  async function codeFor(clientId: string, secret?: string) {
+    const config = await configFor(clientId, secret);
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: `openid ${API_SCOPES}`, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 'c1' });
+    const { callback } = await browse(new CookieJar(), url);
+    return { code: callback?.searchParams.get('code') ?? '', verifier };
+  }
+  const exchange = (origin: string, form: Record<string, string>) =>
+    fetch(`${issuer}/oauth/token`, { method: 'POST', headers: { origin, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: REDIRECT, ...form }) });
+
+  it('lets a public client\'s page finish code + PKCE from the origin of its redirect URI', async () => {
+    const origin = new URL(REDIRECT).origin;
+    const preflight = await fetch(`${issuer}/oauth/token`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+
+    const { code, verifier } = await codeFor('spa');
+    const response = await exchange(origin, { client_id: 'spa', code, code_verifier: verifier });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBe(origin);
+    const body = (await response.json()) as { access_token: string };
+    expect((await postGraphQL(svc.url, '{ __typename }', undefined, { token: body.access_token })).status).toBe(200);
+  });
+
+  it('refuses the exchange from any other origin, without a CORS header the browser could honour', async () => {
+    const { code, verifier } = await codeFor('spa');
+    const response = await exchange('https://elsewhere.example', { client_id: 'spa', code, code_verifier: verifier });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+    expect(((await response.json()) as { error: string }).error).toBe('invalid_request');
+  });
+
+  it('answers no browser for a confidential client, whose secret belongs on a server', async () => {
+    const { code, verifier } = await codeFor('web', SECRETS.web);
+    const response = await exchange(new URL(REDIRECT).origin, { client_id: 'web', client_secret: SECRETS.web, code, code_verifier: verifier });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
 describe('refresh tokens', () => {
   it('rotate on use; reusing a superseded one is refused and kills the newer one of the same family', async () => {
     const config = await configFor('web', SECRETS.web);

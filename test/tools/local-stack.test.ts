@@ -4,9 +4,10 @@
  * command's client, a started test runs to COMPLETED through the simulated external system, and
  * Ctrl-C (SIGINT) stops the service before the broker and exits 0.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/graphql.js';
 import { freePort } from '../support/service.js';
@@ -42,6 +43,18 @@ describe.each([
       await eventually(() => output.includes('Result Collection Service is running.'), 120_000, 'the stack to print its banner');
       const url = `http://localhost:${port}`;
       expect(output).toContain(`${url}/graphql`);
+      expect(output).toMatch(new RegExp(`GraphiQL \\(open in a browser\\) +${url}/graphql\n`));
+      expect(output).toContain(`${url}/graphql?sign-in`);
+      // The banner's and README's token command, run as written.
+      expect(output).toContain('export TOKEN=$(npm run --silent token)');
+      const printed = await promisify(execFile)('bash', ['-c', 'npm run --silent token'], { env: { ...process.env, PORT: String(port) } });
+      expect(printed.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+      const viaHelper = await fetch(`${url}/tests/none`, { headers: { authorization: `Bearer ${printed.stdout.trim()}` } });
+      expect(viaHelper.status).toBe(404);
+      // GraphiQL is served to a browser without a token, with sign-in through the demo browser client.
+      const page = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(200);
+      expect(await (await fetch(`${url}/graphiql/config.json`)).json()).toMatchObject({ signIn: { clientId: 'demo-web' } });
       const auth = { authorization: `Bearer ${await token(url)}` };
       const started = await fetch(`${url}/tests`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'local stack' }) });
       expect(started.status).toBe(202);

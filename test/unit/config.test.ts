@@ -56,6 +56,11 @@ describe('loadConfig', () => {
     ['SERVICE_ROLE', 'worker'],
     ['AUTH_ISSUER', 'not a url'],
     ['WS_ALLOWED_ORIGINS', 'evil.example'],
+    ['CORS_ALLOWED_ORIGINS', 'app.example'],
+    ['CORS_ALLOWED_ORIGINS', '*'],
+    ['CORS_ALLOWED_ORIGINS', 'https://app.example/'],
+    ['CORS_ALLOWED_ORIGINS', 'https://App.example:443'],
+    ['GRAPHQL_IDE', 'sometimes'],
     ['OIDC_SIGNING_KEY', '[1,2]'],
   ])('refuses %s=%s with an error naming the variable', (name, value) => {
     let caught: unknown;
@@ -67,6 +72,18 @@ describe('loadConfig', () => {
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).variable).toBe(name);
     expect((caught as ConfigError).message).toMatch(new RegExp(`^${name}: `));
+  });
+
+  it('reads the browser settings: CORS origins govern WebSockets unless set apart, the IDE is off in production', () => {
+    expect(loadConfig({}).browser).toEqual({ corsAllowedOrigins: [], graphqlIde: true, graphqlIdeClientId: null, graphqlDebugErrors: false });
+    expect(loadConfig({ NODE_ENV: 'production' }).browser.graphqlIde).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_IDE: 'on' }).browser.graphqlIde).toBe(true);
+    const listed = loadConfig({ CORS_ALLOWED_ORIGINS: 'https://app.example, http://localhost:5173' });
+    expect(listed.browser.corsAllowedOrigins).toEqual(['https://app.example', 'http://localhost:5173']);
+    expect(listed.websocket.allowedOrigins).toEqual(['https://app.example', 'http://localhost:5173']);
+    const apart = loadConfig({ CORS_ALLOWED_ORIGINS: 'https://app.example', WS_ALLOWED_ORIGINS: 'https://live.example' });
+    expect(apart.websocket.allowedOrigins).toEqual(['https://live.example']);
+    expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://App.example:443' })).toThrow(/write it as https:\/\/app\.example$/);
   });
 
   it('gives a replicated replica a group of its own from INSTANCE_ID, never committing', () => {

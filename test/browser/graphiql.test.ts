@@ -1,0 +1,187 @@
+/**
+ * GraphiQL in a real browser: served by the service without a token, with every request staying on
+ * the service's origin; a user signs in through the embedded issuer (code + PKCE) from the page,
+ * which fills the Authorization header, then runs a mutation over HTTP and a subscription over
+ * graphql-ws whose live messages the page shows.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../src/auth/credentials.js';
+import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { createSimulator, type Simulator } from '../../tools/simulator/simulator.js';
+import { launchChromium, screenshot } from '../support/browser.js';
+import { eventually } from '../support/graphql.js';
+import { freePort, startTestService, uniqueTopics, type TestService } from '../support/service.js';
+
+const topics = uniqueTopics('graphiql');
+const USER = { username: 'ada', password: 'correct horse battery staple', sub: 'user-ada', name: 'Ada Lovelace' };
+
+let cluster: MockCluster;
+let simulator: Simulator;
+let svc: TestService;
+let browser: Browser;
+let dir: string;
+
+beforeAll(async () => {
+  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, groupId: `${topics.group}-sim`, duplicateEvery: 0, swapEvery: 0 });
+  await simulator.start();
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  dir = await mkdtemp(join(tmpdir(), 'graphiql-'));
+  await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'graphiql', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [`${origin}/graphql`], token_endpoint_auth_method: 'none' }]));
+  await writeFile(join(dir, 'users.json'), JSON.stringify([{ username: USER.username, password_hash: await hashPassword(USER.password), sub: USER.sub, name: USER.name }]));
+  svc = await startTestService({
+    brokers: cluster.bootstrapServers,
+    embeddedIssuer: true,
+    env: {
+      PORT: String(port),
+      PUBLIC_URL: origin,
+      KAFKA_RESULTS_TOPIC: topics.results,
+      KAFKA_REQUESTS_TOPIC: topics.requests,
+      KAFKA_GROUP_ID: topics.group,
+      OIDC_CLIENTS_FILE: join(dir, 'clients.json'),
+      OIDC_USERS_FILE: join(dir, 'users.json'),
+      GRAPHQL_IDE: 'true',
+      GRAPHQL_IDE_CLIENT_ID: 'graphiql',
+    },
+  });
+  await svc.ready();
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+  await simulator?.dispose();
+  await cluster?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** A fresh browser context that records every request and WebSocket its pages open. */
+async function recordingContext(): Promise<{ context: BrowserContext; page: Page; urls: string[]; sockets: string[]; graphqlAuth: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const urls: string[] = [];
+  const sockets: string[] = [];
+  const graphqlAuth: string[] = [];
+  context.on('request', (request) => {
+    urls.push(request.url());
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql') graphqlAuth.push(request.headers().authorization ?? '');
+  });
+  const page = await context.newPage();
+  // Fail a step with its own message well before the test's timeout.
+  page.setDefaultTimeout(20_000);
+  page.on('websocket', (socket) => sockets.push(socket.url()));
+  return { context, page, urls, sockets, graphqlAuth };
+}
+
+/** Replaces the operation in GraphiQL's query editor (Monaco) with `text`. */
+async function setQuery(page: Page, text: string): Promise<void> {
+  await page.locator('.graphiql-query-editor .monaco-editor').first().click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+/** What the response pane shows (Monaco renders spaces as no-break spaces). */
+const responseText = async (page: Page) => (await page.locator('.graphiql-response').innerText()).replace(/\u00a0/g, ' ');
+
+describe('GraphiQL', () => {
+  it('is served to a browser without a token; JSON clients still get the GraphQL endpoint', async () => {
+    const html = await fetch(`${svc.url}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(html.status).toBe(200);
+    expect(html.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await html.text()).toMatch(/<script type="module" crossorigin src="\/graphiql\/assets\/[\w-]+\.js">/);
+    // With a token too: the GraphQL server's own landing page never answers a browser.
+    const withToken = await fetch(`${svc.url}/graphql`, { headers: { accept: 'text/html', authorization: 'Bearer anything' } });
+    expect(await withToken.text()).toContain('/graphiql/assets/');
+    const json = await fetch(`${svc.url}/graphql?query=%7B__typename%7D`, { headers: { accept: 'application/json' } });
+    expect(json.status).toBe(401);
+    const settings = await fetch(`${svc.url}/graphiql/config.json`);
+    expect(await settings.json()).toEqual({ signIn: { clientId: 'graphiql', scope: 'openid profile tests:read tests:write' } });
+  });
+
+  it('loads with every request on the service\'s own origin, signs in with code + PKCE, runs a mutation and shows a subscription\'s live messages', async () => {
+    const { context, page, urls, sockets, graphqlAuth } = await recordingContext();
+    try {
+      await page.goto(`${svc.url}/graphql`);
+      await page.locator('.graphiql-container').waitFor();
+      await page.getByRole('button', { name: 'Sign in' }).click();
+
+      // The issuer's login page, on the same origin; then back to GraphiQL with a code.
+      await page.locator('input[name="username"]').fill(USER.username);
+      await page.locator('input[name="password"]').fill(USER.password);
+      await page.locator('input[name="password"]').press('Enter');
+      await page.getByTestId('signed-in').waitFor();
+      expect(await page.getByTestId('signed-in').innerText()).toBe(`Signed in as ${USER.name}`);
+      expect(new URL(page.url()).search).toBe('');
+      // Before signing in, the page's schema request went without a token (and got a 401); from now on every call carries one.
+      graphqlAuth.length = 0;
+      await page.locator('.graphiql-query-editor .monaco-editor').first().waitFor();
+
+      await setQuery(page, 'mutation { startTest(input: { name: "from GraphiQL", parameters: { steps: 5, intervalMs: 400 } }) { correlationId } }');
+      await page.locator('.graphiql-execute-button').click();
+      const correlationId = await eventually(async () => /"correlationId": "([^"]+)"/.exec(await responseText(page))?.[1], 15_000, 'the mutation\'s answer in the response pane');
+      expect(graphqlAuth.length).toBeGreaterThan(0);
+      for (const header of graphqlAuth) expect(header).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+
+      await setQuery(page, `subscription { testMessages(correlationId: "${correlationId}") { sequence final } }`);
+      await page.locator('.graphiql-execute-button').click();
+      // GraphiQL shows each message as it arrives: several distinct ones, then the final one.
+      const seen = new Set<string>();
+      await eventually(async () => {
+        const sequence = /"sequence": (\d+)/.exec(await responseText(page))?.[1];
+        if (sequence !== undefined) seen.add(sequence);
+        return seen.has('6');
+      }, 20_000, 'the final message in the response pane');
+      expect(seen.size).toBeGreaterThanOrEqual(3);
+      expect(await responseText(page)).toMatch(/"final": true/);
+      await screenshot(page, 'graphiql-subscription');
+
+      const own = new URL(svc.url);
+      const foreign = [...urls, ...sockets].filter((url) => !url.startsWith('data:') && new URL(url).host !== own.host);
+      expect(foreign).toEqual([]);
+      expect(urls.some((url) => new URL(url).pathname.startsWith('/graphiql/assets/'))).toBe(true);
+      expect(sockets).toEqual([expect.stringMatching(new RegExp(`^ws://${own.host}/graphql$`))]);
+    } catch (error) {
+      await screenshot(page, 'graphiql-failure').catch(() => undefined);
+      throw error;
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
+});
+
+describe('GraphiQL sign-in link', () => {
+  it('/graphql?sign-in goes straight to the issuer\'s login page', async () => {
+    const { context, page } = await recordingContext();
+    try {
+      await page.goto(`${svc.url}/graphql?sign-in`);
+      await page.locator('input[name="username"]').waitFor();
+      expect(new URL(page.url()).pathname).toMatch(/^\/interaction\/[\w-]+$/);
+      await screenshot(page, 'graphiql-sign-in');
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('GraphiQL turned off', () => {
+  it('answers a browser 404 with how to turn it on, never another landing page', async () => {
+    const off = await startTestService({
+      brokers: cluster.bootstrapServers,
+      env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-off`, GRAPHQL_IDE: 'false' },
+    });
+    try {
+      const response = await fetch(`${off.url}/graphql`, { headers: { accept: 'text/html' } });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { detail: string }).detail).toMatch(/GRAPHQL_IDE=false/);
+      expect((await fetch(`${off.url}/graphiql/config.json`)).status).toBe(404);
+    } finally {
+      await off.stop();
+    }
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * GraphQL error answers carry no stack trace and no file path, over HTTP and WebSocket, unless
+ * GRAPHQL_DEBUG_ERRORS asks for them; an unexpected error's own message is masked the same way.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/store.js';
+import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
+import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+
+const topics = uniqueTopics('error-details');
+const LEAK = 'ENOENT: no such file or directory, open \'/srv/secret/state.db\'';
+let cluster: MockCluster;
+const services: TestService[] = [];
+
+// A store whose read of one id fails the way a bug or a broken dependency would.
+const failingOn = (store: Store): Store => ({
+  ...store,
+  get: async (id) => {
+    if (id === 'explode') throw new Error(LEAK);
+    return store.get(id);
+  },
+  getMany: async (ids) => {
+    if (ids.includes('explode')) throw new Error(LEAK);
+    return store.getMany(ids);
+  },
+});
+
+async function serviceWith(env: Record<string, string>): Promise<TestService> {
+  const svc = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-${services.length}`, ...env },
+    wrapStore: failingOn,
+  });
+  services.push(svc);
+  return svc;
+}
+
+beforeAll(async () => {
+  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+});
+
+afterAll(async () => {
+  await Promise.all(services.map((s) => s.stop()));
+  await cluster?.stop();
+});
+
+const PATHS = /\/(work|srv|home|app)\/|\.ts:\d+|node_modules|at [\w.<>]+ \(/;
+
+describe.each([
+  ['development (the default)', {}],
+  ['production', { NODE_ENV: 'production' }],
+])('GraphQL errors in %s', (_name, env) => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await serviceWith(env);
+  });
+
+  it('carry no stack trace or file path for a client error', async () => {
+    const response = await postGraphQL(svc.url, '{ test(correlationId: "x") { nope } }');
+    expect(response.status).toBe(400);
+    expect(response.body.errors?.[0]?.extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED' });
+    expect(JSON.stringify(response.body)).not.toMatch(PATHS);
+  });
+
+  it('mask an unexpected error: neither its message nor where it happened', async () => {
+    const response = await postGraphQL(svc.url, '{ test(correlationId: "explode") { status } }');
+    expect(response.body.errors).toEqual([{ message: 'Internal server error', locations: [{ line: 1, column: 3 }], path: ['test'], extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
+    expect(JSON.stringify(response.body)).not.toMatch(PATHS);
+  });
+
+  it('carry no stack trace over the WebSocket either', async () => {
+    const client = createWsClient(svc.url);
+    try {
+      const sub = collect(client, 'subscription { testMessages(correlationId: "no-such-test") { sequence } }');
+      const rejected = await sub.done.then(() => [], (error: unknown) => (Array.isArray(error) ? error : [error]));
+      const errors = [...sub.results.flatMap((r) => (r as { errors?: unknown[] }).errors ?? []), ...rejected];
+      expect(errors.length).toBeGreaterThan(0);
+      expect(JSON.stringify(errors)).toMatch(/NOT_FOUND/);
+      expect(JSON.stringify(errors)).not.toMatch(/stacktrace/);
+      expect(JSON.stringify(errors)).not.toMatch(PATHS);
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+describe('GraphQL errors with GRAPHQL_DEBUG_ERRORS=true', () => {
+  it('carry the stack trace and the unexpected error\'s own message', async () => {
+    const svc = await serviceWith({ GRAPHQL_DEBUG_ERRORS: 'true' });
+    const response = await postGraphQL(svc.url, '{ test(correlationId: "explode") { status } }');
+    const [error] = response.body.errors ?? [];
+    expect(error?.message).toBe(LEAK);
+    expect(error?.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+    expect(Array.isArray(error?.extensions?.stacktrace)).toBe(true);
+  });
+});
