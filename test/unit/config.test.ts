@@ -76,8 +76,10 @@ describe('loadConfig', () => {
 
   it('reads the browser settings: CORS origins govern WebSockets unless set apart, the IDE is off in production', () => {
     expect(loadConfig({}).browser).toEqual({ corsAllowedOrigins: [], graphqlIde: true, graphqlIdeClientId: null, graphqlDebugErrors: false });
-    expect(loadConfig({ NODE_ENV: 'production' }).browser.graphqlIde).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_IDE: 'on' }).browser.graphqlIde).toBe(true);
+    // Production needs an issuer's keys (or an external issuer): not the point here.
+    const external = { AUTH_ISSUER: 'https://id.example', AUTH_JWKS_URI: 'https://id.example/jwks' };
+    expect(loadConfig({ NODE_ENV: 'production', ...external }).browser.graphqlIde).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_IDE: 'on', ...external }).browser.graphqlIde).toBe(true);
     const listed = loadConfig({ CORS_ALLOWED_ORIGINS: 'https://app.example, http://localhost:5173' });
     expect(listed.browser.corsAllowedOrigins).toEqual(['https://app.example', 'http://localhost:5173']);
     expect(listed.websocket.allowedOrigins).toEqual(['https://app.example', 'http://localhost:5173']);
