@@ -2,7 +2,7 @@
  * Composition and lifecycle of one service process. The role decides which parts run: the API
  * (HTTP + WebSocket on one port, the issuer, the request publisher), the consumer in the
  * background, or both; health, readiness and metrics are always served. Shutdown drains HTTP and
- * WebSocket first, then the consumer (which commits) and the producer, then PubSub and store.
+ * WebSocket first, then the consumer (which commits) and the producer, then the result log.
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import { createServer, type Server } from 'node:http';
@@ -21,17 +21,15 @@ import { principalOf } from './http/authenticate.js';
 import type { Ingest } from './ingest/ingest.js';
 import type { ResultEventHandler } from './ingest/consumer.js';
 import type { Logger } from './logger.js';
-import type { PubSub } from './pubsub/pubsub.js';
 import { createResultRecorder } from './results/record-result.js';
 import { createTestStarter } from './results/test-starter.js';
-import type { Store } from './store/store.js';
+import type { ResultLog } from './log/result-log.js';
 
 /** Everything a service process is built from; clients are injected, never created here. */
 export interface ServiceOptions {
   readonly config: Config;
   readonly logger: Logger;
-  readonly store: Store;
-  readonly pubsub: PubSub;
+  readonly log: ResultLog;
   /** Builds the broker side around the handler that stores each chunk of consumed messages. */
   readonly createIngest: (onEvents: ResultEventHandler) => Ingest;
   /** Token verification (and the embedded issuer, if any); required unless the role is `consumer`. */
@@ -65,9 +63,9 @@ interface ApiSide {
  * its group in the background.
  */
 export async function startService(options: ServiceOptions): Promise<Service> {
-  const { config, logger, store, pubsub } = options;
+  const { config, logger, log } = options;
   const consumes = config.role !== 'api';
-  const ingest = options.createIngest(createResultRecorder({ store, pubsub }));
+  const ingest = options.createIngest(createResultRecorder({ log }));
   const httpServer = createServer();
   const api = config.role === 'consumer' ? undefined : await createApiSide(options, ingest, httpServer);
 
@@ -79,7 +77,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       const consumer = ingest.consumer.state();
       checks.consumer = consumer.state === 'joined' ? 'ok' : `${consumer.state}${consumer.reason ? `: ${consumer.reason}` : ''}`;
     }
-    checks.store = await store.check().then(
+    checks.store = await log.check().then(
       () => 'ok',
       (error: unknown) => `unavailable: ${error instanceof Error ? error.message : String(error)}`,
     );
@@ -116,7 +114,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       await (api ? api.stop() : closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2)));
       // The consumer commits what it stored as it leaves the group.
       await Promise.allSettled([ingest.dispose()]).then(logRejections(logger, 'broker'));
-      await Promise.allSettled([pubsub.dispose(), store.dispose(), options.auth?.dispose()]).then(logRejections(logger, 'state'));
+      await Promise.allSettled([log.dispose(), options.auth?.dispose()]).then(logRejections(logger, 'state'));
       logger.info('stopped');
     })();
     return stopping;
@@ -127,11 +125,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
 /** GraphQL over HTTP (Apollo) and WebSocket, the REST routes and the issuer. */
 async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer: Server): Promise<ApiSide> {
-  const { config, logger, store, pubsub, auth } = options;
+  const { config, logger, log, auth } = options;
   if (auth === undefined) throw new Error(`startService: the ${config.role} role serves the API and needs auth`);
-  const starter = createTestStarter({ store, publisher: ingest.publisher, logger });
+  const starter = createTestStarter({ log, publisher: ingest.publisher, logger });
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
-  const deps: GraphQLDeps = { store, pubsub, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
+  const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
   const schema = createSchema();
   const formatError = createErrorFormatter({ production: config.production, logger });
@@ -163,14 +161,14 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
   });
   return {
     routes: {
-      store,
+      log,
       starter,
       access,
       verifyAccessToken: auth.verifyAccessToken,
       ...(auth.issuer ? { issuer: auth.issuer } : {}),
       graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
     },
-    clients: { subscriptions: () => pubsub.listenerCount(), connections: () => ws.connections },
+    clients: { subscriptions: () => log.followers(), connections: () => ws.connections },
     async stop() {
       // WebSockets first (closed with 1001), then in-flight HTTP requests drain (apollo.stop runs
       // the drain plugin, which also closes the listening socket).

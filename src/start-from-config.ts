@@ -25,8 +25,7 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
   const service = await startService({
     config,
     logger,
-    store: state.store,
-    pubsub: state.pubsub,
+    log: state.log,
     ...(state.storedTests ? { storedTests: state.storedTests } : {}),
     createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
     // A consumer-only process serves no API, so it verifies no token and runs no issuer.

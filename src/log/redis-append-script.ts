@@ -1,0 +1,96 @@
+/**
+ * The Lua scripts of the Redis log (see redis-result-log.ts for the key layout). Each touches the
+ * keys of one test only, which share a hash tag, so it runs on Redis Cluster as on one primary.
+ * They hold no rule of the domain: no status names, no ordering; they store what they are given,
+ * deduplicate by key, count, and set a value only if absent.
+ */
+
+/**
+ * Appends a batch of one test's messages, in the order given.
+ *
+ * KEYS: meta, msgs, keys of the test.
+ * ARGV: now, ttl, max messages per test, the test's channel, then 3 per message: its
+ * deduplication key, the status it finishes an unfinished test with ('' when it does not), and its
+ * stored text (message-format.ts).
+ * Returns the test's first finishing status before the batch ('' for none), its message count
+ * before the batch, then one answer per message: `i` (inserted), `o` (over the maximum, not
+ * stored), or the receivedAt of the stored copy (a duplicate).
+ *
+ * A key stored earlier in the same batch counts as stored. What is new is pushed to the end of the
+ * list in one RPUSH (the list keeps arrival order; readers order by sequence), the keys in one
+ * HSET, and one notice with the new count is published on the test's channel, in the same atomic
+ * step: nothing can store without announcing.
+ */
+export const APPEND = `
+local meta, msgs, keys = KEYS[1], KEYS[2], KEYS[3]
+local now, ttl, max, channel = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local CHUNK = 1000
+
+-- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
+local function call(command, key, items)
+  local replies = {}
+  for i = 1, #items, CHUNK do
+    local reply = redis.call(command, key, unpack(items, i, math.min(i + CHUNK - 1, #items)))
+    if type(reply) == 'table' then
+      for j = 1, #reply do replies[#replies + 1] = reply[j] end
+    end
+  end
+  return replies
+end
+
+local count = redis.call('LLEN', msgs)
+local out = { redis.call('HGET', meta, 'finishedAs') or '', count }
+local wanted = {}
+for a = 5, #ARGV, 3 do wanted[#wanted + 1] = ARGV[a] end
+local stored = call('HMGET', keys, wanted)
+local seen = {}
+for i = 1, #wanted do
+  if stored[i] then seen[wanted[i]] = stored[i] end
+end
+
+local items, fresh = {}, {}
+for a = 5, #ARGV, 3 do
+  local key = ARGV[a]
+  local earlier = seen[key]
+  if earlier then
+    out[#out + 1] = earlier
+  elseif count + #items >= max then
+    out[#out + 1] = 'o'
+  else
+    items[#items + 1] = ARGV[a + 2]
+    fresh[#fresh + 1] = key
+    fresh[#fresh + 1] = now
+    seen[key] = now
+    -- Set if absent: the first finishing status stored stays.
+    if ARGV[a + 1] ~= '' then redis.call('HSETNX', meta, 'finishedAs', ARGV[a + 1]) end
+    out[#out + 1] = 'i'
+  end
+end
+
+if #items > 0 then
+  if count == 0 then redis.call('HSETNX', meta, 'createdAt', now) end
+  call('RPUSH', msgs, items)
+  call('HSET', keys, fresh)
+  redis.call('EXPIRE', meta, ttl)
+  redis.call('EXPIRE', msgs, ttl)
+  redis.call('EXPIRE', keys, ttl)
+  redis.call('PUBLISH', channel, count + #items)
+end
+return out
+`;
+
+/**
+ * Records a started test unless the test is already known (started, or first seen through its
+ * results), then answers it.
+ *
+ * KEYS: meta, msgs. ARGV: now, ttl, input (JSON), owner ('' for none).
+ * Returns the meta hash as a flat list of fields and values, then the stored messages.
+ */
+export const CREATE = `
+local meta, msgs = KEYS[1], KEYS[2]
+if redis.call('HSETNX', meta, 'createdAt', ARGV[1]) == 1 then
+  redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4])
+end
+redis.call('EXPIRE', meta, ARGV[2])
+return { redis.call('HGETALL', meta), redis.call('LRANGE', msgs, 0, -1) }
+`;

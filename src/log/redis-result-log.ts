@@ -1,0 +1,198 @@
+/**
+ * The result log in Redis, shared by every replica. Appending is one Lua script call per test of a
+ * batch (redis-append-script.ts): the deduplication check, the append, the expiry refresh and the
+ * notice to followers happen atomically in Redis, so two replicas or a redelivery can never store a
+ * message twice, and nothing is stored without being announced. The calls of one batch go out
+ * together (one round trip with auto-pipelining). Followers read through per-test tails
+ * (redis-tail.ts), which re-read after the last message they delivered whenever they may have
+ * missed a notice.
+ *
+ * Keys per test, all under the hash tag `{<id>}` so that they live in one Redis Cluster slot (all
+ * expire together, refreshed on every write):
+ *   {prefix}:{id}:meta   hash  createdAt, input (JSON), owner, finishedAs (first finishing status)
+ *   {prefix}:{id}:msgs   list  stored messages (message-format.ts) in arrival order; readers order
+ *                              them by sequence (src/domain/order.ts)
+ *   {prefix}:{id}:keys   hash  deduplication key -> receivedAt of the stored copy
+ *   {prefix}:{id}:notices      the channel of the test's notices
+ */
+import type { Redis } from 'ioredis';
+import { orderArrivals } from '../domain/order.js';
+import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
+import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import { ServiceError } from '../errors.js';
+import { disposeOnce } from '../lifecycle/disposable.js';
+import type { Logger } from '../logger.js';
+import { openFollower } from './follower.js';
+import { decodeMessage, encodeMessage } from './message-format.js';
+import { APPEND, CREATE } from './redis-append-script.js';
+import type { NewTest, ResultLog } from './result-log.js';
+import { createRedisTails } from './redis-tail.js';
+
+/** Options of {@link createRedisResultLog}. */
+export interface RedisResultLogOptions {
+  /** The command connection; the log does not own it and does not close it. */
+  readonly redis: Redis;
+  /** A connection of its own for the notices (subscriber mode); not closed by the log either. */
+  readonly subscriber: Redis;
+  readonly ttlSeconds: number;
+  readonly maxMessagesPerTest: number;
+  /** Key prefix, so several deployments can share one Redis. */
+  readonly prefix?: string;
+  readonly logger: Logger;
+}
+
+interface Scripts {
+  rcsAppend(meta: string, msgs: string, keys: string, ...args: Array<string | number>): Promise<Array<string | number>>;
+  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
+}
+
+/** Creates the Redis {@link ResultLog}. */
+export function createRedisResultLog(options: RedisResultLogOptions): ResultLog {
+  const { redis, ttlSeconds, maxMessagesPerTest } = options;
+  const prefix = options.prefix ?? 'rcs';
+  const keysOf = (id: string) => {
+    const base = `${prefix}:{${id}}`;
+    return { meta: `${base}:meta`, msgs: `${base}:msgs`, keys: `${base}:keys`, channel: `${base}:notices` } as const;
+  };
+  // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
+  redis.defineCommand('rcsAppend', { lua: APPEND, numberOfKeys: 3 });
+  redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
+  const scripts = redis as unknown as Scripts;
+
+  const appendTest = async (id: string, messages: readonly IncomingMessage[], now: number): Promise<AppendResult[]> => {
+    const k = keysOf(id);
+    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, k.channel];
+    for (const message of messages) args.push(message.key, finishingStatus(message) ?? '', encodeMessage(message, now));
+    const reply = await scripts.rcsAppend(k.meta, k.msgs, k.keys, ...args);
+    // The status moves message by message, by the domain's rule, from where the test stood.
+    let status = statusOf(reply[0] === '' ? null : (reply[0] as TestStatus), Number(reply[1]));
+    return messages.map((incoming, i) => {
+      const answer = String(reply[i + 2]);
+      if (answer === 'i') status = nextStatus(status, incoming);
+      const outcome = answer === 'i' ? 'inserted' : answer === 'o' ? 'over-limit' : 'duplicate';
+      return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(answer) : now) };
+    });
+  };
+
+  const append = async (batch: readonly IncomingMessage[]): Promise<AppendResult[]> => {
+    if (batch.length === 0) return [];
+    const now = Date.now();
+    // One call per test (its keys share a slot), all sent at once; answers go back in batch order.
+    const byTest = new Map<string, number[]>();
+    batch.forEach((message, i) => {
+      const positions = byTest.get(message.correlationId);
+      if (positions === undefined) byTest.set(message.correlationId, [i]);
+      else positions.push(i);
+    });
+    const results = new Array<AppendResult>(batch.length);
+    await Promise.all(
+      [...byTest].map(async ([id, positions]) => {
+        const answers = await appendTest(id, positions.map((i) => batch[i] as IncomingMessage), now);
+        positions.forEach((position, i) => (results[position] = answers[i] as AppendResult));
+      }),
+    );
+    return results;
+  };
+
+  const read = async (correlationId: string): Promise<TestRecord | null> => {
+    const k = keysOf(correlationId);
+    const results = await redis.multi().hgetall(k.meta).lrange(k.msgs, 0, -1).exec();
+    return toRecord(correlationId, results?.[0]?.[1] as Record<string, string>, results?.[1]?.[1] as string[]);
+  };
+
+  const tails = createRedisTails({
+    subscriber: options.subscriber,
+    channelOf: (id) => keysOf(id).channel,
+    logger: options.logger,
+    reads: {
+      head: async (id) => {
+        const k = keysOf(id);
+        const results = await redis.multi().llen(k.msgs).hget(k.meta, 'finishedAs').exec();
+        const count = Number(results?.[0]?.[1]);
+        return { count, status: statusOf((results?.[1]?.[1] as TestStatus | null) ?? null, count) };
+      },
+      after: async (id, from) => (await redis.lrange(keysOf(id).msgs, from, -1)).map(decodeMessage),
+    },
+  });
+
+  const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
+    try {
+      return await operation();
+    } catch (error) {
+      throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
+    }
+  };
+
+  return {
+    create: (test: NewTest) =>
+      wrap(async () => {
+        const k = keysOf(test.correlationId);
+        const [meta, messages] = await scripts.rcsCreate(k.meta, k.msgs, Date.now(), ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '');
+        const fields: Record<string, string> = {};
+        for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
+        return toRecord(test.correlationId, fields, messages) as TestRecord;
+      }),
+
+    get: (correlationId) => wrap(() => read(correlationId)),
+
+    getMany: (correlationIds) =>
+      wrap(async () => {
+        if (correlationIds.length === 0) return [];
+        const pipeline = redis.pipeline();
+        for (const id of correlationIds) {
+          const k = keysOf(id);
+          pipeline.hgetall(k.meta).lrange(k.msgs, 0, -1);
+        }
+        const results = (await pipeline.exec()) ?? [];
+        return correlationIds.map((id, i) => {
+          const [metaError, meta] = results[2 * i] ?? [];
+          const [msgsError, msgs] = results[2 * i + 1] ?? [];
+          if (metaError || msgsError) throw metaError ?? msgsError;
+          return toRecord(id, meta as Record<string, string>, msgs as string[]);
+        });
+      }),
+
+    append: (batch) => wrap(() => append(batch)),
+
+    follow: (correlationId, followOptions) => openFollower({ read: (id) => wrap(() => read(id)), listen: tails.listen }, correlationId, followOptions),
+
+    followers: (correlationId) => tails.count(correlationId),
+
+    remove: (correlationId) =>
+      wrap(async () => {
+        const k = keysOf(correlationId);
+        return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
+      }),
+
+    check: () =>
+      wrap(async () => {
+        await redis.ping();
+      }),
+
+    // The connections are injected and closed by their owner.
+    dispose: disposeOnce(async () => tails.dispose()),
+  };
+}
+
+/** The message as stored: the incoming fields (without the payload's text) and its receivedAt. */
+function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
+  const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
+  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
+}
+
+function toRecord(correlationId: string, meta: Record<string, string> | undefined, stored: string[] | undefined): TestRecord | null {
+  if (meta?.createdAt === undefined) return null;
+  const arrivals = (stored ?? []).map(decodeMessage);
+  const createdAt = Number(meta.createdAt);
+  const last = arrivals[arrivals.length - 1];
+  return {
+    correlationId,
+    status: statusOf((meta.finishedAs as TestStatus | undefined) ?? null, arrivals.length),
+    input: JSON.parse(meta.input ?? 'null'),
+    owner: meta.owner ? meta.owner : null,
+    createdAt,
+    // Every append that stores something stores messages received at its own instant.
+    updatedAt: last === undefined ? createdAt : Math.max(createdAt, last.receivedAt),
+    messages: orderArrivals(arrivals),
+  };
+}
