@@ -1,29 +1,29 @@
 /**
- * The Lua scripts of the Redis log (see redis-result-log.ts for the key layout). Each touches the
- * keys of one test only, which share a hash tag, so it runs on Redis Cluster as on one primary.
- * They hold no rule of the domain: no status names, no ordering; they store what they are given,
+ * The Lua scripts of the Redis log (see redis-result-log.ts for the key layout). They touch only
+ * the keys they are given; the keys of one test share a hash tag. They hold no rule of the domain: no status names, no ordering; they store what they are given,
  * deduplicate by key, count, and set a value only if absent.
  */
 
 /**
- * Appends a batch of one test's messages, in the order given.
+ * Appends the messages of one or more tests, each test's in the order given. A call names the
+ * keys of every test it writes to, so on Redis Cluster a call carries one test (its keys share a
+ * slot); on a single primary one call carries the whole batch.
  *
- * KEYS: meta, msgs, keys of the test.
- * ARGV: now, ttl, max messages per test, the test's channel, then 3 per message: its
- * deduplication key, the status it finishes an unfinished test with ('' when it does not), and its
- * stored text (message-format.ts).
- * Returns the test's first finishing status before the batch ('' for none), its message count
- * before the batch, then one answer per message: `i` (inserted), `o` (over the maximum, not
- * stored), or the receivedAt of the stored copy (a duplicate).
+ * KEYS: meta, msgs and keys of each test, 3 per test.
+ * ARGV: now, ttl, max messages per test, then per test, in the order of KEYS: its channel, its
+ * number of messages n, then 3 per message: its deduplication key, the status it finishes an
+ * unfinished test with ('' when it does not), and its stored text (message-format.ts).
+ * Returns per test, in the same order: its first finishing status before the call ('' for none),
+ * its message count before the call, then one answer per message: `i` (inserted), `o` (over the
+ * maximum, not stored), or the receivedAt of the stored copy (a duplicate).
  *
- * A key stored earlier in the same batch counts as stored. What is new is pushed to the end of the
- * list in one RPUSH (the list keeps arrival order; readers order by sequence), the keys in one
- * HSET, and one notice with the new count is published on the test's channel, in the same atomic
- * step: nothing can store without announcing.
+ * A key stored earlier in the same call counts as stored. What is new is pushed to the end of the
+ * test's list in one RPUSH (the list keeps arrival order; readers order by sequence), its keys in
+ * one HSET, and one notice with the new count is published on the test's channel, in the same
+ * atomic step: nothing can store without announcing.
  */
 export const APPEND = `
-local meta, msgs, keys = KEYS[1], KEYS[2], KEYS[3]
-local now, ttl, max, channel = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local now, ttl, max = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local CHUNK = 1000
 
 -- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
@@ -38,43 +38,53 @@ local function call(command, key, items)
   return replies
 end
 
-local count = redis.call('LLEN', msgs)
-local out = { redis.call('HGET', meta, 'finishedAs') or '', count }
-local wanted = {}
-for a = 5, #ARGV, 3 do wanted[#wanted + 1] = ARGV[a] end
-local stored = call('HMGET', keys, wanted)
-local seen = {}
-for i = 1, #wanted do
-  if stored[i] then seen[wanted[i]] = stored[i] end
-end
+local out = {}
+local a = 4
+for t = 1, #KEYS, 3 do
+  local meta, msgs, keys = KEYS[t], KEYS[t + 1], KEYS[t + 2]
+  local channel, n = ARGV[a], tonumber(ARGV[a + 1])
+  local first, last = a + 2, a + 2 + 3 * (n - 1)
+  a = last + 3
 
-local items, fresh = {}, {}
-for a = 5, #ARGV, 3 do
-  local key = ARGV[a]
-  local earlier = seen[key]
-  if earlier then
-    out[#out + 1] = earlier
-  elseif count + #items >= max then
-    out[#out + 1] = 'o'
-  else
-    items[#items + 1] = ARGV[a + 2]
-    fresh[#fresh + 1] = key
-    fresh[#fresh + 1] = now
-    seen[key] = now
-    -- Set if absent: the first finishing status stored stays.
-    if ARGV[a + 1] ~= '' then redis.call('HSETNX', meta, 'finishedAs', ARGV[a + 1]) end
-    out[#out + 1] = 'i'
+  local count = redis.call('LLEN', msgs)
+  out[#out + 1] = redis.call('HGET', meta, 'finishedAs') or ''
+  out[#out + 1] = count
+  local wanted = {}
+  for m = first, last, 3 do wanted[#wanted + 1] = ARGV[m] end
+  local stored = call('HMGET', keys, wanted)
+  local seen = {}
+  for i = 1, #wanted do
+    if stored[i] then seen[wanted[i]] = stored[i] end
   end
-end
 
-if #items > 0 then
-  if count == 0 then redis.call('HSETNX', meta, 'createdAt', now) end
-  call('RPUSH', msgs, items)
-  call('HSET', keys, fresh)
-  redis.call('EXPIRE', meta, ttl)
-  redis.call('EXPIRE', msgs, ttl)
-  redis.call('EXPIRE', keys, ttl)
-  redis.call('PUBLISH', channel, count + #items)
+  local items, fresh = {}, {}
+  for m = first, last, 3 do
+    local key = ARGV[m]
+    local earlier = seen[key]
+    if earlier then
+      out[#out + 1] = earlier
+    elseif count + #items >= max then
+      out[#out + 1] = 'o'
+    else
+      items[#items + 1] = ARGV[m + 2]
+      fresh[#fresh + 1] = key
+      fresh[#fresh + 1] = now
+      seen[key] = now
+      -- Set if absent: the first finishing status stored stays.
+      if ARGV[m + 1] ~= '' then redis.call('HSETNX', meta, 'finishedAs', ARGV[m + 1]) end
+      out[#out + 1] = 'i'
+    end
+  end
+
+  if #items > 0 then
+    if count == 0 then redis.call('HSETNX', meta, 'createdAt', now) end
+    call('RPUSH', msgs, items)
+    call('HSET', keys, fresh)
+    redis.call('EXPIRE', meta, ttl)
+    redis.call('EXPIRE', msgs, ttl)
+    redis.call('EXPIRE', keys, ttl)
+    redis.call('PUBLISH', channel, count + #items)
+  end
 end
 return out
 `;

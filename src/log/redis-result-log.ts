@@ -1,9 +1,9 @@
 /**
- * The result log in Redis, shared by every replica. Appending is one Lua script call per test of a
- * batch (redis-append-script.ts): the deduplication check, the append, the expiry refresh and the
- * notice to followers happen atomically in Redis, so two replicas or a redelivery can never store a
- * message twice, and nothing is stored without being announced. The calls of one batch go out
- * together (one round trip with auto-pipelining). Followers read through per-test tails
+ * The result log in Redis, shared by every replica. Appending is one Lua script call per batch
+ * (or per test of the batch, for Redis Cluster; redis-append-script.ts): the deduplication check,
+ * the append, the expiry refresh and the notice to followers happen atomically in Redis, so two
+ * replicas or a redelivery can never store a message twice, and nothing is stored without being
+ * announced. Followers read through per-test tails
  * (redis-tail.ts), which re-read after the last message they delivered whenever they may have
  * missed a notice.
  *
@@ -38,59 +38,75 @@ export interface RedisResultLogOptions {
   readonly maxMessagesPerTest: number;
   /** Key prefix, so several deployments can share one Redis. */
   readonly prefix?: string;
+  /**
+   * `per-batch` (the default): one append script call per batch, naming the keys of all its tests,
+   * which a single Redis primary allows. `per-test`: one call per test of the batch, sent together,
+   * as Redis Cluster requires (a script's keys must share a slot; a test's keys share a hash tag).
+   */
+  readonly scriptCalls?: 'per-batch' | 'per-test';
   readonly logger: Logger;
 }
 
 interface Scripts {
-  rcsAppend(meta: string, msgs: string, keys: string, ...args: Array<string | number>): Promise<Array<string | number>>;
+  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
   rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
 }
 
 /** Creates the Redis {@link ResultLog}. */
 export function createRedisResultLog(options: RedisResultLogOptions): ResultLog {
   const { redis, ttlSeconds, maxMessagesPerTest } = options;
+  const callPerTest = options.scriptCalls === 'per-test';
   const prefix = options.prefix ?? 'rcs';
   const keysOf = (id: string) => {
     const base = `${prefix}:{${id}}`;
     return { meta: `${base}:meta`, msgs: `${base}:msgs`, keys: `${base}:keys`, channel: `${base}:notices` } as const;
   };
   // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
-  redis.defineCommand('rcsAppend', { lua: APPEND, numberOfKeys: 3 });
+  // The append's number of keys varies with the tests of the call: it is its first argument.
+  redis.defineCommand('rcsAppend', { lua: APPEND });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
   const scripts = redis as unknown as Scripts;
 
-  const appendTest = async (id: string, messages: readonly IncomingMessage[], now: number): Promise<AppendResult[]> => {
-    const k = keysOf(id);
-    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, k.channel];
-    for (const message of messages) args.push(message.key, finishingStatus(message) ?? '', encodeMessage(message, now));
-    const reply = await scripts.rcsAppend(k.meta, k.msgs, k.keys, ...args);
-    // The status moves message by message, by the domain's rule, from where the test stood.
-    let status = statusOf(reply[0] === '' ? null : (reply[0] as TestStatus), Number(reply[1]));
-    return messages.map((incoming, i) => {
-      const answer = String(reply[i + 2]);
-      if (answer === 'i') status = nextStatus(status, incoming);
-      const outcome = answer === 'i' ? 'inserted' : answer === 'o' ? 'over-limit' : 'duplicate';
-      return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(answer) : now) };
+  /** Appends the messages of the given tests in one script call; answers per test, in order. */
+  const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number): Promise<AppendResult[][]> => {
+    const keys: string[] = [];
+    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest];
+    for (const [id, messages] of tests) {
+      const k = keysOf(id);
+      keys.push(k.meta, k.msgs, k.keys);
+      args.push(k.channel, messages.length);
+      for (const message of messages) args.push(message.key, finishingStatus(message) ?? '', encodeMessage(message, now));
+    }
+    const reply = await scripts.rcsAppend(keys.length, ...keys, ...args);
+    let at = 0;
+    return tests.map(([, messages]) => {
+      // The status moves message by message, by the domain's rule, from where the test stood.
+      let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
+      at += 2;
+      return messages.map((incoming) => {
+        const answer = String(reply[at++]);
+        if (answer === 'i') status = nextStatus(status, incoming);
+        const outcome = answer === 'i' ? 'inserted' : answer === 'o' ? 'over-limit' : 'duplicate';
+        return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(answer) : now) };
+      });
     });
   };
 
   const append = async (batch: readonly IncomingMessage[]): Promise<AppendResult[]> => {
     if (batch.length === 0) return [];
     const now = Date.now();
-    // One call per test (its keys share a slot), all sent at once; answers go back in batch order.
     const byTest = new Map<string, number[]>();
     batch.forEach((message, i) => {
       const positions = byTest.get(message.correlationId);
       if (positions === undefined) byTest.set(message.correlationId, [i]);
       else positions.push(i);
     });
+    const tests = [...byTest].map(([id, positions]) => [id, positions.map((i) => batch[i] as IncomingMessage)] as const);
+    // One call for the whole batch on a single primary; on Redis Cluster one call per test (its
+    // keys share a slot), all sent at once.
+    const answers = callPerTest ? (await Promise.all(tests.map((test) => appendCall([test], now)))).flat() : await appendCall(tests, now);
     const results = new Array<AppendResult>(batch.length);
-    await Promise.all(
-      [...byTest].map(async ([id, positions]) => {
-        const answers = await appendTest(id, positions.map((i) => batch[i] as IncomingMessage), now);
-        positions.forEach((position, i) => (results[position] = answers[i] as AppendResult));
-      }),
-    );
+    [...byTest.values()].forEach((positions, t) => positions.forEach((position, i) => (results[position] = answers[t]?.[i] as AppendResult)));
     return results;
   };
 

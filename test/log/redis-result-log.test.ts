@@ -27,29 +27,39 @@ afterAll(async () => {
 /** A log on connections of its own, as a replica has; the subscriber is named so it can be found and cut. */
 let replicas = 0;
 const subscriberNames = new WeakMap<ResultLog, string>();
-function replica(bounds: { ttlSeconds: number; maxMessagesPerTest: number }): ResultLog {
+function replica(bounds: { ttlSeconds: number; maxMessagesPerTest: number }, scriptCalls: 'per-batch' | 'per-test' = 'per-batch'): ResultLog {
   const name = `rcs-test-subscriber-${process.pid}-${++replicas}`;
   // A slow reconnect, so that messages are surely appended while the subscriber is away.
   const subscriber = connect({ connectionName: name, retryStrategy: () => 300 });
-  const log = createRedisResultLog({ redis: connect(), subscriber, prefix, logger: createSilentLogger(), ...bounds });
+  const log = createRedisResultLog({ redis: connect(), subscriber, prefix, logger: createSilentLogger(), scriptCalls, ...bounds });
   subscriberNames.set(log, name);
   return log;
 }
 
-describeResultLogContract('redis', {
+describeResultLogContract('redis, one script call per batch (a single primary)', {
   create: replica,
   // Another replica on the same Redis, with its own connections.
   peer: () => replica({ ttlSeconds: 3600, maxMessagesPerTest: 10_000 }),
-  // Cut by a second, real connection, the way a network failure or a Redis failover would.
-  async dropLiveConnection(log) {
-    const admin = connect();
-    const name = subscriberNames.get(log) as string;
-    const line = (await admin.client('LIST') as string).split('\n').find((entry) => entry.includes(` name=${name} `));
-    const id = /(?:^| )id=(\d+)/.exec(line ?? '')?.[1];
-    expect(id, `the subscriber connection ${name}`).toBeDefined();
-    expect(await admin.client('KILL', 'ID', id as string)).toBe(1);
-  },
+  dropLiveConnection: (log) => cutSubscriber(log),
 });
+
+// One call per test, as Redis Cluster requires: each call names the keys of one hash tag only.
+describeResultLogContract('redis, one script call per test (Redis Cluster)', {
+  create: (bounds) => replica(bounds, 'per-test'),
+  // Another replica on the same Redis, with its own connections.
+  peer: () => replica({ ttlSeconds: 3600, maxMessagesPerTest: 10_000 }, 'per-test'),
+  dropLiveConnection: cutSubscriber,
+});
+
+/** Cuts the subscriber connection of `log` by a second, real connection, the way a network failure or a Redis failover would. */
+async function cutSubscriber(log: ResultLog): Promise<void> {
+  const admin = connect();
+  const name = subscriberNames.get(log) as string;
+  const line = ((await admin.client('LIST')) as string).split('\n').find((entry) => entry.includes(` name=${name} `));
+  const id = /(?:^| )id=(\d+)/.exec(line ?? '')?.[1];
+  expect(id, `the subscriber connection ${name}`).toBeDefined();
+  expect(await admin.client('KILL', 'ID', id as string)).toBe(1);
+}
 
 const log = (bounds: { ttlSeconds?: number; maxMessagesPerTest?: number } = {}) => replica({ ttlSeconds: bounds.ttlSeconds ?? 100, maxMessagesPerTest: bounds.maxMessagesPerTest ?? 100 });
 const one = async (target: ResultLog, message: IncomingMessage) => (await target.append([message]))[0];
@@ -58,6 +68,22 @@ describe('redis log specifics', () => {
   let redis: Redis;
   beforeAll(() => {
     redis = connect();
+  });
+
+  it('names the keys of one test only in each script call when calls are per test (Redis Cluster)', async () => {
+    const store = replica({ ttlSeconds: 100, maxMessagesPerTest: 100 }, 'per-test');
+    const ids = [uniqueId('slot-a'), uniqueId('slot-b'), uniqueId('slot-c')];
+    const monitor = await connect().monitor();
+    const calls: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval/i.test(args[0] ?? '') && args.slice(3).some((arg) => arg.includes(prefix))) calls.push(args);
+    });
+    await store.append(ids.flatMap((id) => [incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 })]));
+    await eventually(() => calls.length >= 3, 5000, 'three script calls');
+    monitor.disconnect();
+    // EVALSHA <sha> <number of keys> <keys...>: three keys, all under the test's hash tag.
+    const named = calls.map((args) => args.slice(3, 3 + Number(args[2])));
+    expect(named.map((keys) => keys.map((key) => /\{([^}]*)\}/.exec(key)?.[1]))).toEqual(ids.map((id) => [id, id, id]));
   });
 
   it('sets the TTL on create and refreshes it on every append', async () => {
