@@ -3,7 +3,7 @@
  *
  * Layers, lowest first; a folder may import its own layer and the layers below it, never above:
  *
- *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts
+ *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts
  *   state       src/log/                                     (the result log: memory and Redis implementations)
  *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
  *   use cases   src/results/, src/auth/, src/metrics.ts
@@ -25,7 +25,7 @@ const KAFKA_ROOT = '^src/start-from-config\\.ts$';
 /** Where ioredis may be imported: the Redis implementation of the result log, and src/state.ts, which creates the Redis connections. */
 const REDIS_FILES = ['^src/log/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
-const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config)\\.ts$', '^src/lifecycle/'];
+const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config)\\.ts$', '^src/lifecycle/'];
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
 const KAFKA_PACKAGES = '(^|node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
 

@@ -29,9 +29,12 @@ export function createState(config: StoreConfig, logger: Logger): State {
   const redisLog = logger.child({ component: 'redis' });
   // No offline queue: while Redis is down, commands fail at once (503 for reads, the consumer
   // stops committing) instead of piling up in memory.
+  // rediss:// turns TLS on (ioredis reads it, and the credentials, from the URL); a private CA
+  // replaces the public ones.
+  const tls = config.redisTlsCa === null ? {} : { tls: { ca: config.redisTlsCa } };
   const connect = (role: string, extra: { enableAutoPipelining?: boolean } = {}) => {
     // A command timeout too: a Redis that hangs (rather than refusing) must not hang requests.
-    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: `rcs-${role}`, ...extra });
+    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: `rcs-${role}`, ...tls, ...extra });
     client.on('error', (error: Error) => redisLog.warn({ role, err: error.message }, 'redis connection error'));
     return client;
   };
