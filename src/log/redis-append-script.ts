@@ -11,11 +11,12 @@
  *
  * KEYS: meta, msgs and keys of each test, 3 per test.
  * ARGV: now, ttl, max messages per test, then per test, in the order of KEYS: its channel, its
- * number of messages n, then 3 per message: its deduplication key, the status it finishes an
- * unfinished test with ('' when it does not), and its stored text (message-format.ts).
+ * number of messages n, the number f of its messages that finish an unfinished test, f pairs of
+ * such a message's position (1..n) and the status it finishes the test with, then 2 per message:
+ * its deduplication key and its stored text (message-format.ts).
  * Returns per test, in the same order: its first finishing status before the call ('' for none),
- * its message count before the call, then one answer per message: `i` (inserted), `o` (over the
- * maximum, not stored), or the receivedAt of the stored copy (a duplicate).
+ * its message count before the call, one letter per message (`i` inserted, `o` over the maximum
+ * and not stored, `d` duplicate), then the receivedAt of the stored copy of each duplicate.
  *
  * A key stored earlier in the same call counts as stored. What is new is pushed to the end of the
  * test's list in one RPUSH (the list keeps arrival order; readers order by sequence), its keys in
@@ -42,39 +43,47 @@ local out = {}
 local a = 4
 for t = 1, #KEYS, 3 do
   local meta, msgs, keys = KEYS[t], KEYS[t + 1], KEYS[t + 2]
-  local channel, n = ARGV[a], tonumber(ARGV[a + 1])
-  local first, last = a + 2, a + 2 + 3 * (n - 1)
-  a = last + 3
+  local channel, n, f = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local finishing = {}
+  for p = a + 3, a + 1 + 2 * f, 2 do finishing[tonumber(ARGV[p])] = ARGV[p + 1] end
+  local first = a + 3 + 2 * f
+  local last = first + 2 * (n - 1)
+  a = last + 2
 
   local count = redis.call('LLEN', msgs)
   out[#out + 1] = redis.call('HGET', meta, 'finishedAs') or ''
   out[#out + 1] = count
   local wanted = {}
-  for m = first, last, 3 do wanted[#wanted + 1] = ARGV[m] end
+  for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
   local stored = call('HMGET', keys, wanted)
   local seen = {}
   for i = 1, #wanted do
     if stored[i] then seen[wanted[i]] = stored[i] end
   end
 
-  local items, fresh = {}, {}
-  for m = first, last, 3 do
+  local items, fresh, letters, earliers = {}, {}, {}, {}
+  local position = 0
+  for m = first, last, 2 do
+    position = position + 1
     local key = ARGV[m]
     local earlier = seen[key]
     if earlier then
-      out[#out + 1] = earlier
+      letters[position] = 'd'
+      earliers[#earliers + 1] = earlier
     elseif count + #items >= max then
-      out[#out + 1] = 'o'
+      letters[position] = 'o'
     else
-      items[#items + 1] = ARGV[m + 2]
+      items[#items + 1] = ARGV[m + 1]
       fresh[#fresh + 1] = key
       fresh[#fresh + 1] = now
       seen[key] = now
       -- Set if absent: the first finishing status stored stays.
-      if ARGV[m + 1] ~= '' then redis.call('HSETNX', meta, 'finishedAs', ARGV[m + 1]) end
-      out[#out + 1] = 'i'
+      if finishing[position] then redis.call('HSETNX', meta, 'finishedAs', finishing[position]) end
+      letters[position] = 'i'
     end
   end
+  out[#out + 1] = table.concat(letters)
+  for i = 1, #earliers do out[#out + 1] = earliers[i] end
 
   if #items > 0 then
     if count == 0 then redis.call('HSETNX', meta, 'createdAt', now) end

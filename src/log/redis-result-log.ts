@@ -75,19 +75,27 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       const k = keysOf(id);
       keys.push(k.meta, k.msgs, k.keys);
       args.push(k.channel, messages.length);
-      for (const message of messages) args.push(message.key, finishingStatus(message) ?? '', encodeMessage(message, now));
+      // The few messages that finish the test, by position; most messages finish nothing.
+      const finishing: Array<string | number> = [];
+      messages.forEach((message, i) => {
+        const status = finishingStatus(message);
+        if (status !== null) finishing.push(i + 1, status);
+      });
+      args.push(finishing.length / 2, ...finishing);
+      for (const message of messages) args.push(message.key, encodeMessage(message, now));
     }
     const reply = await scripts.rcsAppend(keys.length, ...keys, ...args);
     let at = 0;
     return tests.map(([, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
       let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
-      at += 2;
-      return messages.map((incoming) => {
-        const answer = String(reply[at++]);
-        if (answer === 'i') status = nextStatus(status, incoming);
-        const outcome = answer === 'i' ? 'inserted' : answer === 'o' ? 'over-limit' : 'duplicate';
-        return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(answer) : now) };
+      const letters = String(reply[at + 2]);
+      at += 3;
+      return messages.map((incoming, i) => {
+        const letter = letters[i];
+        if (letter === 'i') status = nextStatus(status, incoming);
+        const outcome = letter === 'i' ? 'inserted' : letter === 'o' ? 'over-limit' : 'duplicate';
+        return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(reply[at++]) : now) };
       });
     });
   };
@@ -127,7 +135,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         const count = Number(results?.[0]?.[1]);
         return { count, status: statusOf((results?.[1]?.[1] as TestStatus | null) ?? null, count) };
       },
-      after: async (id, from) => (await redis.lrange(keysOf(id).msgs, from, -1)).map(decodeMessage),
+      after: async (id, from) => (await redis.lrange(keysOf(id).msgs, from, -1)).map((stored) => decodeMessage(stored, id)),
     },
   });
 
@@ -198,7 +206,7 @@ function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessa
 
 function toRecord(correlationId: string, meta: Record<string, string> | undefined, stored: string[] | undefined): TestRecord | null {
   if (meta?.createdAt === undefined) return null;
-  const arrivals = (stored ?? []).map(decodeMessage);
+  const arrivals = (stored ?? []).map((text) => decodeMessage(text, correlationId));
   const createdAt = Number(meta.createdAt);
   const last = arrivals[arrivals.length - 1];
   return {
