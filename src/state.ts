@@ -32,14 +32,13 @@ export function createState(config: StoreConfig, logger: Logger): State {
   // rediss:// turns TLS on (ioredis reads it, and the credentials, from the URL); a private CA
   // replaces the public ones.
   const tls = config.redisTlsCa === null ? {} : { tls: { ca: config.redisTlsCa } };
-  const connect = (role: string, extra: { enableAutoPipelining?: boolean } = {}) => {
+  const connect = (role: string) => {
     // A command timeout too: a Redis that hangs (rather than refusing) must not hang requests.
-    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: `rcs-${role}`, ...tls, ...extra });
+    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: `rcs-${role}`, ...tls });
     client.on('error', (error: Error) => redisLog.warn({ role, err: error.message }, 'redis connection error'));
     return client;
   };
-  // Commands issued in the same tick (the script calls of one batch, one per test) go out together.
-  const commands = connect('commands', { enableAutoPipelining: true });
+  const commands = connect('commands');
   // ioredis re-subscribes its channels by itself after a reconnect; the log re-reads what it missed.
   const subscriber = connect('subscriber');
   const log = createRedisResultLog({ redis: commands, subscriber, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: config.redisKeyPrefix, logger });

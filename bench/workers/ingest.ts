@@ -42,8 +42,8 @@ if (mode === 'bare') {
   });
   stop = () => consumer.disconnect();
 } else {
-  // The Redis connections as src/state.ts opens them: auto-pipelined commands, and a subscriber.
-  redis = mode === 'redis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableAutoPipelining: true }) : undefined;
+  // The Redis connections as src/state.ts opens them: commands, and a subscriber.
+  redis = mode === 'redis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
   subscriber = mode === 'redis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
   const log =
     redis && subscriber

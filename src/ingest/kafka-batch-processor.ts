@@ -13,12 +13,8 @@ import type { BrokerRecord } from './broker-record.js';
 import type { ChunkIngest, DecodedChunk } from './chunk-ingest.js';
 import type { OffsetCommits } from './kafka-offset-commits.js';
 
-/**
- * Records handed to the state at once: one call, and for Redis one round trip and one script call,
- * per chunk. Large enough that a test's several records of a chunk share the script's fixed work
- * per test (halving Redis's time per record against chunks of 200).
- */
-export const CHUNK = 1000;
+/** Records handed to the state at once: one call, and for Redis one round trip, per chunk. */
+export const CHUNK = 200;
 
 /** Options of {@link createBatchProcessor}. */
 export interface BatchProcessorOptions {
