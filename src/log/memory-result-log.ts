@@ -10,7 +10,7 @@ import { nextStatus } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import { compactMessage, keyKind, type CompactTest } from './compact-message.js';
-import { openFollower } from './follower.js';
+import { openFollower, type FollowSource } from './follower.js';
 import { createLocalFanout } from './local-fanout.js';
 import type { NewTest, ResultLog } from './result-log.js';
 
@@ -61,13 +61,14 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
   const sweepEvery = options.sweepIntervalMs ?? Math.min(60_000, Math.max(1000, ttlMs / 10));
   const sweeper = setInterval(sweep, sweepEvery);
   sweeper.unref();
+  // Followers in this process; an append hands them what it stored, synchronously.
   const fanout = createLocalFanout();
-  const source = {
-    read: async (correlationId: string) => {
+  const source: FollowSource = {
+    read: async (correlationId) => {
       const entry = live(correlationId);
       return entry === undefined ? null : snapshot(entry);
     },
-    listen: async (correlationId: string, listener: (event: { message: TestMessage; status: TestStatus }) => void) => fanout.add(correlationId, listener).remove,
+    listen: async (correlationId, listener) => fanout.add(correlationId, listener).remove,
   };
 
   function sweep(): void {

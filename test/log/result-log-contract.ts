@@ -1,10 +1,11 @@
 /**
- * The contract every result-log implementation passes: storage (storage-contract.ts) and following
- * (follow-contract.ts). Each implementation's test file calls `describeResultLogContract` once.
+ * The contract every result-log implementation passes: storage (storage-contract.ts, batches in
+ * storage-batch-contract.ts) and following (follow-contract.ts). Each implementation's test file calls `describeResultLogContract` once.
  */
 import { afterEach, describe } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { describeFollowContract } from './follow-contract.js';
+import { describeBatchStorageContract } from './storage-batch-contract.js';
 import { describeStorageContract } from './storage-contract.js';
 
 /** How an implementation's logs are made for the contract. */
@@ -32,7 +33,9 @@ export function describeResultLogContract(name: string, factory: ResultLogFactor
       await Promise.all(opened.splice(0).map((log) => log.dispose()));
     });
     const fresh = () => open(factory.create({ ttlSeconds: 3600, maxMessagesPerTest }));
-    describeStorageContract({ log: fresh, maxMessagesPerTest, ttl: (ttlSeconds) => open(factory.create({ ttlSeconds, maxMessagesPerTest })) });
+    const storage = { log: fresh, maxMessagesPerTest, ttl: (ttlSeconds: number) => open(factory.create({ ttlSeconds, maxMessagesPerTest })) };
+    describeStorageContract(storage);
+    describeBatchStorageContract(storage);
     describeFollowContract({
       pair: () => {
         const log = fresh();
