@@ -3,15 +3,15 @@
  *
  * Layers, lowest first; a folder may import its own layer and the layers below it, never above:
  *
- *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts
- *   state       src/store/, src/pubsub/                      (memory and Redis implementations)
+ *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts
+ *   state       src/log/                                     (the result log: memory and Redis implementations)
  *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
- *   use cases   src/results/, src/subscriptions/, src/auth/, src/metrics.ts
+ *   use cases   src/results/, src/auth/, src/metrics.ts
  *   api         src/graphql/, src/http/                      (siblings: neither imports the other)
  *   service     src/service.ts, src/state.ts, src/start-from-config.ts, src/main.ts
  *
- * Seams are the files that name no client library (src/store/store.ts, src/pubsub/pubsub.ts,
- * src/ingest/consumer.ts, src/ingest/request-publisher.ts, src/ingest/ingest.ts); the Kafka and Redis
+ * Seams are the files that name no client library (src/log/result-log.ts, src/ingest/consumer.ts,
+ * src/ingest/request-publisher.ts, src/ingest/ingest.ts); the Kafka and Redis
  * implementations are wired together only by the composition roots. Test code (test/, bench/,
  * tools/, scripts/) may import anything in src/; src/ imports none of it.
  *
@@ -23,12 +23,12 @@ const SERVICE = '^src/(service|state|start-from-config|main)\\.ts$';
 /** The composition root that builds the Kafka ingest: the only file outside src/ingest/ that imports src/ingest/kafka-*.ts. */
 const KAFKA_ROOT = '^src/start-from-config\\.ts$';
 /**
- * Where ioredis may be imported: the Redis implementations, and the composition roots that create
- * the Redis connections (src/state.ts for the state, src/start-from-config.ts for the issuer's).
+ * Where ioredis may be imported: the Redis implementations (of the result log and of the issuer's
+ * storage), and src/state.ts, which creates every Redis connection.
  */
-const REDIS_FILES = ['^src/(store|pubsub|auth)/redis-[^/]+\\.ts$', '^src/(state|start-from-config)\\.ts$'];
+const REDIS_FILES = ['^src/(log|auth)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
-const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config)\\.ts$', '^src/lifecycle/'];
+const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config)\\.ts$', '^src/lifecycle/'];
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
 const KAFKA_PACKAGES = '(^|node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
 
@@ -46,7 +46,7 @@ module.exports = {
     {
       name: 'ioredis-only-in-redis-implementations',
       comment:
-        'ioredis is imported only by the Redis implementations (src/store/redis-*.ts, src/pubsub/redis-*.ts, src/auth/redis-*.ts) and by the composition roots that create the Redis connections (src/state.ts, src/start-from-config.ts).',
+        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts) and by src/state.ts, the one place that creates Redis connections.',
       severity: 'error',
       from: { path: '^src/', pathNot: REDIS_FILES },
       to: { path: '(^|node_modules/)ioredis(/|$)' },
@@ -91,30 +91,30 @@ module.exports = {
     },
     {
       name: 'state-below-ingest-and-api',
-      comment: 'Stores and PubSubs know the domain, not who calls them.',
+      comment: 'The result log knows the domain, not who calls it.',
       severity: 'error',
-      from: { path: '^src/(store|pubsub)/' },
-      to: { path: ['^src/(ingest|results|subscriptions|auth|graphql|http)/', '^src/metrics\\.ts$', SERVICE] },
+      from: { path: '^src/log/' },
+      to: { path: ['^src/(ingest|results|auth|graphql|http)/', '^src/metrics\\.ts$', SERVICE] },
     },
     {
       name: 'ingest-below-results-and-api',
-      comment: 'src/ingest/ hands decoded messages to a handler; it never imports the state, the use cases, auth, GraphQL or HTTP.',
+      comment: 'src/ingest/ hands decoded messages to a handler; it never imports the result log, the use cases, auth, GraphQL or HTTP.',
       severity: 'error',
       from: { path: '^src/ingest/' },
-      to: { path: ['^src/(store|pubsub|results|subscriptions|auth|graphql|http)/', '^src/metrics\\.ts$', SERVICE] },
+      to: { path: ['^src/(log|results|auth|graphql|http)/', '^src/metrics\\.ts$', SERVICE] },
     },
     {
       name: 'use-cases-below-api',
-      comment: 'Results, subscriptions, auth and metrics are used by GraphQL and HTTP, never the other way round.',
+      comment: 'Results, auth and metrics are used by GraphQL and HTTP, never the other way round.',
       severity: 'error',
       from: { path: ['^src/(results|subscriptions|auth)/', '^src/metrics\\.ts$'] },
       to: { path: ['^src/(graphql|http)/', SERVICE] },
     },
     {
       name: 'graphql-never-reaches-the-broker',
-      comment: 'GraphQL, HTTP, auth and subscriptions never import src/ingest/ (start requests go through src/results/test-starter.ts).',
+      comment: 'GraphQL, HTTP, auth and the result log never import src/ingest/ (start requests go through src/results/test-starter.ts).',
       severity: 'error',
-      from: { path: '^src/(graphql|http|auth|subscriptions)/' },
+      from: { path: '^src/(graphql|http|auth|log)/' },
       to: { path: ['^src/ingest/', KAFKA_PACKAGES] },
     },
     {

@@ -4,6 +4,7 @@
  */
 import { ConfigError } from './errors.js';
 import { readKafka, type KafkaConfig } from './kafka-config.js';
+import { readRedisConfig } from './redis-config.js';
 
 export type { KafkaConfig } from './kafka-config.js';
 export type { KafkaSaslConfig, KafkaSslConfig } from './kafka-security-config.js';
@@ -48,7 +49,10 @@ export interface StoreConfig {
    * from the earliest retained record at startup.
    */
   readonly kind: 'memory' | 'redis' | 'replicated';
+  /** `REDIS_URL` (credentials included): `redis://`, or `rediss://` for TLS. */
   readonly redisUrl: string;
+  /** PEM certificates to trust for `rediss://` (`REDIS_TLS_CA_FILE`); null for the public CAs. */
+  readonly redisTlsCa: string | null;
   /** Prefix of every Redis key and channel, so deployments can share one Redis. */
   readonly redisKeyPrefix: string;
   /** A test with no new result for this long is dropped. */
@@ -142,7 +146,8 @@ export function loadConfig(env: Env = process.env): Config {
     kafka: readKafka(read, env, stateKind),
     store: {
       kind: stateKind,
-      redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'),
+      // Checked only where it is used: a memory process never connects to Redis.
+      ...(stateKind === 'redis' ? readRedisConfig(env) : { redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'), redisTlsCa: null }),
       redisKeyPrefix: read.string('REDIS_KEY_PREFIX', 'rcs'),
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),
       maxTests: read.int('STORE_MAX_TESTS', 10_000, { min: 1 }),

@@ -3,8 +3,8 @@
  * (HTTP + WebSocket on one port, the issuer, the request publisher), the consumer in the
  * background, or both; health, readiness and metrics are always served. Every long-lived part is
  * registered in the process's lifecycle with its stop phase (see src/lifecycle/lifecycle.ts):
- * HTTP and WebSockets drain first, then the consumer commits and the producers flush, then PubSub,
- * store and issuer let go, and the connections close last.
+ * HTTP and WebSockets drain first, then the consumer commits and the producers flush, then the result
+ * log and issuer let go, and the connections close last.
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import { createServer, type Server } from 'node:http';
@@ -26,17 +26,15 @@ import type { ResultEventHandler } from './ingest/consumer.js';
 import { disposeOnce } from './lifecycle/disposable.js';
 import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
-import type { PubSub } from './pubsub/pubsub.js';
 import { createResultRecorder } from './results/record-result.js';
 import { createTestStarter } from './results/test-starter.js';
-import type { Store } from './store/store.js';
+import type { ResultLog } from './log/result-log.js';
 
 /** Everything a service process is built from; clients are injected, never created here. */
 export interface ServiceOptions {
   readonly config: Config;
   readonly logger: Logger;
-  readonly store: Store;
-  readonly pubsub: PubSub;
+  readonly log: ResultLog;
   /** Builds the broker side around the handler that stores each chunk of consumed messages. */
   readonly createIngest: (onEvents: ResultEventHandler) => Ingest;
   /** Token verification (and the embedded issuer, if any); required unless the role is `consumer`. */
@@ -75,10 +73,10 @@ interface ApiSide {
  * its group in the background.
  */
 export async function startService(options: ServiceOptions): Promise<Service> {
-  const { config, logger, store, pubsub } = options;
+  const { config, logger, log } = options;
   const lifecycle = options.lifecycle ?? createLifecycle({ logger });
   const consumes = config.role !== 'api';
-  const ingest = options.createIngest(createResultRecorder({ store, pubsub }));
+  const ingest = options.createIngest(createResultRecorder({ log }));
   const httpServer = createServer();
   const api = config.role === 'consumer' ? undefined : await createApiSide(options, ingest, httpServer);
 
@@ -86,8 +84,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   lifecycle.register('drain', 'http', { dispose: api ? () => api.stop() : () => closeHttpServer(httpServer, drainMs) });
   // The consumer commits what it stored as it leaves the group.
   lifecycle.register('ingest', 'broker', ingest);
-  lifecycle.register('state', 'pubsub', pubsub);
-  lifecycle.register('state', 'store', store);
+  lifecycle.register('state', 'result log', log);
   if (options.auth) lifecycle.register('state', 'auth', options.auth);
 
   let stopping = false;
@@ -98,7 +95,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       const consumer = ingest.consumer.state();
       checks.consumer = consumer.state === 'joined' ? 'ok' : `${consumer.state}${consumer.reason ? `: ${consumer.reason}` : ''}`;
     }
-    checks.store = await store.check().then(
+    checks.store = await log.check().then(
       () => 'ok',
       (error: unknown) => `unavailable: ${error instanceof Error ? error.message : String(error)}`,
     );
@@ -141,11 +138,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
 /** GraphQL over HTTP (Apollo) and WebSocket, the REST routes and the issuer. */
 async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer: Server): Promise<ApiSide> {
-  const { config, logger, store, pubsub, auth } = options;
+  const { config, logger, log, auth } = options;
   if (auth === undefined) throw new Error(`startService: the ${config.role} role serves the API and needs auth`);
-  const starter = createTestStarter({ store, publisher: ingest.publisher, logger });
+  const starter = createTestStarter({ log, publisher: ingest.publisher, logger });
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
-  const deps: GraphQLDeps = { store, pubsub, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
+  const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
   const schema = createSchema();
   const formatError = createErrorFormatter({ logger, debug: config.browser.graphqlDebugErrors });
@@ -177,7 +174,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
   });
   return {
     routes: {
-      store,
+      log,
       starter,
       access,
       verifyAccessToken: auth.verifyAccessToken,
@@ -186,7 +183,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: `openid profile ${SCOPES.read} ${SCOPES.write}` },
       graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
     },
-    clients: { subscriptions: () => pubsub.listenerCount(), connections: () => ws.connections },
+    clients: { subscriptions: () => log.followers(), connections: () => ws.connections },
     async stop() {
       // WebSockets first (closed with 1001), then in-flight HTTP requests drain (apollo.stop runs
       // the drain plugin, which also closes the listening socket).

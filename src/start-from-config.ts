@@ -3,7 +3,6 @@
  * the roles that serve the API).
  * The process entry point and the benchmarks start the service the same way through this.
  */
-import { Redis } from 'ioredis';
 import { createAuth } from './auth/auth-from-config.js';
 import type { EmbeddedAuthOptions } from './auth/embedded-issuer.js';
 import type { Config } from './config.js';
@@ -11,7 +10,7 @@ import { createKafkaIngest } from './ingest/kafka-ingest.js';
 import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { startService, type Service } from './service.js';
-import { createState, type State } from './state.js';
+import { createRedisConnection, createState, type State } from './state.js';
 
 /** A started service with the state it owns. */
 export interface RunningService {
@@ -33,8 +32,7 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
       config,
       logger,
       lifecycle,
-      store: state.store,
-      pubsub: state.pubsub,
+      log: state.log,
       ...(state.storedTests ? { storedTests: state.storedTests } : {}),
       createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
       // A consumer-only process serves no API, so it verifies no token and runs no issuer.
@@ -59,9 +57,7 @@ async function issuerStorage(config: Config, logger: Logger, lifecycle: Lifecycl
   const { createRedisOidcAdapter } = await import('./auth/redis-oidc-adapter.js');
   // Like the state's connections: no offline queue and a command timeout, so a Redis that is down
   // or hangs fails token requests at once instead of piling them up.
-  const redis = new Redis(config.store.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: 'rcs-issuer' });
-  const log = logger.child({ component: 'redis' });
-  redis.on('error', (error: Error) => log.warn({ role: 'issuer', err: error.message }, 'redis connection error'));
+  const redis = createRedisConnection(config.store, logger, 'issuer');
   lifecycle.register('connections', 'issuer connection', { dispose: () => redis.quit().then(() => undefined, () => undefined) });
   return { adapter: createRedisOidcAdapter({ redis, prefix: `${config.store.redisKeyPrefix}:oidc:` }) };
 }

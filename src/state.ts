@@ -1,60 +1,55 @@
 /**
- * Builds the state side of a process from its configuration: the store and the PubSub, in memory
- * or in Redis, with the Redis connections they need (owned and closed here).
+ * Builds the state side of a process from its configuration: the result log, in memory or in
+ * Redis, with the Redis connections it needs (owned and closed here).
  */
 import { Redis } from 'ioredis';
 import type { StoreConfig } from './config.js';
+import type { Disposable } from './lifecycle/disposable.js';
+import { disposeOnce } from './lifecycle/disposable.js';
 import type { Logger } from './logger.js';
-import { createMemoryPubSub } from './pubsub/memory-pubsub.js';
-import type { PubSub } from './pubsub/pubsub.js';
-import { createRedisPubSub, eventChannelPrefix } from './pubsub/redis-pubsub.js';
-import { createMemoryStore } from './store/memory-store.js';
-import { createRedisStore } from './store/redis-store.js';
-import type { Store } from './store/store.js';
+import { createMemoryResultLog } from './log/memory-result-log.js';
+import { createRedisResultLog } from './log/redis-result-log.js';
+import type { ResultLog } from './log/result-log.js';
 
-/** The store and PubSub of one process. */
-export interface State {
-  readonly store: Store;
-  readonly pubsub: PubSub;
+/** The result log of one process. */
+export interface State extends Disposable {
+  readonly log: ResultLog;
   /** Tests held in this process, when the state is held here (memory modes). */
   readonly storedTests?: () => number;
-  /** Closes the connections (after the service has stopped using them). Safe to call twice. */
+  /** Closes the log, then its connections (after the service has stopped using them). Safe to call twice. */
   dispose(): Promise<void>;
 }
 
 /** Creates the configured state. Redis connections are opened in the background. */
 export function createState(config: StoreConfig, logger: Logger): State {
   if (config.kind === 'memory' || config.kind === 'replicated') {
-    const store = createMemoryStore(config);
-    return { store, pubsub: createMemoryPubSub(), storedTests: () => store.size, dispose: async () => {} };
+    const log = createMemoryResultLog(config);
+    return { log, storedTests: () => log.size, dispose: () => log.dispose() };
   }
-  const log = logger.child({ component: 'redis' });
-  // No offline queue: while Redis is down, commands fail at once (503 for reads, the consumer
-  // stops committing) instead of piling up in memory.
-  const connect = (role: string) => {
-    // A command timeout too: a Redis that hangs (rather than refusing) must not hang requests.
-    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: `rcs-${role}` });
-    client.on('error', (error: Error) => log.warn({ role, err: error.message }, 'redis connection error'));
-    return client;
-  };
-  const commands = connect('commands');
-  // ioredis re-subscribes its channels by itself after a reconnect.
-  const subscriber = connect('subscriber');
-
-  let disposing: Promise<void> | undefined;
+  const commands = createRedisConnection(config, logger, 'commands');
+  // ioredis re-subscribes its channels by itself after a reconnect; the log re-reads what it missed.
+  const subscriber = createRedisConnection(config, logger, 'subscriber');
+  const log = createRedisResultLog({ redis: commands, subscriber, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: config.redisKeyPrefix, logger });
   return {
-    store: createRedisStore({
-      redis: commands,
-      ttlSeconds: config.ttlSeconds,
-      maxMessagesPerTest: config.maxMessagesPerTest,
-      prefix: config.redisKeyPrefix,
-      // The store announces what it stores on the PubSub's channels, in the same atomic step.
-      publishPrefix: eventChannelPrefix(config.redisKeyPrefix),
+    log,
+    dispose: disposeOnce(async () => {
+      await log.dispose();
+      await Promise.allSettled([commands.quit(), subscriber.quit()]);
     }),
-    pubsub: createRedisPubSub({ publisher: commands, subscriber, prefix: config.redisKeyPrefix, logger }),
-    dispose() {
-      disposing ??= Promise.allSettled([commands.quit(), subscriber.quit()]).then(() => undefined);
-      return disposing;
-    },
   };
+}
+
+/**
+ * Opens one Redis connection as every part of the service uses it: no offline queue, so while
+ * Redis is down commands fail at once (503 for reads, the consumer stops committing) instead of
+ * piling up in memory; a command timeout, so a Redis that hangs (rather than refusing) does not
+ * hang requests; `rediss://` turns TLS on (ioredis reads it, and the credentials, from the URL),
+ * and a private CA replaces the public ones.
+ */
+export function createRedisConnection(config: StoreConfig, logger: Logger, role: string): Redis {
+  const tls = config.redisTlsCa === null ? {} : { tls: { ca: config.redisTlsCa } };
+  const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: `rcs-${role}`, ...tls });
+  const log = logger.child({ component: 'redis' });
+  client.on('error', (error: Error) => log.warn({ role, err: error.message }, 'redis connection error'));
+  return client;
 }

@@ -1,13 +1,13 @@
 /** Identical synthetic data for every server a benchmark compares. */
-import type { Store } from '../../src/store/store.js';
+import type { ResultLog } from '../../src/log/result-log.js';
 
 /** Stores `tests` tests of `messages` messages each (~100-byte payloads); returns their ids. */
-export async function seed(store: Store, tests: number, messages: number): Promise<string[]> {
+export async function seed(log: ResultLog, tests: number, messages: number): Promise<string[]> {
   const ids = seedIds(tests);
   for (const [t, correlationId] of ids.entries()) {
-    await store.create({ correlationId, input: { name: `seeded ${t}` }, owner: 'bench' });
+    await log.create({ correlationId, input: { name: `seeded ${t}` }, owner: 'bench' });
     for (let sequence = 1; sequence <= messages; sequence++) {
-      await store.append({
+      await log.append([{
         correlationId,
         key: `s:${sequence}`,
         messageId: null,
@@ -16,7 +16,7 @@ export async function seed(store: Store, tests: number, messages: number): Promi
         final: sequence === messages,
         payload: { step: sequence, status: 'running', note: `measurement ${sequence} of the run`, value: sequence * 1.5 },
         producedAt: 1_790_000_000_000 + sequence,
-      });
+      }]);
     }
   }
   return ids;

@@ -9,20 +9,19 @@ import type { AddressInfo } from 'node:net';
 import { createAccessPolicy } from '../../src/auth/access.js';
 import { createGraphQLContext } from '../../src/graphql/context.js';
 import { createSchema } from '../../src/graphql/schema.js';
-import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
 import type { TestStarter } from '../../src/results/test-starter.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { seed } from '../lib/seed.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? fallback : Number(process.argv[i + 1]);
 };
-const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 100_000, maxMessagesPerTest: 1_000_000 });
-const ids = await seed(store, arg('tests', 20), arg('messages', 100));
+const log = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100_000, maxMessagesPerTest: 1_000_000 });
+const ids = await seed(log, arg('tests', 20), arg('messages', 100));
 const schema = createSchema();
 const starter: TestStarter = { start: () => Promise.reject(new Error('not available here')) };
-const deps = { store, pubsub: createMemoryPubSub(), starter, subscriptionQueueLimit: 1000, access: createAccessPolicy({ adminScope: 'tests:admin' }) };
+const deps = { log, starter, subscriptionQueueLimit: 1000, access: createAccessPolicy({ adminScope: 'tests:admin' }) };
 const principal = { subject: 'bench', clientId: null, scopes: new Set(['tests:read', 'tests:admin']), expiresAt: Number.MAX_SAFE_INTEGER, issuer: 'bench' };
 
 const server = createServer((req, res) => {

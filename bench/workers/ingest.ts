@@ -1,17 +1,16 @@
 /**
  * Consumes a pre-produced topic to its end and reports records/s, timed from the first record to
  * the last (the group join is not counted). Modes: `bare` (kafkajs + JSON.parse only, the ceiling),
- * `memory` and `redis` (the service's consumer, decoder and store).
+ * `memory` and `redis` (the service's consumer, decoder and result log).
  * Usage: ingest.ts <mode> <brokers> <topic> <records>
  */
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { createKafkaResultConsumer } from '../../src/ingest/kafka-result-consumer.js';
 import { createSilentLogger } from '../../src/logger.js';
-import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createRedisStore } from '../../src/store/redis-store.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
+import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 
 const [mode = 'bare', brokers = '', topic = '', countArg = '0'] = process.argv.slice(2);
 const total = Number(countArg);
@@ -30,6 +29,7 @@ const tick = (n: number) => {
 
 let stop: () => Promise<void>;
 let redis: Redis | undefined;
+let subscriber: Redis | undefined;
 if (mode === 'bare') {
   const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 });
   await consumer.connect();
@@ -42,11 +42,14 @@ if (mode === 'bare') {
   });
   stop = () => consumer.disconnect();
 } else {
+  // The Redis connections as src/state.ts opens them: commands, and a subscriber.
   redis = mode === 'redis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
-  const store = redis
-    ? createRedisStore({ redis, ttlSeconds: 600, maxMessagesPerTest: 1_000_000, prefix: `bench-${process.pid}` })
-    : createMemoryStore({ ttlSeconds: 600, maxTests: 100_000, maxMessagesPerTest: 1_000_000 });
-  const record = createResultRecorder({ store, pubsub: createMemoryPubSub() });
+  subscriber = mode === 'redis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
+  const log =
+    redis && subscriber
+      ? createRedisResultLog({ redis, subscriber, ttlSeconds: 600, maxMessagesPerTest: 1_000_000, prefix: `bench-${process.pid}`, logger: createSilentLogger() })
+      : createMemoryResultLog({ ttlSeconds: 600, maxTests: 100_000, maxMessagesPerTest: 1_000_000 });
+  const record = createResultRecorder({ log });
   const consumer = createKafkaResultConsumer({
     kafka,
     groupId: group,
@@ -71,6 +74,7 @@ if (redis) {
   const keys = await redis.keys(`bench-${process.pid}:*`);
   for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
   await redis.quit();
+  await subscriber?.quit();
 }
 console.log(JSON.stringify({ mode, records: seen, seconds, rate: seen / seconds }));
 process.exit(0);

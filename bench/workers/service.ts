@@ -18,8 +18,8 @@ const logger = createLogger({ level: config.logLevel });
 let ids: string[] = [];
 const running = await startFromConfig(config, logger, async (state) => {
   // A Redis store refuses commands until its connection is up.
-  for (let i = 0; i < 100 && !(await state.store.check().then(() => true, () => false)); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  ids = await seed(state.store, arg('tests', 0), arg('messages', 0));
+  for (let i = 0; i < 100 && !(await state.log.check().then(() => true, () => false)); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  ids = await seed(state.log, arg('tests', 0), arg('messages', 0));
 });
 process.once('SIGTERM', () => void running.stop().then(() => process.exit(0)));
 console.log(JSON.stringify({ url: running.service.url, ids }));

@@ -49,10 +49,10 @@ export interface TestRecord {
   readonly messages: readonly TestMessage[];
 }
 
-/** What a store reports after an append. */
+/** What the result log reports for each message of an append. */
 export interface AppendResult {
   /**
-   * `inserted`: stored now, to be pushed to subscribers. `duplicate`: already stored (a redelivery),
+   * `inserted`: stored now, and delivered to the test's followers. `duplicate`: already stored (a redelivery),
    * nothing changed. `over-limit`: the test holds the maximum number of messages; not stored.
    */
   readonly outcome: 'inserted' | 'duplicate' | 'over-limit';
@@ -60,8 +60,6 @@ export interface AppendResult {
   readonly status: TestStatus;
   /** The stored message (the earlier copy for a duplicate). */
   readonly message: TestMessage;
-  /** True when the store itself already announced the new message to subscribers (Redis). */
-  readonly published?: boolean;
 }
 
 /** What `startTest` returns to the transports. */
@@ -83,7 +81,7 @@ export interface MessageEdge {
   readonly node: TestMessage;
 }
 
-/** The event published for every newly stored message; it drives subscriptions. */
+/** What a follower receives for every newly stored message. */
 export interface TestMessageEvent {
   readonly message: TestMessage;
   /** The test's status after this message was stored. */

@@ -6,14 +6,12 @@ import DataLoader from 'dataloader';
 import type { AccessPolicy } from '../auth/access.js';
 import type { Principal } from '../auth/principal.js';
 import type { TestRecord } from '../domain/types.js';
-import type { PubSub } from '../pubsub/pubsub.js';
+import type { ResultLog } from '../log/result-log.js';
 import type { TestStarter } from '../results/test-starter.js';
-import type { Store } from '../store/store.js';
 
 /** Long-lived parts the resolvers use; built once per process. */
 export interface GraphQLDeps {
-  readonly store: Store;
-  readonly pubsub: PubSub;
+  readonly log: ResultLog;
   readonly starter: TestStarter;
   readonly subscriptionQueueLimit: number;
   readonly access: AccessPolicy;
@@ -28,7 +26,7 @@ export interface GraphQLContext extends GraphQLDeps {
 
 /** The request-scoped DataLoaders. */
 export interface Loaders {
-  /** Tests by correlation id, batched into one `store.getMany` per tick. */
+  /** Tests by correlation id, batched into one `log.getMany` per tick. */
   readonly test: DataLoader<string, TestRecord | null>;
 }
 
@@ -38,7 +36,7 @@ export function createGraphQLContext(deps: GraphQLDeps, principal: Principal): G
     ...deps,
     principal,
     loaders: {
-      test: new DataLoader<string, TestRecord | null>((ids) => deps.store.getMany(ids)),
+      test: new DataLoader<string, TestRecord | null>((ids) => deps.log.getMany(ids)),
     },
   };
 }

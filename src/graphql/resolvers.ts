@@ -3,7 +3,6 @@ import { SCOPES } from '../auth/principal.js';
 import type { TestMessage, TestRecord } from '../domain/types.js';
 import { messageGlobalId } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
-import { openTestMessageStream } from '../subscriptions/test-message-stream.js';
 import type { Resolvers } from './generated/resolvers-types.js';
 import { paginateMessages } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
@@ -46,12 +45,9 @@ export const resolvers: Resolvers = {
 
   Subscription: {
     testMessages: {
-      subscribe: (_root, { correlationId, afterSequence }, { store, pubsub, subscriptionQueueLimit, access, principal }) => {
+      subscribe: (_root, { correlationId, afterSequence }, { log, subscriptionQueueLimit, access, principal }) => {
         access.requireScope(principal, SCOPES.read);
-        return openTestMessageStream({
-          store,
-          pubsub,
-          correlationId,
+        return log.follow(correlationId, {
           afterSequence: afterSequence ?? null,
           queueLimit: subscriptionQueueLimit,
           canSee: (test) => access.canSee(principal, test),

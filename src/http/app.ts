@@ -11,7 +11,7 @@ import { ServiceError, isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { TestStarter } from '../results/test-starter.js';
-import type { Store } from '../store/store.js';
+import type { ResultLog } from '../log/result-log.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
 import { createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
@@ -36,7 +36,7 @@ export interface HttpAppOptions {
 
 /** What the API routes (REST, GraphQL, the issuer) are served from. */
 export interface ApiRoutes {
-  readonly store: Store;
+  readonly log: ResultLog;
   readonly starter: TestStarter;
   readonly graphql: RequestHandler;
   readonly verifyAccessToken: VerifyAccessToken;
@@ -123,7 +123,7 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
 
   app.get('/tests/:correlationId', authenticated, requireScope(SCOPES.read), async (req, res) => {
     const correlationId = req.params.correlationId as string;
-    const test = await api.store.get(correlationId);
+    const test = await api.log.get(correlationId);
     // Another subject's test is answered exactly like an unknown one.
     if (test === null || !api.access.canSee(principalOf(res), test)) {
       sendProblem(res, 'NOT_FOUND', `No test has the correlation id "${correlationId}".`, { instance: req.originalUrl });

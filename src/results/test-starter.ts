@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { StartTestResult } from '../domain/types.js';
 import type { RequestPublisher } from '../ingest/request-publisher.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/store.js';
+import type { ResultLog } from '../log/result-log.js';
 
 /** Starts tests. */
 export interface TestStarter {
@@ -19,7 +19,7 @@ export interface TestStarter {
 
 /** Creates the {@link TestStarter}. */
 export function createTestStarter(options: {
-  store: Store;
+  log: ResultLog;
   publisher: RequestPublisher;
   logger: Logger;
   now?: () => number;
@@ -28,11 +28,11 @@ export function createTestStarter(options: {
   return {
     async start(input, owner) {
       const correlationId = randomUUID();
-      const test = await options.store.create({ correlationId, input: input ?? null, owner });
+      const test = await options.log.create({ correlationId, input: input ?? null, owner });
       try {
         await options.publisher.publish({ correlationId, input: input ?? null, requestedAt: now() });
       } catch (error) {
-        await options.store.remove(correlationId).catch((removeError: unknown) => {
+        await options.log.remove(correlationId).catch((removeError: unknown) => {
           options.logger.error({ err: removeError, correlationId }, 'could not remove the record of an unsent test');
         });
         throw error;

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/store.js';
+import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { createSimulator, type Simulator } from '../../tools/simulator/simulator.js';
 import { postGraphQL } from '../support/graphql.js';
@@ -29,7 +29,7 @@ let unlisted: PageSite;
 let token: string;
 let starts = 0;
 
-const countingStarts = (store: Store): Store => ({
+const countingStarts = (store: ResultLog): ResultLog => ({
   ...store,
   create: (test) => {
     starts += 1;
@@ -64,7 +64,7 @@ beforeAll(async () => {
   svc = await startTestService({
     brokers: cluster.bootstrapServers,
     env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, CORS_ALLOWED_ORIGINS: listed.origin },
-    wrapStore: countingStarts,
+    wrapLog: countingStarts,
   });
   await svc.ready();
   token = await mintToken({ sub: 'browser-user' }, { expiresInSeconds: 600 });

@@ -44,13 +44,13 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
   describe('dead-letter topic', () => {
     it('copies each poison record with its origin and reason, then goes on with the partition', async () => {
       const id = `dlq-${Date.now()}`;
-      await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+      await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
       await producer.send(topics.results, [
         { partition: 1, key: 'k1', value: 'not json', headers: { trace: 'abc' } },
         { partition: 1, value: { correlationId: id, sequence: -5 } },
         { ...result(id, { sequence: 1 }), partition: 1 },
       ]);
-      await eventually(async () => (await svc.store.get(id))?.messages.length === 1, 15_000, 'the good record');
+      await eventually(async () => (await svc.log.get(id))?.messages.length === 1, 15_000, 'the good record');
 
       const kafka = new Kafka({ clientId: 'dlq-reader', brokers: broker.bootstrapServers, logLevel: logLevel.NOTHING });
       const consumer = kafka.consumer({ groupId: `dlq-reader-${id}`, maxWaitTimeInMs: 100 });
@@ -76,7 +76,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
   describe('/metrics', () => {
     it('reports record outcomes, lag, connections, subscriptions and request latency, without ids in labels', async () => {
       const id = `metrics-${Date.now()}`;
-      await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+      await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
       await authedFetch(`${svc.url}/tests/${id}`);
       const client = createWsClient(svc.url);
       const sub = collect(client, `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`, { id });

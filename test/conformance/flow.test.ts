@@ -106,9 +106,9 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
 
   it('a subscriber joining mid-stream gets the stored messages, then the live tail, with no gap or duplicate', async () => {
     const id = `mid-${Date.now()}`;
-    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     await producer.send(topics.results, [1, 2, 3].map((sequence) => result(id, { sequence, payload: { sequence } })));
-    await eventually(async () => (await svc.store.get(id))?.messages.length === 3, 15_000, 'first three stored');
+    await eventually(async () => (await svc.log.get(id))?.messages.length === 3, 15_000, 'first three stored');
 
     const client = createWsClient(svc.url);
     const sub = collect(client, FOLLOW, { id });
@@ -128,9 +128,9 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
 
   it('resumes after afterSequence, and a finished test completes after its replay', async () => {
     const id = `after-${Date.now()}`;
-    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     await producer.send(topics.results, [1, 2, 3, 4].map((sequence) => result(id, { sequence, final: sequence === 4 })));
-    await eventually(async () => (await svc.store.get(id))?.status === 'COMPLETED', 15_000, 'test completed');
+    await eventually(async () => (await svc.log.get(id))?.status === 'COMPLETED', 15_000, 'test completed');
     const client = createWsClient(svc.url);
     const sub = collect(client, FOLLOW, { id, after: 2 });
     await sub.done;

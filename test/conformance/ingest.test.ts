@@ -4,8 +4,7 @@
  * without stopping the loop or their partition.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
@@ -44,7 +43,7 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
       { partition: 0, value: '' },
       { ...result(id, { sequence: 1, payload: 'good' }), partition: 0 },
     ]);
-    const stored = await eventually(async () => (await svc.store.get(id))?.messages.length === 1 && svc.store.get(id), 15_000, 'the good record');
+    const stored = await eventually(async () => (await svc.log.get(id))?.messages.length === 1 && svc.log.get(id), 15_000, 'the good record');
     expect(stored && stored.messages[0]?.payload).toBe('good');
     expect(svc.service.ingest.consumer.stats.malformed - before).toBe(6);
     expect((await svc.service.readiness()).ready).toBe(true);
@@ -52,18 +51,18 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
 
   it('a full replay of the topic from the beginning stores nothing twice and pushes nothing twice', async () => {
     const id = `replay-${Date.now()}`;
-    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     await producer.send(topics.results, [1, 2, 3, 4].map((sequence) => result(id, { messageId: `r-${sequence}`, sequence })));
-    await eventually(async () => (await svc.store.get(id))?.messages.length === 4, 15_000, 'four stored');
+    await eventually(async () => (await svc.log.get(id))?.messages.length === 4, 15_000, 'four stored');
     const client = createWsClient(svc.url);
     const sub = collect(client, `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`, { id });
     await sub.waitFor(4);
 
     // A second consumer group over the same state and the same live bus reads every record of the
     // topic again: the at-least-once redelivery a crash before the commit would cause, for all at once.
-    const shared = svc.store;
+    const shared = svc.log;
     const replayTopics = { ...env(), KAFKA_GROUP_ID: `${topics.group}-replay` };
-    const replayer = await startTestService({ brokers: broker.bootstrapServers, env: replayTopics, store: shared, pubsub: svc.pubsub });
+    const replayer = await startTestService({ brokers: broker.bootstrapServers, env: replayTopics, log: shared });
     const stats = replayer.service.ingest.consumer.stats;
     const total = await eventually(() => {
       const seen = stats.stored + stats.duplicates + stats.malformed;
@@ -73,7 +72,7 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
 
     expect(total).toBeGreaterThanOrEqual(11);
     expect(stats.stored).toBe(0);
-    expect((await svc.store.get(id))?.messages.map((m) => m.sequence)).toEqual([1, 2, 3, 4]);
+    expect((await svc.log.get(id))?.messages.map((m) => m.sequence)).toEqual([1, 2, 3, 4]);
     // The original subscriber received the four once and nothing from the replay.
     await producer.send(topics.results, [result(id, { sequence: 5, final: true })]);
     await sub.done;
@@ -81,22 +80,29 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
     expect(sub.results.map((r) => r.data?.testMessages.sequence)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('the same replay into a shared PubSub pushes nothing: duplicates are never published', async () => {
-    const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 1000, maxMessagesPerTest: 1000 });
-    const pubsub = createMemoryPubSub();
-    const id = `pubsub-${Date.now()}`;
+  it('the same replay into a shared result log delivers nothing: duplicates are never announced', async () => {
+    const log = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 1000, maxMessagesPerTest: 1000 });
+    const id = `shared-log-${Date.now()}`;
+    // Followed from before the first pass: live messages are not checked against a snapshot, so a
+    // duplicate announced by the second pass would be delivered a second time.
+    await log.create({ correlationId: id, input: null, owner: null });
+    const follower = await log.follow(id, { queueLimit: 100 });
+    const delivered: Array<number | null> = [];
+    const reading = (async () => {
+      for (let next = await follower.next(); next.done !== true; next = await follower.next()) delivered.push(next.value.sequence);
+    })();
     await producer.send(topics.results, [1, 2].map((sequence) => result(id, { sequence })));
-    const first = await startTestService({ brokers: broker.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-a` }, store, pubsub });
-    await eventually(async () => (await store.get(id))?.messages.length === 2, 20_000, 'first pass');
+    const first = await startTestService({ brokers: broker.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-a` }, log });
+    await eventually(async () => (await log.get(id))?.messages.length === 2, 20_000, 'first pass');
     await first.stop();
 
-    const store2 = store; // the second pass writes into the same state
-    const published: string[] = [];
-    const unsubscribe = await pubsub.subscribe(id, (event) => published.push(event.message.key));
-    const second = await startTestService({ brokers: broker.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-b` }, store: store2, pubsub });
+    // The second pass writes into the same state.
+    const second = await startTestService({ brokers: broker.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-b` }, log });
     await eventually(() => second.service.ingest.consumer.stats.duplicates >= 2, 20_000, 'second pass');
     await second.stop();
-    unsubscribe();
-    expect(published).toEqual([]);
+    await follower.return?.();
+    await reading;
+    expect(delivered).toEqual([1, 2]);
+    await log.dispose();
   });
 });

@@ -57,7 +57,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       };
       const state = createState(loadConfig(env).store, createSilentLogger());
       states.push(state);
-      const svc = await startTestService({ brokers: broker.bootstrapServers, env, store: state.store, pubsub: state.pubsub });
+      const svc = await startTestService({ brokers: broker.bootstrapServers, env, log: state.log });
       replicas.push(svc);
       return svc;
     }

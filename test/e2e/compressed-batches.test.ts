@@ -51,7 +51,7 @@ function payloadOf(codec: string, sequence: number) {
 describe('compressed batches on real Kafka', () => {
   it.each(CASES)('$producer, $codec: every record is stored once with its payload intact', async ({ producer, codec, partition }) => {
     const id = `${producer}-${codec}-${Date.now()}`;
-    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     const records = Array.from({ length: COUNT }, (_, i) => {
       const sequence = i + 1;
       const value = { correlationId: id, messageId: `${codec}-${sequence}`, sequence, final: sequence === COUNT, status: sequence === COUNT ? 'completed' : 'running', payload: payloadOf(codec, sequence) };

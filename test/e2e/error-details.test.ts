@@ -3,7 +3,7 @@
  * GRAPHQL_DEBUG_ERRORS asks for them; an unexpected error's own message is masked the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/store.js';
+import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
@@ -14,7 +14,7 @@ let cluster: MockCluster;
 const services: TestService[] = [];
 
 // A store whose read of one id fails the way a bug or a broken dependency would.
-const failingOn = (store: Store): Store => ({
+const failingOn = (store: ResultLog): ResultLog => ({
   ...store,
   get: async (id) => {
     if (id === 'explode') throw new Error(LEAK);
@@ -30,7 +30,7 @@ async function serviceWith(env: Record<string, string>): Promise<TestService> {
   const svc = await startTestService({
     brokers: cluster.bootstrapServers,
     env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-${services.length}`, ...env },
-    wrapStore: failingOn,
+    wrapLog: failingOn,
   });
   services.push(svc);
   return svc;

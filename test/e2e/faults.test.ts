@@ -32,7 +32,7 @@ async function service(group: string, extra: Record<string, string> = {}, state?
   const svc = await startTestService({
     brokers: cluster.bootstrapServers,
     env: env({ KAFKA_GROUP_ID: `${topics.group}-${group}`, ...extra }),
-    ...(state ? { store: state.store, pubsub: state.pubsub } : {}),
+    ...(state ? { log: state.log } : {}),
   });
   started.push(svc);
   await svc.ready();
@@ -40,7 +40,7 @@ async function service(group: string, extra: Record<string, string> = {}, state?
 }
 
 const sequences = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-const stored = async (svc: TestService, id: string) => (await svc.store.get(id))?.messages.map((m) => m.sequence) ?? [];
+const stored = async (svc: TestService, id: string) => (await svc.log.get(id))?.messages.map((m) => m.sequence) ?? [];
 const readiness = async (svc: TestService) => {
   const response = await fetch(`${svc.url}/readyz`);
   return { status: response.status, checks: ((await response.json()) as { checks: Record<string, string> }).checks };
@@ -61,7 +61,7 @@ describe('broker faults', () => {
   it('keeps serving reads with the broker down, says so in /readyz, and stores everything once after it returns', { timeout: 120_000 }, async () => {
     const svc = await service('down');
     const id = `down-${Date.now()}`;
-    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     await producer.send(topics.results, sequences(1, 20).map((sequence) => result(id, { sequence })));
     await eventually(async () => (await stored(svc, id)).length === 20, 20_000, 'first batch');
 
@@ -92,7 +92,7 @@ describe('broker faults', () => {
   it('rides out injected Fetch, OffsetCommit and Heartbeat errors, storing each record once', { timeout: 120_000 }, async () => {
     const svc = await service('errors', { KAFKA_COMMIT_INTERVAL_MS: '0' });
     const id = `errors-${Date.now()}`;
-    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     // 6 NOT_LEADER_OR_FOLLOWER, 16 NOT_COORDINATOR, 27 REBALANCE_IN_PROGRESS.
     await cluster.command('error Fetch 6 6 6 6');
     await cluster.command('error OffsetCommit 16 16 16');
@@ -123,7 +123,7 @@ describe('Redis outage', () => {
   it('answers 503 while Redis is down, acknowledges nothing it did not store, and catches up when Redis returns', { timeout: 120_000 }, async () => {
     const svc = await service('redis', { STATE_STORE: 'redis', REDIS_URL: redis.url }, state);
     const id = `outage-${Date.now()}`;
-    await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     await producer.send(topics.results, sequences(1, 10).map((sequence) => result(id, { sequence })));
     await eventually(async () => (await stored(svc, id)).length === 10, 20_000, 'first batch');
 

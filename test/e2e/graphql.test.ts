@@ -4,7 +4,7 @@
  */
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/store.js';
+import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
@@ -15,7 +15,7 @@ let svc: TestService;
 const calls = { getMany: [] as Array<readonly string[]>, get: 0, create: 0 };
 const startedCount = () => calls.create;
 
-function counting(store: Store): Store {
+function counting(store: ResultLog): ResultLog {
   return {
     ...store,
     getMany: (ids) => {
@@ -38,7 +38,7 @@ beforeAll(async () => {
   svc = await startTestService({
     brokers: cluster.bootstrapServers,
     env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_COST: '2000' },
-    wrapStore: counting,
+    wrapLog: counting,
   });
 });
 
@@ -49,7 +49,7 @@ afterAll(async () => {
 
 const ids = async (n: number) => {
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push((await svc.store.create({ correlationId: `batch-${Date.now()}-${i}`, input: { i }, owner: 'tester' })).correlationId);
+  for (let i = 0; i < n; i++) out.push((await svc.log.create({ correlationId: `batch-${Date.now()}-${i}`, input: { i }, owner: 'tester' })).correlationId);
   return out;
 };
 

@@ -68,7 +68,7 @@ describe('a codec that is missing', () => {
   it('stops the consumer with one clear error and a steady 503 naming the codec and the partition, skipping nothing', async () => {
     const id = `blocked-${Date.now()}`;
     await producer.send(topics.results, [{ ...result(id, { sequence: 1, payload: 'gzip is fine' }), partition: 0 }]);
-    await eventually(async () => (await svc.store.get(id))?.messages.length === 1, 15_000, 'the uncompressed record');
+    await eventually(async () => (await svc.log.get(id))?.messages.length === 1, 15_000, 'the uncompressed record');
 
     await produceWithKcat({ brokers: cluster.bootstrapServers, topic: topics.results, partition: 1, codec: 'snappy', records: snappyRecords(id) });
     expect((await storedBatches(join(dir, 'node-1', 'data'), topics.results, 1)).map((b) => b.codec)).toEqual([CODEC_IDS.snappy]);
@@ -95,7 +95,7 @@ describe('a codec that is missing', () => {
     expect(restarts.length).toBeGreaterThanOrEqual(2);
     expect(restarts.length).toBeLessThanOrEqual(6);
     // Nothing of the batch was stored, and no offset of partition 1 was committed past it.
-    expect((await svc.store.get(id))?.messages.length).toBe(1);
+    expect((await svc.log.get(id))?.messages.length).toBe(1);
     const committed = await admin.fetchOffsets({ groupId: topics.group, topics: [topics.results] });
     expect(committed[0]?.partitions.find((p) => p.partition === 1)?.offset).toBe('-1');
   }, 60_000);
@@ -107,7 +107,7 @@ describe('a codec that is missing', () => {
     await eventually(async () => (await readyz()).status === 200, 70_000, '/readyz to answer 200');
     const id = `after-${Date.now()}`;
     await producer.send(topics.results, [{ ...result(id, { sequence: 1 }), partition: 1 }]);
-    await eventually(async () => (await svc.store.get(id))?.messages.length === 1, 15_000, 'a record after the batch');
+    await eventually(async () => (await svc.log.get(id))?.messages.length === 1, 15_000, 'a record after the batch');
     expect(logs.some((l) => l.msg === 'compressed batches decode again; consumer recovered')).toBe(true);
   }, 120_000);
 });

@@ -4,7 +4,7 @@
  * both brokers in test/conformance/shutdown.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/store.js';
+import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { eventually, postGraphQL } from '../support/graphql.js';
 import { startTestService, uniqueTopics } from '../support/service.js';
@@ -40,7 +40,7 @@ describe('starting a test while the broker refuses', () => {
     const svc = await startTestService({
       brokers: own.bootstrapServers,
       env: { KAFKA_RESULTS_TOPIC: 'res', KAFKA_REQUESTS_TOPIC: 'req', KAFKA_GROUP_ID: 'refusal', KAFKA_PRODUCE_TIMEOUT_MS: '1500' },
-      wrapStore: (store: Store) => ({
+      wrapLog: (store: ResultLog) => ({
         ...store,
         create: (test) => {
           created.push(test.correlationId);
@@ -59,14 +59,14 @@ describe('starting a test while the broker refuses', () => {
       expect(rest.status).toBe(503);
       expect(await rest.json()).toMatchObject({ status: 503, code: 'BROKER_UNAVAILABLE' });
       expect(created).toHaveLength(2);
-      for (const id of created) expect(await svc.store.get(id)).toBeNull();
+      for (const id of created) expect(await svc.log.get(id)).toBeNull();
 
       await own.command('up 1');
       const ok = await eventually(async () => {
         const r = await postGraphQL(svc.url, `mutation { startTest { correlationId } }`);
         return r.body.data?.startTest?.correlationId as string | undefined;
       }, 30_000, 'the broker to accept again');
-      expect(await svc.store.get(ok)).not.toBeNull();
+      expect(await svc.log.get(ok)).not.toBeNull();
     } finally {
       await svc.stop();
       await own.stop();

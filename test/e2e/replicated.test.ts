@@ -48,7 +48,7 @@ describe('replicated memory mode', () => {
     // Known on A only (started there) until results arrive: B learns tests from the topic.
     await producer.send(topics.results, ids.flatMap((id, partition) => [1, 2, 2, 3].map((sequence) => ({ ...result(id, { sequence, final: sequence === 3 }), partition }))));
     for (const svc of [a, b]) {
-      for (const id of ids) await eventually(async () => (await svc.store.get(id))?.messages.length === 3, 20_000, `${id} complete`);
+      for (const id of ids) await eventually(async () => (await svc.log.get(id))?.messages.length === 3, 20_000, `${id} complete`);
       expect(svc.service.ingest.consumer.stats.stored).toBe(9);
       expect(svc.service.ingest.consumer.stats.duplicates).toBe(3);
     }
@@ -59,12 +59,12 @@ describe('replicated memory mode', () => {
     await b.stop();
     const again = await replica('b');
     await again.ready();
-    for (const id of ids) await eventually(async () => (await again.store.get(id))?.status === 'COMPLETED', 20_000, `${id} rebuilt`);
+    for (const id of ids) await eventually(async () => (await again.log.get(id))?.status === 'COMPLETED', 20_000, `${id} rebuilt`);
     expect(again.service.ingest.consumer.stats.stored).toBe(9);
 
     // Live pushes work on the rebuilt replica too: it consumes the new record itself.
     const id = ids[1] as string;
-    await again.store.create({ correlationId: `${id}-live`, input: null, owner: 'tester' });
+    await again.log.create({ correlationId: `${id}-live`, input: null, owner: 'tester' });
     const live = createWsClient(again.url);
     const sub = collect(live, `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`, { id: `${id}-live` });
     await collect(live, '{ __typename }').done;

@@ -5,20 +5,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { eventually } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
-import { incoming } from '../store/store-contract.js';
+import { incoming } from '../log/storage-contract.js';
 
 const topics = uniqueTopics('slow');
-const store = createMemoryStore({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 100_000 });
-const pubsub = createMemoryPubSub();
+const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 100_000 });
 // The consumer's own seam: what a consumed record does, without the broker in the way.
-const record = createResultRecorder({ store, pubsub });
+const record = createResultRecorder({ log: store });
 let cluster: MockCluster;
 let svc: TestService;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -27,8 +25,7 @@ beforeAll(async () => {
   cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
   svc = await startTestService({
     brokers: cluster.bootstrapServers,
-    store,
-    pubsub,
+    log: store,
     env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, SUBSCRIPTION_QUEUE_LIMIT: '200', WS_MAX_BUFFERED_BYTES: '1048576', WS_MAX_SUBSCRIPTIONS: '10' },
   });
 });
@@ -54,7 +51,7 @@ describe('slow and abusive WebSocket clients', () => {
     await store.create({ correlationId: id, input: null, owner: 'tester' });
     const ws = await connect();
     ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { testMessages(correlationId: "${id}") { sequence payload } }` } }));
-    await eventually(() => pubsub.listenerCount(id) === 1, 5000, 'the subscription');
+    await eventually(() => store.followers(id) === 1, 5000, 'the subscription');
     // Stop reading from the TCP socket: the server's writes back up.
     (ws as unknown as { _socket: { pause(): void } })._socket.pause();
 
@@ -63,12 +60,12 @@ describe('slow and abusive WebSocket clients', () => {
     const payload = 'x'.repeat(20_000);
     let pushed = 0;
     // 3000 × 20 kB = 60 MB offered to a client that reads nothing.
-    for (let sequence = 1; sequence <= 3000 && pubsub.listenerCount(id) > 0; sequence++) {
+    for (let sequence = 1; sequence <= 3000 && store.followers(id) > 0; sequence++) {
       await record([incoming(id, { sequence, payload })]);
       pushed += 1;
       if (sequence % 50 === 0) await new Promise((r) => setImmediate(r));
     }
-    await eventually(() => pubsub.listenerCount(id) === 0, 10_000, 'the subscriber to be dropped');
+    await eventually(() => store.followers(id) === 0, 10_000, 'the subscriber to be dropped');
     // The store keeps its own copy of every message (as text); that is the store's, not the subscriber's.
     await store.remove(id);
     global.gc?.();
@@ -104,10 +101,10 @@ describe('slow and abusive WebSocket clients', () => {
       ws.send(JSON.stringify({ id: `s${i}`, type: 'subscribe', payload: { query: `subscription { testMessages(correlationId: "${id}") { sequence } }` } }));
     }
     await eventually(() => errors.length === 1990, 15_000, 'every subscription past the cap refused');
-    console.log(`subscribe flood: 2000 sent, ${pubsub.listenerCount(id)} live, heap +${mb(process.memoryUsage().heapUsed - before)}`);
+    console.log(`subscribe flood: 2000 sent, ${store.followers(id)} live, heap +${mb(process.memoryUsage().heapUsed - before)}`);
     expect(new Set(errors)).toEqual(new Set(['TOO_MANY_SUBSCRIPTIONS']));
-    expect(pubsub.listenerCount(id)).toBe(10);
+    expect(store.followers(id)).toBe(10);
     ws.close();
-    await eventually(() => pubsub.listenerCount(id) === 0, 5000, 'listeners released on close');
+    await eventually(() => store.followers(id) === 0, 5000, 'listeners released on close');
   });
 });

@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/store.js';
+import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { startTestService, uniqueTopics } from '../support/service.js';
 
@@ -35,11 +35,11 @@ describe('stopping a service', () => {
       brokers: cluster.bootstrapServers,
       logger,
       env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group },
-      wrapStore: (store): Store => ({
+      wrapLog: (store): ResultLog => ({
         ...store,
         async dispose() {
           storeStops += 1;
-          throw new Error('store refused to close');
+          throw new Error('the result log refused to close');
         },
       }),
     });
@@ -49,8 +49,8 @@ describe('stopping a service', () => {
     await svc.stop();
 
     expect(storeStops).toBe(1);
-    const failure = lines.find((l) => l.part === 'store');
-    expect(failure).toMatchObject({ level: 50, phase: 'state', err: { message: 'store refused to close' } });
+    const failure = lines.find((l) => l.part === 'result log');
+    expect(failure).toMatchObject({ level: 50, phase: 'state', err: { message: 'the result log refused to close' } });
     // The other parts stopped regardless: the consumer left its group, the listener is closed.
     expect(svc.service.ingest.consumer.state().state).toBe('stopped');
     expect(svc.service.httpServer.listening).toBe(false);

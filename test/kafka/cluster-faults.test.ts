@@ -81,7 +81,7 @@ async function recovery(name: string, victim: number, killedAt: number, stream: 
     return due.length > 0 && due.every((r) => pushedAt(r) !== undefined) && now;
   }, 180_000, `${name}: the backlog to be pushed`).catch(async (error: unknown) => {
     const missing = stream.produced.filter((r) => r.ackedAt !== undefined && pushedAt(r) === undefined);
-    const stored = await Promise.all(missing.slice(0, 5).map(async (r) => (await svc.store.get(r.id))?.messages.some((m) => m.sequence === r.sequence)));
+    const stored = await Promise.all(missing.slice(0, 5).map(async (r) => (await svc.log.get(r.id))?.messages.some((m) => m.sequence === r.sequence)));
     const consumer = svc.service.ingest.consumer;
     throw new Error(`${String(error)}; ${missing.length} acknowledged records not pushed, on partitions ${[...new Set(missing.map((r) => r.partition))].join(',')}, first ${JSON.stringify(missing.slice(0, 5))}, stored: ${JSON.stringify(stored)}; consumer ${JSON.stringify(consumer.state())}, lag ${JSON.stringify(consumer.lag())}, stats ${JSON.stringify(consumer.stats)}`);
   });
@@ -115,7 +115,7 @@ function checkReadiness(samples: readonly ReadinessSample[], produced: readonly 
 describe('a three-node cluster losing nodes under a steady stream', () => {
   it('stores and pushes every result once through a leader and a coordinator kill, with honest readiness', { timeout: 900_000 }, async () => {
     const ids = Array.from({ length: TESTS }, (_, i) => `cluster-${i}-${Date.now()}`);
-    for (const id of ids) await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    for (const id of ids) await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     const pushes = await subscribeAll(svc.url, ids);
     const readiness = sampleReadiness(svc.url, 250);
     const stream = await startSteadyStream({ brokers: cluster.bootstrapServers, topic: topics.results, ids, partitions: PARTITIONS, tickMs: 100 });
@@ -151,7 +151,7 @@ describe('a three-node cluster losing nodes under a steady stream', () => {
     // and the subscriber got each exactly once.
     const last = stream.produced.at(-1)?.sequence ?? 0;
     const expected = Array.from({ length: last }, (_, i) => i + 1);
-    for (const id of ids) expect((await svc.store.get(id))?.messages.map((m) => m.sequence)).toEqual(expected);
+    for (const id of ids) expect((await svc.log.get(id))?.messages.map((m) => m.sequence)).toEqual(expected);
     const twice = [...pushes.received].filter(([, times]) => times.length !== 1);
     expect(twice).toEqual([]);
     expect(pushes.received.size).toBe(stream.produced.length);
@@ -166,13 +166,13 @@ describe('a three-node cluster losing nodes under a steady stream', () => {
 
   it('a second replica joining and leaving gracefully loses and duplicates nothing', { timeout: 300_000 }, async () => {
     const ids = Array.from({ length: TESTS }, (_, i) => `scale-${i}-${Date.now()}`);
-    for (const id of ids) await svc.store.create({ correlationId: id, input: null, owner: 'tester' });
+    for (const id of ids) await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     const pushes = await subscribeAll(svc.url, ids);
     const stream = await startSteadyStream({ brokers: cluster.bootstrapServers, topic: topics.results, ids, partitions: PARTITIONS, tickMs: 100 });
     await eventually(() => pushes.received.size >= TESTS * 10, 60_000, 'the stream to flow');
     // The second replica shares the first one's state, as replicas sharing Redis do.
     const joinedAt = Date.now();
-    const second = await startTestService({ brokers: cluster.bootstrapServers, store: svc.store, pubsub: svc.pubsub, env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group } });
+    const second = await startTestService({ brokers: cluster.bootstrapServers, log: svc.log, env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group } });
     await second.ready();
     await eventually(() => second.service.ingest.consumer.stats.consumed > 0, 60_000, 'the second replica to consume');
     const leftAt = Date.now();
@@ -182,7 +182,7 @@ describe('a three-node cluster losing nodes under a steady stream', () => {
     await eventually(() => stream.produced.every((r) => pushes.received.has(`${r.id}/${r.sequence}`)), 120_000, 'every record pushed');
 
     const last = stream.produced.at(-1)?.sequence ?? 0;
-    for (const id of ids) expect((await svc.store.get(id))?.messages.map((m) => m.sequence)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+    for (const id of ids) expect((await svc.log.get(id))?.messages.map((m) => m.sequence)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
     expect([...pushes.received].filter(([, times]) => times.length !== 1)).toEqual([]);
     expect(pushes.received.size).toBe(stream.produced.length);
     const wait = (from: number, to: number) => Math.max(...stream.produced.filter((r) => r.sentAt >= from && r.sentAt < to).map((r) => (pushes.received.get(`${r.id}/${r.sequence}`)?.[0] ?? 0) - r.sentAt));

@@ -8,12 +8,10 @@ import { freePort } from '../../tools/kafka/kafka-process.js';
 import { createAuth } from '../../src/auth/auth-from-config.js';
 import { createExternalAuth, type Auth } from '../../src/auth/create-auth.js';
 import { createKafkaIngest } from '../../src/ingest/kafka-ingest.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
+import type { ResultLog } from '../../src/log/result-log.js';
 import { createLogger, type Logger } from '../../src/logger.js';
-import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
-import type { PubSub } from '../../src/pubsub/pubsub.js';
 import { startService, type Service } from '../../src/service.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import type { Store } from '../../src/store/store.js';
 import { eventually } from './graphql.js';
 import { HS256_ENV } from './tokens.js';
 
@@ -22,8 +20,7 @@ export interface TestService {
   readonly service: Service;
   readonly url: string;
   readonly config: Config;
-  readonly store: Store;
-  readonly pubsub: PubSub;
+  readonly log: ResultLog;
   /** Resolves once the consumer has joined its group (readiness is 200). */
   ready(): Promise<void>;
   stop(): Promise<void>;
@@ -33,11 +30,10 @@ export interface TestService {
 export interface TestServiceOptions {
   readonly brokers: readonly string[];
   readonly env?: Record<string, string>;
-  /** Wrap the store, e.g. to count calls. */
-  readonly wrapStore?: (store: Store) => Store;
-  /** Share state with another instance (the default is a fresh memory store and PubSub). */
-  readonly store?: Store;
-  readonly pubsub?: PubSub;
+  /** Wrap the result log, e.g. to count calls. */
+  readonly wrapLog?: (log: ResultLog) => ResultLog;
+  /** Share state with another instance (the default is a fresh memory log). */
+  readonly log?: ResultLog;
   readonly logger?: Logger;
   /** Authentication; by default HS256 tokens of the test issuer (see tokens.ts). */
   readonly auth?: Auth;
@@ -71,15 +67,13 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   });
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   // Shared state belongs to whoever passed it in: this instance's stop() must not dispose it.
-  const own = options.store ? undefined : createMemoryStore(config.store);
-  const memory = own ?? { ...(options.store as Store), dispose: async () => {} };
-  const store = options.wrapStore ? options.wrapStore(memory) : memory;
-  const pubsub = options.pubsub ? { ...options.pubsub, dispose: async () => {} } : createMemoryPubSub();
+  const own = options.log ? undefined : createMemoryResultLog(config.store);
+  const shared = own ?? { ...(options.log as ResultLog), dispose: async () => {} };
+  const log = options.wrapLog ? options.wrapLog(shared) : shared;
   const service = await startService({
     config,
     logger,
-    store,
-    pubsub,
+    log,
     ...(own ? { storedTests: () => own.size } : {}),
     createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
     auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
@@ -88,8 +82,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     service,
     url: service.url,
     config,
-    store,
-    pubsub,
+    log,
     ready: async () => {
       await eventually(async () => (await service.readiness()).ready, 30_000, 'consumer to join its group');
     },

@@ -19,6 +19,9 @@ export interface TestPki {
   readonly otherCaFile: string;
   /** The broker's private key and certificate chain in one PEM file (a Kafka PEM keystore). */
   readonly serverKeystoreFile: string;
+  /** The same server certificate (127.0.0.1, localhost) and key as separate PEM files (Redis reads these). */
+  readonly serverCertFile: string;
+  readonly serverKeyFile: string;
   readonly clientCertFile: string;
   readonly clientKeyFile: string;
   /** The same client key, encrypted with {@link TestPki.clientKeyPassword}. */
@@ -68,6 +71,8 @@ export async function createTestPki(): Promise<TestPki> {
     caFile: join(dir, 'test-ca.pem'),
     otherCaFile: join(dir, 'other-ca.pem'),
     serverKeystoreFile: keystore,
+    serverCertFile: join(dir, 'broker.pem'),
+    serverKeyFile: join(dir, 'broker.key'),
     clientCertFile: join(dir, 'client.pem'),
     clientKeyFile: join(dir, 'client.key'),
     encryptedClientKeyFile: join(dir, 'client-encrypted.key'),

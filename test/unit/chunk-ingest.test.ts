@@ -8,9 +8,8 @@ import type { BrokerRecord } from '../../src/ingest/broker-record.js';
 import { createChunkIngest } from '../../src/ingest/chunk-ingest.js';
 import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from '../../src/ingest/consumer.js';
 import { createSilentLogger } from '../../src/logger.js';
-import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 
 let offset = 0;
 const record = (value: string | object): BrokerRecord => ({
@@ -23,8 +22,8 @@ const record = (value: string | object): BrokerRecord => ({
 });
 
 function setup(options: { deadLetter?: DeadLetterSink; maxMessagesPerTest?: number; onEvents?: (real: ResultEventHandler) => ResultEventHandler } = {}) {
-  const store = createMemoryStore({ ttlSeconds: 60, maxTests: 10, maxMessagesPerTest: options.maxMessagesPerTest ?? 100 });
-  const real = createResultRecorder({ store, pubsub: createMemoryPubSub() });
+  const store = createMemoryResultLog({ ttlSeconds: 60, maxTests: 10, maxMessagesPerTest: options.maxMessagesPerTest ?? 100 });
+  const real = createResultRecorder({ log: store });
   const calls: Array<readonly IncomingMessage[]> = [];
   const inner = options.onEvents?.(real) ?? real;
   const onEvents: ResultEventHandler = (messages) => {

@@ -8,7 +8,7 @@ import type { IncomingMessage } from '../../src/domain/types.js';
 import type { BrokerRecord } from '../../src/ingest/broker-record.js';
 import { decodeResult } from '../../src/ingest/decode-result.js';
 import { payloadText } from '../../src/ingest/payload-text.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 
 const record = (text: string): BrokerRecord => ({ topic: 'results', partition: 0, offset: '7', key: null, value: Buffer.from(text, 'utf8'), headers: {} });
 
@@ -24,10 +24,10 @@ const reserialized = (message: IncomingMessage) => JSON.stringify(message.payloa
 /** Stores `message` as decoded and with its text dropped (the old path) and reads both back as REST/GraphQL would serialize them. */
 async function readBack(message: IncomingMessage) {
   const clock = () => 1_700_000_000_000;
-  const withText = createMemoryStore({ ttlSeconds: 60, maxTests: 10, maxMessagesPerTest: 10, now: clock });
-  const without = createMemoryStore({ ttlSeconds: 60, maxTests: 10, maxMessagesPerTest: 10, now: clock });
-  await withText.appendMany([message]);
-  await without.appendMany([{ ...message, payloadJson: undefined }]);
+  const withText = createMemoryResultLog({ ttlSeconds: 60, maxTests: 10, maxMessagesPerTest: 10, now: clock });
+  const without = createMemoryResultLog({ ttlSeconds: 60, maxTests: 10, maxMessagesPerTest: 10, now: clock });
+  await withText.append([message]);
+  await without.append([{ ...message, payloadJson: undefined }]);
   const [a, b] = await Promise.all([withText.get(message.correlationId), without.get(message.correlationId)]);
   await Promise.all([withText.dispose(), without.dispose()]);
   return { kept: a?.messages[0], old: b?.messages[0] };

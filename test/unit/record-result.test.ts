@@ -1,44 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import type { AppendResult, IncomingMessage, TestMessageEvent } from '../../src/domain/types.js';
+import type { IncomingMessage, TestMessage } from '../../src/domain/types.js';
 import { ServiceError } from '../../src/errors.js';
-import { createMemoryPubSub } from '../../src/pubsub/memory-pubsub.js';
-import type { PubSub } from '../../src/pubsub/pubsub.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
+import type { ResultLog } from '../../src/log/result-log.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import type { Store } from '../../src/store/store.js';
-import { incoming } from '../store/store-contract.js';
+import { incoming } from '../log/storage-contract.js';
 
-/** A real memory store that counts the calls that reach it. */
-function setup(options: { maxMessagesPerTest?: number; wrap?: (store: Store) => Partial<Store>; pubsub?: PubSub } = {}) {
-  const memory = createMemoryStore({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: options.maxMessagesPerTest ?? 1000 });
+/** A real memory log that counts the calls that reach it. */
+function setup(options: { maxMessagesPerTest?: number; wrap?: (log: ResultLog) => Partial<ResultLog> } = {}) {
+  const memory = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: options.maxMessagesPerTest ?? 1000 });
   const batches: Array<readonly IncomingMessage[]> = [];
-  let singles = 0;
-  const store: Store = {
+  const log: ResultLog = {
     ...memory,
-    append: (message) => {
-      singles += 1;
-      return memory.append(message);
-    },
-    appendMany: (messages) => {
+    append: (messages) => {
       batches.push(messages);
-      return memory.appendMany(messages);
+      return memory.append(messages);
     },
   };
-  const pubsub = options.pubsub ?? createMemoryPubSub();
-  const record = createResultRecorder({ store: { ...store, ...options.wrap?.(store) }, pubsub });
-  return { memory, pubsub, record, batches, singles: () => singles };
+  const record = createResultRecorder({ log: { ...log, ...options.wrap?.(log) } });
+  return { memory, record, batches };
 }
 
-/** Collects every event published for the given tests, in publish order. */
-async function listen(pubsub: PubSub, ids: string[]): Promise<TestMessageEvent[]> {
-  const events: TestMessageEvent[] = [];
-  for (const id of ids) await pubsub.subscribe(id, (event) => events.push(event));
+/** Follows the given tests; `events` fills with what the followers receive, in order. */
+async function listen(log: ResultLog, ids: string[]): Promise<Array<[string, number | null]>> {
+  const events: Array<[string, number | null]> = [];
+  for (const id of ids) {
+    await log.create({ correlationId: id, input: null, owner: null });
+    const follower = await log.follow(id, { queueLimit: 100 });
+    void (async () => {
+      for (let next = await follower.next(); next.done !== true; next = await follower.next()) events.push([(next.value as TestMessage).correlationId, next.value.sequence]);
+    })();
+  }
   return events;
 }
 
 describe('createResultRecorder', () => {
   it('stores a chunk with one appendMany, and answers each message its outcome in order', async () => {
-    const { memory, record, batches, singles } = setup({ maxMessagesPerTest: 3 });
+    const { memory, record, batches } = setup({ maxMessagesPerTest: 3 });
     const messages = [
       incoming('a', { sequence: 1 }),
       incoming('b', { sequence: 1 }),
@@ -50,7 +48,6 @@ describe('createResultRecorder', () => {
     expect(await record(messages)).toEqual(['inserted', 'inserted', 'inserted', 'duplicate', 'inserted', 'over-limit']);
     expect(batches).toHaveLength(1);
     expect(batches[0]).toEqual(messages);
-    expect(singles()).toBe(0);
     const [a, b] = await memory.getMany(['a', 'b']);
     expect(a?.messages.map((m) => m.sequence)).toEqual([1, 2, 3]);
     expect(a?.status).toBe('COMPLETED');
@@ -76,9 +73,9 @@ describe('createResultRecorder', () => {
     expect((await memory.get('big'))?.messages).toHaveLength(1200);
   });
 
-  it('publishes each inserted message once, in chunk order, before answering', async () => {
-    const { pubsub, record } = setup({ maxMessagesPerTest: 2 });
-    const events = await listen(pubsub, ['a', 'b']);
+  it('has each inserted message delivered once, in chunk order', async () => {
+    const { memory, record } = setup({ maxMessagesPerTest: 2 });
+    const events = await listen(memory, ['a', 'b']);
     const messages = [
       incoming('a', { sequence: 2 }),
       incoming('b', { sequence: 1 }),
@@ -87,66 +84,38 @@ describe('createResultRecorder', () => {
       incoming('a', { sequence: 3 }),
       incoming('b', { sequence: 2, status: 'FAILED' }),
     ];
-    const answered = record(messages).then((outcomes) => ({ outcomes, seen: events.length }));
-    const { outcomes, seen } = await answered;
+    const outcomes = await record(messages);
     expect(outcomes).toEqual(['inserted', 'inserted', 'inserted', 'duplicate', 'over-limit', 'inserted']);
-    expect(events.map((e) => [e.message.correlationId, e.message.sequence, e.status])).toEqual([
-      ['a', 2, 'RUNNING'],
-      ['b', 1, 'RUNNING'],
-      ['a', 1, 'RUNNING'],
-      ['b', 2, 'FAILED'],
+    // (That the memory log hands them over before it answers is its own test.)
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual([
+      ['a', 2],
+      ['b', 1],
+      ['a', 1],
+      ['b', 2],
     ]);
-    // The chunk was answered only after all its pushes.
-    expect(seen).toBe(4);
-    // A redelivery is stored and pushed no more.
+    // A redelivery is stored and delivered no more.
     expect(await record(messages)).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'over-limit', 'duplicate']);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(events).toHaveLength(4);
   });
 
-  it('does not publish again what the store already published', async () => {
-    const { pubsub, record } = setup({
-      // A store that announces its messages itself (as the Redis store does) for test 'a' only.
-      wrap: (store) => ({
-        appendMany: async (messages) => (await store.appendMany(messages)).map((r): AppendResult => (r.message.correlationId === 'a' ? { ...r, published: true } : r)),
-      }),
-    });
-    const events = await listen(pubsub, ['a', 'b']);
-    await record([incoming('a', { sequence: 1 }), incoming('b', { sequence: 1 }), incoming('a', { sequence: 2 })]);
-    expect(events.map((e) => [e.message.correlationId, e.message.sequence])).toEqual([['b', 1]]);
-  });
-
-  it('rejects the chunk with the store error, and stores it when handed over again', async () => {
+  it('rejects the chunk with the log\'s error, and stores it when handed over again', async () => {
     const failure = new ServiceError('STORE_UNAVAILABLE', 'The state store is unavailable.');
     let down = true;
-    const { memory, pubsub, record, batches } = setup({
-      wrap: (store) => ({ appendMany: (messages) => (down ? Promise.reject(failure) : store.appendMany(messages)) }),
+    const { memory, record, batches } = setup({
+      wrap: (log) => ({ append: (messages) => (down ? Promise.reject(failure) : log.append(messages)) }),
     });
-    const events = await listen(pubsub, ['a', 'b']);
+    const events = await listen(memory, ['a', 'b']);
     const messages = [incoming('a', { sequence: 1 }), incoming('b', { sequence: 1 }), incoming('a', { sequence: 2 })];
     await expect(record(messages)).rejects.toBe(failure);
     expect(events).toHaveLength(0);
     down = false;
     expect(await record(messages)).toEqual(['inserted', 'inserted', 'inserted']);
-    expect(events.map((e) => [e.message.correlationId, e.message.sequence])).toEqual([['a', 1], ['b', 1], ['a', 2]]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual([['a', 1], ['b', 1], ['a', 2]]);
     expect((await memory.get('a'))?.messages).toHaveLength(2);
     expect(batches).toHaveLength(1);
   });
 
-  it('fails the chunk whose push failed, after pushing the others in order', async () => {
-    const memoryPubSub = createMemoryPubSub();
-    const pushFailure = new Error('push refused');
-    const published: string[] = [];
-    const pubsub: PubSub = {
-      ...memoryPubSub,
-      publish: async (event) => {
-        if (event.message.correlationId === 'b') throw pushFailure;
-        published.push(`${event.message.correlationId}/${event.message.sequence}`);
-      },
-    };
-    const { record, memory } = setup({ pubsub });
-    await expect(record([incoming('a', { sequence: 1 }), incoming('b', { sequence: 1 }), incoming('a', { sequence: 2 })])).rejects.toBe(pushFailure);
-    expect(published).toEqual(['a/1', 'a/2']);
-    // Stored all the same: the redelivered chunk finds them and pushes nothing twice.
-    expect((await memory.get('a'))?.messages).toHaveLength(2);
-  });
 });

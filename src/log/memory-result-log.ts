@@ -1,18 +1,23 @@
 /**
- * In-memory store: one process's state. Bounded by a time to live (refreshed on every write) and
+ * In-memory result log: one process's state (and each replica's own in the replicated mode). Bounded by a time to live (refreshed on every write) and
  * a maximum number of tests (least recently updated evicted first), plus a cap per test. Messages
  * are held in a compact form (compact-message.ts), and deduplication keys add no string for the
- * common key kinds.
+ * common key kinds. An append delivers what it stored to this process's followers synchronously,
+ * once the whole batch is stored: nothing can come between storing and announcing.
  */
-import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import { insertOrdered } from '../domain/order.js';
 import { nextStatus } from '../domain/status.js';
+import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import { disposeOnce } from '../lifecycle/disposable.js';
 import { compactMessage, keyKind, type CompactTest } from './compact-message.js';
+import { openFollower, type FollowSource } from './follower.js';
+import { createLocalFanout } from './local-fanout.js';
+import type { NewTest, ResultLog } from './result-log.js';
 
 type KeyKind = ReturnType<typeof keyKind>;
-import type { NewTest, Store } from './store.js';
 
-/** Bounds and clock of the memory store. */
-export interface MemoryStoreOptions {
+/** Bounds and clock of the memory log. */
+export interface MemoryResultLogOptions {
   readonly ttlSeconds: number;
   readonly maxTests: number;
   readonly maxMessagesPerTest: number;
@@ -45,8 +50,8 @@ interface DedupeKeys {
   others: Set<string> | null;
 }
 
-/** Creates an in-memory {@link Store}. */
-export function createMemoryStore(options: MemoryStoreOptions): Store & { readonly size: number } {
+/** Creates an in-memory {@link ResultLog}; `size` is the number of tests held, for metrics. */
+export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLog & { readonly size: number } {
   const now = options.now ?? Date.now;
   const ttlMs = options.ttlSeconds * 1000;
   // Map iteration order is insertion order; re-inserting on every write keeps it ordered by
@@ -56,6 +61,15 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
   const sweepEvery = options.sweepIntervalMs ?? Math.min(60_000, Math.max(1000, ttlMs / 10));
   const sweeper = setInterval(sweep, sweepEvery);
   sweeper.unref();
+  // Followers in this process; an append hands them what it stored, synchronously.
+  const fanout = createLocalFanout();
+  const source: FollowSource = {
+    read: async (correlationId) => {
+      const entry = live(correlationId);
+      return entry === undefined ? null : snapshot(entry);
+    },
+    listen: async (correlationId, listener) => fanout.add(correlationId, listener).remove,
+  };
 
   function sweep(): void {
     const cutoff = now() - ttlMs;
@@ -133,10 +147,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
       return snapshot(existing ?? insert(test.correlationId, test.input, test.owner, now()));
     },
 
-    async get(correlationId) {
-      const entry = live(correlationId);
-      return entry === undefined ? null : snapshot(entry);
-    },
+    get: source.read,
 
     async getMany(correlationIds) {
       return correlationIds.map((id) => {
@@ -145,16 +156,20 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
       });
     },
 
-    async append(incoming: IncomingMessage) {
-      return appendOne(incoming, now());
-    },
-
-    async appendMany(messages) {
+    async append(batch) {
       const at = now();
-      const results = new Array<AppendResult>(messages.length);
-      for (let i = 0; i < messages.length; i++) results[i] = appendOne(messages[i] as IncomingMessage, at);
+      const results = new Array<AppendResult>(batch.length);
+      for (let i = 0; i < batch.length; i++) results[i] = appendOne(batch[i] as IncomingMessage, at);
+      // Delivered in the order stored, only what is new; a test nobody follows costs one lookup.
+      for (const result of results) {
+        if (result.outcome === 'inserted' && fanout.has(result.message.correlationId)) fanout.emit(result.message.correlationId, { message: result.message, status: result.status });
+      }
       return results;
     },
+
+    follow: (correlationId, followOptions) => openFollower(source, correlationId, followOptions),
+
+    followers: (correlationId) => fanout.count(correlationId),
 
     async remove(correlationId) {
       return entries.delete(correlationId);
@@ -164,10 +179,11 @@ export function createMemoryStore(options: MemoryStoreOptions): Store & { readon
       // Process memory is always reachable; nothing to probe.
     },
 
-    async dispose() {
+    dispose: disposeOnce(async () => {
       clearInterval(sweeper);
       entries.clear();
-    },
+      fanout.clear();
+    }),
   };
 }
 
@@ -193,24 +209,6 @@ function addKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): void
   if (kind === 'id') (keys.ids ??= new Set()).add(message.messageId as string);
   else if (kind === 'sequence') (keys.sequences ??= new Set()).add(message.sequence as number);
   else (keys.others ??= new Set()).add(message.key);
-}
-
-/**
- * Keeps messages ordered by `sequence` where given, else by arrival: a sequenced message goes after
- * the last message whose sequence is not greater; unsequenced ones go to the end.
- */
-function insertOrdered(messages: TestMessage[], message: TestMessage): void {
-  const seq = message.sequence;
-  let index = messages.length;
-  if (seq !== null) {
-    while (index > 0) {
-      const before = (messages[index - 1] as TestMessage).sequence;
-      if (before === null || before <= seq) break;
-      index -= 1;
-    }
-  }
-  if (index === messages.length) messages.push(message);
-  else messages.splice(index, 0, message);
 }
 
 function snapshot(entry: Entry): TestRecord {

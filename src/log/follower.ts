@@ -1,7 +1,10 @@
 /**
- * The stream behind the `testMessages` subscription: the stored messages first, then each new one,
- * with no gap and no duplicate between the two. It subscribes before it reads the snapshot, holds
- * live events until the snapshot is read, then drops whatever the snapshot already had.
+ * The follower behind every implementation's `follow`: a test's stored messages first, then each
+ * new one, with no gap and no duplicate between the two. It starts listening before it reads the
+ * snapshot, holds live events until the snapshot is read, then drops whatever the snapshot already
+ * had (by key). The source's live events must be complete and in order per test; the Redis log's
+ * source re-reads after the last message it delivered when its connection comes back
+ * (redis-tail.ts), so a reconnect shows here as nothing but a late event.
  *
  * A hand-written iterator rather than an async generator: a generator that is waiting for the next
  * event cannot be ended by `return()` until an event arrives, which would leak a listener for every
@@ -10,27 +13,24 @@
 import { isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent, TestRecord } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
-import type { PubSub } from '../pubsub/pubsub.js';
-import type { Store } from '../store/store.js';
+import type { FollowOptions } from './result-log.js';
 
-/** Options of {@link openTestMessageStream}. */
-export interface TestMessageStreamOptions {
-  readonly store: Store;
-  readonly pubsub: PubSub;
-  readonly correlationId: string;
-  /** Skip messages with a sequence at or below this one; the replay also skips unsequenced ones. */
-  readonly afterSequence?: number | null;
-  /** Live messages held for a client that is not reading before it is cut off. */
-  readonly queueLimit: number;
-  /** Whether the caller may see this test; one it may not is answered as unknown. */
-  readonly canSee?: (test: TestRecord) => boolean;
+/** Called for every event of the followed test, in the order stored. Must not throw. */
+export type EventListener = (event: TestMessageEvent) => void;
+
+/** What a follower reads: snapshots of a test, and its live events. */
+export interface FollowSource {
+  read(correlationId: string): Promise<TestRecord | null>;
+  /** Starts listening; resolves once every event stored from now on will be delivered. */
+  listen(correlationId: string, listener: EventListener): Promise<() => void>;
 }
 
 /**
- * Opens the stream. Rejects with NOT_FOUND for an unknown test. The iterator ends after the final
- * message, and fails with SUBSCRIBER_TOO_SLOW when more than `queueLimit` live messages wait.
+ * Opens a follower of `correlationId`. Rejects with NOT_FOUND for an unknown test. The iterator
+ * ends after the final message, and fails with SUBSCRIBER_TOO_SLOW when more than `queueLimit`
+ * live messages wait.
  */
-export async function openTestMessageStream(options: TestMessageStreamOptions): Promise<AsyncIterableIterator<TestMessage>> {
+export async function openFollower(source: FollowSource, correlationId: string, options: FollowOptions): Promise<AsyncIterableIterator<TestMessage>> {
   const { afterSequence, queueLimit } = options;
   const hasAfter = afterSequence !== undefined && afterSequence !== null;
 
@@ -90,21 +90,21 @@ export async function openTestMessageStream(options: TestMessageStreamOptions): 
     wake();
   };
 
-  unsubscribe = await options.pubsub.subscribe(options.correlationId, (event) => {
+  unsubscribe = await source.listen(correlationId, (event) => {
     if (held !== undefined) held.push(event);
     else accept(event);
   });
 
   let snapshot;
   try {
-    snapshot = await options.store.get(options.correlationId);
+    snapshot = await source.read(correlationId);
   } catch (error) {
     stopListening();
     throw error;
   }
   if (snapshot === null || (options.canSee !== undefined && !options.canSee(snapshot))) {
     stopListening();
-    throw new ServiceError('NOT_FOUND', `No test has the correlation id "${options.correlationId}".`);
+    throw new ServiceError('NOT_FOUND', `No test has the correlation id "${correlationId}".`);
   }
 
   seen = new Set(snapshot.messages.map((m) => m.key));

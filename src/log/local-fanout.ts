@@ -1,0 +1,56 @@
+/** The listeners of each test in this process, and the delivery of an event to them. */
+import type { TestMessageEvent } from '../domain/types.js';
+import type { EventListener } from './follower.js';
+
+/** Listeners by correlation id. */
+export interface LocalFanout {
+  /** Adds a listener; returns its removal (safe to call twice), and whether it is the test's first. */
+  add(correlationId: string, listener: EventListener): { readonly remove: () => void; readonly first: boolean };
+  /** Delivers `event` to every current listener of its test, synchronously, in the order added. */
+  emit(correlationId: string, event: TestMessageEvent): void;
+  /** Whether the test has listeners. */
+  has(correlationId: string): boolean;
+  /** Listeners of one test, or of all. */
+  count(correlationId?: string): number;
+  clear(): void;
+}
+
+/**
+ * Creates a {@link LocalFanout}. `onLast` is called when the last listener of a test is removed
+ * (the Redis log then stops listening to that test's channel).
+ */
+export function createLocalFanout(onLast?: (correlationId: string) => void): LocalFanout {
+  const topics = new Map<string, Set<EventListener>>();
+  return {
+    add(correlationId, listener) {
+      let listeners = topics.get(correlationId);
+      const first = listeners === undefined;
+      if (listeners === undefined) {
+        listeners = new Set();
+        topics.set(correlationId, listeners);
+      }
+      listeners.add(listener);
+      const remove = () => {
+        const current = topics.get(correlationId);
+        if (current === undefined || !current.delete(listener) || current.size > 0) return;
+        topics.delete(correlationId);
+        onLast?.(correlationId);
+      };
+      return { remove, first };
+    },
+    emit(correlationId, event) {
+      const listeners = topics.get(correlationId);
+      if (listeners === undefined) return;
+      // Copy first: a listener may remove itself (its follower finished) while we iterate.
+      for (const listener of [...listeners]) listener(event);
+    },
+    has: (correlationId) => topics.has(correlationId),
+    count(correlationId) {
+      if (correlationId !== undefined) return topics.get(correlationId)?.size ?? 0;
+      let total = 0;
+      for (const set of topics.values()) total += set.size;
+      return total;
+    },
+    clear: () => topics.clear(),
+  };
+}

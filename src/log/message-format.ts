@@ -1,0 +1,37 @@
+/**
+ * The one wire format of the shared log: how a message is stored in Redis and how a test's
+ * followers learn that it grew. The append script never looks inside either: it stores the text
+ * it is given and publishes the count it keeps, so this file is the only place that knows them.
+ *
+ * - A stored message is its JSON without `correlationId` (its test's key names it), `receivedAt`
+ *   included, with the payload's text as it arrived when the decoder kept it (never parsed and
+ *   serialized again on the way in).
+ * - A notice, published on the test's channel after every append that stored something, is the
+ *   number of messages the test holds since then, in decimal: a follower that has delivered fewer
+ *   reads the rest from its list, so a notice it missed costs nothing but the wait for the next one
+ *   or for its connection to come back.
+ */
+import type { IncomingMessage, TestMessage } from '../domain/types.js';
+
+const text = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
+const number = (value: number | null) => (value === null ? 'null' : String(value));
+
+/** The stored text of `message`, received at `receivedAt`. */
+export function encodeMessage(message: IncomingMessage, receivedAt: number): string {
+  const payload = message.payloadJson ?? JSON.stringify(message.payload) ?? 'null';
+  // Written field by field: cheaper than building an object for JSON.stringify, and the payload's
+  // own text goes in as it is.
+  return `{"key":${JSON.stringify(message.key)},"messageId":${text(message.messageId)},"sequence":${number(message.sequence)},"status":${text(message.status)},"final":${message.final},"payload":${payload},"producedAt":${number(message.producedAt)},"receivedAt":${receivedAt}}`;
+}
+
+/** The message a stored text of test `correlationId` holds. */
+export function decodeMessage(stored: string, correlationId: string): TestMessage {
+  const message = JSON.parse(stored) as { correlationId: string };
+  message.correlationId = correlationId;
+  return message as unknown as TestMessage;
+}
+
+/** The count a notice carries (NaN for a notice that is not one). */
+export function decodeNotice(notice: string): number {
+  return Number(notice);
+}

@@ -1,0 +1,115 @@
+/**
+ * The Lua scripts of the Redis log (see redis-result-log.ts for the key layout). They touch only
+ * the keys they are given; the keys of one test share a hash tag. They hold no rule of the domain: no status names, no ordering; they store what they are given,
+ * deduplicate by key, count, and set a value only if absent.
+ */
+
+/**
+ * Appends the messages of one or more tests, each test's in the order given. A call names the
+ * keys of every test it writes to, so on Redis Cluster a call carries one test (its keys share a
+ * slot); on a single primary one call carries the whole batch.
+ *
+ * KEYS: meta, msgs and keys of each test, 3 per test.
+ * ARGV: now, ttl, max messages per test, then per test, in the order of KEYS: its channel, its
+ * number of messages n, the number f of its messages that finish an unfinished test, f pairs of
+ * such a message's position (1..n) and the status it finishes the test with, then 2 per message:
+ * its deduplication key and its stored text (message-format.ts).
+ * Returns per test, in the same order: its first finishing status before the call ('' for none),
+ * its message count before the call, one letter per message (`i` inserted, `o` over the maximum
+ * and not stored, `d` duplicate), then the receivedAt of the stored copy of each duplicate.
+ *
+ * A key stored earlier in the same call counts as stored. What is new is pushed to the end of the
+ * test's list in one RPUSH (the list keeps arrival order; readers order by sequence), its keys in
+ * one HSET, and one notice with the new count is published on the test's channel, in the same
+ * atomic step: nothing can store without announcing.
+ */
+export const APPEND = `
+local now, ttl, max = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local CHUNK = 1000
+
+-- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
+local function call(command, key, items)
+  local replies = {}
+  for i = 1, #items, CHUNK do
+    local reply = redis.call(command, key, unpack(items, i, math.min(i + CHUNK - 1, #items)))
+    if type(reply) == 'table' then
+      for j = 1, #reply do replies[#replies + 1] = reply[j] end
+    end
+  end
+  return replies
+end
+
+local out = {}
+local a = 4
+for t = 1, #KEYS, 3 do
+  local meta, msgs, keys = KEYS[t], KEYS[t + 1], KEYS[t + 2]
+  local channel, n, f = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local finishing = {}
+  for p = a + 3, a + 1 + 2 * f, 2 do finishing[tonumber(ARGV[p])] = ARGV[p + 1] end
+  local first = a + 3 + 2 * f
+  local last = first + 2 * (n - 1)
+  a = last + 2
+
+  local count = redis.call('LLEN', msgs)
+  out[#out + 1] = redis.call('HGET', meta, 'finishedAs') or ''
+  out[#out + 1] = count
+  local wanted = {}
+  for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
+  local stored = call('HMGET', keys, wanted)
+  local seen = {}
+  for i = 1, #wanted do
+    if stored[i] then seen[wanted[i]] = stored[i] end
+  end
+
+  local items, fresh, letters, earliers = {}, {}, {}, {}
+  local position = 0
+  for m = first, last, 2 do
+    position = position + 1
+    local key = ARGV[m]
+    local earlier = seen[key]
+    if earlier then
+      letters[position] = 'd'
+      earliers[#earliers + 1] = earlier
+    elseif count + #items >= max then
+      letters[position] = 'o'
+    else
+      items[#items + 1] = ARGV[m + 1]
+      fresh[#fresh + 1] = key
+      fresh[#fresh + 1] = now
+      seen[key] = now
+      -- Set if absent: the first finishing status stored stays.
+      if finishing[position] then redis.call('HSETNX', meta, 'finishedAs', finishing[position]) end
+      letters[position] = 'i'
+    end
+  end
+  out[#out + 1] = table.concat(letters)
+  for i = 1, #earliers do out[#out + 1] = earliers[i] end
+
+  if #items > 0 then
+    if count == 0 then redis.call('HSETNX', meta, 'createdAt', now) end
+    call('RPUSH', msgs, items)
+    call('HSET', keys, fresh)
+    redis.call('EXPIRE', meta, ttl)
+    redis.call('EXPIRE', msgs, ttl)
+    redis.call('EXPIRE', keys, ttl)
+    redis.call('PUBLISH', channel, count + #items)
+  end
+end
+return out
+`;
+
+/**
+ * Records a started test unless the test is already known (started, or first seen through its
+ * results), then answers it.
+ *
+ * KEYS: meta, msgs. ARGV: now, ttl, input (JSON), owner ('' for none).
+ * Returns the meta hash as a flat list of fields and values, then the stored messages.
+ */
+export const CREATE = `
+local meta, msgs = KEYS[1], KEYS[2]
+if redis.call('HSETNX', meta, 'createdAt', ARGV[1]) == 1 then
+  redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4])
+end
+redis.call('EXPIRE', meta, ARGV[2])
+return { redis.call('HGETALL', meta), redis.call('LRANGE', msgs, 0, -1) }
+`;

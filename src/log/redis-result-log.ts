@@ -1,0 +1,222 @@
+/**
+ * The result log in Redis, shared by every replica. Appending is one Lua script call per batch
+ * (or per test of the batch, for Redis Cluster; redis-append-script.ts): the deduplication check,
+ * the append, the expiry refresh and the notice to followers happen atomically in Redis, so two
+ * replicas or a redelivery can never store a message twice, and nothing is stored without being
+ * announced. Followers read through per-test tails
+ * (redis-tail.ts), which re-read after the last message they delivered whenever they may have
+ * missed a notice.
+ *
+ * Keys per test, all under the hash tag `{<id>}` so that they live in one Redis Cluster slot (all
+ * expire together, refreshed on every write):
+ *   {prefix}:{id}:meta   hash  createdAt, input (JSON), owner, finishedAs (first finishing status)
+ *   {prefix}:{id}:msgs   list  stored messages (message-format.ts) in arrival order; readers order
+ *                              them by sequence (src/domain/order.ts)
+ *   {prefix}:{id}:keys   hash  deduplication key -> receivedAt of the stored copy
+ *   {prefix}:{id}:notices      the channel of the test's notices
+ */
+import type { Redis } from 'ioredis';
+import { orderArrivals } from '../domain/order.js';
+import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
+import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import { ServiceError } from '../errors.js';
+import { disposeOnce } from '../lifecycle/disposable.js';
+import type { Logger } from '../logger.js';
+import { openFollower } from './follower.js';
+import { decodeMessage, encodeMessage } from './message-format.js';
+import { APPEND, CREATE } from './redis-append-script.js';
+import type { NewTest, ResultLog } from './result-log.js';
+import { createRedisTails } from './redis-tail.js';
+
+/** Options of {@link createRedisResultLog}. */
+export interface RedisResultLogOptions {
+  /** The command connection; the log does not own it and does not close it. */
+  readonly redis: Redis;
+  /** A connection of its own for the notices (subscriber mode); not closed by the log either. */
+  readonly subscriber: Redis;
+  readonly ttlSeconds: number;
+  readonly maxMessagesPerTest: number;
+  /** Key prefix, so several deployments can share one Redis. */
+  readonly prefix?: string;
+  /**
+   * `per-batch` (the default): one append script call per batch, naming the keys of all its tests,
+   * which a single Redis primary allows. `per-test`: one call per test of the batch, sent together,
+   * as Redis Cluster requires (a script's keys must share a slot; a test's keys share a hash tag).
+   */
+  readonly scriptCalls?: 'per-batch' | 'per-test';
+  readonly logger: Logger;
+}
+
+interface Scripts {
+  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
+  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
+}
+
+/** Creates the Redis {@link ResultLog}. */
+export function createRedisResultLog(options: RedisResultLogOptions): ResultLog {
+  const { redis, ttlSeconds, maxMessagesPerTest } = options;
+  const callPerTest = options.scriptCalls === 'per-test';
+  const prefix = options.prefix ?? 'rcs';
+  const keysOf = (id: string) => {
+    const base = `${prefix}:{${id}}`;
+    return { meta: `${base}:meta`, msgs: `${base}:msgs`, keys: `${base}:keys`, channel: `${base}:notices` } as const;
+  };
+  // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
+  // The append's number of keys varies with the tests of the call: it is its first argument.
+  redis.defineCommand('rcsAppend', { lua: APPEND });
+  redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
+  const scripts = redis as unknown as Scripts;
+
+  /** Appends the messages of the given tests in one script call; answers per test, in order. */
+  const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number): Promise<AppendResult[][]> => {
+    const keys: string[] = [];
+    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest];
+    for (const [id, messages] of tests) {
+      const k = keysOf(id);
+      keys.push(k.meta, k.msgs, k.keys);
+      args.push(k.channel, messages.length);
+      // The few messages that finish the test, by position; most messages finish nothing.
+      const finishing: Array<string | number> = [];
+      messages.forEach((message, i) => {
+        const status = finishingStatus(message);
+        if (status !== null) finishing.push(i + 1, status);
+      });
+      args.push(finishing.length / 2, ...finishing);
+      for (const message of messages) args.push(message.key, encodeMessage(message, now));
+    }
+    const reply = await scripts.rcsAppend(keys.length, ...keys, ...args);
+    let at = 0;
+    return tests.map(([, messages]) => {
+      // The status moves message by message, by the domain's rule, from where the test stood.
+      let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
+      const letters = String(reply[at + 2]);
+      at += 3;
+      return messages.map((incoming, i) => {
+        const letter = letters[i];
+        if (letter === 'i') status = nextStatus(status, incoming);
+        const outcome = letter === 'i' ? 'inserted' : letter === 'o' ? 'over-limit' : 'duplicate';
+        return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(reply[at++]) : now) };
+      });
+    });
+  };
+
+  const append = async (batch: readonly IncomingMessage[]): Promise<AppendResult[]> => {
+    if (batch.length === 0) return [];
+    const now = Date.now();
+    const byTest = new Map<string, number[]>();
+    batch.forEach((message, i) => {
+      const positions = byTest.get(message.correlationId);
+      if (positions === undefined) byTest.set(message.correlationId, [i]);
+      else positions.push(i);
+    });
+    const tests = [...byTest].map(([id, positions]) => [id, positions.map((i) => batch[i] as IncomingMessage)] as const);
+    // One call for the whole batch on a single primary; on Redis Cluster one call per test (its
+    // keys share a slot), all sent at once.
+    const answers = callPerTest ? (await Promise.all(tests.map((test) => appendCall([test], now)))).flat() : await appendCall(tests, now);
+    const results = new Array<AppendResult>(batch.length);
+    [...byTest.values()].forEach((positions, t) => positions.forEach((position, i) => (results[position] = answers[t]?.[i] as AppendResult)));
+    return results;
+  };
+
+  const read = async (correlationId: string): Promise<TestRecord | null> => {
+    const k = keysOf(correlationId);
+    const results = await redis.multi().hgetall(k.meta).lrange(k.msgs, 0, -1).exec();
+    return toRecord(correlationId, results?.[0]?.[1] as Record<string, string>, results?.[1]?.[1] as string[]);
+  };
+
+  const tails = createRedisTails({
+    subscriber: options.subscriber,
+    channelOf: (id) => keysOf(id).channel,
+    logger: options.logger,
+    reads: {
+      head: async (id) => {
+        const k = keysOf(id);
+        const results = await redis.multi().llen(k.msgs).hget(k.meta, 'finishedAs').exec();
+        const count = Number(results?.[0]?.[1]);
+        return { count, status: statusOf((results?.[1]?.[1] as TestStatus | null) ?? null, count) };
+      },
+      after: async (id, from) => (await redis.lrange(keysOf(id).msgs, from, -1)).map((stored) => decodeMessage(stored, id)),
+    },
+  });
+
+  const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
+    try {
+      return await operation();
+    } catch (error) {
+      throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
+    }
+  };
+
+  return {
+    create: (test: NewTest) =>
+      wrap(async () => {
+        const k = keysOf(test.correlationId);
+        const [meta, messages] = await scripts.rcsCreate(k.meta, k.msgs, Date.now(), ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '');
+        const fields: Record<string, string> = {};
+        for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
+        return toRecord(test.correlationId, fields, messages) as TestRecord;
+      }),
+
+    get: (correlationId) => wrap(() => read(correlationId)),
+
+    getMany: (correlationIds) =>
+      wrap(async () => {
+        if (correlationIds.length === 0) return [];
+        const pipeline = redis.pipeline();
+        for (const id of correlationIds) {
+          const k = keysOf(id);
+          pipeline.hgetall(k.meta).lrange(k.msgs, 0, -1);
+        }
+        const results = (await pipeline.exec()) ?? [];
+        return correlationIds.map((id, i) => {
+          const [metaError, meta] = results[2 * i] ?? [];
+          const [msgsError, msgs] = results[2 * i + 1] ?? [];
+          if (metaError || msgsError) throw metaError ?? msgsError;
+          return toRecord(id, meta as Record<string, string>, msgs as string[]);
+        });
+      }),
+
+    append: (batch) => wrap(() => append(batch)),
+
+    follow: (correlationId, followOptions) => openFollower({ read: (id) => wrap(() => read(id)), listen: tails.listen }, correlationId, followOptions),
+
+    followers: (correlationId) => tails.count(correlationId),
+
+    remove: (correlationId) =>
+      wrap(async () => {
+        const k = keysOf(correlationId);
+        return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
+      }),
+
+    check: () =>
+      wrap(async () => {
+        await redis.ping();
+      }),
+
+    // The connections are injected and closed by their owner.
+    dispose: disposeOnce(async () => tails.dispose()),
+  };
+}
+
+/** The message as stored: the incoming fields (without the payload's text) and its receivedAt. */
+function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
+  const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
+  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
+}
+
+function toRecord(correlationId: string, meta: Record<string, string> | undefined, stored: string[] | undefined): TestRecord | null {
+  if (meta?.createdAt === undefined) return null;
+  const arrivals = (stored ?? []).map((text) => decodeMessage(text, correlationId));
+  const createdAt = Number(meta.createdAt);
+  const last = arrivals[arrivals.length - 1];
+  return {
+    correlationId,
+    status: statusOf((meta.finishedAs as TestStatus | undefined) ?? null, arrivals.length),
+    input: JSON.parse(meta.input ?? 'null'),
+    owner: meta.owner ? meta.owner : null,
+    createdAt,
+    // Every append that stores something stores messages received at its own instant.
+    updatedAt: last === undefined ? createdAt : Math.max(createdAt, last.receivedAt),
+    messages: orderArrivals(arrivals),
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The result-log seam: tests and their messages, stored and announced as one. What `append` takes
+ * as new is what `follow` delivers, so storing and announcing cannot drift apart, and
+ * replay-then-live is the log's business, not its callers'. Implementations: memory (one process,
+ * also each replica of the replicated mode) and Redis (shared by every replica); every
+ * implementation passes the contract suite in test/log/.
+ */
+import type { AppendResult, IncomingMessage, TestMessage, TestRecord } from '../domain/types.js';
+import type { Disposable } from '../lifecycle/disposable.js';
+
+/** What `create` records for a newly started test. */
+export interface NewTest {
+  readonly correlationId: string;
+  readonly input: unknown;
+  /** The subject that started it. */
+  readonly owner: string | null;
+}
+
+/** How one follower reads a test. */
+export interface FollowOptions {
+  /** Skip messages with a sequence at or below this one; the replay also skips unsequenced ones. */
+  readonly afterSequence?: number | null;
+  /** Live messages held for a follower that is not reading before it is cut off (SUBSCRIBER_TOO_SLOW). */
+  readonly queueLimit: number;
+  /** Whether the caller may see this test; one it may not is answered as unknown (NOT_FOUND). */
+  readonly canSee?: (test: TestRecord) => boolean;
+}
+
+/** Tests and their messages, keyed by correlation id. */
+export interface ResultLog extends Disposable {
+  /** Records a new test with no messages; keeps the existing record if one is already there. */
+  create(test: NewTest): Promise<TestRecord>;
+  /** One test, or null when unknown or expired. */
+  get(correlationId: string): Promise<TestRecord | null>;
+  /** Many tests in one call, in the order asked (the DataLoader batch function). */
+  getMany(correlationIds: readonly string[]): Promise<Array<TestRecord | null>>;
+  /**
+   * Stores a batch of messages, possibly of several tests, and answers one result per message in
+   * the order given, each seeing the effect of the ones before it: a second copy of a key (in the
+   * batch or already stored) is a `duplicate`, the per-test maximum applies as messages are added
+   * (`over-limit`), and the status moves message by message. A test unknown so far is created.
+   * Every `inserted` message is delivered to the test's followers, once, in the order stored;
+   * nothing else is. Idempotent: a redelivered batch stores and announces nothing.
+   */
+  append(batch: readonly IncomingMessage[]): Promise<AppendResult[]>;
+  /**
+   * Follows a test: its stored messages first, then each new one as it is appended (anywhere, for
+   * a shared log), with no gap and no duplicate between the two; the iterator ends after the
+   * message that finishes the test (or at once after the replay when it is finished already).
+   * Rejects with NOT_FOUND for an unknown test.
+   */
+  follow(correlationId: string, options: FollowOptions): Promise<AsyncIterableIterator<TestMessage>>;
+  /** Drops a test; used when the start request could not be handed to the broker. */
+  remove(correlationId: string): Promise<boolean>;
+  /** Resolves when the log can serve reads and writes; rejects with the reason otherwise. */
+  check(): Promise<void>;
+  /** Followers open in this process, of one test or of all. */
+  followers(correlationId?: string): number;
+}

@@ -1,0 +1,201 @@
+/**
+ * The following half of the result-log contract (result-log-contract.ts): replay then live with no
+ * gap and no duplicate, delivery of what is new only, once, in order, on every replica sharing the
+ * log, the end of a follower, and (where the log has one) no loss across a reconnect of the
+ * connection that carries live updates.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { plainMessage, type TestMessage } from '../../src/domain/types.js';
+import { ServiceError } from '../../src/errors.js';
+import type { ResultLog } from '../../src/log/result-log.js';
+import { eventually } from '../support/graphql.js';
+import { incoming, uniqueId } from './storage-contract.js';
+
+/** Two handles on one log: two replicas sharing it, or the same log twice where it lives in one process. */
+export interface FollowContext {
+  readonly pair: () => { readonly log: ResultLog; readonly peer: ResultLog };
+  /** Drops the connection of `log` that carries live updates, and lets it reconnect (Redis). */
+  readonly dropLiveConnection?: (log: ResultLog) => Promise<void>;
+}
+
+/** Reads up to `n` messages (fewer if the follower ends), as their sequences. */
+async function take(iterator: AsyncIterator<TestMessage>, n: number): Promise<Array<number | null>> {
+  const out: Array<number | null> = [];
+  for (let i = 0; i < n; i++) {
+    const next = await iterator.next();
+    if (next.done) break;
+    out.push(next.value.sequence);
+  }
+  return out;
+}
+
+/** Reads every message until the follower ends. */
+async function drain(iterator: AsyncIterator<TestMessage>): Promise<TestMessage[]> {
+  const out: TestMessage[] = [];
+  for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) out.push(next.value);
+  return out;
+}
+
+/** Registers the following tests. */
+export function describeFollowContract(context: FollowContext): void {
+  describe('following', () => {
+    let log: ResultLog;
+    let peer: ResultLog;
+    beforeEach(() => {
+      ({ log, peer } = context.pair());
+    });
+    const record = (message: ReturnType<typeof incoming>, on: ResultLog = peer) => on.append([message]);
+
+    it('replays stored messages, then delivers live ones, then ends after the final one', async () => {
+      const id = uniqueId('follow');
+      await record(incoming(id, { sequence: 1 }));
+      await record(incoming(id, { sequence: 2 }));
+      const stream = await log.follow(id, { queueLimit: 10 });
+      expect(await take(stream, 2)).toEqual([1, 2]);
+      await record(incoming(id, { sequence: 3 }));
+      await record(incoming(id, { sequence: 3 })); // redelivery: not delivered again
+      await record(incoming(id, { sequence: 4, final: true }));
+      await record(incoming(id, { sequence: 5 })); // after the final one: stored, not delivered
+      expect(await take(stream, 10)).toEqual([3, 4]);
+      expect(await stream.next()).toEqual({ value: undefined, done: true });
+      expect(log.followers(id)).toBe(0);
+    });
+
+    it('delivers what a batch stores, once, in batch order, to the followers of each test on every replica', async () => {
+      const a = uniqueId('a');
+      const b = uniqueId('b');
+      for (const id of [a, b]) await log.create({ correlationId: id, input: null, owner: null });
+      const onLog = await log.follow(a, { queueLimit: 100 });
+      const onPeer = await peer.follow(a, { queueLimit: 100 });
+      const otherTest = await log.follow(b, { queueLimit: 100 });
+      const batch = [
+        incoming(a, { sequence: 1, payload: { a: 'ü' } }),
+        incoming(b, { sequence: 1 }),
+        incoming(a, { sequence: 3 }),
+        incoming(a, { sequence: 1 }),
+        incoming(a, { sequence: 2, producedAt: 1_700_000_000_000 }),
+        incoming(b, { sequence: 2, final: true }),
+        incoming(a, { sequence: 4, status: 'COMPLETED' }),
+      ];
+      const results = await peer.append(batch);
+      expect(results.map((r) => r.outcome)).toEqual(['inserted', 'inserted', 'inserted', 'duplicate', 'inserted', 'inserted', 'inserted']);
+      // A redelivery of the whole batch stores nothing and so delivers nothing.
+      await log.append(batch);
+      const [fromLog, fromPeer, fromOther] = await Promise.all([drain(onLog), drain(onPeer), drain(otherTest)]);
+      // Live messages come in the order stored (arrival), each the whole message as stored.
+      expect(fromLog.map((m) => m.sequence)).toEqual([1, 3, 2, 4]);
+      expect(fromPeer.map(plainMessage)).toEqual(fromLog.map(plainMessage));
+      expect(plainMessage(fromLog[0] as TestMessage)).toEqual({ ...plainMessage(results[0]?.message as TestMessage), payload: { a: 'ü' } });
+      expect(plainMessage(fromLog[2] as TestMessage)).toEqual(plainMessage(results[4]?.message as TestMessage));
+      expect(fromOther.map((m) => [m.correlationId, m.sequence])).toEqual([[b, 1], [b, 2]]);
+    });
+
+    it('has no gap and no duplicate between replay and live while another replica appends', async () => {
+      const id = uniqueId('race');
+      const total = 120;
+      let appended = 0;
+      const appending = (async () => {
+        for (; appended < total; appended += 4) {
+          await record(incoming(id, { sequence: appended + 1 }));
+          await peer.append([2, 3, 4].map((k) => incoming(id, { sequence: appended + k, final: appended + k === total })));
+        }
+      })();
+      await eventually(() => appended >= 40, 10_000, 'some messages stored');
+      const stream = await log.follow(id, { queueLimit: 1000 });
+      const got = await drain(stream);
+      await appending;
+      expect(got.map((m) => m.sequence)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    });
+
+    it('ends right after the replay when the test already finished', async () => {
+      const id = uniqueId('done');
+      await record(incoming(id, { sequence: 1 }));
+      await record(incoming(id, { sequence: 2, status: 'FAILED' }));
+      const stream = await log.follow(id, { queueLimit: 10 });
+      expect(await take(stream, 10)).toEqual([1, 2]);
+      expect(log.followers(id)).toBe(0);
+    });
+
+    it('skips messages at or below afterSequence, in the replay and live', async () => {
+      const id = uniqueId('after');
+      for (const seq of [1, 2, 3]) await record(incoming(id, { sequence: seq }));
+      await record(incoming(id, { payload: 'unsequenced, replay' }));
+      const stream = await log.follow(id, { afterSequence: 2, queueLimit: 10 });
+      await record(incoming(id, { messageId: 'late', sequence: 2 }));
+      await record(incoming(id, { payload: 'unsequenced, live' }));
+      await record(incoming(id, { sequence: 9, final: true }));
+      expect(await take(stream, 10)).toEqual([3, null, 9]);
+    });
+
+    it('ends when the final message is one that afterSequence skips', async () => {
+      const id = uniqueId('skip-final');
+      await log.create({ correlationId: id, input: null, owner: null });
+      const stream = await log.follow(id, { afterSequence: 5, queueLimit: 10 });
+      await record(incoming(id, { sequence: 3, final: true }));
+      await expect(stream.next()).resolves.toEqual({ value: undefined, done: true });
+      expect(log.followers(id)).toBe(0);
+    });
+
+    it('rejects an unknown test, and one the caller may not see, with NOT_FOUND, and leaves no follower behind', async () => {
+      const hidden = uniqueId('hidden');
+      await log.create({ correlationId: hidden, input: null, owner: 'alice' });
+      await expect(log.follow(uniqueId('nope'), { queueLimit: 10 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(log.follow(hidden, { queueLimit: 10, canSee: (test) => test.owner === 'bob' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(log.followers()).toBe(0);
+    });
+
+    it('ends at once on return() while waiting, and keeps the other followers of the test', async () => {
+      const id = uniqueId('return');
+      await log.create({ correlationId: id, input: null, owner: null });
+      const first = await log.follow(id, { queueLimit: 10 });
+      const second = await log.follow(id, { queueLimit: 10 });
+      const pending = first.next();
+      expect(log.followers(id)).toBe(2);
+      await first.return?.();
+      await first.return?.(); // twice is harmless
+      await expect(pending).resolves.toEqual({ value: undefined, done: true });
+      expect(log.followers(id)).toBe(1);
+      await record(incoming(id, { sequence: 1, final: true }));
+      expect(await take(second, 10)).toEqual([1]);
+      expect(log.followers(id)).toBe(0);
+    });
+
+    it('closes a follower that falls more than queueLimit messages behind', async () => {
+      const id = uniqueId('slow');
+      await log.create({ correlationId: id, input: null, owner: null });
+      const stream = await log.follow(id, { queueLimit: 3 });
+      for (let seq = 1; seq <= 5; seq++) await record(incoming(id, { sequence: seq }));
+      await eventually(() => log.followers(id) === 0, 5000, 'the follower to be cut off');
+      const error = await stream.next().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServiceError);
+      expect((error as ServiceError).code).toBe('SUBSCRIBER_TOO_SLOW');
+    });
+
+    it('accepts appends with nobody following', async () => {
+      const results = await log.append([incoming(uniqueId('alone'), { sequence: 1 })]);
+      expect(results.map((r) => r.outcome)).toEqual(['inserted']);
+    });
+
+    if (context.dropLiveConnection !== undefined) {
+      const drop = context.dropLiveConnection;
+      it('loses nothing and repeats nothing when the live connection drops while messages are appended', async () => {
+        const id = uniqueId('reconnect');
+        const total = 60;
+        await record(incoming(id, { sequence: 1 }));
+        const stream = await log.follow(id, { queueLimit: 1000 });
+        const got: TestMessage[] = [];
+        const reading = (async () => {
+          for (let next = await stream.next(); next.done !== true; next = await stream.next()) got.push(next.value);
+        })();
+        await record(incoming(id, { sequence: 2 }));
+        await eventually(() => got.length === 2, 5000, 'the first live message');
+        // Appended while the follower's connection is down and reconnecting: their notices are lost.
+        const dropping = drop(log);
+        for (let seq = 3; seq <= total; seq++) await record(incoming(id, { sequence: seq, final: seq === total }));
+        await dropping;
+        await reading;
+        expect(got.map((m) => m.sequence)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      });
+    }
+  });
+}

@@ -1,0 +1,196 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IncomingMessage } from '../../src/domain/types.js';
+import { createRedisResultLog } from '../../src/log/redis-result-log.js';
+import type { ResultLog } from '../../src/log/result-log.js';
+import { createSilentLogger } from '../../src/logger.js';
+import { eventually } from '../support/graphql.js';
+import { describeResultLogContract } from './result-log-contract.js';
+import { incoming, uniqueId } from './storage-contract.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `rcs-test-${process.pid}-${Date.now()}`;
+const clients: Redis[] = [];
+const connect = (options: { connectionName?: string; retryStrategy?: () => number } = {}) => {
+  const client = new Redis(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 2, ...options });
+  clients.push(client);
+  return client;
+};
+
+afterAll(async () => {
+  const redis = connect();
+  const stream = redis.scanStream({ match: `${prefix}:*`, count: 500 });
+  for await (const keys of stream as AsyncIterable<string[]>) if (keys.length > 0) await redis.del(...keys);
+  await Promise.all(clients.map((c) => c.quit()));
+});
+
+/** A log on connections of its own, as a replica has; the subscriber is named so it can be found and cut. */
+let replicas = 0;
+const subscriberNames = new WeakMap<ResultLog, string>();
+function replica(bounds: { ttlSeconds: number; maxMessagesPerTest: number }, scriptCalls: 'per-batch' | 'per-test' = 'per-batch'): ResultLog {
+  const name = `rcs-test-subscriber-${process.pid}-${++replicas}`;
+  // A slow reconnect, so that messages are surely appended while the subscriber is away.
+  const subscriber = connect({ connectionName: name, retryStrategy: () => 300 });
+  const log = createRedisResultLog({ redis: connect(), subscriber, prefix, logger: createSilentLogger(), scriptCalls, ...bounds });
+  subscriberNames.set(log, name);
+  return log;
+}
+
+describeResultLogContract('redis, one script call per batch (a single primary)', {
+  create: replica,
+  // Another replica on the same Redis, with its own connections.
+  peer: () => replica({ ttlSeconds: 3600, maxMessagesPerTest: 10_000 }),
+  dropLiveConnection: (log) => cutSubscriber(log),
+});
+
+// One call per test, as Redis Cluster requires: each call names the keys of one hash tag only.
+describeResultLogContract('redis, one script call per test (Redis Cluster)', {
+  create: (bounds) => replica(bounds, 'per-test'),
+  // Another replica on the same Redis, with its own connections.
+  peer: () => replica({ ttlSeconds: 3600, maxMessagesPerTest: 10_000 }, 'per-test'),
+  dropLiveConnection: cutSubscriber,
+});
+
+/** Cuts the subscriber connection of `log` by a second, real connection, the way a network failure or a Redis failover would. */
+async function cutSubscriber(log: ResultLog): Promise<void> {
+  const admin = connect();
+  const name = subscriberNames.get(log) as string;
+  const line = ((await admin.client('LIST')) as string).split('\n').find((entry) => entry.includes(` name=${name} `));
+  const id = /(?:^| )id=(\d+)/.exec(line ?? '')?.[1];
+  expect(id, `the subscriber connection ${name}`).toBeDefined();
+  expect(await admin.client('KILL', 'ID', id as string)).toBe(1);
+}
+
+const log = (bounds: { ttlSeconds?: number; maxMessagesPerTest?: number } = {}) => replica({ ttlSeconds: bounds.ttlSeconds ?? 100, maxMessagesPerTest: bounds.maxMessagesPerTest ?? 100 });
+const one = async (target: ResultLog, message: IncomingMessage) => (await target.append([message]))[0];
+
+describe('redis log specifics', () => {
+  let redis: Redis;
+  beforeAll(() => {
+    redis = connect();
+  });
+
+  it('names the keys of one test only in each script call when calls are per test (Redis Cluster)', async () => {
+    const store = replica({ ttlSeconds: 100, maxMessagesPerTest: 100 }, 'per-test');
+    const ids = [uniqueId('slot-a'), uniqueId('slot-b'), uniqueId('slot-c')];
+    const monitor = await connect().monitor();
+    const calls: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval/i.test(args[0] ?? '') && args.slice(3).some((arg) => arg.includes(prefix))) calls.push(args);
+    });
+    await store.append(ids.flatMap((id) => [incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 })]));
+    await eventually(() => calls.length >= 3, 5000, 'three script calls');
+    monitor.disconnect();
+    // EVALSHA <sha> <number of keys> <keys...>: three keys, all under the test's hash tag.
+    const named = calls.map((args) => args.slice(3, 3 + Number(args[2])));
+    expect(named.map((keys) => keys.map((key) => /\{([^}]*)\}/.exec(key)?.[1]))).toEqual(ids.map((id) => [id, id, id]));
+  });
+
+  it('sets the TTL on create and refreshes it on every append', async () => {
+    const store = log();
+    const id = uniqueId('ttl');
+    await store.create({ correlationId: id, input: null, owner: 'alice' });
+    expect(await redis.ttl(`${prefix}:{${id}}:meta`)).toBeGreaterThan(90);
+    await redis.expire(`${prefix}:{${id}}:meta`, 10);
+    await one(store, incoming(id, { sequence: 1 }));
+    for (const part of ['meta', 'msgs', 'keys']) expect(await redis.ttl(`${prefix}:{${id}}:${part}`)).toBeGreaterThan(90);
+  });
+
+  it('stores each message once when two replicas append the same records concurrently', async () => {
+    const a = log({ maxMessagesPerTest: 1000 });
+    const b = log({ maxMessagesPerTest: 1000 });
+    const id = uniqueId('race');
+    const records = Array.from({ length: 50 }, (_, i) => incoming(id, { messageId: `m${i}`, sequence: 49 - i }));
+    const outcomes = await Promise.all([...records.map((r) => one(a, r)), ...records.map((r) => one(b, r))]);
+    expect(outcomes.filter((o) => o?.outcome === 'inserted')).toHaveLength(50);
+    expect(outcomes.filter((o) => o?.outcome === 'duplicate')).toHaveLength(50);
+    const stored = await a.get(id);
+    expect(stored?.messages.map((m) => m.sequence)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  });
+
+  it('orders around payloads that Lua JSON cannot decode (lone surrogates, deep nesting)', async () => {
+    const store = log();
+    const id = uniqueId('odd');
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 1100; i++) deep = [deep];
+    await one(store, incoming(id, { sequence: 5, payload: '\ud800 lone surrogate' }));
+    await one(store, incoming(id, { sequence: 6, payload: deep }));
+    await one(store, incoming(id, { sequence: 1 }));
+    const read = await store.get(id);
+    expect(read?.messages.map((m) => m.sequence)).toEqual([1, 5, 6]);
+    expect(read?.messages[1]?.payload).toBe('\ud800 lone surrogate');
+  });
+
+  it('announces on the test\'s channel once per batch that stores something, with the count it holds, and never for a redelivery', async () => {
+    const store = log();
+    const a = uniqueId('pub-a');
+    const b = uniqueId('pub-b');
+    const listener = connect();
+    const received: Array<[string, string]> = [];
+    listener.on('message', (channel: string, notice: string) => received.push([channel, notice]));
+    await listener.subscribe(`${prefix}:{${a}}:notices`, `${prefix}:{${b}}:notices`);
+    const batch = [incoming(a, { sequence: 1 }), incoming(b, { sequence: 1 }), incoming(a, { sequence: 3 }), incoming(a, { sequence: 1 }), incoming(a, { sequence: 2 })];
+    await store.append(batch);
+    await store.append(batch);
+    await store.append([incoming(a, { sequence: 9 })]);
+    await eventually(() => received.length >= 3, 5000, 'three notices');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received.sort()).toEqual([[`${prefix}:{${a}}:notices`, '3'], [`${prefix}:{${a}}:notices`, '4'], [`${prefix}:{${b}}:notices`, '1']].sort());
+  });
+
+  it('keeps every key of a test under the test\'s hash tag, so that the layout suits Redis Cluster', async () => {
+    const store = log();
+    const id = uniqueId('slot');
+    await store.create({ correlationId: id, input: null, owner: 'alice' });
+    await store.append([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2, final: true })]);
+    const keys: string[] = [];
+    for await (const found of redis.scanStream({ match: `*${id}*`, count: 1000 }) as AsyncIterable<string[]>) keys.push(...found);
+    expect(keys.sort()).toEqual(['keys', 'meta', 'msgs'].map((part) => `${prefix}:{${id}}:${part}`));
+  });
+
+  it('refreshes the TTL of every test a batch writes to', async () => {
+    const store = log();
+    const a = uniqueId('ttl-a');
+    const b = uniqueId('ttl-b');
+    await store.create({ correlationId: a, input: null, owner: null });
+    await redis.expire(`${prefix}:{${a}}:meta`, 10);
+    await store.append([incoming(a, { sequence: 1 }), incoming(b, { sequence: 1 }), incoming(a, { sequence: 2 })]);
+    for (const id of [a, b]) for (const part of ['meta', 'msgs', 'keys']) expect(await redis.ttl(`${prefix}:{${id}}:${part}`)).toBeGreaterThan(90);
+  });
+
+  it('stores each message once when two replicas append the same batch concurrently', async () => {
+    const a = log({ maxMessagesPerTest: 1000 });
+    const b = log({ maxMessagesPerTest: 1000 });
+    const id = uniqueId('race-many');
+    const records = Array.from({ length: 50 }, (_, i) => incoming(id, { messageId: `m${i}`, sequence: 49 - i }));
+    const [first, second] = await Promise.all([a.append(records), b.append(records)]);
+    const all = [...first, ...second];
+    expect(all.filter((o) => o.outcome === 'inserted')).toHaveLength(50);
+    expect(all.filter((o) => o.outcome === 'duplicate')).toHaveLength(50);
+    expect((await a.get(id))?.messages.map((m) => m.sequence)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  });
+
+  it('refuses messages past the per-test maximum', async () => {
+    const store = log({ maxMessagesPerTest: 2 });
+    const id = uniqueId('cap');
+    await one(store, incoming(id, { sequence: 1 }));
+    await one(store, incoming(id, { sequence: 2 }));
+    expect((await one(store, incoming(id, { sequence: 3, final: true })))?.outcome).toBe('over-limit');
+    expect((await store.get(id))?.status).toBe('RUNNING');
+  });
+
+  it('reports STORE_UNAVAILABLE when Redis cannot be reached', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+    const store = createRedisResultLog({ redis: dead, subscriber: dead, ttlSeconds: 100, maxMessagesPerTest: 2, prefix, logger: createSilentLogger() });
+    await expect(store.check()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(store.get('x')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    dead.disconnect();
+  });
+
+  it('reports STORE_UNAVAILABLE for a batch when Redis cannot be reached', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+    const store = createRedisResultLog({ redis: dead, subscriber: dead, ttlSeconds: 100, maxMessagesPerTest: 2, prefix, logger: createSilentLogger() });
+    await expect(store.append([incoming('x', { sequence: 1 }), incoming('y', { sequence: 1 })])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    dead.disconnect();
+  });
+});

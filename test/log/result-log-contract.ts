@@ -1,0 +1,48 @@
+/**
+ * The contract every result-log implementation passes: storage (storage-contract.ts, batches in
+ * storage-batch-contract.ts) and following (follow-contract.ts). Each implementation's test file calls `describeResultLogContract` once.
+ */
+import { afterEach, describe } from 'vitest';
+import type { ResultLog } from '../../src/log/result-log.js';
+import { describeFollowContract } from './follow-contract.js';
+import { describeBatchStorageContract } from './storage-batch-contract.js';
+import { describeStorageContract } from './storage-contract.js';
+
+/** How an implementation's logs are made for the contract. */
+export interface ResultLogFactory {
+  /** A fresh log (it may share its data with other logs of the factory, e.g. one Redis). */
+  create(bounds: { readonly ttlSeconds: number; readonly maxMessagesPerTest: number }): ResultLog;
+  /** A second handle on the data of `log`: another replica, or `log` itself for a log held in one process. */
+  peer(log: ResultLog): ResultLog;
+  /** Drops the connection of `log` that carries live updates, and resolves once it is back. */
+  dropLiveConnection?(log: ResultLog): Promise<void>;
+  /** The factory's `maxMessagesPerTest` for the storage tests; 10,000 unless told. */
+  readonly maxMessagesPerTest?: number;
+}
+
+/** Registers the contract for one implementation. */
+export function describeResultLogContract(name: string, factory: ResultLogFactory): void {
+  const maxMessagesPerTest = factory.maxMessagesPerTest ?? 10_000;
+  describe(`Result log contract: ${name}`, () => {
+    const opened: ResultLog[] = [];
+    const open = (log: ResultLog) => {
+      opened.push(log);
+      return log;
+    };
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((log) => log.dispose()));
+    });
+    const fresh = () => open(factory.create({ ttlSeconds: 3600, maxMessagesPerTest }));
+    const storage = { log: fresh, maxMessagesPerTest, ttl: (ttlSeconds: number) => open(factory.create({ ttlSeconds, maxMessagesPerTest })) };
+    describeStorageContract(storage);
+    describeBatchStorageContract(storage);
+    describeFollowContract({
+      pair: () => {
+        const log = fresh();
+        const peer = factory.peer(log);
+        return { log, peer: peer === log ? log : open(peer) };
+      },
+      ...(factory.dropLiveConnection ? { dropLiveConnection: (log: ResultLog) => (factory.dropLiveConnection as (l: ResultLog) => Promise<void>)(log) } : {}),
+    });
+  });
+}
