@@ -6,6 +6,8 @@
 /** Stable error codes. Clients may switch on these; never rename one. */
 export type ErrorCode =
   | 'BAD_USER_INPUT'
+  | 'GRAPHQL_PARSE_FAILED'
+  | 'GRAPHQL_VALIDATION_FAILED'
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'AUTH_UNAVAILABLE'
@@ -23,6 +25,8 @@ export type ErrorCode =
 
 const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
+  GRAPHQL_PARSE_FAILED: 400,
+  GRAPHQL_VALIDATION_FAILED: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   AUTH_UNAVAILABLE: 503,
