@@ -24,8 +24,9 @@ import type { Principal } from '../auth/principal.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { toClientError, type MaskError } from './format-error.js';
-import type { GraphQLServer } from './yoga.js';
+import { createSharedSubscribe } from './shared-subscribe.js';
 import { serveGraphQLOverWebSocket } from './ws-transport.js';
+import type { GraphQLServer } from './yoga.js';
 
 /** Options of {@link attachGraphQLWebSocket}. */
 export interface GraphQLWebSocketOptions {
@@ -74,6 +75,15 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   });
   const sessions = new WeakMap<WebSocket, { principal: Principal; expiry: NodeJS.Timeout }>();
   const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
+  const sharedSubscribe = createSharedSubscribe();
+  // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
+  // such as a stream that fails) and without the pipeline's internal extensions.
+  const forClient = (errors: readonly GraphQLError[]) =>
+    errors.map((error) => {
+      const masked = maskError(error);
+      if (masked !== error) log.error({ err: error.originalError ?? error }, 'unexpected error in a GraphQL operation');
+      return toClientError(masked instanceof GraphQLError ? masked : new GraphQLError(masked.message));
+    });
 
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
@@ -135,17 +145,16 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       },
       // graphql-ws hands back the very arguments `onSubscribe` returned.
       execute: (args) => pipelines.get(args)!.execute(args),
-      subscribe: (args) => pipelines.get(args)!.subscribe(args),
+      // Subscriptions are prepared by the pipeline like any operation, and then executed once per
+      // event for all the subscribers of the same operation. Not through the pipeline's subscribe:
+      // its hooks wrap every subscriber's stream, a cost paid per subscriber and event when one
+      // message fans out to thousands; errors are masked below with the pipeline's masker instead.
+      subscribe: (args) => sharedSubscribe(args),
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (result.errors === undefined || result.errors.length === 0) return undefined;
-        return { ...result, errors: result.errors.map(toClientError) };
+        return { ...result, errors: forClient(result.errors) };
       },
-      onError: (_ctx, _id, _payload, errors) =>
-        errors.map((error) => {
-          const masked = maskError(error);
-          if (masked !== error) log.error({ err: error.originalError ?? error }, 'unexpected error in a GraphQL operation');
-          return toClientError(masked instanceof GraphQLError ? masked : new GraphQLError(masked.message));
-        }),
+      onError: (_ctx, _id, _payload, errors) => forClient(errors),
     },
     wss,
     log,

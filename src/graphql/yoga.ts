@@ -2,8 +2,9 @@
  * The one GraphQL operation pipeline (GraphQL Yoga and its envelop plugins), served over HTTP by
  * Yoga itself and over WebSocket by the graphql-ws binding (`ws-server.ts`), which runs every
  * operation through `getEnveloped` as well. Both transports therefore share the parse cache,
- * validation with every limit, the scope check, context creation, execution (subscriptions
- * included, executed once per event for all their subscribers) and the error edge.
+ * validation with every limit, the scope check, context creation, execution and the error edge.
+ * Subscriptions (WebSocket only) execute each event once for all the subscribers of the same
+ * operation (`shared-subscribe.ts`).
  */
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
@@ -13,7 +14,6 @@ import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './c
 import type { MaskError } from './format-error.js';
 import type { OperationLimits } from './limits.js';
 import { useOperationGuard, type OperationSource } from './operation-guard.js';
-import { createSharedSubscribe } from './shared-subscribe.js';
 
 /** The pipeline; `getEnveloped` is what the WebSocket binding runs operations through. */
 export type GraphQLServer = YogaServerInstance<OperationSource, GraphQLContext>;
@@ -33,12 +33,6 @@ export interface GraphQLServerOptions {
  * queries), with no IDE, landing page or CORS of its own: those are the HTTP app's.
  */
 export function createGraphQLServer(options: GraphQLServerOptions): GraphQLServer {
-  const sharedSubscribe = createSharedSubscribe();
-  const shareSubscriptions: Plugin = {
-    onSubscribe: ({ setSubscribeFn }) => {
-      setSubscribeFn(sharedSubscribe);
-    },
-  };
   return createYoga<OperationSource, GraphQLContext>({
     schema: options.schema,
     graphqlEndpoint: '/graphql',
@@ -57,7 +51,6 @@ export function createGraphQLServer(options: GraphQLServerOptions): GraphQLServe
       // preflight; one that carries neither a JSON content type nor one of these headers is refused.
       useCSRFPrevention({ requestHeaders: ['apollo-require-preflight', 'x-apollo-operation-name', 'graphql-require-preflight', 'x-graphql-yoga-csrf'] }),
       useOperationGuard({ schema: options.schema, access: options.deps.access, limits: options.limits, introspection: options.introspection }),
-      shareSubscriptions,
       useRefusalStatus(),
     ],
   });
