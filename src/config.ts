@@ -20,6 +20,7 @@ export interface Config {
   readonly kafka: KafkaConfig;
   readonly store: StoreConfig;
   readonly graphql: GraphQLConfig;
+  readonly graphqlShape: GraphQLShapeConfig;
   readonly auth: AuthConfig;
   /** The embedded authorization server (used when `auth.mode` is `embedded`). */
   readonly issuer: IssuerConfig;
@@ -63,6 +64,16 @@ export interface GraphQLConfig {
   readonly maxDepth: number;
   readonly maxCost: number;
   readonly introspection: boolean;
+}
+
+/** Limits of an operation's shape (graphql-armor), on HTTP and WebSocket alike. */
+export interface GraphQLShapeConfig {
+  readonly maxAliases: number;
+  readonly maxDirectives: number;
+  /** Parser tokens per document. */
+  readonly maxTokens: number;
+  /** Whether validation errors suggest similar field names ("Did you mean …?"). */
+  readonly fieldSuggestions: boolean;
 }
 
 /**
@@ -117,11 +128,12 @@ export function loadConfig(env: Env = process.env): Config {
   const read = createReader(env);
   const stateKind = read.oneOf('STATE_STORE', 'memory', ['memory', 'redis', 'replicated']);
   const role = readRole(read, stateKind);
+  const production = read.string('NODE_ENV', 'development') === 'production';
   return {
     role,
     port: read.int('PORT', 4000, { min: 0, max: 65535 }),
     host: read.string('HOST', '0.0.0.0'),
-    production: read.string('NODE_ENV', 'development') === 'production',
+    production,
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     kafka: readKafka(read, env, stateKind),
     store: {
@@ -136,6 +148,12 @@ export function loadConfig(env: Env = process.env): Config {
       maxDepth: read.int('GRAPHQL_MAX_DEPTH', 10, { min: 1, max: 100 }),
       maxCost: read.int('GRAPHQL_MAX_COST', 10_000, { min: 1 }),
       introspection: read.bool('GRAPHQL_INTROSPECTION', true),
+    },
+    graphqlShape: {
+      maxAliases: read.int('GRAPHQL_MAX_ALIASES', 15, { min: 0, max: 1000 }),
+      maxDirectives: read.int('GRAPHQL_MAX_DIRECTIVES', 50, { min: 0, max: 1000 }),
+      maxTokens: read.int('GRAPHQL_MAX_TOKENS', 1000, { min: 100, max: 100_000 }),
+      fieldSuggestions: read.bool('GRAPHQL_FIELD_SUGGESTIONS', !production),
     },
     auth: readAuth(read, env),
     issuer: {

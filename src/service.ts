@@ -137,6 +137,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
     schema: createSchema(),
     deps,
     limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
+    shapeLimits: config.graphqlShape,
     introspection: config.graphql.introspection,
     maskError,
     logger,

@@ -14,6 +14,7 @@ import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './c
 import type { MaskError } from './format-error.js';
 import type { OperationLimits } from './limits.js';
 import { useOperationGuard, type OperationSource } from './operation-guard.js';
+import { shapeLimitPlugins, type ShapeLimits } from './shape-limits.js';
 
 /** The pipeline; `getEnveloped` is what the WebSocket binding runs operations through. */
 export type GraphQLServer = YogaServerInstance<OperationSource, GraphQLContext>;
@@ -23,6 +24,7 @@ export interface GraphQLServerOptions {
   readonly schema: GraphQLSchema;
   readonly deps: GraphQLDeps;
   readonly limits: OperationLimits;
+  readonly shapeLimits: ShapeLimits;
   readonly introspection: boolean;
   readonly maskError: MaskError;
   readonly logger: Logger;
@@ -50,6 +52,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): GraphQLServe
       // A browser sends a "simple" cross-site request (a form post, a plain GET) without a CORS
       // preflight; one that carries neither a JSON content type nor one of these headers is refused.
       useCSRFPrevention({ requestHeaders: ['apollo-require-preflight', 'x-apollo-operation-name', 'graphql-require-preflight', 'x-graphql-yoga-csrf'] }),
+      ...shapeLimitPlugins(options.shapeLimits),
       useOperationGuard({ schema: options.schema, access: options.deps.access, limits: options.limits, introspection: options.introspection }),
       useRefusalStatus(),
     ],
