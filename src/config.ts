@@ -21,6 +21,7 @@ export interface Config {
   readonly kafka: KafkaConfig;
   readonly store: StoreConfig;
   readonly graphql: GraphQLConfig;
+  readonly graphqlShape: GraphQLShapeConfig;
   readonly auth: AuthConfig;
   /** The embedded authorization server (used when `auth.mode` is `embedded`). */
   readonly issuer: IssuerConfig;
@@ -68,6 +69,16 @@ export interface GraphQLConfig {
   readonly maxDepth: number;
   readonly maxCost: number;
   readonly introspection: boolean;
+}
+
+/** Limits of an operation's shape (graphql-armor), on HTTP and WebSocket alike. */
+export interface GraphQLShapeConfig {
+  readonly maxAliases: number;
+  readonly maxDirectives: number;
+  /** Parser tokens per document. */
+  readonly maxTokens: number;
+  /** Whether validation errors suggest similar field names ("Did you mean …?"). */
+  readonly fieldSuggestions: boolean;
 }
 
 /**
@@ -157,6 +168,12 @@ export function loadConfig(env: Env = process.env): Config {
       maxDepth: read.int('GRAPHQL_MAX_DEPTH', 10, { min: 1, max: 100 }),
       maxCost: read.int('GRAPHQL_MAX_COST', 10_000, { min: 1 }),
       introspection: read.bool('GRAPHQL_INTROSPECTION', true),
+    },
+    graphqlShape: {
+      maxAliases: read.int('GRAPHQL_MAX_ALIASES', 15, { min: 0, max: 1000 }),
+      maxDirectives: read.int('GRAPHQL_MAX_DIRECTIVES', 50, { min: 0, max: 1000 }),
+      maxTokens: read.int('GRAPHQL_MAX_TOKENS', 1000, { min: 100, max: 100_000 }),
+      fieldSuggestions: read.bool('GRAPHQL_FIELD_SUGGESTIONS', !production),
     },
     auth,
     issuer: readIssuer(read, { production, runsIssuer: auth.mode === 'embedded' && role !== 'consumer' }),

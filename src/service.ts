@@ -6,18 +6,17 @@
  * HTTP and WebSockets drain first, then the consumer commits and the producers flush, then the result
  * log and issuer let go, and the connections close last.
  */
-import { expressMiddleware } from '@as-integrations/express5';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAccessPolicy } from './auth/access.js';
 import { SCOPES } from './auth/principal.js';
 import type { Auth } from './auth/create-auth.js';
 import type { Config } from './config.js';
-import { createGraphQLContext, type GraphQLDeps } from './graphql/context.js';
-import { createApolloServer } from './graphql/apollo.js';
-import { createErrorFormatter } from './graphql/format-error.js';
+import type { GraphQLDeps } from './graphql/context.js';
+import { createErrorMasker } from './graphql/format-error.js';
 import { createSchema } from './graphql/schema.js';
 import { attachGraphQLWebSocket } from './graphql/ws-server.js';
+import { createGraphQLServer } from './graphql/yoga.js';
 import { createMetrics, type ClientSources } from './metrics.js';
 import { createHttpApp, type ApiRoutes, type Readiness } from './http/app.js';
 import { principalOf } from './http/authenticate.js';
@@ -136,7 +135,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   return { url: `http://${host}:${port}`, port, httpServer, ingest, readiness, stop };
 }
 
-/** GraphQL over HTTP (Apollo) and WebSocket, the REST routes and the issuer. */
+/** GraphQL over HTTP and WebSocket (one pipeline), the REST routes and the issuer. */
 async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer: Server): Promise<ApiSide> {
   const { config, logger, log, auth } = options;
   if (auth === undefined) throw new Error(`startService: the ${config.role} role serves the API and needs auth`);
@@ -144,33 +143,27 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
-  const schema = createSchema();
-  const formatError = createErrorFormatter({ logger, debug: config.browser.graphqlDebugErrors });
-  const limits = { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost };
-  const apollo = createApolloServer({
-    schema,
-    httpServer,
-    limits,
+  const maskError = createErrorMasker({ debug: config.browser.graphqlDebugErrors });
+  const graphql = createGraphQLServer({
+    schema: createSchema(),
+    deps,
+    limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
+    shapeLimits: config.graphqlShape,
     introspection: config.graphql.introspection,
-    production: config.production,
-    formatError,
-    drainMs: Math.floor(config.shutdownTimeoutMs / 2),
+    maskError,
+    logger,
   });
-  await apollo.start();
   const ws = attachGraphQLWebSocket({
     httpServer,
     path: '/graphql',
-    schema,
-    deps,
-    limits,
-    formatError,
+    graphql,
+    maskError,
     logger,
     verifyAccessToken: auth.verifyAccessToken,
     allowedOrigins: config.websocket.allowedOrigins,
     maxSubscriptionsPerConnection: config.websocket.maxSubscriptionsPerConnection,
     maxPayload: config.websocket.maxMessageBytes,
     maxBufferedBytes: config.websocket.maxBufferedBytes,
-    introspection: config.graphql.introspection,
   });
   return {
     routes: {
@@ -181,19 +174,18 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       ...(auth.issuer ? { issuer: auth.issuer } : {}),
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: `openid profile ${SCOPES.read} ${SCOPES.write}` },
-      graphql: expressMiddleware(apollo, { context: async ({ res }) => createGraphQLContext(deps, principalOf(res)) }),
+      graphql: (req, res) => graphql.handle(req, res, { principal: principalOf(res), transport: 'http' }),
     },
     clients: { subscriptions: () => log.followers(), connections: () => ws.connections },
     async stop() {
-      // WebSockets first (closed with 1001), then in-flight HTTP requests drain (apollo.stop runs
-      // the drain plugin, which also closes the listening socket).
+      // WebSockets first (closed with 1001), then in-flight HTTP requests drain.
       await ws.dispose();
-      await apollo.stop();
+      await closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2));
     },
   };
 }
 
-/** Without Apollo's drain plugin (a consumer-only process): stop listening, then let requests finish for up to `graceMs`. */
+/** Stops listening, then lets in-flight requests finish for up to `graceMs` before their sockets are cut. */
 function closeHttpServer(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -1,41 +1,53 @@
 /**
  * The GraphQL error edge: errors the service raised on purpose, and client errors found by
  * parsing, validation and coercion, keep their message and `extensions.code`; anything else is
- * logged and masked. Stack traces (and the file paths in them and in unexpected messages) reach
- * clients only when `debug` asks for them (GRAPHQL_DEBUG_ERRORS), in any environment.
+ * logged (by the pipeline, once) and masked. Stack traces (and the file paths in them and in
+ * unexpected messages) reach clients only when `debug` asks for them (GRAPHQL_DEBUG_ERRORS), in
+ * any environment.
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ServiceError, type ErrorCode } from '../errors.js';
-import type { Logger } from '../logger.js';
 
-/** Formats one error for clients. */
-export type ErrorFormatter = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+/** Replaces an unexpected error by one safe to show; returns expected errors unchanged. */
+export type MaskError = (error: unknown) => Error;
 
-/** Creates the formatter shared by Apollo (`formatError`) and the WebSocket server. */
-export function createErrorFormatter(options: { logger: Logger; debug?: boolean }): ErrorFormatter {
-  const debug = options.debug ?? false;
-  return (formatted, error) => {
-    // The GraphQL server may have added `stacktrace` already (Apollo does outside production).
-    const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
-    const shown: GraphQLFormattedError = debug ? formatted : { ...formatted, ...(formatted.extensions ? { extensions } : {}) };
-    if (!isUnexpected(error)) return shown;
-    options.logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error, path: formatted.path }, 'unexpected error in a GraphQL operation');
-    if (debug) return { ...shown, extensions: { ...shown.extensions, code: 'INTERNAL_SERVER_ERROR' satisfies ErrorCode } };
-    return {
-      message: 'Internal server error',
-      ...(formatted.locations ? { locations: formatted.locations } : {}),
-      ...(formatted.path ? { path: formatted.path } : {}),
-      extensions: { code: 'INTERNAL_SERVER_ERROR' satisfies ErrorCode },
-    };
+/** Creates the pipeline's error masker (Yoga's `maskedErrors.maskError`), shared by both transports. */
+export function createErrorMasker(options: { debug: boolean }): MaskError {
+  return (error) => {
+    if (!isUnexpected(error)) return error as Error;
+    const graphqlError = error instanceof GraphQLError ? error : undefined;
+    const cause = graphqlError?.originalError ?? error;
+    const message = options.debug ? (cause instanceof Error ? cause.message : String(cause)) : 'Internal server error';
+    return new GraphQLError(message, {
+      ...(graphqlError?.nodes ? { nodes: graphqlError.nodes } : {}),
+      ...(graphqlError?.path ? { path: graphqlError.path } : {}),
+      // `unexpected` (never sent) makes a request that failed outright answer 500 over HTTP.
+      extensions: {
+        code: 'INTERNAL_SERVER_ERROR' satisfies ErrorCode,
+        unexpected: true,
+        ...(options.debug && cause instanceof Error && cause.stack !== undefined ? { stacktrace: cause.stack.split('\n') } : {}),
+      },
+    });
   };
 }
 
 /** True for errors nobody raised on purpose: a bug or a failing dependency. */
-function isUnexpected(error: unknown): boolean {
+export function isUnexpected(error: unknown): boolean {
   if (error instanceof ServiceError) return false;
   if (!(error instanceof GraphQLError)) return true;
   const original = error.originalError;
   // No original error: raised by parsing, validation or coercion (a client error), or by us.
   if (original === undefined || original === null) return false;
   return isUnexpected(original);
+}
+
+/**
+ * An error as sent to clients outside HTTP (graphql-ws): without the pipeline's internal
+ * extensions (`http`, which carries HTTP statuses and headers, and `unexpected`).
+ */
+export function toClientError(error: GraphQLError): GraphQLFormattedError {
+  const formatted = error.toJSON();
+  if (formatted.extensions === undefined) return formatted;
+  const { http: _http, unexpected: _unexpected, ...extensions } = formatted.extensions;
+  return { ...formatted, extensions };
 }

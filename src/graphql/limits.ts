@@ -1,7 +1,6 @@
 /**
- * Depth and cost limits, checked before execution on every transport. One function serves the
- * HTTP path (an Apollo plugin) and the WebSocket path (graphql-ws `onSubscribe`), so the two can
- * never disagree about what is over budget.
+ * Depth and cost limits, checked before execution by the operation pipeline's guard
+ * (`operation-guard.ts`), which HTTP and WebSocket share.
  */
 import depthLimit from 'graphql-depth-limit';
 import { GraphQLError, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
@@ -38,7 +37,7 @@ export function operationCost(schema: GraphQLSchema, document: DocumentNode, var
   return getComplexity({ schema, query: document, variables: variables ?? {}, ...(operationName ? { operationName } : {}), estimators });
 }
 
-/** Per-document results, dropped with the document when Apollo's cache lets it go. */
+/** Per-document results, dropped with the document when the parse cache lets it go. */
 const analyses = new WeakMap<DocumentNode, { limits: OperationLimits; depth: readonly GraphQLError[]; costs: Map<string, number> }>();
 
 /**
@@ -52,8 +51,8 @@ export function checkOperationLimits(
   operationName: string | undefined,
   limits: OperationLimits,
 ): GraphQLError[] {
-  // Apollo hands the same parsed document to every request with the same query text, so the
-  // depth (which depends on the document alone) is computed once per document, and the cost once
+  // The parse cache hands the same parsed document to every request with the same query text, so
+  // the depth (which depends on the document alone) is computed once per document, and the cost once
   // per document and variables.
   let cached = analyses.get(document);
   if (cached === undefined || cached.limits !== limits) {

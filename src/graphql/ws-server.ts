@@ -1,15 +1,19 @@
 /**
- * GraphQL over WebSocket (the graphql-ws protocol) on the HTTP server's `/graphql` path.
+ * GraphQL over WebSocket (the graphql-ws protocol) on the HTTP server's `/graphql` path: a thin
+ * binding of the shared operation pipeline (`yoga.ts`), as Yoga's graphql-ws recipe does it.
  *
  * - The upgrade checks `Origin` (Cross-Site WebSocket Hijacking): a browser page may connect only
  *   from the service's own origin or an allowed one.
  * - The access token comes in `connection_init` (`{ authorization: "Bearer …" }` or `{ token }`); a
  *   bad one closes the socket with 4403, and the socket is closed when the token expires, so a
  *   subscription never outlives its token. Operations before the acknowledgement get 4401.
- * - graphql-ws runs no validation rules of its own beyond the standard ones, so `onSubscribe`
- *   parses, validates, checks the scope and applies the same depth and cost limits as HTTP.
+ * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
+ *   scope check, context and execution are the pipeline's, exactly as over HTTP.
+ * - Backpressure has one point, the socket's `send` (`ws-transport.ts`): past `maxBufferedBytes`
+ *   waiting for a client, its operations wait for it, and a subscription that falls further behind
+ *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.
  */
-import { GraphQLError, NoSchemaIntrospectionCustomRule, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -19,30 +23,26 @@ import { bearerToken } from '../auth/bearer.js';
 import type { Principal } from '../auth/principal.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { createGraphQLContext, type GraphQLDeps } from './context.js';
-import type { ErrorFormatter } from './format-error.js';
-import { createDocumentCache } from './document-cache.js';
-import { checkOperationLimits, type OperationLimits } from './limits.js';
+import { toClientError, type MaskError } from './format-error.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
 import { serveGraphQLOverWebSocket } from './ws-transport.js';
+import type { GraphQLServer } from './yoga.js';
 
 /** Options of {@link attachGraphQLWebSocket}. */
 export interface GraphQLWebSocketOptions {
   readonly httpServer: Server;
   readonly path: string;
-  readonly schema: GraphQLSchema;
-  readonly deps: GraphQLDeps;
-  readonly limits: OperationLimits;
-  readonly formatError: ErrorFormatter;
+  /** The shared operation pipeline. */
+  readonly graphql: GraphQLServer;
+  /** The pipeline's error masker, for errors graphql-ws raises outside it (a stream that fails). */
+  readonly maskError: MaskError;
   readonly verifyAccessToken: VerifyAccessToken;
   /** Origins allowed besides the service's own (`*` for any). */
   readonly allowedOrigins: readonly string[];
   readonly maxSubscriptionsPerConnection: number;
   /** Largest incoming WebSocket message, in bytes. */
   readonly maxPayload: number;
-  /** Whether the schema may be introspected (as on HTTP). */
-  readonly introspection: boolean;
-  /** Bytes waiting to be sent to one client before it is cut off as not reading. */
+  /** Bytes waiting to be sent to one client past which its operations wait for it to read. */
   readonly maxBufferedBytes: number;
   readonly logger: Logger;
   /** How often idle sockets are pinged; one that misses a pong is terminated. */
@@ -62,7 +62,7 @@ const reason = (text: string) => (Buffer.byteLength(text) <= 123 ? text : `${Buf
 
 /** Attaches graphql-ws to the HTTP server. */
 export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const { schema, limits, formatError, deps } = options;
+  const { graphql, maskError } = options;
   const log = options.logger.child({ component: 'websocket' });
   const wss = new WebSocketServer({
     server: options.httpServer,
@@ -73,28 +73,21 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       else done(false, 403, 'Origin not allowed');
     },
   });
-
-  // Dashboards open the same subscription many times: each distinct query is parsed and validated
-  // once, and subscribers of the same query share one document, which lets the shared subscription
-  // execution recognise them as asking for the same thing.
-  const rules = options.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
-  const documents = createDocumentCache(1000, (query) => {
-    let document: DocumentNode;
-    try {
-      document = parse(query);
-    } catch (error) {
-      return { errors: [withCode(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED')] };
-    }
-    const invalid = validate(schema, document, rules);
-    return invalid.length > 0 ? { errors: invalid.map((e) => withCode(e, 'GRAPHQL_VALIDATION_FAILED')) } : { document };
-  });
-
   const sessions = new WeakMap<WebSocket, { principal: Principal; expiry: NodeJS.Timeout }>();
+  const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
+  const sharedSubscribe = createSharedSubscribe();
+  // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
+  // such as a stream that fails) and without the pipeline's internal extensions.
+  const forClient = (errors: readonly GraphQLError[]) =>
+    errors.map((error) => {
+      const masked = maskError(error);
+      if (masked !== error) log.error({ err: error.originalError ?? error }, 'unexpected error in a GraphQL operation');
+      return toClientError(masked instanceof GraphQLError ? masked : new GraphQLError(masked.message));
+    });
 
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
-      schema,
-      subscribe: createSharedSubscribe(),
+      sendHighWaterMark: options.maxBufferedBytes,
       connectionInitWaitTimeout: 10_000,
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket;
@@ -118,7 +111,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         socket.once('close', () => clearTimeout(expiry));
         return true;
       },
-      onSubscribe: (ctx, _id, payload) => {
+      onSubscribe: async (ctx, _id, payload) => {
         const session = sessions.get(ctx.extra.socket);
         if (session === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
         if (Date.now() >= session.principal.expiresAt) {
@@ -129,41 +122,39 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
           return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
         }
-        const parsed = documents.get(payload.query);
-        if (parsed.errors !== undefined) return parsed.errors;
-        const document = parsed.document;
-        const operation = getOperationAST(document, payload.operationName);
-        if (operation == null) {
-          return [new GraphQLError('Unable to identify the operation to run.', { extensions: { code: 'BAD_USER_INPUT' satisfies ErrorCode } })];
-        }
+        // The pipeline's parse cache hands equal queries the same document, which lets the shared
+        // subscription execution recognise subscribers asking for the same thing.
+        const enveloped = graphql.getEnveloped({ principal: session.principal, transport: 'websocket', params: payload });
+        let document;
         try {
-          deps.access.requireScope(session.principal, deps.access.scopeFor(operation.operation));
+          document = enveloped.parse(payload.query);
         } catch (error) {
-          return [new GraphQLError((error as Error).message, { extensions: { ...(error as { extensions?: object }).extensions } })];
+          return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
         }
-        const overBudget = checkOperationLimits(schema, document, payload.variables ?? undefined, payload.operationName ?? undefined, limits);
-        if (overBudget.length > 0) return overBudget;
+        const invalid = enveloped.validate(enveloped.schema, document);
+        if (invalid.length > 0) return [...invalid];
         const args: ExecutionArgs = {
-          schema,
+          schema: enveloped.schema,
           document,
           variableValues: payload.variables ?? null,
           operationName: payload.operationName ?? null,
-          contextValue: createGraphQLContext(deps, session.principal),
+          contextValue: await enveloped.contextFactory(),
         };
+        pipelines.set(args, enveloped);
         return args;
       },
-      onNext: (ctx, _id, _payload, _args, result) => {
-        // A client that stops reading makes its outgoing buffer grow; past the bound the socket is
-        // dropped (it cannot read a close frame either) rather than growing server memory.
-        const socket = ctx.extra.socket;
-        if (socket.bufferedAmount > options.maxBufferedBytes) {
-          log.warn({ bufferedAmount: socket.bufferedAmount }, 'closing a WebSocket client that does not read');
-          socket.terminate();
-        }
+      // graphql-ws hands back the very arguments `onSubscribe` returned.
+      execute: (args) => pipelines.get(args)!.execute(args),
+      // Subscriptions are prepared by the pipeline like any operation, and then executed once per
+      // event for all the subscribers of the same operation. Not through the pipeline's subscribe:
+      // its hooks wrap every subscriber's stream, a cost paid per subscriber and event when one
+      // message fans out to thousands; errors are masked below with the pipeline's masker instead.
+      subscribe: (args) => sharedSubscribe(args),
+      onNext: (_ctx, _id, _payload, _args, result) => {
         if (result.errors === undefined || result.errors.length === 0) return undefined;
-        return { ...result, errors: result.errors.map((e) => formatError(e.toJSON(), e)) };
+        return { ...result, errors: forClient(result.errors) };
       },
-      onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatError(e.toJSON(), e)),
+      onError: (_ctx, _id, _payload, errors) => forClient(errors),
     },
     wss,
     log,
@@ -228,8 +219,4 @@ function originAllowed(origin: string | undefined, req: IncomingMessage, allowed
   if (allowed.includes('*') || allowed.includes(origin)) return true;
   const host = req.headers.host;
   return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
-}
-
-function withCode(error: GraphQLError, code: string): GraphQLError {
-  return new GraphQLError(error.message, { nodes: error.nodes ?? [], extensions: { ...error.extensions, code } });
 }

@@ -1,0 +1,165 @@
+/**
+ * One operation pipeline for HTTP and WebSocket: the same refusals with the same codes on both
+ * transports, the HTTP-only rules (CSRF, GET, batching, statuses whatever the client accepts), and
+ * the error edge masking unexpected errors in production on both.
+ */
+import { getIntrospectionQuery } from 'graphql';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResultLog } from '../../src/log/result-log.js';
+import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
+import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { defaultToken } from '../support/tokens.js';
+
+const topics = uniqueTopics('pipeline');
+let cluster: MockCluster;
+let svc: TestService;
+/** A second service: production, introspection off, a log that fails for one id. */
+let prod: TestService;
+const logLines: string[] = [];
+
+/** A log whose reads fail unexpectedly for the id `explode` (a bug or a failing dependency). */
+function failing(store: ResultLog): ResultLog {
+  return {
+    ...store,
+    getMany: (ids) => (ids.includes('explode') ? Promise.reject(new Error('connection reset by secret-host:6379')) : store.getMany(ids)),
+  };
+}
+
+beforeAll(async () => {
+  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
+  svc = await startTestService({ brokers: cluster.bootstrapServers, env });
+  prod = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { ...env, KAFKA_GROUP_ID: `${topics.group}-prod`, NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'false' },
+    wrapLog: failing,
+    logger: pino({ level: 'error' }, { write: (line: string) => void logLines.push(line) }),
+  });
+});
+
+afterAll(async () => {
+  await prod?.stop();
+  await svc?.stop();
+  await cluster?.stop();
+});
+
+/** The errors a graphql-ws operation ends with (or its results when it completes). */
+async function overWebSocket(url: string, query: string): Promise<Array<{ message: string; extensions?: Record<string, unknown> }>> {
+  const client = createWsClient(url);
+  const sub = collect(client, query);
+  const outcome = await sub.done.then(
+    () => sub.results.flatMap((result) => result.errors ?? []),
+    (errors: unknown) => errors,
+  );
+  await client.dispose();
+  return outcome as Array<{ message: string; extensions?: Record<string, unknown> }>;
+}
+
+describe('the same refusals on both transports', () => {
+  it('refuses a query that does not parse with GRAPHQL_PARSE_FAILED (400 over HTTP)', async () => {
+    const http = await postGraphQL(svc.url, '{ test(correlationId: "x") { ');
+    expect(http.status).toBe(400);
+    expect(http.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(http.body.data).toBeUndefined();
+    const ws = await overWebSocket(svc.url, '{ test(correlationId: "x") { ');
+    expect(ws[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+  });
+
+  it('refuses a document whose operation to run is ambiguous, before execution', async () => {
+    const document = 'query A { __typename } query B { __typename }';
+    // Over HTTP the operation is resolved as soon as the request is parsed (GET may not run a
+    // mutation), with the code Apollo Server used for it too.
+    const http = await postGraphQL(svc.url, document);
+    expect(http.status).toBe(400);
+    expect(http.body.errors?.[0]?.extensions?.code).toBe('OPERATION_RESOLUTION_FAILURE');
+    const ws = await overWebSocket(svc.url, document);
+    expect(ws[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('keeps 400 for refusals when the client accepts only application/json', async () => {
+    const response = await postGraphQL(svc.url, '{ nonsense }', undefined, { headers: { accept: 'application/json' } });
+    expect(response.status).toBe(400);
+    expect(response.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  });
+
+  it('refuses introspection on both transports where it is switched off, and allows it where it is on', async () => {
+    const http = await postGraphQL(prod.url, getIntrospectionQuery());
+    expect(http.status).toBe(400);
+    expect(http.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(http.body.errors?.[0]?.message).toMatch(/introspection/i);
+    const ws = await overWebSocket(prod.url, '{ __schema { queryType { name } } }');
+    expect(ws[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(await overWebSocket(svc.url, '{ __schema { queryType { name } } }')).toEqual([]);
+  });
+
+  it('never sends the pipeline\'s internal extensions (HTTP status, headers) to WebSocket clients', async () => {
+    const [error] = await overWebSocket(svc.url, '{ nonsense }');
+    expect(error?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(error?.extensions).not.toHaveProperty('http');
+  });
+});
+
+describe('HTTP transport rules', () => {
+  const get = async (query: string, headers: Record<string, string> = {}) =>
+    fetch(`${svc.url}/graphql?query=${encodeURIComponent(query)}`, { headers: { authorization: `Bearer ${await defaultToken()}`, ...headers } });
+
+  it('refuses a GET without a preflight-forcing header (CSRF), and runs a query with one', async () => {
+    const simple = await get('{ __typename }');
+    expect(simple.status).toBe(403);
+    const withHeader = await get('{ __typename }', { 'apollo-require-preflight': 'true' });
+    expect(withHeader.status).toBe(200);
+    expect(await withHeader.json()).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('refuses a cross-site form post (text/plain) without the header', async () => {
+    const response = await fetch(`${svc.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await defaultToken()}`, 'content-type': 'text/plain' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(response.status).toBe(403);
+  });
+
+  it('refuses a mutation over GET', async () => {
+    const response = await get('mutation { startTest { correlationId } }', { 'apollo-require-preflight': 'true' });
+    expect(response.status).toBe(405);
+  });
+
+  it('refuses a batch of operations', async () => {
+    const response = await fetch(`${svc.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await defaultToken()}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]),
+    });
+    expect(response.status).toBe(400);
+  });
+
+  it('refuses a subscription over HTTP with BAD_USER_INPUT: subscriptions are served over WebSocket', async () => {
+    const response = await postGraphQL(svc.url, 'subscription { testMessages(correlationId: "x") { id } }', undefined, { headers: { accept: 'text/event-stream, application/json' } });
+    expect(response.status).toBe(400);
+    expect(response.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('the error edge in production', () => {
+  it('masks an unexpected error on both transports, and logs it', async () => {
+    const query = '{ test(correlationId: "explode") { correlationId } }';
+    const http = await postGraphQL(prod.url, query);
+    expect(http.body.data).toEqual({ test: null });
+    expect(http.body.errors?.[0]).toMatchObject({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' }, path: ['test'] });
+    expect(JSON.stringify(http.body)).not.toContain('secret-host');
+    const ws = await overWebSocket(prod.url, query);
+    expect(ws[0]).toMatchObject({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    expect(JSON.stringify(ws)).not.toContain('secret-host');
+    expect(logLines.filter((line) => line.includes('connection reset by secret-host'))).toHaveLength(2);
+  });
+
+  it('keeps the message and code of an expected error', async () => {
+    const many = Array.from({ length: 101 }, (_, i) => `id-${i}`);
+    const response = await postGraphQL(prod.url, 'query($ids: [ID!]!) { tests(correlationIds: $ids) { correlationId } }', { ids: many });
+    expect(response.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(response.body.errors?.[0]?.message).not.toBe('Internal server error');
+  });
+});
