@@ -20,6 +20,7 @@ import { createGraphQLServer } from './graphql/yoga.js';
 import { createMetrics, type ClientSources } from './metrics.js';
 import { createHttpApp, type ApiRoutes, type Readiness } from './http/app.js';
 import { principalOf } from './http/authenticate.js';
+import { requestIdOf } from './http/request-id-header.js';
 import type { Ingest } from './ingest/ingest.js';
 import type { ResultEventHandler } from './ingest/consumer.js';
 import { disposeOnce } from './lifecycle/disposable.js';
@@ -27,6 +28,7 @@ import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { createResultRecorder } from './results/record-result.js';
 import { createTestStarter } from './results/test-starter.js';
+import { withRequestId } from './request-id.js';
 import type { ResultLog } from './log/result-log.js';
 
 /** Everything a service process is built from; clients are injected, never created here. */
@@ -174,7 +176,8 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       ...(auth.issuer ? { issuer: auth.issuer } : {}),
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: `openid profile ${SCOPES.read} ${SCOPES.write}` },
-      graphql: (req, res) => graphql.handle(req, res, { principal: principalOf(res), transport: 'http' }),
+      // The request id set by the HTTP app is made current here, past the body parser.
+      graphql: (req, res) => withRequestId(requestIdOf(res), () => graphql.handle(req, res, { principal: principalOf(res), transport: 'http' })),
     },
     clients: { subscriptions: () => log.followers(), connections: () => ws.connections },
     async stop() {

@@ -3,10 +3,11 @@
  * parsing, validation and coercion, keep their message and `extensions.code`; anything else is
  * logged (by the pipeline, once) and masked. Stack traces (and the file paths in them and in
  * unexpected messages) reach clients only when `debug` asks for them (GRAPHQL_DEBUG_ERRORS), in
- * any environment.
+ * any environment. A masked error carries the request id (`extensions.requestId`) its log line has.
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ServiceError, type ErrorCode } from '../errors.js';
+import { currentRequestId } from '../request-id.js';
 
 /** Replaces an unexpected error by one safe to show; returns expected errors unchanged. */
 export type MaskError = (error: unknown) => Error;
@@ -17,6 +18,7 @@ export function createErrorMasker(options: { debug: boolean }): MaskError {
     if (!isUnexpected(error)) return error as Error;
     const graphqlError = error instanceof GraphQLError ? error : undefined;
     const cause = graphqlError?.originalError ?? error;
+    const requestId = currentRequestId();
     const message = options.debug ? (cause instanceof Error ? cause.message : String(cause)) : 'Internal server error';
     return new GraphQLError(message, {
       ...(graphqlError?.nodes ? { nodes: graphqlError.nodes } : {}),
@@ -25,6 +27,7 @@ export function createErrorMasker(options: { debug: boolean }): MaskError {
       extensions: {
         code: 'INTERNAL_SERVER_ERROR' satisfies ErrorCode,
         unexpected: true,
+        ...(requestId === undefined ? {} : { requestId }),
         ...(options.debug && cause instanceof Error && cause.stack !== undefined ? { stacktrace: cause.stack.split('\n') } : {}),
       },
     });

@@ -8,13 +8,15 @@
  *   bad one closes the socket with 4403, and the socket is closed when the token expires, so a
  *   subscription never outlives its token. Operations before the acknowledgement get 4401.
  * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
- *   scope check, context and execution are the pipeline's, exactly as over HTTP.
+ *   scope check, context and execution are the pipeline's, exactly as over HTTP. Each operation
+ *   has its own request id, which an unexpected error's log line and masked error carry.
  * - Backpressure has one point, the socket's `send` (`ws-transport.ts`): past `maxBufferedBytes`
  *   waiting for a client, its operations wait for it, and a subscription that falls further behind
  *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.
  */
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { CloseCode } from 'graphql-ws';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
@@ -23,6 +25,7 @@ import { bearerToken } from '../auth/bearer.js';
 import type { Principal } from '../auth/principal.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { withRequestId } from '../request-id.js';
 import { toClientError, type MaskError } from './format-error.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
 import { serveGraphQLOverWebSocket } from './ws-transport.js';
@@ -75,13 +78,14 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   });
   const sessions = new WeakMap<WebSocket, { principal: Principal; expiry: NodeJS.Timeout }>();
   const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
+  const requestIds = new WeakMap<ExecutionArgs, string>();
   const sharedSubscribe = createSharedSubscribe();
   // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
   // such as a stream that fails) and without the pipeline's internal extensions.
-  const forClient = (errors: readonly GraphQLError[]) =>
+  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) =>
     errors.map((error) => {
-      const masked = maskError(error);
-      if (masked !== error) log.error({ err: error.originalError ?? error }, 'unexpected error in a GraphQL operation');
+      const masked = withRequestId(requestId, () => maskError(error));
+      if (masked !== error) log.error({ err: error.originalError ?? error, requestId }, 'unexpected error in a GraphQL operation');
       return toClientError(masked instanceof GraphQLError ? masked : new GraphQLError(masked.message));
     });
 
@@ -141,18 +145,19 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           contextValue: await enveloped.contextFactory(),
         };
         pipelines.set(args, enveloped);
+        requestIds.set(args, randomUUID());
         return args;
       },
       // graphql-ws hands back the very arguments `onSubscribe` returned.
-      execute: (args) => pipelines.get(args)!.execute(args),
+      execute: (args) => withRequestId(requestIds.get(args)!, () => pipelines.get(args)!.execute(args)),
       // Subscriptions are prepared by the pipeline like any operation, and then executed once per
       // event for all the subscribers of the same operation. Not through the pipeline's subscribe:
       // its hooks wrap every subscriber's stream, a cost paid per subscriber and event when one
       // message fans out to thousands; errors are masked below with the pipeline's masker instead.
       subscribe: (args) => sharedSubscribe(args),
-      onNext: (_ctx, _id, _payload, _args, result) => {
+      onNext: (_ctx, _id, _payload, args, result) => {
         if (result.errors === undefined || result.errors.length === 0) return undefined;
-        return { ...result, errors: forClient(result.errors) };
+        return { ...result, errors: forClient(result.errors, requestIds.get(args)) };
       },
       onError: (_ctx, _id, _payload, errors) => forClient(errors),
     },

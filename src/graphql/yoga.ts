@@ -10,6 +10,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaLogger, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from '../logger.js';
+import { currentRequestId } from '../request-id.js';
 import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './context.js';
 import type { MaskError } from './format-error.js';
 import type { OperationLimits } from './limits.js';
@@ -76,7 +77,10 @@ function useRefusalStatus(): Plugin {
   };
 }
 
-/** Yoga's log calls on the service's logger; the errors it logs are the ones it masked. */
+/**
+ * Yoga's log calls on the service's logger; the errors it logs are the ones it masked, right after
+ * masking them, so the request id is the one the masked error carries.
+ */
 function yogaLogger(log: Logger): YogaLogger {
   const text = (args: unknown[]) => args.map(String).join(' ');
   return {
@@ -90,7 +94,7 @@ function yogaLogger(log: Logger): YogaLogger {
       const [first] = args;
       if (!(first instanceof Error)) return log.error(text(args));
       const cause = first instanceof GraphQLError ? (first.originalError ?? first) : first;
-      log.error({ err: cause, ...(first instanceof GraphQLError && first.path ? { path: first.path } : {}) }, 'unexpected error in a GraphQL operation');
+      log.error({ err: cause, requestId: currentRequestId(), ...(first instanceof GraphQLError && first.path ? { path: first.path } : {}) }, 'unexpected error in a GraphQL operation');
     },
   };
 }

@@ -16,6 +16,7 @@ import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
 import { createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
+import { assignRequestId, requestIdOf } from './request-id-header.js';
 import { testToJson } from './test-json.js';
 
 /** The answer of the readiness probe. */
@@ -55,6 +56,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
+  app.use(assignRequestId);
   app.use(options.metrics.timeRequests);
 
   app.get('/metrics', async (_req, res) => {
@@ -87,8 +89,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
       sendProblem(res, 'BAD_USER_INPUT', (error as Error).message, { status, instance: req.originalUrl });
       return;
     }
-    options.logger.error({ err: error, method: req.method, path: req.path }, 'unexpected error in an HTTP request');
-    sendProblem(res, 'INTERNAL_SERVER_ERROR', 'Internal server error', { instance: req.originalUrl });
+    const requestId = requestIdOf(res);
+    options.logger.error({ err: error, requestId, method: req.method, path: req.path }, 'unexpected error in an HTTP request');
+    sendProblem(res, 'INTERNAL_SERVER_ERROR', 'Internal server error', { instance: req.originalUrl, members: { requestId } });
   });
 
   return app;

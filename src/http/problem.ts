@@ -9,7 +9,7 @@ export function sendProblem(
   res: Response,
   code: ErrorCode,
   detail: string,
-  extra: { status?: number; instance?: string; headers?: Record<string, string> } = {},
+  extra: { status?: number; instance?: string; headers?: Record<string, string>; members?: Record<string, string> } = {},
 ): void {
   const status = extra.status ?? httpStatusFor(code);
   for (const [name, value] of Object.entries(extra.headers ?? {})) res.setHeader(name, value);
@@ -25,6 +25,8 @@ export function sendProblem(
         detail,
         ...(extra.instance === undefined ? {} : { instance: extra.instance }),
         code,
+        // Extension members (RFC 9457 §3.2), such as the request id of an unexpected error.
+        ...extra.members,
       }),
     );
 }
