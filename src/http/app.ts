@@ -17,6 +17,7 @@ import { createCors } from './cors.js';
 import { createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
 import { assignRequestId, requestIdOf } from './request-id-header.js';
+import { securityHeaders } from './security-headers.js';
 import { testToJson } from './test-json.js';
 
 /** The answer of the readiness probe. */
@@ -57,6 +58,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.set('etag', false);
 
   app.use(assignRequestId);
+  app.use(securityHeaders);
   app.use(options.metrics.timeRequests);
 
   app.get('/metrics', async (_req, res) => {

@@ -2,7 +2,8 @@
  * GraphiQL in a real browser: served by the service without a token, with every request staying on
  * the service's origin; a user signs in through the embedded issuer (code + PKCE) from the page,
  * which fills the Authorization header, then runs a mutation over HTTP and a subscription over
- * graphql-ws whose live messages the page shows.
+ * graphql-ws whose live messages the page shows. Every HTML page (GraphiQL, the issuer's login page)
+ * carries the Content-Security-Policy and nosniff, and the browser reports no violation of the policy.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/credentials.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { createSimulator, type Simulator } from '../../tools/simulator/simulator.js';
 import { launchChromium, screenshot } from '../support/browser.js';
@@ -61,21 +63,45 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** A fresh browser context that records every request and WebSocket its pages open. */
-async function recordingContext(): Promise<{ context: BrowserContext; page: Page; urls: string[]; sockets: string[]; graphqlAuth: string[] }> {
+/** An HTML page the browser loaded, with its security headers. */
+interface HtmlPage {
+  readonly path: string;
+  readonly csp: string | undefined;
+  readonly nosniff: string | undefined;
+}
+
+/**
+ * A fresh browser context that records every request and WebSocket its pages open, the HTML
+ * pages it loads, and every Content-Security-Policy violation the browser reports (the
+ * `securitypolicyviolation` event, and Chromium's console message for what the event misses).
+ */
+async function recordingContext(): Promise<{ context: BrowserContext; page: Page; urls: string[]; sockets: string[]; graphqlAuth: string[]; htmlPages: HtmlPage[]; violations: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const urls: string[] = [];
   const sockets: string[] = [];
   const graphqlAuth: string[] = [];
+  const htmlPages: HtmlPage[] = [];
+  const violations: string[] = [];
   context.on('request', (request) => {
     urls.push(request.url());
     if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql') graphqlAuth.push(request.headers().authorization ?? '');
   });
+  context.on('response', (response) => {
+    const headers = response.headers();
+    if (!(headers['content-type'] ?? '').startsWith('text/html')) return;
+    htmlPages.push({ path: new URL(response.url()).pathname, csp: headers['content-security-policy'], nosniff: headers['x-content-type-options'] });
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+  });
   const page = await context.newPage();
+  page.on('console', (message) => {
+    if (/CSP violation|Content Security Policy/.test(message.text())) violations.push(message.text());
+  });
   // Fail a step with its own message well before the test's timeout.
   page.setDefaultTimeout(20_000);
   page.on('websocket', (socket) => sockets.push(socket.url()));
-  return { context, page, urls, sockets, graphqlAuth };
+  return { context, page, urls, sockets, graphqlAuth, htmlPages, violations };
 }
 
 /** Replaces the operation in GraphiQL's query editor (Monaco) with `text`. */
@@ -94,18 +120,21 @@ describe('GraphiQL', () => {
     const html = await fetch(`${svc.url}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
     expect(html.status).toBe(200);
     expect(html.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(html.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect(html.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await html.text()).toMatch(/<script type="module" crossorigin src="\/graphiql\/assets\/[\w-]+\.js">/);
     // With a token too: the GraphQL server's own landing page never answers a browser.
     const withToken = await fetch(`${svc.url}/graphql`, { headers: { accept: 'text/html', authorization: 'Bearer anything' } });
     expect(await withToken.text()).toContain('/graphiql/assets/');
     const json = await fetch(`${svc.url}/graphql?query=%7B__typename%7D`, { headers: { accept: 'application/json' } });
     expect(json.status).toBe(401);
+    expect(json.headers.get('x-content-type-options')).toBe('nosniff');
     const settings = await fetch(`${svc.url}/graphiql/config.json`);
     expect(await settings.json()).toEqual({ signIn: { clientId: 'graphiql', scope: 'openid profile tests:read tests:write' } });
   });
 
-  it('loads with every request on the service\'s own origin, signs in with code + PKCE, runs a mutation and shows a subscription\'s live messages', async () => {
-    const { context, page, urls, sockets, graphqlAuth } = await recordingContext();
+  it('loads with every request on the service\'s own origin, signs in with code + PKCE, runs a mutation and shows a subscription\'s live messages, all under the CSP', async () => {
+    const { context, page, urls, sockets, graphqlAuth, htmlPages, violations } = await recordingContext();
     try {
       await page.goto(`${svc.url}/graphql`);
       await page.locator('.graphiql-container').waitFor();
@@ -146,6 +175,13 @@ describe('GraphiQL', () => {
       expect(foreign).toEqual([]);
       expect(urls.some((url) => new URL(url).pathname.startsWith('/graphiql/assets/'))).toBe(true);
       expect(sockets).toEqual([expect.stringMatching(new RegExp(`^ws://${own.host}/graphql$`))]);
+      // GraphiQL, the issuer's login page and redirects, and GraphiQL again after signing in: each
+      // under the policy, and nothing violated it.
+      const paths = htmlPages.map((p) => p.path);
+      expect([paths[0], paths.at(-1)]).toEqual(['/graphql', '/graphql']);
+      expect(paths).toContainEqual(expect.stringMatching(/^\/interaction\/[\w-]+$/));
+      for (const htmlPage of htmlPages) expect(htmlPage).toEqual({ path: htmlPage.path, csp: CONTENT_SECURITY_POLICY, nosniff: 'nosniff' });
+      expect(violations).toEqual([]);
     } catch (error) {
       await screenshot(page, 'graphiql-failure').catch(() => undefined);
       throw error;
@@ -156,13 +192,23 @@ describe('GraphiQL', () => {
 });
 
 describe('GraphiQL sign-in link', () => {
-  it('/graphql?sign-in goes straight to the issuer\'s login page', async () => {
-    const { context, page } = await recordingContext();
+  it('/graphql?sign-in goes straight to the issuer\'s login page, which is under the CSP', async () => {
+    const { context, page, htmlPages, violations } = await recordingContext();
     try {
       await page.goto(`${svc.url}/graphql?sign-in`);
       await page.locator('input[name="username"]').waitFor();
       expect(new URL(page.url()).pathname).toMatch(/^\/interaction\/[\w-]+$/);
       await screenshot(page, 'graphiql-sign-in');
+      const login = htmlPages.at(-1);
+      expect(login).toEqual({ path: new URL(page.url()).pathname, csp: CONTENT_SECURITY_POLICY, nosniff: 'nosniff' });
+      expect(violations).toEqual([]);
+      // The policy is enforced, and a violation would be seen: an image from another origin is refused.
+      await page.evaluate(() => {
+        const image = document.createElement('img');
+        image.src = 'https://elsewhere.invalid/pixel.png';
+        document.body.append(image);
+      });
+      await eventually(async () => violations.some((v) => v.includes('img-src')), 5_000, 'the img-src violation');
     } finally {
       await context.close();
     }

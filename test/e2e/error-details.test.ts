@@ -75,6 +75,7 @@ describe.each([
     const response = await postGraphQL(svc.url, '{ test(correlationId: "explode") { status } }');
     const requestId = response.headers.get('x-request-id');
     expect(requestId).toMatch(UUID);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.body.errors).toEqual([{ message: 'Internal server error', locations: [{ line: 1, column: 3 }], path: ['test'], extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } }]);
     expect(JSON.stringify(response.body)).not.toMatch(PATHS);
     expect(loggedWith(requestId)).toHaveLength(1);
@@ -100,6 +101,7 @@ describe.each([
     const requestId = response.headers.get('x-request-id');
     expect(requestId).toMatch(UUID);
     expect(response.status).toBe(500);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await response.json()).toEqual({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'Internal server error', instance: '/tests/explode', code: 'INTERNAL_SERVER_ERROR', requestId });
     expect(loggedWith(requestId)).toHaveLength(1);
