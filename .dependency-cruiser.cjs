@@ -28,7 +28,7 @@ const KAFKA_ROOT = '^src/start-from-config\\.ts$';
  */
 const REDIS_FILES = ['^src/(log|auth)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
-const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config)\\.ts$', '^src/lifecycle/'];
+const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config|request-id)\\.ts$', '^src/lifecycle/'];
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
 const KAFKA_PACKAGES = '(^|node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
 
