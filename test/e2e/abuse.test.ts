@@ -3,8 +3,10 @@
  * circular fragments are refused before execution, while an IDE's introspection query still works;
  * duplicated fields are refused by the token limit, or merged and resolved once within it.
  */
-import { getIntrospectionQuery } from 'graphql';
+import { getIntrospectionQuery, MaxIntrospectionDepthRule, parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkOperationLimits } from '../../src/graphql/limits.js';
+import { createSchema } from '../../src/graphql/schema.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
@@ -103,7 +105,12 @@ describe('circular introspection and fragments', () => {
       expect(outcome.errors[0]).toMatchObject({ message: 'Maximum introspection depth exceeded', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
     }
     // The other budgets are no help here: introspection fields do not count towards depth, and the
-    // whole flood is well within the token and cost budgets.
+    // whole flood is well within the cost budget (and 69 tokens of 1000); graphql-js's introspection
+    // depth rule is what refuses it.
+    const schema = createSchema();
+    const document = parse(circularIntrospection(10));
+    expect(checkOperationLimits(schema, document, undefined, undefined, svc.config.graphql)).toEqual([]);
+    expect(validate(schema, document, [MaxIntrospectionDepthRule]).map((error) => error.message)).toEqual(['Maximum introspection depth exceeded']);
     expect(await both(svc.url, circularIntrospection(1))).toMatchObject({ status: 200, http: { errors: [] }, ws: { errors: [] } });
   });
 
