@@ -6,12 +6,12 @@
  *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts
  *   state       src/log/                                     (the result log: memory and Redis implementations)
  *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
- *   use cases   src/results/, src/auth/, src/metrics.ts
+ *   use cases   src/results/, src/auth/, src/limits/, src/metrics.ts
  *   api         src/graphql/, src/http/                      (siblings: neither imports the other)
  *   service     src/service.ts, src/state.ts, src/start-from-config.ts, src/main.ts
  *
  * Seams are the files that name no client library (src/log/result-log.ts, src/ingest/consumer.ts,
- * src/ingest/request-publisher.ts, src/ingest/ingest.ts); the Kafka and Redis
+ * src/ingest/request-publisher.ts, src/ingest/ingest.ts, src/limits/rate-limits.ts); the Kafka and Redis
  * implementations are wired together only by the composition roots. Test code (test/, bench/,
  * tools/, scripts/) may import anything in src/; src/ imports none of it.
  *
@@ -26,7 +26,7 @@ const KAFKA_ROOT = '^src/start-from-config\\.ts$';
  * Where ioredis may be imported: the Redis implementations (of the result log and of the issuer's
  * storage), and src/state.ts, which creates every Redis connection.
  */
-const REDIS_FILES = ['^src/(log|auth)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
+const REDIS_FILES = ['^src/(log|auth|limits)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
 const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config|request-id)\\.ts$', '^src/lifecycle/'];
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
@@ -46,7 +46,7 @@ module.exports = {
     {
       name: 'ioredis-only-in-redis-implementations',
       comment:
-        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts) and by src/state.ts, the one place that creates Redis connections.',
+        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/limits/redis-*.ts) and by src/state.ts, the one place that creates Redis connections.',
       severity: 'error',
       from: { path: '^src/', pathNot: REDIS_FILES },
       to: { path: '(^|node_modules/)ioredis(/|$)' },
@@ -107,14 +107,14 @@ module.exports = {
       name: 'use-cases-below-api',
       comment: 'Results, auth and metrics are used by GraphQL and HTTP, never the other way round.',
       severity: 'error',
-      from: { path: ['^src/(results|subscriptions|auth)/', '^src/metrics\\.ts$'] },
+      from: { path: ['^src/(results|subscriptions|auth|limits)/', '^src/metrics\\.ts$'] },
       to: { path: ['^src/(graphql|http)/', SERVICE] },
     },
     {
       name: 'graphql-never-reaches-the-broker',
       comment: 'GraphQL, HTTP, auth and the result log never import src/ingest/ (start requests go through src/results/test-starter.ts).',
       severity: 'error',
-      from: { path: '^src/(graphql|http|auth|log)/' },
+      from: { path: '^src/(graphql|http|auth|log|limits)/' },
       to: { path: ['^src/ingest/', KAFKA_PACKAGES] },
     },
     {

@@ -27,6 +27,7 @@ export interface Config {
   readonly issuer: IssuerConfig;
   readonly websocket: WebSocketConfig;
   readonly browser: BrowserConfig;
+  readonly rateLimits: RateLimitConfig;
   /** Live messages buffered per subscriber before it is closed as too slow. */
   readonly subscriptionQueueLimit: number;
   /** How long a graceful shutdown may take before the process exits anyway. */
@@ -138,6 +139,16 @@ export interface WebSocketConfig {
   readonly maxBufferedBytes: number;
 }
 
+/**
+ * Rate limits (`RATE_LIMITS`, on by default): budgets per minute, per principal for the API, for
+ * WebSocket operations and for new WebSocket connections, per client IP for the token endpoint and
+ * the login form. Counted in Redis with `STATE_STORE=redis`, so replicas share them.
+ */
+export interface RateLimitConfig {
+  readonly enabled: boolean;
+  readonly perMinute: Readonly<Record<'api' | 'subscribe' | 'wsConnect' | 'auth', number>>;
+}
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Reads and validates the configuration from `env` (the process environment by default). */
@@ -185,6 +196,15 @@ export function loadConfig(env: Env = process.env): Config {
       maxBufferedBytes: read.int('WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, { min: 64 * 1024 }),
     },
     browser,
+    rateLimits: {
+      enabled: read.bool('RATE_LIMITS', true),
+      perMinute: {
+        api: read.int('RATE_LIMIT_API_PER_MINUTE', 600, { min: 1 }),
+        subscribe: read.int('RATE_LIMIT_SUBSCRIBES_PER_MINUTE', 120, { min: 1 }),
+        wsConnect: read.int('RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE', 30, { min: 1 }),
+        auth: read.int('RATE_LIMIT_AUTH_PER_MINUTE', 20, { min: 1 }),
+      },
+    },
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),
     shutdownTimeoutMs: read.int('SHUTDOWN_TIMEOUT_MS', 10_000, { min: 100 }),
     shutdownDelayMs: read.int('SHUTDOWN_DELAY_MS', 0, { min: 0, max: 300_000 }),

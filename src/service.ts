@@ -30,6 +30,7 @@ import { createResultRecorder } from './results/record-result.js';
 import { createTestStarter } from './results/test-starter.js';
 import { withRequestId } from './request-id.js';
 import type { ResultLog } from './log/result-log.js';
+import { NO_RATE_LIMITS, type RateLimits } from './limits/rate-limits.js';
 
 /** Everything a service process is built from; clients are injected, never created here. */
 export interface ServiceOptions {
@@ -40,6 +41,8 @@ export interface ServiceOptions {
   readonly createIngest: (onEvents: ResultEventHandler) => Ingest;
   /** Token verification (and the embedded issuer, if any); required unless the role is `consumer`. */
   readonly auth?: Auth;
+  /** Request budgets (see src/limits/rate-limits.ts); none when absent. */
+  readonly rateLimits?: RateLimits;
   /** How many tests the state holds in this process, for metrics (memory modes only). */
   readonly storedTests?: () => number;
   /**
@@ -140,6 +143,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 /** GraphQL over HTTP and WebSocket (one pipeline), the REST routes and the issuer. */
 async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer: Server): Promise<ApiSide> {
   const { config, logger, log, auth } = options;
+  const rateLimits = options.rateLimits ?? NO_RATE_LIMITS;
   if (auth === undefined) throw new Error(`startService: the ${config.role} role serves the API and needs auth`);
   const starter = createTestStarter({ log, publisher: ingest.publisher, logger });
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
@@ -166,12 +170,14 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
     maxSubscriptionsPerConnection: config.websocket.maxSubscriptionsPerConnection,
     maxPayload: config.websocket.maxMessageBytes,
     maxBufferedBytes: config.websocket.maxBufferedBytes,
+    rateLimits,
   });
   return {
     routes: {
       log,
       starter,
       access,
+      rateLimits,
       verifyAccessToken: auth.verifyAccessToken,
       ...(auth.issuer ? { issuer: auth.issuer } : {}),
       corsAllowedOrigins: config.browser.corsAllowedOrigins,

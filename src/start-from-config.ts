@@ -10,7 +10,7 @@ import { createKafkaIngest } from './ingest/kafka-ingest.js';
 import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { startService, type Service } from './service.js';
-import { createRedisConnection, createState, type State } from './state.js';
+import { createRateLimitState, createRedisConnection, createState, type State } from './state.js';
 
 /** A started service with the state it owns. */
 export interface RunningService {
@@ -26,6 +26,8 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
   const state = createState(config.store, logger);
   // The Redis connections close after every part that uses them has stopped.
   lifecycle.register('connections', 'state connections', state);
+  const limits = createRateLimitState(config.rateLimits, config.store, logger);
+  lifecycle.register('connections', 'rate-limit connection', limits);
   try {
     await prepare?.(state);
     const service = await startService({
@@ -33,6 +35,7 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
       logger,
       lifecycle,
       log: state.log,
+      rateLimits: limits.rateLimits,
       ...(state.storedTests ? { storedTests: state.storedTests } : {}),
       createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
       // A consumer-only process serves no API, so it verifies no token and runs no issuer.

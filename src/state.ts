@@ -3,13 +3,16 @@
  * Redis, with the Redis connections it needs (owned and closed here).
  */
 import { Redis } from 'ioredis';
-import type { StoreConfig } from './config.js';
+import type { RateLimitConfig, StoreConfig } from './config.js';
 import type { Disposable } from './lifecycle/disposable.js';
 import { disposeOnce } from './lifecycle/disposable.js';
 import type { Logger } from './logger.js';
 import { createMemoryResultLog } from './log/memory-result-log.js';
 import { createRedisResultLog } from './log/redis-result-log.js';
 import type { ResultLog } from './log/result-log.js';
+import { createMemoryRateLimits } from './limits/memory-rate-limits.js';
+import { NO_RATE_LIMITS, type RateLimits } from './limits/rate-limits.js';
+import { createRedisRateLimits } from './limits/redis-rate-limits.js';
 
 /** The result log of one process. */
 export interface State extends Disposable {
@@ -35,6 +38,27 @@ export function createState(config: StoreConfig, logger: Logger): State {
     dispose: disposeOnce(async () => {
       await log.dispose();
       await Promise.allSettled([commands.quit(), subscriber.quit()]);
+    }),
+  };
+}
+
+/** The rate limits of one process, with the connection they own (if any). */
+export interface RateLimitState extends Disposable {
+  readonly rateLimits: RateLimits;
+}
+
+/**
+ * Creates the configured rate limits: none when `RATE_LIMITS=off`, in Redis (on a connection of
+ * their own) with the Redis state so that replicas share each budget, in memory otherwise.
+ */
+export function createRateLimitState(limits: RateLimitConfig, store: StoreConfig, logger: Logger): RateLimitState {
+  if (!limits.enabled) return { rateLimits: NO_RATE_LIMITS, dispose: async () => {} };
+  if (store.kind !== 'redis') return { rateLimits: createMemoryRateLimits(limits), dispose: async () => {} };
+  const redis = createRedisConnection(store, logger, 'rate-limits');
+  return {
+    rateLimits: createRedisRateLimits({ config: limits, redis, prefix: store.redisKeyPrefix }),
+    dispose: disposeOnce(async () => {
+      await redis.quit().then(() => undefined, () => undefined);
     }),
   };
 }

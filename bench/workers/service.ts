@@ -1,7 +1,7 @@
 /**
  * The service as the benchmarks run it: the real `startService` with a memory store, on a free
  * port, optionally seeded with `--tests N --messages M` (through the store, as consumed records
- * would be). Prints `{ url, ids }` once listening, runs until SIGTERM.
+ * would be), with rate limits off (the load comes from one principal and one address). Prints `{ url, ids }` once listening, runs until SIGTERM.
  */
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -13,7 +13,7 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? fallback : Number(process.argv[i + 1]);
 };
-const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BENCH_AUTH_ENV, WS_MAX_SUBSCRIPTIONS: '10000' });
+const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BENCH_AUTH_ENV, WS_MAX_SUBSCRIPTIONS: '10000', RATE_LIMITS: 'off' });
 const logger = createLogger({ level: config.logLevel });
 let ids: string[] = [];
 const running = await startFromConfig(config, logger, async (state) => {

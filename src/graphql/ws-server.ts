@@ -25,6 +25,7 @@ import { bearerToken } from '../auth/bearer.js';
 import type { Principal } from '../auth/principal.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
 import { withRequestId } from '../request-id.js';
 import { toClientError, type MaskError } from './format-error.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
@@ -47,6 +48,8 @@ export interface GraphQLWebSocketOptions {
   readonly maxPayload: number;
   /** Bytes waiting to be sent to one client past which its operations wait for it to read. */
   readonly maxBufferedBytes: number;
+  /** New connections and operations per principal; over budget, a connection closes with 4429. */
+  readonly rateLimits: RateLimits;
   readonly logger: Logger;
   /** How often idle sockets are pinged; one that misses a pong is terminated. */
   readonly heartbeatMs?: number;
@@ -59,6 +62,9 @@ export interface GraphQLWebSocket {
   /** Closes every socket with 1001 (going away) and stops accepting. Safe to call twice. */
   dispose(): Promise<void>;
 }
+
+/** Close code of a connection refused because its principal opened too many in the last minute. */
+export const RATE_LIMITED_CLOSE_CODE = 4429;
 
 // Close reasons are limited to 123 bytes by the WebSocket protocol.
 const reason = (text: string) => (Buffer.byteLength(text) <= 123 ? text : `${Buffer.from(text).subarray(0, 120).toString()}...`);
@@ -108,6 +114,11 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           }
           return false;
         }
+        const admitted = await options.rateLimits.consume('wsConnect', principalKey(principal));
+        if (!admitted.allowed) {
+          socket.close(RATE_LIMITED_CLOSE_CODE, `Too many connections: try again in ${retryAfterSeconds(admitted)} s`);
+          return false;
+        }
         // The token's lifetime bounds the connection's (capped to what a timer can hold).
         const expiry = setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden: access token expired'), Math.min(Math.max(0, principal.expiresAt - Date.now()), 2_147_483_647));
         expiry.unref();
@@ -125,6 +136,11 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         // ctx.subscriptions already holds this operation's id.
         if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
           return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
+        }
+        const budget = await options.rateLimits.consume('subscribe', principalKey(session.principal));
+        if (!budget.allowed) {
+          const seconds = retryAfterSeconds(budget);
+          return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
         }
         // The pipeline's parse cache hands equal queries the same document, which lets the shared
         // subscription execution recognise subscribers asking for the same thing.
@@ -205,6 +221,9 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
   };
 }
+
+/** Who a connection's budgets are counted for (the same key as over HTTP). */
+const principalKey = (principal: Principal) => `${principal.issuer}|${principal.subject}`;
 
 /** The bearer token of `connection_init`: `{ authorization: "Bearer …" }` or `{ token: "…" }`. */
 function tokenFrom(params: Record<string, unknown> | undefined): string {

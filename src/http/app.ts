@@ -12,10 +12,12 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { TestStarter } from '../results/test-starter.js';
 import type { ResultLog } from '../log/result-log.js';
+import type { RateLimits } from '../limits/rate-limits.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
 import { createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
+import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
 import { assignRequestId, requestIdOf } from './request-id-header.js';
 import { securityHeaders } from './security-headers.js';
 import { testToJson } from './test-json.js';
@@ -43,6 +45,8 @@ export interface ApiRoutes {
   readonly graphql: RequestHandler;
   readonly verifyAccessToken: VerifyAccessToken;
   readonly access: AccessPolicy;
+  /** Budgets per principal on /graphql and /tests, per client IP on the issuer's sign-in routes. */
+  readonly rateLimits: RateLimits;
   /** Mounted before the API routes (the embedded authorization server), when there is one. */
   readonly issuer?: RequestHandler;
   /** Exact origins whose pages may call the API (CORS); none when absent. */
@@ -101,11 +105,16 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 
 /** REST twins of the GraphQL operations, the GraphQL endpoint, and the issuer before them. */
 function mountApi(app: express.Express, api: ApiRoutes): void {
-  if (api.issuer !== undefined) app.use(api.issuer);
+  if (api.issuer !== undefined) {
+    // Password guessing and client-secret guessing are slowed per client IP.
+    app.post(['/oauth/token', '/interaction/:uid'], rateLimit(api.rateLimits, 'auth', byClientIp));
+    app.use(api.issuer);
+  }
   // Before authentication: preflights carry no token. The issuer answers CORS for its own routes.
   app.use(['/graphql', '/tests'], createCors(api.corsAllowedOrigins ?? []));
 
-  const authenticated = authenticate(api.verifyAccessToken);
+  // Counted once the principal is known: a request with a bad token costs nobody's budget.
+  const authenticated = [authenticate(api.verifyAccessToken), rateLimit(api.rateLimits, 'api', byPrincipal)];
   const requireScope = (scope: string): RequestHandler => (req, res, next) => {
     try {
       api.access.requireScope(principalOf(res), scope);
@@ -116,7 +125,7 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
     }
   };
 
-  app.post('/tests', authenticated, requireScope(SCOPES.write), express.json({ limit: '64kb', strict: false }), async (req, res) => {
+  app.post('/tests', ...authenticated, requireScope(SCOPES.write), express.json({ limit: '64kb', strict: false }), async (req, res) => {
     const input = parseStartInput(req);
     const { correlationId, test } = await api.starter.start(input, principalOf(res).subject);
     res
@@ -126,7 +135,7 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
       .json({ correlationId, status: test.status, links: { self: `/tests/${encodeURIComponent(correlationId)}` } });
   });
 
-  app.get('/tests/:correlationId', authenticated, requireScope(SCOPES.read), async (req, res) => {
+  app.get('/tests/:correlationId', ...authenticated, requireScope(SCOPES.read), async (req, res) => {
     const correlationId = req.params.correlationId as string;
     const test = await api.log.get(correlationId);
     // Another subject's test is answered exactly like an unknown one.
@@ -145,7 +154,7 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
     // One URL serves every operation, so nothing on it may be cached by URL.
     res.setHeader('Cache-Control', 'no-store');
     next();
-  }, authenticated, express.json({ limit: '1mb' }), api.graphql);
+  }, ...authenticated, express.json({ limit: '1mb' }), api.graphql);
 }
 
 /** The body of `POST /tests`: empty, or `{ "name"?: string, "parameters"?: any JSON }`. */

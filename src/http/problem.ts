@@ -9,7 +9,7 @@ export function sendProblem(
   res: Response,
   code: ErrorCode,
   detail: string,
-  extra: { status?: number; instance?: string; headers?: Record<string, string>; members?: Record<string, string> } = {},
+  extra: { status?: number; instance?: string; headers?: Record<string, string>; members?: Record<string, string | number> } = {},
 ): void {
   const status = extra.status ?? httpStatusFor(code);
   for (const [name, value] of Object.entries(extra.headers ?? {})) res.setHeader(name, value);

@@ -29,7 +29,7 @@ process.once('exit', () => {
 /** Starts a service process with `env` (plus the test issuer) and waits until it listens. */
 export async function spawnService(name: string, env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '15000', ...HS256_ENV, ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '15000', RATE_LIMITS: 'off' /* as in startTestService; a test turns them on */, ...HS256_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

@@ -12,6 +12,7 @@ import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { startService, type Service } from '../../src/service.js';
+import { createRateLimitState } from '../../src/state.js';
 import { eventually } from './graphql.js';
 import { HS256_ENV } from './tokens.js';
 
@@ -62,6 +63,8 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     KAFKA_BROKERS: options.brokers.join(','),
     SHUTDOWN_TIMEOUT_MS: '5000',
+    // Off unless a test turns them on: most tests send more than a budget allows.
+    RATE_LIMITS: 'off',
     ...(options.embeddedIssuer ? { PUBLIC_URL: `http://127.0.0.1:${port}` } : HS256_ENV),
     ...options.env,
   });
@@ -70,10 +73,13 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   const own = options.log ? undefined : createMemoryResultLog(config.store);
   const shared = own ?? { ...(options.log as ResultLog), dispose: async () => {} };
   const log = options.wrapLog ? options.wrapLog(shared) : shared;
+  // In Redis with STATE_STORE=redis, so two instances with one REDIS_KEY_PREFIX share the budgets.
+  const limits = createRateLimitState(config.rateLimits, config.store, logger);
   const service = await startService({
     config,
     logger,
     log,
+    rateLimits: limits.rateLimits,
     ...(own ? { storedTests: () => own.size } : {}),
     createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
     auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
@@ -86,6 +92,9 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     ready: async () => {
       await eventually(async () => (await service.readiness()).ready, 30_000, 'consumer to join its group');
     },
-    stop: () => service.stop(),
+    stop: async () => {
+      await service.stop();
+      await limits.dispose();
+    },
   };
 }

@@ -144,6 +144,15 @@ describe('loadConfig', () => {
     expect(refusal({ SERVICE_ROLE: 'consumer', STATE_STORE: 'redis' })).toBeUndefined();
   });
 
+  it('reads the rate limits: on by default with budgets per minute, off with RATE_LIMITS=off, errors naming the variable', () => {
+    expect(loadConfig({}).rateLimits).toEqual({ enabled: true, perMinute: { api: 600, subscribe: 120, wsConnect: 30, auth: 20 } });
+    const set = loadConfig({ RATE_LIMITS: 'off', RATE_LIMIT_API_PER_MINUTE: '5', RATE_LIMIT_SUBSCRIBES_PER_MINUTE: '6', RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE: '7', RATE_LIMIT_AUTH_PER_MINUTE: '8' });
+    expect(set.rateLimits).toEqual({ enabled: false, perMinute: { api: 5, subscribe: 6, wsConnect: 7, auth: 8 } });
+    expect(() => loadConfig({ RATE_LIMITS: 'sometimes' })).toThrow(/^RATE_LIMITS: expected true or false/);
+    expect(() => loadConfig({ RATE_LIMIT_API_PER_MINUTE: '0' })).toThrow(/^RATE_LIMIT_API_PER_MINUTE: must be at least 1/);
+    expect(() => loadConfig({ RATE_LIMIT_AUTH_PER_MINUTE: 'lots' })).toThrow(/^RATE_LIMIT_AUTH_PER_MINUTE: expected an integer/);
+  });
+
   it('turns the access-token typ check off when AUTH_ACCESS_TOKEN_TYP is set and empty', () => {
     expect(loadConfig({ AUTH_ACCESS_TOKEN_TYP: '' }).auth.tokenType).toBeNull();
     expect(loadConfig({}).auth.tokenType).toBe('at+jwt');
