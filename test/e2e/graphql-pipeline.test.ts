@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
+import { postGraphQL, wsErrors as overWebSocket } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 
@@ -44,18 +44,6 @@ afterAll(async () => {
   await svc?.stop();
   await cluster?.stop();
 });
-
-/** The errors a graphql-ws operation ends with (or its results when it completes). */
-async function overWebSocket(url: string, query: string): Promise<Array<{ message: string; extensions?: Record<string, unknown> }>> {
-  const client = createWsClient(url);
-  const sub = collect(client, query);
-  const outcome = await sub.done.then(
-    () => sub.results.flatMap((result) => result.errors ?? []),
-    (errors: unknown) => errors,
-  );
-  await client.dispose();
-  return outcome as Array<{ message: string; extensions?: Record<string, unknown> }>;
-}
 
 describe('the same refusals on both transports', () => {
   it('refuses a query that does not parse with GRAPHQL_PARSE_FAILED (400 over HTTP)', async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
+import { postGraphQL, wsErrors as overWebSocket, type ClientErrors as Errors } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { HS256_ENV } from '../support/tokens.js';
 
@@ -44,20 +44,6 @@ afterAll(async () => {
   await svc?.stop();
   await cluster?.stop();
 });
-
-type Errors = Array<{ message: string; extensions?: Record<string, unknown> }>;
-
-/** The errors a graphql-ws operation ends with (none when it completes without). */
-async function overWebSocket(url: string, query: string): Promise<Errors> {
-  const client = createWsClient(url);
-  const sub = collect(client, query);
-  const outcome = await sub.done.then(
-    () => sub.results.flatMap((result) => result.errors ?? []),
-    (errors: unknown) => errors,
-  );
-  await client.dispose();
-  return outcome as Errors;
-}
 
 /** Posts over HTTP and runs over WebSocket; both answers. */
 async function both(url: string, query: string): Promise<{ status: number; http: Errors; ws: Errors }> {

@@ -19,7 +19,7 @@ export interface FollowContext {
 }
 
 /** Reads up to `n` messages (fewer if the follower ends), as their sequences. */
-async function take(iterator: AsyncIterator<TestMessage>, n: number): Promise<Array<number | null>> {
+export async function take(iterator: AsyncIterator<TestMessage>, n: number): Promise<Array<number | null>> {
   const out: Array<number | null> = [];
   for (let i = 0; i < n; i++) {
     const next = await iterator.next();

@@ -105,3 +105,18 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A GraphQL error as a client receives it. */
+export type ClientErrors = Array<{ message: string; extensions?: Record<string, unknown> }>;
+
+/** Runs one operation over graphql-ws on a fresh connection: the errors it ends with (none when it completes without). */
+export async function wsErrors(url: string, query: string): Promise<ClientErrors> {
+  const client = createWsClient(url);
+  const sub = collect(client, query);
+  const outcome = await sub.done.then(
+    () => sub.results.flatMap((result) => (result as { errors?: ClientErrors }).errors ?? []),
+    (errors: unknown) => errors,
+  );
+  await client.dispose();
+  return outcome as ClientErrors;
+}

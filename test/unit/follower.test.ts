@@ -5,20 +5,10 @@
  * implementations.)
  */
 import { describe, expect, it } from 'vitest';
-import type { TestMessage } from '../../src/domain/types.js';
 import { openFollower, type EventListener, type FollowSource } from '../../src/log/follower.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
+import { take } from '../log/follow-contract.js';
 import { incoming } from '../log/storage-contract.js';
-
-async function take(iterator: AsyncIterator<TestMessage>, n: number): Promise<Array<number | null>> {
-  const out: Array<number | null> = [];
-  for (let i = 0; i < n; i++) {
-    const next = await iterator.next();
-    if (next.done) break;
-    out.push(next.value.sequence);
-  }
-  return out;
-}
 
 describe('openFollower', () => {
   it('has no gap and no duplicate when a message is stored while the snapshot is read', async () => {
