@@ -3,7 +3,7 @@
  *
  * Layers, lowest first; a folder may import its own layer and the layers below it, never above:
  *
- *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts
+ *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts, src/persisted-operations-config.ts
  *   state       src/log/                                     (the result log: memory and Redis implementations)
  *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
  *   use cases   src/results/, src/auth/, src/limits/, src/metrics.ts
@@ -28,7 +28,7 @@ const KAFKA_ROOT = '^src/start-from-config\\.ts$';
  */
 const REDIS_FILES = ['^src/(log|auth|limits)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
-const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config|request-id)\\.ts$', '^src/lifecycle/'];
+const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config|persisted-operations-config|request-id)\\.ts$', '^src/lifecycle/'];
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
 const KAFKA_PACKAGES = '(^|node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
 

@@ -4,10 +4,12 @@
  */
 import { ConfigError } from './errors.js';
 import { readKafka, type KafkaConfig } from './kafka-config.js';
+import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-operations-config.js';
 import { readRedisConfig } from './redis-config.js';
 
 export type { KafkaConfig } from './kafka-config.js';
 export type { KafkaSaslConfig, KafkaSslConfig } from './kafka-security-config.js';
+export type { PersistedOperationsConfig, TrustedDocuments } from './persisted-operations-config.js';
 
 /** Validated configuration of one service process. */
 export interface Config {
@@ -22,6 +24,8 @@ export interface Config {
   readonly store: StoreConfig;
   readonly graphql: GraphQLConfig;
   readonly graphqlShape: GraphQLShapeConfig;
+  /** Trusted documents (the only operations that run) and automatic persisted queries. */
+  readonly persistedOperations: PersistedOperationsConfig;
   readonly auth: AuthConfig;
   /** The embedded authorization server (used when `auth.mode` is `embedded`). */
   readonly issuer: IssuerConfig;
@@ -121,7 +125,7 @@ export interface IssuerConfig {
 export interface BrowserConfig {
   /** Exact origins (`https://host[:port]`) whose pages may call the API (CORS); none by default. */
   readonly corsAllowedOrigins: readonly string[];
-  /** Serve GraphiQL at `GET /graphql` for `Accept: text/html` (default: on, except in production). */
+  /** Serve GraphiQL at `GET /graphql` for `Accept: text/html` (default: on, except in production or with trusted documents). */
   readonly graphqlIde: boolean;
   /** Public client (of the embedded issuer) GraphiQL signs in with; null: no sign-in button. */
   readonly graphqlIdeClientId: string | null;
@@ -158,7 +162,9 @@ export function loadConfig(env: Env = process.env): Config {
   const role = readRole(read, stateKind);
   const production = read.string('NODE_ENV', 'development') === 'production';
   const auth = readAuth(read, env);
-  const browser = readBrowser(read, production);
+  const persistedOperations = readPersistedOperations(read, production);
+  // With trusted documents the IDE could run nothing (its own introspection query included).
+  const browser = readBrowser(read, production || persistedOperations.trustedDocuments !== null);
   return {
     role,
     port: read.int('PORT', 4000, { min: 0, max: 65535 }),
@@ -186,6 +192,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxTokens: read.int('GRAPHQL_MAX_TOKENS', 1000, { min: 100, max: 100_000 }),
       fieldSuggestions: read.bool('GRAPHQL_FIELD_SUGGESTIONS', !production),
     },
+    persistedOperations,
     auth,
     issuer: readIssuer(read, { production, runsIssuer: auth.mode === 'embedded' && role !== 'consumer' }),
     websocket: {
@@ -211,7 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-function readBrowser(read: Reader, production: boolean): BrowserConfig {
+function readBrowser(read: Reader, ideOffByDefault: boolean): BrowserConfig {
   const origins = read.list('CORS_ALLOWED_ORIGINS', [], /^https?:\/\/[^\s/,]+$/);
   for (const origin of origins) {
     // Browsers send the serialized origin (lower case, no default port, no path): only that form ever matches.
@@ -220,7 +227,7 @@ function readBrowser(read: Reader, production: boolean): BrowserConfig {
   }
   return {
     corsAllowedOrigins: origins,
-    graphqlIde: read.bool('GRAPHQL_IDE', !production),
+    graphqlIde: read.bool('GRAPHQL_IDE', !ideOffByDefault),
     graphqlIdeClientId: read.string('GRAPHQL_IDE_CLIENT_ID', '') || null,
     graphqlDebugErrors: read.bool('GRAPHQL_DEBUG_ERRORS', false),
   };

@@ -14,6 +14,7 @@ import type { Auth } from './auth/create-auth.js';
 import type { Config } from './config.js';
 import type { GraphQLDeps } from './graphql/context.js';
 import { createErrorMasker } from './graphql/format-error.js';
+import { createOperationResolver } from './graphql/persisted-operations.js';
 import { createSchema } from './graphql/schema.js';
 import { attachGraphQLWebSocket } from './graphql/ws-server.js';
 import { createGraphQLServer } from './graphql/yoga.js';
@@ -150,12 +151,15 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
   const maskError = createErrorMasker({ debug: config.browser.graphqlDebugErrors });
+  const resolveOperation = createOperationResolver(config.persistedOperations);
+  logPersistedOperations(config, logger);
   const graphql = createGraphQLServer({
     schema: createSchema(),
     deps,
     limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
     shapeLimits: config.graphqlShape,
     introspection: config.graphql.introspection,
+    resolveOperation,
     maskError,
     logger,
   });
@@ -163,6 +167,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
     httpServer,
     path: '/graphql',
     graphql,
+    resolveOperation,
     maskError,
     logger,
     verifyAccessToken: auth.verifyAccessToken,
@@ -192,6 +197,19 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       await closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2));
     },
   };
+}
+
+/** Says which operations may run; GraphiQL with trusted documents can run none of its own. */
+function logPersistedOperations(config: Config, logger: Logger): void {
+  const { trustedDocuments, apq } = config.persistedOperations;
+  if (trustedDocuments === null) {
+    logger.info({ apq: apq.mode, ...(apq.mode === 'memory' ? { maxEntries: apq.maxEntries } : {}) }, 'any operation may run (no trusted documents)');
+    return;
+  }
+  logger.info({ file: trustedDocuments.file, documents: trustedDocuments.documents.size }, 'trusted documents only: operations not in the manifest are refused');
+  if (config.browser.graphqlIde) {
+    logger.warn('GRAPHQL_IDE is on with GRAPHQL_TRUSTED_DOCUMENTS: GraphiQL sends operation text, which is refused (its schema introspection too)');
+  }
 }
 
 /** Stops listening, then lets in-flight requests finish for up to `graceMs` before their sockets are cut. */

@@ -7,6 +7,8 @@
  * - The access token comes in `connection_init` (`{ authorization: "Bearer …" }` or `{ token }`); a
  *   bad one closes the socket with 4403, and the socket is closed when the token expires, so a
  *   subscription never outlives its token. Operations before the acknowledgement get 4401.
+ * - An operation sent by id (trusted documents, APQ) is resolved to its text by the pipeline's
+ *   resolver first, the one HTTP requests pass through; `query` is then `""` (the protocol needs a string).
  * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
  *   scope check, context and execution are the pipeline's, exactly as over HTTP. Each operation
  *   has its own request id, which an unexpected error's log line and masked error carry.
@@ -28,6 +30,7 @@ import type { Logger } from '../logger.js';
 import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
 import { withRequestId } from '../request-id.js';
 import { toClientError, type MaskError } from './format-error.js';
+import type { ResolveOperation } from './persisted-operations.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
 import { serveGraphQLOverWebSocket } from './ws-transport.js';
 import type { GraphQLServer } from './yoga.js';
@@ -38,6 +41,8 @@ export interface GraphQLWebSocketOptions {
   readonly path: string;
   /** The shared operation pipeline. */
   readonly graphql: GraphQLServer;
+  /** The pipeline's document resolver (trusted documents, APQ), the same function HTTP requests pass through. */
+  readonly resolveOperation: ResolveOperation;
   /** The pipeline's error masker, for errors graphql-ws raises outside it (a stream that fails). */
   readonly maskError: MaskError;
   readonly verifyAccessToken: VerifyAccessToken;
@@ -142,12 +147,20 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           const seconds = retryAfterSeconds(budget);
           return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
         }
+        // Trusted documents and APQ first, as over HTTP: `params` holds the text to run.
+        let params;
+        try {
+          params = options.resolveOperation(payload as typeof payload & { documentId?: unknown });
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
         // The pipeline's parse cache hands equal queries the same document, which lets the shared
         // subscription execution recognise subscribers asking for the same thing.
-        const enveloped = graphql.getEnveloped({ principal: session.principal, transport: 'websocket', params: payload });
+        const enveloped = graphql.getEnveloped({ principal: session.principal, transport: 'websocket', params });
         let document;
         try {
-          document = enveloped.parse(payload.query);
+          document = enveloped.parse(params.query ?? '');
         } catch (error) {
           return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
         }
@@ -156,8 +169,8 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         const args: ExecutionArgs = {
           schema: enveloped.schema,
           document,
-          variableValues: payload.variables ?? null,
-          operationName: payload.operationName ?? null,
+          variableValues: params.variables ?? null,
+          operationName: params.operationName ?? null,
           contextValue: await enveloped.contextFactory(),
         };
         pipelines.set(args, enveloped);

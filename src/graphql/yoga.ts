@@ -4,7 +4,8 @@
  * operation through `getEnveloped` as well. Both transports therefore share the parse cache,
  * validation with every limit, the scope check, context creation, execution and the error edge.
  * Subscriptions (WebSocket only) execute each event once for all the subscribers of the same
- * operation (`shared-subscribe.ts`).
+ * operation (`shared-subscribe.ts`). A document sent by id (trusted documents, APQ) is resolved to
+ * its text by one function both transports call first (`persisted-operations.ts`).
  */
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
@@ -15,6 +16,7 @@ import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './c
 import type { MaskError } from './format-error.js';
 import type { OperationLimits } from './limits.js';
 import { useOperationGuard, type OperationSource } from './operation-guard.js';
+import { useResolvedOperations, type ResolveOperation } from './persisted-operations.js';
 import { shapeLimitPlugins, type ShapeLimits } from './shape-limits.js';
 
 /** The pipeline; `getEnveloped` is what the WebSocket binding runs operations through. */
@@ -27,6 +29,8 @@ export interface GraphQLServerOptions {
   readonly limits: OperationLimits;
   readonly shapeLimits: ShapeLimits;
   readonly introspection: boolean;
+  /** Turns a request's document id (trusted documents, APQ) into its text; the WebSocket binding calls it too. */
+  readonly resolveOperation: ResolveOperation;
   readonly maskError: MaskError;
   readonly logger: Logger;
 }
@@ -52,6 +56,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): GraphQLServe
     plugins: [
       // A browser sends a "simple" cross-site request (a form post, a plain GET) without a CORS
       // preflight; one that carries neither a JSON content type nor one of these headers is refused.
+      useResolvedOperations(options.resolveOperation),
       useCSRFPrevention({ requestHeaders: ['apollo-require-preflight', 'x-apollo-operation-name', 'graphql-require-preflight', 'x-graphql-yoga-csrf'] }),
       ...shapeLimitPlugins(options.shapeLimits),
       useOperationGuard({ schema: options.schema, access: options.deps.access, limits: options.limits, introspection: options.introspection }),

@@ -1,0 +1,132 @@
+/**
+ * Operations named by id instead of text: trusted documents (only the manifest's operations run)
+ * and automatic persisted queries (APQ). One function, {@link createOperationResolver}, turns a
+ * request's parameters into the document text to run, and both transports call it before anything
+ * else: HTTP through the pipeline's `onParams` hook ({@link useResolvedOperations}), graphql-ws in its
+ * `onSubscribe`. What follows (parse, every limit, scopes, execution) is the shared pipeline's.
+ *
+ * Why not Yoga's persisted-operations and APQ plugins: both work in `onParams`, which only Yoga's
+ * HTTP handler runs; graphql-ws operations enter the pipeline at `getEnveloped`, past that hook,
+ * so with those plugins alone the WebSocket would run any document in trusted mode.
+ *
+ * An id arrives as `documentId` (GraphQL over HTTP's persisted documents, GraphQL Code Generator's
+ * client preset) or as `extensions.persistedQuery.sha256Hash` (Apollo's APQ and persisted queries).
+ */
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { httpStatusFor, type ErrorCode } from '../errors.js';
+import { sha256Hex, type PersistedOperationsConfig } from '../persisted-operations-config.js';
+
+/** An operation's parameters as a client sends them, over either transport. */
+export interface OperationRequest {
+  readonly query?: string | null | undefined;
+  readonly documentId?: unknown;
+  readonly operationName?: string | null | undefined;
+  readonly variables?: Record<string, unknown> | null | undefined;
+  readonly extensions?: Record<string, unknown> | null | undefined;
+}
+
+/** The parameters to run: the request's, with the document's text in `query` and no `documentId`. */
+export type ResolvedOperation<T extends OperationRequest> = Omit<T, 'documentId' | 'query'> & { readonly query: string | undefined };
+
+/** Resolves a request's document; throws a GraphQLError with its `extensions.code` when refused. */
+export type ResolveOperation = <T extends OperationRequest>(request: T) => ResolvedOperation<T>;
+
+/** Creates the resolver for `config` (see the README's "Trusted documents"). */
+export function createOperationResolver(config: PersistedOperationsConfig): ResolveOperation {
+  const trusted = config.trustedDocuments?.documents;
+  const registered = config.apq.mode === 'memory' ? createBoundedStore(config.apq.maxEntries) : undefined;
+  const documentFor = (request: OperationRequest): string | undefined => {
+    const id = idOf(request);
+    // graphql-ws requires `query` to be a string: clients that send an id send "" with it.
+    const query = typeof request.query === 'string' && request.query !== '' ? request.query : undefined;
+    if (trusted !== undefined) return trustedDocument(trusted, id, query);
+    if (id === undefined) return query;
+    if (registered === undefined) {
+      // APQ off: a client that sent the text anyway is served; one that sent only a hash falls back.
+      if (query !== undefined) return query;
+      throw refused('PERSISTED_QUERY_NOT_SUPPORTED', 'This service keeps no persisted queries: send the document in "query".');
+    }
+    if (query === undefined) {
+      const known = registered.get(id);
+      if (known === undefined) throw refused('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound: send the document in "query" with its hash to register it.');
+      return known;
+    }
+    if (id.toLowerCase() !== sha256Hex(query)) throw refused('PERSISTED_QUERY_MISMATCH', 'The hash is not the SHA-256 digest of "query".');
+    registered.set(id, query);
+    return query;
+  };
+  return (request) => {
+    const { documentId: _documentId, query: _query, ...rest } = request;
+    return { ...rest, query: documentFor(request) };
+  };
+}
+
+/** The document a trusted-documents request may run. */
+function trustedDocument(documents: ReadonlyMap<string, string>, id: string | undefined, query: string | undefined): string {
+  if (id === undefined) {
+    throw refused('PERSISTED_QUERY_ONLY', 'Only trusted documents run here: send the document\'s id in "documentId" (or extensions.persistedQuery.sha256Hash) instead of its text.');
+  }
+  const document = documents.get(id) ?? documents.get(id.replace(/^sha256:/i, ''));
+  if (document === undefined) throw refused('PERSISTED_QUERY_NOT_FOUND', 'No trusted document has this id.');
+  // An APQ client retries with the text: it may come along, but must be the listed document.
+  if (query !== undefined && query !== document) throw refused('PERSISTED_QUERY_MISMATCH', 'The "query" sent is not the trusted document with this id.');
+  return document;
+}
+
+/** The id a request names its document by, if any; a malformed one is refused. */
+function idOf(request: OperationRequest): string | undefined {
+  const { documentId } = request;
+  if (documentId !== undefined && documentId !== null) {
+    if (typeof documentId !== 'string' || documentId === '') throw refused('BAD_USER_INPUT', '"documentId" must be a non-empty string.');
+    return documentId;
+  }
+  const persisted = request.extensions?.persistedQuery;
+  if (persisted === undefined || persisted === null) return undefined;
+  const { version, sha256Hash } = persisted as { version?: unknown; sha256Hash?: unknown };
+  if (version !== 1 || typeof sha256Hash !== 'string' || sha256Hash === '') {
+    throw refused('BAD_USER_INPUT', 'extensions.persistedQuery must be { "version": 1, "sha256Hash": "<hex digest>" }.');
+  }
+  return sha256Hash;
+}
+
+function refused(code: ErrorCode, message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, http: { status: httpStatusFor(code) } } });
+}
+
+/**
+ * Registered documents, at most `max`: the least recently used one goes first (a Map keeps
+ * insertion order, and a hit moves its entry to the end).
+ */
+function createBoundedStore(max: number) {
+  const entries = new Map<string, string>();
+  return {
+    get(key: string): string | undefined {
+      const value = entries.get(key);
+      if (value !== undefined) {
+        entries.delete(key);
+        entries.set(key, value);
+      }
+      return value;
+    },
+    set(key: string, value: string): void {
+      entries.delete(key);
+      entries.set(key, value);
+      if (entries.size > max) entries.delete(entries.keys().next().value as string);
+    },
+  };
+}
+
+/**
+ * The resolver as the first step of an HTTP request: before Yoga checks that a `query` is there.
+ * A GET's `documentId` comes from the URL (Yoga's GET parser reads only the four standard ones).
+ */
+export function useResolvedOperations(resolve: ResolveOperation): Plugin {
+  return {
+    onParams({ params, request, setParams }) {
+      const documentId = (params as { documentId?: unknown }).documentId ?? (request.method === 'GET' ? (new URL(request.url).searchParams.get('documentId') ?? undefined) : undefined);
+      const resolved = resolve({ ...params, documentId });
+      setParams(resolved);
+    },
+  };
+}
