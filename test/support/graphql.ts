@@ -10,10 +10,19 @@ export interface HttpGraphQLResponse<T = Record<string, any>> {
   readonly body: { data?: T | null; errors?: Array<{ message: string; extensions?: Record<string, any>; path?: unknown[] }> };
 }
 
-/** POSTs one operation to `${url}/graphql` with the default test token (or `options.token`; null sends none). */
+/**
+ * An operation's request parameters besides `variables`: `query`, or a document id
+ * (`documentId`, `extensions.persistedQuery`) for persisted operations.
+ */
+export type OperationRequest = { query?: string; documentId?: string; operationName?: string; extensions?: Record<string, unknown> };
+
+/**
+ * POSTs one operation to `${url}/graphql` with the default test token (or `options.token`; null
+ * sends none). `request` is the query text, or the request's fields (a document id, extensions).
+ */
 export async function postGraphQL<T = Record<string, any>>(
   url: string,
-  query: string,
+  request: string | OperationRequest,
   variables?: Record<string, unknown>,
   options: { token?: string | null; headers?: Record<string, string> } = {},
 ): Promise<HttpGraphQLResponse<T>> {
@@ -21,8 +30,18 @@ export async function postGraphQL<T = Record<string, any>>(
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...options.headers },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ ...(typeof request === 'string' ? { query: request } : request), variables }),
   });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as HttpGraphQLResponse<T>['body'] };
+}
+
+/**
+ * GETs one operation from `${url}/graphql?…` with the default test token; objects (variables,
+ * extensions) are sent as JSON. It carries a preflight-forcing header, as CSRF prevention asks.
+ */
+export async function getGraphQL<T = Record<string, any>>(url: string, params: OperationRequest & { variables?: Record<string, unknown> }): Promise<HttpGraphQLResponse<T>> {
+  const search = new URLSearchParams(Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]));
+  const response = await fetch(`${url}/graphql?${search.toString()}`, { headers: { authorization: `Bearer ${await defaultToken()}`, 'graphql-require-preflight': '1' } });
   return { status: response.status, headers: response.headers, body: (await response.json()) as HttpGraphQLResponse<T>['body'] };
 }
 
@@ -57,14 +76,17 @@ export interface Collected<T> {
   unsubscribe(): void;
 }
 
-/** Subscribes and collects every result. */
-export function collect<T = Record<string, any>>(client: Client, query: string, variables?: Record<string, unknown>): Collected<T> {
+/**
+ * Subscribes and collects every result. `request` is the query text, or the subscribe payload's
+ * fields (graphql-ws needs `query` to be a string: `""` when the document is named by id).
+ */
+export function collect<T = Record<string, any>>(client: Client, request: string | OperationRequest, variables?: Record<string, unknown>): Collected<T> {
   const results: Array<ExecutionResult<T, unknown>> = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   let unsubscribe = () => {};
   const done = new Promise<void>((resolve, reject) => {
     unsubscribe = client.subscribe<T>(
-      { query, ...(variables ? { variables } : {}) },
+      { ...(typeof request === 'string' ? { query: request } : { query: '', ...request }), ...(variables ? { variables } : {}) },
       {
         next: (value) => {
           results.push(value);
@@ -110,9 +132,9 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
 export type ClientErrors = Array<{ message: string; extensions?: Record<string, unknown> }>;
 
 /** Runs one operation over graphql-ws on a fresh connection: the errors it ends with (none when it completes without). */
-export async function wsErrors(url: string, query: string): Promise<ClientErrors> {
+export async function wsErrors(url: string, request: string | OperationRequest, variables?: Record<string, unknown>): Promise<ClientErrors> {
   const client = createWsClient(url);
-  const sub = collect(client, query);
+  const sub = collect(client, request, variables);
   const outcome = await sub.done.then(
     () => sub.results.flatMap((result) => (result as { errors?: ClientErrors }).errors ?? []),
     (errors: unknown) => errors,

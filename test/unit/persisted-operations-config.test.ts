@@ -1,0 +1,97 @@
+/**
+ * The persisted-operations settings: defaults, both manifest shapes, and every way a manifest or a
+ * setting is refused at startup, in loadConfig and as the process's exit code 78.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { sha256Hex } from '../../src/persisted-operations-config.js';
+import { HS256_ENV } from '../support/tokens.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'manifest-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const QUERY = 'query Ping { __typename }';
+let files = 0;
+/** Writes `content` (JSON unless a string) to a new file in the temporary folder. */
+function manifest(content: unknown): string {
+  const file = join(dir, `manifest-${(files += 1)}.json`);
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`no ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('persisted operations configuration', () => {
+  it('defaults: no trusted documents, APQ in memory (1000 entries) outside production and off in production', () => {
+    expect(loadConfig({}).persistedOperations).toEqual({ trustedDocuments: null, apq: { mode: 'memory', maxEntries: 1000 } });
+    expect(loadConfig({ NODE_ENV: 'production', ...HS256_ENV }).persistedOperations.apq.mode).toBe('off');
+    expect(loadConfig({ NODE_ENV: 'production', ...HS256_ENV, GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '50' }).persistedOperations.apq).toEqual({ mode: 'memory', maxEntries: 50 });
+    expect(loadConfig({ GRAPHQL_APQ: 'off' }).persistedOperations.apq.mode).toBe('off');
+  });
+
+  it('reads a client-preset manifest, keeping opaque (non-SHA-256) ids, with APQ and the IDE off by default', () => {
+    const file = manifest({ [sha256Hex(QUERY)]: QUERY, 'sha1-or-custom-id': '{ __typename }' });
+    const config = loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS: file });
+    expect(config.persistedOperations.trustedDocuments?.file).toBe(file);
+    expect([...(config.persistedOperations.trustedDocuments?.documents ?? [])]).toEqual([[sha256Hex(QUERY), QUERY], ['sha1-or-custom-id', '{ __typename }']]);
+    expect(config.persistedOperations.apq.mode).toBe('off');
+    // GraphiQL could run none of its own operations; on only when asked for (startup then warns).
+    expect(config.browser.graphqlIde).toBe(false);
+    expect(loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS: file, GRAPHQL_IDE: 'true' }).browser.graphqlIde).toBe(true);
+  });
+
+  it('reads Apollo\'s persisted query manifest, and a "sha256:"-prefixed id', () => {
+    const file = manifest({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: `sha256:${sha256Hex(QUERY)}`, body: QUERY, name: 'Ping', type: 'query' }] });
+    expect([...(loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS: file }).persistedOperations.trustedDocuments?.documents ?? [])]).toEqual([[`sha256:${sha256Hex(QUERY)}`, QUERY]]);
+  });
+
+  it.each([
+    ['an unreadable file', { GRAPHQL_TRUSTED_DOCUMENTS: '/nonexistent/manifest.json' }, 'GRAPHQL_TRUSTED_DOCUMENTS', /cannot read "\/nonexistent\/manifest.json" \(ENOENT\)/],
+    ['a file that is not JSON', { GRAPHQL_TRUSTED_DOCUMENTS: manifest('{ nope') }, 'GRAPHQL_TRUSTED_DOCUMENTS', /is not JSON/],
+    ['a JSON list', { GRAPHQL_TRUSTED_DOCUMENTS: manifest([QUERY]) }, 'GRAPHQL_TRUSTED_DOCUMENTS', /neither a \{ "<id>": "<document>" \} map nor an Apollo persisted query manifest/],
+    ['an empty manifest', { GRAPHQL_TRUSTED_DOCUMENTS: manifest({}) }, 'GRAPHQL_TRUSTED_DOCUMENTS', /lists no documents/],
+    ['another manifest format', { GRAPHQL_TRUSTED_DOCUMENTS: manifest({ format: 'relay', version: 1, operations: [] }) }, 'GRAPHQL_TRUSTED_DOCUMENTS', /expected "format": "apollo-persisted-query-manifest"/],
+    ['an Apollo operation without an id', { GRAPHQL_TRUSTED_DOCUMENTS: manifest({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ body: QUERY }] }) }, 'GRAPHQL_TRUSTED_DOCUMENTS', /operation 0 has no "id"/],
+    ['a document that is not a string', { GRAPHQL_TRUSTED_DOCUMENTS: manifest({ abc: 42 }) }, 'GRAPHQL_TRUSTED_DOCUMENTS', /the document of "abc" is not a GraphQL document string/],
+    ['a document that does not parse', { GRAPHQL_TRUSTED_DOCUMENTS: manifest({ abc: 'query { test( ' }) }, 'GRAPHQL_TRUSTED_DOCUMENTS', /the document of "abc" does not parse \(Syntax Error/],
+    ['a SHA-256 id that is not its document\'s digest', { GRAPHQL_TRUSTED_DOCUMENTS: manifest({ [sha256Hex('{ other }')]: QUERY }) }, 'GRAPHQL_TRUSTED_DOCUMENTS', /is not the SHA-256 digest of its document/],
+    ['APQ in memory with trusted documents', { GRAPHQL_TRUSTED_DOCUMENTS: manifest({ [sha256Hex(QUERY)]: QUERY }), GRAPHQL_APQ: 'memory' }, 'GRAPHQL_APQ', /must be off with GRAPHQL_TRUSTED_DOCUMENTS/],
+    ['an unknown APQ store', { GRAPHQL_APQ: 'redis' }, 'GRAPHQL_APQ', /expected one of off, memory, got "redis"/],
+    ['an empty APQ store', { GRAPHQL_APQ_MAX_ENTRIES: '0' }, 'GRAPHQL_APQ_MAX_ENTRIES', /must be at least 1/],
+  ])('refuses %s, naming the variable', (_what, env, variable, message) => {
+    const error = configError(env);
+    expect(error.variable).toBe(variable);
+    expect(error.message).toMatch(new RegExp(`^${variable}: `));
+    expect(error.message).toMatch(message);
+  });
+
+  it('stops the process with exit code 78 naming GRAPHQL_TRUSTED_DOCUMENTS when a document does not parse', { timeout: 30_000 }, async () => {
+    const file = manifest({ abc: '{ broken' });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, ...HS256_ENV, PORT: '0', GRAPHQL_TRUSTED_DOCUMENTS: file },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(78);
+    const line = JSON.parse(output.trim()) as { level: string; msg: string; variable: string };
+    expect(line).toMatchObject({ level: 'fatal', variable: 'GRAPHQL_TRUSTED_DOCUMENTS' });
+    expect(line.msg).toMatch(/^invalid configuration: GRAPHQL_TRUSTED_DOCUMENTS: ".*": the document of "abc" does not parse/);
+  });
+});
