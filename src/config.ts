@@ -17,7 +17,7 @@ export interface Config {
   readonly role: ServiceRole;
   readonly port: number;
   readonly host: string;
-  /** `production` turns GraphiQL off by default (GRAPHQL_IDE) and changes nothing else. */
+  /** `production` turns GraphiQL, field suggestions and APQ off by default (GRAPHQL_IDE, GRAPHQL_FIELD_SUGGESTIONS, GRAPHQL_APQ). */
   readonly production: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly kafka: KafkaConfig;

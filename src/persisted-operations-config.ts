@@ -25,7 +25,7 @@ export interface PersistedOperationsConfig {
 export interface TrustedDocuments {
   /** Where it was read from, for logs. */
   readonly file: string;
-  /** Document text by id, exactly as the manifest holds it. */
+  /** Document text by id ({@link documentKey} of the manifest's id), the text exactly as the manifest holds it. */
   readonly documents: ReadonlyMap<string, string>;
 }
 
@@ -52,6 +52,17 @@ export function sha256Hex(text: string): string {
 }
 
 /**
+ * The key a document id is looked up by: a SHA-256 id in any of its spellings (`<hex>`, as Apollo
+ * writes it, or `sha256:<hex>`, as the client preset and GraphQL over HTTP write it; any case) is its
+ * lower-case hex digest, so a manifest of one kind serves clients of the other; other ids are kept.
+ */
+export function documentKey(id: string): string {
+  return SHA256_ID.exec(id)?.[1]?.toLowerCase() ?? id;
+}
+
+const SHA256_ID = /^(?:sha256:)?([0-9a-f]{64})$/i;
+
+/**
  * Reads a manifest in either shape: GraphQL Code Generator's `persisted-documents.json`
  * (`{ "<id>": "<document>" }`) or Apollo's persisted query manifest
  * (`{ "format": "apollo-persisted-query-manifest", "version": 1, "operations": [{ "id", "body", … }] }`).
@@ -74,7 +85,7 @@ export function loadManifest(file: string): ReadonlyMap<string, string> {
   const documents = new Map<string, string>();
   for (const [id, body] of entries) {
     checkEntry(file, id, body);
-    documents.set(id, body);
+    documents.set(documentKey(id), body);
   }
   return documents;
 }
@@ -102,8 +113,7 @@ function checkEntry(file: string, id: string, body: unknown): asserts body is st
   } catch (error) {
     throw new ConfigError(TRUSTED, `"${file}": the document of "${id}" does not parse (${(error as Error).message})`);
   }
-  const digest = /^(?:sha256:)?([0-9a-f]{64})$/i.exec(id)?.[1];
-  if (digest !== undefined && digest.toLowerCase() !== sha256Hex(body)) {
+  if (SHA256_ID.test(id) && documentKey(id) !== sha256Hex(body)) {
     throw new ConfigError(TRUSTED, `"${file}": "${id}" is not the SHA-256 digest of its document (the manifest was edited or mixes hash functions)`);
   }
 }

@@ -15,7 +15,7 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { httpStatusFor, type ErrorCode } from '../errors.js';
-import { sha256Hex, type PersistedOperationsConfig } from '../persisted-operations-config.js';
+import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../persisted-operations-config.js';
 
 /** An operation's parameters as a client sends them, over either transport. */
 export interface OperationRequest {
@@ -48,12 +48,12 @@ export function createOperationResolver(config: PersistedOperationsConfig): Reso
       throw refused('PERSISTED_QUERY_NOT_SUPPORTED', 'This service keeps no persisted queries: send the document in "query".');
     }
     if (query === undefined) {
-      const known = registered.get(id);
+      const known = registered.get(documentKey(id));
       if (known === undefined) throw refused('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound: send the document in "query" with its hash to register it.');
       return known;
     }
-    if (id.toLowerCase() !== sha256Hex(query)) throw refused('PERSISTED_QUERY_MISMATCH', 'The hash is not the SHA-256 digest of "query".');
-    registered.set(id, query);
+    if (documentKey(id) !== sha256Hex(query)) throw refused('PERSISTED_QUERY_MISMATCH', 'The hash is not the SHA-256 digest of "query".');
+    registered.set(documentKey(id), query);
     return query;
   };
   return (request) => {
@@ -67,7 +67,7 @@ function trustedDocument(documents: ReadonlyMap<string, string>, id: string | un
   if (id === undefined) {
     throw refused('PERSISTED_QUERY_ONLY', 'Only trusted documents run here: send the document\'s id in "documentId" (or extensions.persistedQuery.sha256Hash) instead of its text.');
   }
-  const document = documents.get(id) ?? documents.get(id.replace(/^sha256:/i, ''));
+  const document = documents.get(documentKey(id));
   if (document === undefined) throw refused('PERSISTED_QUERY_NOT_FOUND', 'No trusted document has this id.');
   // An APQ client retries with the text: it may come along, but must be the listed document.
   if (query !== undefined && query !== document) throw refused('PERSISTED_QUERY_MISMATCH', 'The "query" sent is not the trusted document with this id.');

@@ -37,7 +37,8 @@ let production: TestService;
 let started = 0;
 
 const id = (document: string) => sha256Hex(document);
-const byDocumentId = (document: string): OperationRequest => ({ documentId: id(document) });
+/** As the client preset sends it: its manifest's key. */
+const byDocumentId = (document: string): OperationRequest => ({ documentId: `sha256:${id(document)}` });
 const byHash = (document: string): OperationRequest => ({ extensions: { persistedQuery: { version: 1, sha256Hash: id(document) } } });
 const codes = (errors: ClientErrors | undefined) => (errors ?? []).map((error) => error.extensions?.code);
 
@@ -65,7 +66,8 @@ beforeAll(async () => {
   cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
   const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests };
   const presetFile = join(dir, 'persisted-documents.json');
-  writeFileSync(presetFile, JSON.stringify(Object.fromEntries([STATUS, START, FOLLOW, ALIASED].map((document) => [id(document), document]))));
+  // Keyed "sha256:<hex>", as the client preset writes its manifest.
+  writeFileSync(presetFile, JSON.stringify(Object.fromEntries([STATUS, START, FOLLOW, ALIASED].map((document) => [`sha256:${id(document)}`, document]))));
   const apolloFile = join(dir, 'persisted-query-manifest.json');
   writeFileSync(apolloFile, JSON.stringify({
     format: 'apollo-persisted-query-manifest',
@@ -102,8 +104,9 @@ describe('trusted documents', () => {
       expect(ws.errors).toBeUndefined();
       expect(ws.results).toEqual([{ data: expected }]);
     }
-    // GraphQL over HTTP's "sha256:" form of a SHA-256 id.
-    expect((await postGraphQL(trusted.url, { documentId: `sha256:${id(STATUS)}` }, variables)).body).toEqual({ data: expected });
+    // The bare digest finds the "sha256:" key (as Apollo's manifest finds the client preset's), and back.
+    expect((await postGraphQL(trusted.url, { documentId: id(STATUS) }, variables)).body).toEqual({ data: expected });
+    expect((await postGraphQL(apollo.url, { documentId: `sha256:${id(STATUS)}` }, variables)).body).toEqual({ data: { test: null } });
   });
 
   it('runs a listed mutation by id, and follows the test it started with a subscription by id', async () => {

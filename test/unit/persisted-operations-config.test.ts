@@ -54,9 +54,14 @@ describe('persisted operations configuration', () => {
     expect(loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS: file, GRAPHQL_IDE: 'true' }).browser.graphqlIde).toBe(true);
   });
 
-  it('reads Apollo\'s persisted query manifest, and a "sha256:"-prefixed id', () => {
-    const file = manifest({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: `sha256:${sha256Hex(QUERY)}`, body: QUERY, name: 'Ping', type: 'query' }] });
-    expect([...(loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS: file }).persistedOperations.trustedDocuments?.documents ?? [])]).toEqual([[`sha256:${sha256Hex(QUERY)}`, QUERY]]);
+  it('reads Apollo\'s persisted query manifest', () => {
+    const file = manifest({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: sha256Hex(QUERY), body: QUERY, name: 'Ping', type: 'query' }, { id: 'custom', body: '{ __typename }', name: null, type: 'query' }] });
+    expect([...(loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS: file }).persistedOperations.trustedDocuments?.documents ?? [])]).toEqual([[sha256Hex(QUERY), QUERY], ['custom', '{ __typename }']]);
+  });
+
+  it('keys SHA-256 ids by their lower-case digest however they are spelled ("sha256:" as the client preset writes them)', () => {
+    const file = manifest({ [`sha256:${sha256Hex(QUERY).toUpperCase()}`]: QUERY });
+    expect([...(loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS: file }).persistedOperations.trustedDocuments?.documents.keys() ?? [])]).toEqual([sha256Hex(QUERY)]);
   });
 
   it.each([
