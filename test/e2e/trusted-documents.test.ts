@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { sha256Hex } from '../../src/persisted-operations-config.js';
@@ -27,8 +28,9 @@ const dir = mkdtempSync(join(tmpdir(), 'trusted-documents-'));
 let cluster: MockCluster;
 /** Client-preset manifest, alias budget 2. */
 let trusted: TestService;
-/** Apollo manifest. */
+/** Apollo manifest, GraphiQL turned on (which startup warns about). */
 let apollo: TestService;
+const apolloLog: string[] = [];
 /** APQ in memory, at most 2 entries. */
 let apq: TestService;
 /** Production defaults: APQ off. */
@@ -76,7 +78,11 @@ beforeAll(async () => {
   }));
   [trusted, apollo, apq, production] = await Promise.all([
     startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-1`, GRAPHQL_TRUSTED_DOCUMENTS: presetFile, GRAPHQL_MAX_ALIASES: '2' }, wrapLog: counting }),
-    startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-2`, GRAPHQL_TRUSTED_DOCUMENTS: apolloFile } }),
+    startTestService({
+      brokers: cluster.bootstrapServers,
+      env: { ...env, KAFKA_GROUP_ID: `${topics.group}-2`, GRAPHQL_TRUSTED_DOCUMENTS: apolloFile, GRAPHQL_IDE: 'true' },
+      logger: pino({ level: 'warn' }, { write: (line: string) => void apolloLog.push(line) }),
+    }),
     startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-3`, GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '2' } }),
     startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-4`, NODE_ENV: 'production' } }),
   ]);
@@ -174,6 +180,11 @@ describe('trusted documents', () => {
     expect((await overWebSocket(apollo.url, byHash(STATUS), variables)).results).toEqual([expected]);
     expect(codes((await postGraphQL(apollo.url, byHash(START))).body.errors)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
     expect(codes(await wsErrors(apollo.url, TYPENAME))).toEqual(['PERSISTED_QUERY_ONLY']);
+  });
+
+  it('warns at startup when GraphiQL is on with trusted documents, as it can run none of its operations', () => {
+    const warnings = apolloLog.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.level === 40);
+    expect(warnings.map((line) => line.msg)).toContain('GRAPHQL_IDE is on with GRAPHQL_TRUSTED_DOCUMENTS: GraphiQL sends operation text, which is refused (its schema introspection too)');
   });
 });
 
