@@ -17,8 +17,8 @@ import { ConfigError } from './errors.js';
 export interface PersistedOperationsConfig {
   /** The manifest's documents by id; null when trusted-documents mode is off. */
   readonly trustedDocuments: TrustedDocuments | null;
-  /** Automatic persisted queries: `off`, or registered in a bounded in-memory LRU. */
-  readonly apq: { readonly mode: 'off' | 'memory'; readonly maxEntries: number };
+  /** Automatic persisted queries: `off`, or registered in an in-memory LRU bounded in entries and in characters of text. */
+  readonly apq: { readonly mode: 'off' | 'memory'; readonly maxEntries: number; readonly maxBytes: number };
 }
 
 /** A loaded manifest. */
@@ -32,7 +32,7 @@ export interface TrustedDocuments {
 const TRUSTED = 'GRAPHQL_TRUSTED_DOCUMENTS';
 
 /**
- * Reads GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_APQ and GRAPHQL_APQ_MAX_ENTRIES. APQ is `memory` by default
+ * Reads GRAPHQL_TRUSTED_DOCUMENTS, GRAPHQL_APQ, GRAPHQL_APQ_MAX_ENTRIES and GRAPHQL_APQ_MAX_BYTES. APQ is `memory` by default
  * outside production and `off` in production; with trusted documents it is off, and asking for it
  * is an error: a client registering its own documents would widen the trusted set.
  */
@@ -43,7 +43,15 @@ export function readPersistedOperations(read: Reader, production: boolean): Pers
   if (mode === 'memory' && trustedDocuments !== null) {
     throw new ConfigError('GRAPHQL_APQ', `must be off with ${TRUSTED}: automatic persisted queries would let clients add operations the manifest does not list`);
   }
-  return { trustedDocuments, apq: { mode, maxEntries: read.int('GRAPHQL_APQ_MAX_ENTRIES', 1000, { min: 1, max: 1_000_000 }) } };
+  return {
+    trustedDocuments,
+    apq: {
+      mode,
+      maxEntries: read.int('GRAPHQL_APQ_MAX_ENTRIES', 1000, { min: 1, max: 1_000_000 }),
+      // A count alone would let large documents (up to the 1 MB request body each) hold a lot of memory.
+      maxBytes: read.int('GRAPHQL_APQ_MAX_BYTES', 16 * 1024 * 1024, { min: 1024 }),
+    },
+  };
 }
 
 /** The SHA-256 digest of `text`, in lower-case hex (as APQ clients and manifest generators write it). */

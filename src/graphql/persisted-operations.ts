@@ -32,10 +32,10 @@ export type ResolvedOperation<T extends OperationRequest> = Omit<T, 'documentId'
 /** Resolves a request's document; throws a GraphQLError with its `extensions.code` when refused. */
 export type ResolveOperation = <T extends OperationRequest>(request: T) => ResolvedOperation<T>;
 
-/** Creates the resolver for `config` (see the README's "Trusted documents"). */
+/** Creates the resolver for `config` (see the README's "Trusted documents and automatic persisted queries"). */
 export function createOperationResolver(config: PersistedOperationsConfig): ResolveOperation {
   const trusted = config.trustedDocuments?.documents;
-  const registered = config.apq.mode === 'memory' ? createBoundedStore(config.apq.maxEntries) : undefined;
+  const registered = config.apq.mode === 'memory' ? createBoundedStore(config.apq.maxEntries, config.apq.maxBytes) : undefined;
   const documentFor = (request: OperationRequest): string | undefined => {
     const id = idOf(request);
     // graphql-ws requires `query` to be a string: clients that send an id send "" with it.
@@ -95,11 +95,18 @@ function refused(code: ErrorCode, message: string): GraphQLError {
 }
 
 /**
- * Registered documents, at most `max`: the least recently used one goes first (a Map keeps
- * insertion order, and a hit moves its entry to the end).
+ * Registered documents, at most `maxEntries` of them and `maxBytes` of text (counted in UTF-16
+ * code units, what the strings hold): the least recently used go first (a Map keeps insertion
+ * order, and a hit moves its entry to the end). A document larger than the whole budget is served
+ * but not kept.
  */
-function createBoundedStore(max: number) {
+function createBoundedStore(maxEntries: number, maxBytes: number) {
   const entries = new Map<string, string>();
+  let size = 0;
+  const remove = (key: string) => {
+    size -= entries.get(key)?.length ?? 0;
+    entries.delete(key);
+  };
   return {
     get(key: string): string | undefined {
       const value = entries.get(key);
@@ -110,9 +117,11 @@ function createBoundedStore(max: number) {
       return value;
     },
     set(key: string, value: string): void {
-      entries.delete(key);
+      remove(key);
+      if (value.length > maxBytes) return;
       entries.set(key, value);
-      if (entries.size > max) entries.delete(entries.keys().next().value as string);
+      size += value.length;
+      while (entries.size > maxEntries || size > maxBytes) remove(entries.keys().next().value as string);
     },
   };
 }

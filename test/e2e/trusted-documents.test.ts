@@ -31,7 +31,7 @@ let trusted: TestService;
 /** Apollo manifest, GraphiQL turned on (which startup warns about). */
 let apollo: TestService;
 const apolloLog: string[] = [];
-/** APQ in memory, at most 2 entries. */
+/** APQ in memory, at most 2 entries and 1024 characters. */
 let apq: TestService;
 /** Production defaults: APQ off. */
 let production: TestService;
@@ -83,7 +83,7 @@ beforeAll(async () => {
       env: { ...env, KAFKA_GROUP_ID: `${topics.group}-2`, GRAPHQL_TRUSTED_DOCUMENTS: apolloFile, GRAPHQL_IDE: 'true' },
       logger: pino({ level: 'warn' }, { write: (line: string) => void apolloLog.push(line) }),
     }),
-    startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-3`, GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '2' } }),
+    startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-3`, GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '2', GRAPHQL_APQ_MAX_BYTES: '1024' } }),
     startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-4`, NODE_ENV: 'production' } }),
   ]);
 });
@@ -222,6 +222,16 @@ describe('automatic persisted queries', () => {
     expect((await postGraphQL(apq.url, apqRequest(c, true))).status).toBe(200);
     expect(codes((await postGraphQL(apq.url, apqRequest(b, false))).body.errors)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
     for (const text of [a, c]) expect((await postGraphQL(apq.url, apqRequest(text, false))).body).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('keeps at most GRAPHQL_APQ_MAX_BYTES of document text: larger documents run but are not kept', async () => {
+    const sized = (n: number, length: number) => `{ test(correlationId: "${String(n).padEnd(length, 'x')}") { status } }`;
+    const [first, second, huge] = [sized(30, 600), sized(31, 600), sized(32, 1100)];
+    for (const text of [first, second, huge]) expect((await postGraphQL(apq.url, apqRequest(text, true))).body).toEqual({ data: { test: null } });
+    // Two entries fit the count, not the 1024 characters: the second pushed the first out.
+    expect(codes((await postGraphQL(apq.url, apqRequest(first, false))).body.errors)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    expect((await postGraphQL(apq.url, apqRequest(second, false))).body).toEqual({ data: { test: null } });
+    expect(codes((await postGraphQL(apq.url, apqRequest(huge, false))).body.errors)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
   });
 
   it('is off in production: a hash alone answers PERSISTED_QUERY_NOT_SUPPORTED, the text with it runs', async () => {

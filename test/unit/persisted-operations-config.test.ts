@@ -37,9 +37,9 @@ function configError(env: Record<string, string>): ConfigError {
 
 describe('persisted operations configuration', () => {
   it('defaults: no trusted documents, APQ in memory (1000 entries) outside production and off in production', () => {
-    expect(loadConfig({}).persistedOperations).toEqual({ trustedDocuments: null, apq: { mode: 'memory', maxEntries: 1000 } });
+    expect(loadConfig({}).persistedOperations).toEqual({ trustedDocuments: null, apq: { mode: 'memory', maxEntries: 1000, maxBytes: 16 * 1024 * 1024 } });
     expect(loadConfig({ NODE_ENV: 'production', ...HS256_ENV }).persistedOperations.apq.mode).toBe('off');
-    expect(loadConfig({ NODE_ENV: 'production', ...HS256_ENV, GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '50' }).persistedOperations.apq).toEqual({ mode: 'memory', maxEntries: 50 });
+    expect(loadConfig({ NODE_ENV: 'production', ...HS256_ENV, GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '50', GRAPHQL_APQ_MAX_BYTES: '65536' }).persistedOperations.apq).toEqual({ mode: 'memory', maxEntries: 50, maxBytes: 65_536 });
     expect(loadConfig({ GRAPHQL_APQ: 'off' }).persistedOperations.apq.mode).toBe('off');
   });
 
@@ -77,6 +77,7 @@ describe('persisted operations configuration', () => {
     ['APQ in memory with trusted documents', { GRAPHQL_TRUSTED_DOCUMENTS: manifest({ [sha256Hex(QUERY)]: QUERY }), GRAPHQL_APQ: 'memory' }, 'GRAPHQL_APQ', /must be off with GRAPHQL_TRUSTED_DOCUMENTS/],
     ['an unknown APQ store', { GRAPHQL_APQ: 'redis' }, 'GRAPHQL_APQ', /expected one of off, memory, got "redis"/],
     ['an empty APQ store', { GRAPHQL_APQ_MAX_ENTRIES: '0' }, 'GRAPHQL_APQ_MAX_ENTRIES', /must be at least 1/],
+    ['a tiny APQ byte budget', { GRAPHQL_APQ_MAX_BYTES: '10' }, 'GRAPHQL_APQ_MAX_BYTES', /must be at least 1024/],
   ])('refuses %s, naming the variable', (_what, env, variable, message) => {
     const error = configError(env);
     expect(error.variable).toBe(variable);
