@@ -11,7 +11,7 @@ export interface AccessPolicy {
    * True when the principal may see the test: it started it, or holds the admin scope. Anyone else
    * gets the same answer as for an unknown id, so ids of other subjects' tests leak nothing.
    */
-  canSee(principal: Principal, test: TestRecord): boolean;
+  canSee(principal: Principal, test: Pick<TestRecord, 'owner'>): boolean;
   /** The scope an operation of this kind needs. */
   scopeFor(operation: 'query' | 'mutation' | 'subscription'): string;
 }

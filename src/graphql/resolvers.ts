@@ -1,6 +1,6 @@
 /** Resolvers of schema/*.graphql, typed by the generated resolver types. */
 import { SCOPES } from '../auth/principal.js';
-import type { TestMessage, TestRecord } from '../domain/types.js';
+import type { TestMessage } from '../domain/types.js';
 import { messageGlobalId } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
@@ -59,8 +59,12 @@ export const resolvers: Resolvers = {
   },
 
   Test: {
-    messages: (test: TestRecord, { first, after }) => paginateMessages(test.messages, first, after),
-    messageCount: (test: TestRecord) => test.messages.length,
+    // A summary (from a list or a change) holds no messages: they are read only when asked for.
+    messages: async (test, { first, after }, { loaders }) => {
+      const record = 'messages' in test ? test : await loaders.test.load(test.correlationId);
+      return paginateMessages(record?.messages ?? [], first, after);
+    },
+    messageCount: (test) => ('messages' in test ? test.messages.length : test.messageCount),
   },
 
   TestMessageConnection: {
