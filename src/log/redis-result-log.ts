@@ -9,11 +9,13 @@
  *
  * Keys per test, all under the hash tag `{<id>}` so that they live in one Redis Cluster slot (all
  * expire together, refreshed on every write):
- *   {prefix}:{id}:meta   hash  createdAt, input (JSON), owner, finishedAs (first finishing status)
+ *   {prefix}:{id}:meta   hash  createdAt, updatedAt, input (JSON), owner, finishedAs (first finishing status)
  *   {prefix}:{id}:msgs   list  stored messages (message-format.ts) in arrival order; readers order
  *                              them by sequence (src/domain/order.ts)
  *   {prefix}:{id}:keys   hash  deduplication key -> receivedAt of the stored copy
  *   {prefix}:{id}:notices      the channel of the test's notices
+ * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
+ * `{prefix}:changes` (redis-changes.ts).
  */
 import type { Redis } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
@@ -26,7 +28,10 @@ import { openFollower } from './follower.js';
 import { decodeMessage, encodeMessage } from './message-format.js';
 import { APPEND, CREATE } from './redis-append-script.js';
 import type { NewTest, ResultLog } from './result-log.js';
+import { createRedisChanges } from './redis-changes.js';
 import { createRedisTails } from './redis-tail.js';
+import { createRedisTestIndex } from './redis-test-index.js';
+import { decodeTestCursor } from './test-page.js';
 
 /** Options of {@link createRedisResultLog}. */
 export interface RedisResultLogOptions {
@@ -49,7 +54,7 @@ export interface RedisResultLogOptions {
 
 interface Scripts {
   rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
-  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
+  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[], number]>;
 }
 
 /** Creates the Redis {@link ResultLog}. */
@@ -66,15 +71,24 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   redis.defineCommand('rcsAppend', { lua: APPEND });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
   const scripts = redis as unknown as Scripts;
+  const changesChannel = `${prefix}:changes`;
+  const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf });
+  const changes = createRedisChanges({ subscriber: options.subscriber, channel: changesChannel, logger: options.logger });
+
+  /** What an append wrote to, for the lists of tests: the tests it created, and the owners of those it stored messages for. */
+  interface Written {
+    readonly created: string[];
+    readonly owners: Set<string>;
+  }
 
   /** Appends the messages of the given tests in one script call; answers per test, in order. */
-  const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number): Promise<AppendResult[][]> => {
+  const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number, written: Written): Promise<AppendResult[][]> => {
     const keys: string[] = [];
-    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest];
+    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, changesChannel];
     for (const [id, messages] of tests) {
       const k = keysOf(id);
       keys.push(k.meta, k.msgs, k.keys);
-      args.push(k.channel, messages.length);
+      args.push(id, k.channel, messages.length);
       // The few messages that finish the test, by position; most messages finish nothing.
       const finishing: Array<string | number> = [];
       messages.forEach((message, i) => {
@@ -86,11 +100,13 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     }
     const reply = await scripts.rcsAppend(keys.length, ...keys, ...args);
     let at = 0;
-    return tests.map(([, messages]) => {
+    return tests.map(([id, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
       let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
-      const letters = String(reply[at + 2]);
-      at += 3;
+      if (Number(reply[at + 2]) === 1) written.created.push(id);
+      if (reply[at + 3] !== '') written.owners.add(String(reply[at + 3]));
+      const letters = String(reply[at + 4]);
+      at += 5;
       return messages.map((incoming, i) => {
         const letter = letters[i];
         if (letter === 'i') status = nextStatus(status, incoming);
@@ -112,7 +128,11 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     const tests = [...byTest].map(([id, positions]) => [id, positions.map((i) => batch[i] as IncomingMessage)] as const);
     // One call for the whole batch on a single primary; on Redis Cluster one call per test (its
     // keys share a slot), all sent at once.
-    const answers = callPerTest ? (await Promise.all(tests.map((test) => appendCall([test], now)))).flat() : await appendCall(tests, now);
+    const written: Written = { created: [], owners: new Set() };
+    const answers = callPerTest ? (await Promise.all(tests.map((test) => appendCall([test], now, written)))).flat() : await appendCall(tests, now, written);
+    // After the tests are written: a test first seen now is listed from now on (a crash in between
+    // leaves it unlisted, never listed while absent), and the lists live as long as their tests.
+    await index.written(written.created, written.owners, now);
     const results = new Array<AppendResult>(batch.length);
     [...byTest.values()].forEach((positions, t) => positions.forEach((position, i) => (results[position] = answers[t]?.[i] as AppendResult)));
     return results;
@@ -151,7 +171,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     create: (test: NewTest) =>
       wrap(async () => {
         const k = keysOf(test.correlationId);
-        const [meta, messages] = await scripts.rcsCreate(k.meta, k.msgs, Date.now(), ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '');
+        const now = Date.now();
+        // Listed before it is written: an entry whose test is not there (the script failed) is dropped when read.
+        await index.add(test.correlationId, test.owner, now);
+        const [meta, messages] = await scripts.rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', changesChannel, test.correlationId);
         const fields: Record<string, string> = {};
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
         return toRecord(test.correlationId, fields, messages) as TestRecord;
@@ -178,6 +201,14 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     append: (batch) => wrap(() => append(batch)),
 
+    list: async (listOptions) => {
+      // A bad cursor is the caller's mistake, not the store's: checked before any Redis call.
+      if (listOptions.after !== null && listOptions.after !== undefined) decodeTestCursor(listOptions.after);
+      return wrap(() => index.list(listOptions));
+    },
+
+    changes: (changeOptions) => changes.open(changeOptions),
+
     follow: (correlationId, followOptions) => openFollower({ read: (id) => wrap(() => read(id)), listen: tails.listen }, correlationId, followOptions),
 
     followers: (correlationId) => tails.count(correlationId),
@@ -194,7 +225,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       }),
 
     // The connections are injected and closed by their owner.
-    dispose: disposeOnce(async () => tails.dispose()),
+    dispose: disposeOnce(async () => {
+      tails.dispose();
+      changes.dispose();
+    }),
   };
 }
 
