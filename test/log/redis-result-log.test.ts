@@ -179,6 +179,52 @@ describe('redis log specifics', () => {
     expect((await store.get(id))?.status).toBe('RUNNING');
   });
 
+  it('lists tests in sorted sets that expire like the tests, refreshed on create and on every write', async () => {
+    const store = log();
+    const owner = uniqueId('owner');
+    const id = uniqueId('indexed');
+    const ofOwner = `${prefix}:tests:owner:${owner}`;
+    await store.create({ correlationId: id, input: null, owner });
+    expect(await redis.zscore(ofOwner, id)).toBe(String((await store.get(id))?.createdAt));
+    expect(await redis.zscore(`${prefix}:tests:all`, id)).not.toBeNull();
+    for (const key of [ofOwner, `${prefix}:tests:all`]) expect(await redis.ttl(key)).toBeGreaterThan(90);
+    await redis.expire(ofOwner, 10);
+    await redis.expire(`${prefix}:tests:all`, 10);
+    await one(store, incoming(id, { sequence: 1 }));
+    for (const key of [ofOwner, `${prefix}:tests:all`]) expect(await redis.ttl(key)).toBeGreaterThan(90);
+  });
+
+  it('drops the list entry of a test that is gone when a read comes across it', async () => {
+    const store = log();
+    const owner = uniqueId('owner');
+    const [gone, kept] = [uniqueId('gone'), uniqueId('kept')];
+    await store.create({ correlationId: gone, input: null, owner });
+    await store.create({ correlationId: kept, input: null, owner });
+    // As if it had expired: its keys are gone, its list entry is not yet.
+    await redis.del(`${prefix}:{${gone}}:meta`);
+    const page = await store.list({ owner, first: 10 });
+    expect(page.edges.map((edge) => edge.node.correlationId)).toEqual([kept]);
+    expect(page.totalCount).toBe(1);
+    expect(await redis.zrange(`${prefix}:tests:owner:${owner}`, 0, -1)).toEqual([kept]);
+  });
+
+  it('publishes one change per test of a batch on the change channel, in the same script call as the append', async () => {
+    const store = log();
+    const id = uniqueId('change');
+    const listener = connect();
+    const received: string[] = [];
+    listener.on('message', (_channel: string, text: string) => received.push(text));
+    await listener.subscribe(`${prefix}:changes`);
+    await store.create({ correlationId: id, input: { a: 1 }, owner: 'alice' });
+    await store.append([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2, final: true })]);
+    await eventually(() => received.filter((text) => text.includes(id)).length >= 2, 5000, 'two changes');
+    const changes = received.filter((text) => text.includes(id)).map((text) => JSON.parse(text) as Record<string, unknown>);
+    expect(changes).toMatchObject([
+      { id, created: 1, owner: 'alice', count: 0, input: '{"a":1}' },
+      { id, created: 0, owner: 'alice', count: 2, finishedAs: 'COMPLETED' },
+    ]);
+  });
+
   it('reports STORE_UNAVAILABLE when Redis cannot be reached', async () => {
     const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
     const store = createRedisResultLog({ redis: dead, subscriber: dead, ttlSeconds: 100, maxMessagesPerTest: 2, prefix, logger: createSilentLogger() });
