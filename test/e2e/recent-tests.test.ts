@@ -9,7 +9,8 @@ import { loadConfig } from '../../src/config.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { createState, type State } from '../../src/state.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { collect, createWsClient, eventually, postGraphQL, type Collected } from '../support/graphql.js';
+import { subscribeChanges } from '../support/changes.js';
+import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
@@ -71,7 +72,6 @@ const RECENT_IDS = `query($first: Int, $after: String) { recentTests(first: $fir
 const CHANGES = `subscription { testChanges { kind test { correlationId status messageCount messages { totalCount } } } }`;
 
 type Page = { recentTests: { totalCount: number; pageInfo: { hasNextPage: boolean; endCursor: string | null }; nodes: Array<Record<string, any>> } };
-type Change = { testChanges: { kind: string; test: { correlationId: string; status: string; messageCount: number; messages: { totalCount: number } } } };
 
 const recent = (svc: TestService, token: string, variables: Record<string, unknown> = {}, query = RECENT) => postGraphQL<Page>(svc.url, query, variables, { token });
 const ids = (response: Awaited<ReturnType<typeof recent>>) => response.body.data?.recentTests.nodes.map((node) => node.correlationId as string) ?? [];
@@ -125,41 +125,25 @@ describe.each(['memory', 'redis'] as const)('recentTests and testChanges (%s)', 
 
   it('announces each caller\'s own tests\' changes over graphql-ws, every test\'s to the admin scope, across instances', async () => {
     const { a, b } = modes[mode] as { a: TestService; b: TestService };
-    const subscribers = (['alice', 'bob', 'admin'] as const).map((who) => {
-      const client = createWsClient(b.url, { connectionParams: { authorization: `Bearer ${tokens[who]}` } });
-      return { who, client, changes: collect<Change>(client, CHANGES) };
-    });
-    // Subscribed once a change made now arrives: a probe of each subject's own, started on the other instance.
-    const probes: Record<string, string[]> = { alice: [], bob: [], root: [] };
-    for (const { who, changes } of subscribers) {
-      const owner = who === 'admin' ? 'root' : who;
-      await eventually(async () => {
-        const probe = `probe-${randomUUID()}`;
-        probes[owner]?.push(probe);
-        await a.log.create({ correlationId: probe, input: null, owner });
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        return changes.results.length > 0;
-      }, 10_000, `${who} subscribed`);
-    }
+    // Subscribed on one instance; the probes, the tests and their results go through the other.
+    const subscribe = (token: string, owner: string) => subscribeChanges({ url: b.url, token, query: CHANGES, owner, probeLog: a.log });
+    const [alice, bob, admin] = [await subscribe(tokens.alice, 'alice'), await subscribe(tokens.bob, 'bob'), await subscribe(tokens.admin, 'root')];
     const alices = await start(a, tokens.alice, 'watched');
     const bobs = await start(a, tokens.bob, 'watched');
     await producer.send(topics.results, [result(alices, { sequence: 1, status: 'FAILED', final: true })]);
 
-    const of = (changes: Collected<Change>, ...wanted: string[]) => changes.results.map((r) => r.data?.testChanges).filter((c) => c !== undefined && wanted.includes(c.test.correlationId));
-    const [alice, bob, admin] = subscribers.map((s) => s.changes) as [Collected<Change>, Collected<Change>, Collected<Change>];
-    await eventually(() => of(admin, alices, bobs).length >= 3, 15_000, 'the admin to see three changes');
-    await eventually(() => of(alice, alices).length >= 2, 15_000, 'alice to see two changes');
-    expect(of(alice, alices, bobs)).toEqual([
+    await eventually(() => admin.of(alices, bobs).length >= 3, 15_000, 'the admin to see three changes');
+    await eventually(() => alice.of(alices).length >= 2, 15_000, 'alice to see two changes');
+    expect(alice.of(alices, bobs)).toEqual([
       { kind: 'CREATED', test: { correlationId: alices, status: 'PENDING', messageCount: 0, messages: { totalCount: 0 } } },
       { kind: 'UPDATED', test: { correlationId: alices, status: 'FAILED', messageCount: 1, messages: { totalCount: 1 } } },
     ]);
-    expect(of(bob, alices, bobs)).toEqual([{ kind: 'CREATED', test: { correlationId: bobs, status: 'PENDING', messageCount: 0, messages: { totalCount: 0 } } }]);
-    expect(of(admin, alices, bobs).map((c) => [c?.kind, c?.test.correlationId])).toEqual([['CREATED', alices], ['CREATED', bobs], ['UPDATED', alices]]);
+    expect(bob.of(alices, bobs)).toEqual([{ kind: 'CREATED', test: { correlationId: bobs, status: 'PENDING', messageCount: 0, messages: { totalCount: 0 } } }]);
+    expect(admin.of(alices, bobs).map((c) => [c.kind, c.test.correlationId])).toEqual([['CREATED', alices], ['CREATED', bobs], ['UPDATED', alices]]);
     // Nobody saw a change of someone else's test, the probes included.
-    const strangers = (changes: Collected<Change>, own: string[]) => changes.results.map((r) => r.data?.testChanges.test.correlationId).filter((id) => !own.includes(id as string));
-    expect(strangers(alice, [...(probes.alice ?? []), alices])).toEqual([]);
-    expect(strangers(bob, [...(probes.bob ?? []), bobs])).toEqual([]);
-    for (const { client } of subscribers) await client.dispose();
+    expect(alice.changes.results.every((r) => [...alice.probes, alices].includes(r.data?.testChanges.test.correlationId as string))).toBe(true);
+    expect(bob.changes.results.every((r) => [...bob.probes, bobs].includes(r.data?.testChanges.test.correlationId as string))).toBe(true);
+    for (const { client } of [alice, bob, admin]) await client.dispose();
   });
 
   it('refuses testChanges without the read scope', async () => {
