@@ -31,8 +31,8 @@ end
  * such a message's position (1..n) and the status it finishes the test with, then 2 per message:
  * its deduplication key and its stored text (message-format.ts).
  * Returns per test, in the same order: its first finishing status before the call ('' for none),
- * its message count before the call, 1 when the call created the test (else 0), its owner ('' for
- * none, or when the call stored nothing), one letter per message (`i` inserted, `o` over the maximum
+ * its message count before the call, its owner ('' for none, or when the call stored nothing), one
+ * letter per message (`i` inserted, `o` over the maximum
  * and not stored, `d` duplicate), then the receivedAt of the stored copy of each duplicate.
  *
  * A key stored earlier in the same call counts as stored. What is new is pushed to the end of the
@@ -73,10 +73,9 @@ for t = 1, #KEYS, 3 do
   local count = redis.call('LLEN', msgs)
   out[#out + 1] = redis.call('HGET', meta, 'finishedAs') or ''
   out[#out + 1] = count
-  -- Filled in below when the call stores something.
-  local created = #out + 1
-  out[created] = 0
-  out[created + 1] = ''
+  -- The owner, filled in below when the call stores something.
+  local owned = #out + 1
+  out[owned] = ''
   local wanted = {}
   for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
   local stored = call('HMGET', keys, wanted)
@@ -110,11 +109,12 @@ for t = 1, #KEYS, 3 do
   for i = 1, #earliers do out[#out + 1] = earliers[i] end
 
   if #items > 0 then
-    if count == 0 then out[created] = redis.call('HSETNX', meta, 'createdAt', now) end
+    local created = 0
+    if count == 0 then created = redis.call('HSETNX', meta, 'createdAt', now) end
     call('RPUSH', msgs, items)
     call('HSET', keys, fresh)
     redis.call('HSET', meta, 'updatedAt', now)
-    out[created + 1] = change(meta, id, out[created], count + #items)
+    out[owned] = change(meta, id, created, count + #items)
     redis.call('EXPIRE', meta, ttl)
     redis.call('EXPIRE', msgs, ttl)
     redis.call('EXPIRE', keys, ttl)
@@ -130,8 +130,7 @@ return out
  *
  * KEYS: meta, msgs. ARGV: now, ttl, input (JSON), owner ('' for none), the change channel, the
  * correlation id. Publishes a change when it creates the test.
- * Returns the meta hash as a flat list of fields and values, then the stored messages, then 1 when
- * it created the test (else 0).
+ * Returns the meta hash as a flat list of fields and values, then the stored messages.
  */
 export const CREATE = `
 local meta, msgs = KEYS[1], KEYS[2]
@@ -143,5 +142,5 @@ if created == 1 then
   change(meta, ARGV[6], 1, redis.call('LLEN', msgs))
 end
 redis.call('EXPIRE', meta, ARGV[2])
-return { redis.call('HGETALL', meta), redis.call('LRANGE', msgs, 0, -1), created }
+return { redis.call('HGETALL', meta), redis.call('LRANGE', msgs, 0, -1) }
 `;

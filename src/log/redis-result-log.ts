@@ -17,7 +17,7 @@
  * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
  * `{prefix}:changes` (redis-changes.ts).
  */
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
@@ -52,9 +52,10 @@ export interface RedisResultLogOptions {
   readonly logger: Logger;
 }
 
+/** The scripts, queued on a pipeline (after the list entries of their tests). */
 interface Scripts {
-  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
-  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[], number]>;
+  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): ChainableCommander;
+  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): ChainableCommander;
 }
 
 /** Creates the Redis {@link ResultLog}. */
@@ -70,15 +71,24 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   // The append's number of keys varies with the tests of the call: it is its first argument.
   redis.defineCommand('rcsAppend', { lua: APPEND });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
-  const scripts = redis as unknown as Scripts;
+  /** Runs `pipeline` (the scripts' answer last); answers the last command's reply. */
+  const lastReply = async <T>(pipeline: ChainableCommander): Promise<T> => {
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [error] of replies) if (error) throw error;
+    return replies.at(-1)?.[1] as T;
+  };
+  /** Pushes the expiry of the lists back; a failure only leaves it as it was (the next write retries). */
+  const refreshLists = (owners: Iterable<string>) => index.refresh(owners).catch((error: unknown) => log.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
+  const log = options.logger.child({ component: 'redis-result-log' });
   const changesChannel = `${prefix}:changes`;
   const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf });
   const changes = createRedisChanges({ subscriber: options.subscriber, channel: changesChannel, logger: options.logger });
 
-  /** What an append wrote to, for the lists of tests: the tests it created, and the owners of those it stored messages for. */
+  /** What an append wrote to, for the lists of tests: the owners of the tests it stored messages for. */
   interface Written {
-    readonly created: string[];
     readonly owners: Set<string>;
+    /** Whether the append stored any message. */
+    stored: boolean;
   }
 
   /** Appends the messages of the given tests in one script call; answers per test, in order. */
@@ -98,15 +108,18 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       args.push(finishing.length / 2, ...finishing);
       for (const message of messages) args.push(message.key, encodeMessage(message, now));
     }
-    const reply = await scripts.rcsAppend(keys.length, ...keys, ...args);
+    // Listed (if new) in the same round trip, before the script writes them.
+    const pipeline = redis.pipeline();
+    index.stage(pipeline, tests.map(([id]) => ({ correlationId: id, owner: null })), now);
+    const reply = await lastReply<Array<string | number>>((pipeline as unknown as Scripts).rcsAppend(keys.length, ...keys, ...args));
     let at = 0;
     return tests.map(([id, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
       let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
-      if (Number(reply[at + 2]) === 1) written.created.push(id);
-      if (reply[at + 3] !== '') written.owners.add(String(reply[at + 3]));
-      const letters = String(reply[at + 4]);
-      at += 5;
+      if (reply[at + 2] !== '') written.owners.add(String(reply[at + 2]));
+      const letters = String(reply[at + 3]);
+      if (letters.includes('i')) written.stored = true;
+      at += 4;
       return messages.map((incoming, i) => {
         const letter = letters[i];
         if (letter === 'i') status = nextStatus(status, incoming);
@@ -128,11 +141,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     const tests = [...byTest].map(([id, positions]) => [id, positions.map((i) => batch[i] as IncomingMessage)] as const);
     // One call for the whole batch on a single primary; on Redis Cluster one call per test (its
     // keys share a slot), all sent at once.
-    const written: Written = { created: [], owners: new Set() };
+    const written: Written = { owners: new Set(), stored: false };
     const answers = callPerTest ? (await Promise.all(tests.map((test) => appendCall([test], now, written)))).flat() : await appendCall(tests, now, written);
-    // After the tests are written: a test first seen now is listed from now on (a crash in between
-    // leaves it unlisted, never listed while absent), and the lists live as long as their tests.
-    await index.written(written.created, written.owners, now);
+    // The lists live as long as their tests.
+    if (written.stored) await refreshLists(written.owners);
     const results = new Array<AppendResult>(batch.length);
     [...byTest.values()].forEach((positions, t) => positions.forEach((position, i) => (results[position] = answers[t]?.[i] as AppendResult)));
     return results;
@@ -172,9 +184,11 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       wrap(async () => {
         const k = keysOf(test.correlationId);
         const now = Date.now();
-        // Listed before it is written: an entry whose test is not there (the script failed) is dropped when read.
-        await index.add(test.correlationId, test.owner, now);
-        const [meta, messages] = await scripts.rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', changesChannel, test.correlationId);
+        // Listed (if new) in the same round trip, before the script writes it.
+        const pipeline = redis.pipeline();
+        index.stage(pipeline, [test], now);
+        const [meta, messages] = await lastReply<[string[], string[]]>((pipeline as unknown as Scripts).rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', changesChannel, test.correlationId));
+        await refreshLists(test.owner === null ? [] : [test.owner]);
         const fields: Record<string, string> = {};
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
         return toRecord(test.correlationId, fields, messages) as TestRecord;

@@ -1,10 +1,15 @@
 /**
  * The lists of tests in Redis: one sorted set of every test and one per owner, each scored by the
  * test's `createdAt`, for `list`. A test's own keys stay the truth (redis-result-log.ts); an index
- * is a superset of what it lists: an entry is added before its test is written, and one whose test
- * has expired or been removed is dropped when a read comes across it. Each index key expires like
- * the tests, its TTL refreshed whenever one of its tests is created or written to, so an index
- * whose tests are all gone goes too.
+ * is a superset of what it lists: an entry is added (if absent) in the same pipeline as, and
+ * before, the script that writes its test, so no test is ever written unlisted, and an entry whose
+ * test has expired or been removed is dropped when a read comes across it.
+ *
+ * Each index key expires a little after the last of its tests: whenever one of its tests is
+ * created or written to, its TTL is set to the tests' TTL plus a margin of a tenth of it, at most
+ * once per margin per process (a write inside the margin is covered by the previous refresh), so
+ * a busy owner costs one EXPIRE per margin, not one per write, and an index whose tests are all
+ * gone goes too.
  *
  * The index keys carry no hash tag: every command here names one key, and the scripts never touch
  * them, so on Redis Cluster they may live in any slot.
@@ -15,7 +20,7 @@
  * LLEN; pipelined) to order, filter and count them, and one HMGET per test of the page for its
  * input and owner: never a test's messages.
  */
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { statusOf } from '../domain/status.js';
 import type { TestListPage, TestStatus, TestSummary } from '../domain/types.js';
 import type { ListOptions } from './result-log.js';
@@ -32,10 +37,13 @@ export interface RedisTestIndexOptions {
 
 /** The test lists of one Redis log. */
 export interface RedisTestIndex {
-  /** Adds a test about to be created (kept if it is there already) and refreshes the lists' TTL. */
-  add(correlationId: string, owner: string | null, createdAt: number): Promise<void>;
-  /** After an append: adds the tests it created (owner-less), refreshes the TTL of the lists its tests are in. */
-  written(created: readonly string[], owners: ReadonlySet<string>, createdAt: number): Promise<void>;
+  /**
+   * Queues on `pipeline` (before the script that writes them) the entries of tests about to be
+   * written, scored `createdAt` where they are new: in every test's list, and in its owner's.
+   */
+  stage(pipeline: ChainableCommander, tests: ReadonlyArray<{ readonly correlationId: string; readonly owner: string | null }>, createdAt: number): void;
+  /** Pushes back the expiry of every test's list and of these owners' lists (when due). */
+  refresh(owners: Iterable<string>): Promise<void>;
   list(options: ListOptions): Promise<TestListPage>;
 }
 
@@ -52,6 +60,9 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
   const { redis, ttlSeconds, keysOf } = options;
   const all = `${options.prefix}:tests:all`;
   const ofOwner = (owner: string) => `${options.prefix}:tests:owner:${owner}`;
+  const marginSeconds = Math.max(1, Math.ceil(ttlSeconds / 10));
+  // Index key -> when this process last pushed its expiry back.
+  const refreshed = new Map<string, number>();
 
   /** The live tests of `key` with what ordering and filtering need; drops the entries of gone ones. */
   async function candidates(key: string): Promise<Candidate[]> {
@@ -87,18 +98,23 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
   }
 
   return {
-    async add(correlationId, owner, createdAt) {
-      const pipeline = redis.pipeline().zadd(all, 'NX', createdAt, correlationId).expire(all, ttlSeconds);
-      if (owner !== null) pipeline.zadd(ofOwner(owner), 'NX', createdAt, correlationId).expire(ofOwner(owner), ttlSeconds);
-      await execOrThrow(pipeline.exec());
+    stage(pipeline, tests, createdAt) {
+      for (const { correlationId, owner } of tests) {
+        pipeline.zadd(all, 'NX', createdAt, correlationId);
+        if (owner !== null) pipeline.zadd(ofOwner(owner), 'NX', createdAt, correlationId);
+      }
     },
 
-    async written(created, owners, createdAt) {
+    async refresh(owners) {
+      const now = Date.now();
+      const due = [all, ...[...owners].map(ofOwner)].filter((key) => (refreshed.get(key) ?? -Infinity) <= now - marginSeconds * 1000);
+      if (due.length === 0) return;
       const pipeline = redis.pipeline();
-      for (const id of created) pipeline.zadd(all, 'NX', createdAt, id);
-      pipeline.expire(all, ttlSeconds);
-      for (const owner of owners) pipeline.expire(ofOwner(owner), ttlSeconds);
+      for (const key of due) pipeline.expire(key, ttlSeconds + marginSeconds);
       await execOrThrow(pipeline.exec());
+      // Bounded: forgetting only costs an early refresh.
+      if (refreshed.size > 10_000) refreshed.clear();
+      for (const key of due) refreshed.set(key, now);
     },
 
     async list(listOptions) {
