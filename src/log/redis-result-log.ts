@@ -113,7 +113,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     index.stage(pipeline, tests.map(([id]) => ({ correlationId: id, owner: null })), now);
     const reply = await lastReply<Array<string | number>>((pipeline as unknown as Scripts).rcsAppend(keys.length, ...keys, ...args));
     let at = 0;
-    return tests.map(([id, messages]) => {
+    return tests.map(([, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
       let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
       if (reply[at + 2] !== '') written.owners.add(String(reply[at + 2]));
