@@ -207,6 +207,8 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     followers: (correlationId) => fanout.count(correlationId),
 
+    changeSubscribers: () => changes.count(),
+
     async remove(correlationId) {
       return entries.delete(correlationId);
     },

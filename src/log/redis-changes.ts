@@ -19,6 +19,8 @@ import type { ChangeOptions } from './result-log.js';
 /** The change feed of one process over Redis. */
 export interface RedisChanges {
   open(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
+  /** Subscribers open in this process. */
+  count(): number;
   dispose(): void;
 }
 
@@ -55,6 +57,7 @@ export function createRedisChanges(options: { readonly subscriber: Redis; readon
         if (subscribed === pending) return feed.open(changeOptions);
       }
     },
+    count: () => feed.count(),
     dispose() {
       subscriber.off('message', onMessage);
       feed.clear();

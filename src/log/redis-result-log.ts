@@ -227,6 +227,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     followers: (correlationId) => tails.count(correlationId),
 
+    changeSubscribers: () => changes.count(),
+
     remove: (correlationId) =>
       wrap(async () => {
         const k = keysOf(correlationId);

@@ -88,4 +88,6 @@ export interface ResultLog extends Disposable {
   check(): Promise<void>;
   /** Followers open in this process, of one test or of all. */
   followers(correlationId?: string): number;
+  /** Change feed subscribers open in this process. */
+  changeSubscribers(): number;
 }

@@ -82,6 +82,7 @@ const start = async (svc: TestService, token: string, name: string): Promise<str
   await new Promise((resolve) => setTimeout(resolve, 3));
   return response.body.data?.startTest.correlationId as string;
 };
+const changeSubscriptions = async (svc: TestService) => Number(/^rcs_change_subscriptions (\d+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
 const statusOf = async (svc: TestService, token: string, id: string) =>
   (await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { status } }`, { id }, { token })).body.data?.test?.status as string | undefined;
 
@@ -143,7 +144,9 @@ describe.each(['memory', 'redis'] as const)('recentTests and testChanges (%s)', 
     // Nobody saw a change of someone else's test, the probes included.
     expect(alice.changes.results.every((r) => [...alice.probes, alices].includes(r.data?.testChanges.test.correlationId as string))).toBe(true);
     expect(bob.changes.results.every((r) => [...bob.probes, bobs].includes(r.data?.testChanges.test.correlationId as string))).toBe(true);
+    expect(await changeSubscriptions(b)).toBe(3);
     for (const { client } of [alice, bob, admin]) await client.dispose();
+    await eventually(async () => (await changeSubscriptions(b)) === 0, 5000, 'no change subscription left');
   });
 
   it('refuses testChanges without the read scope', async () => {

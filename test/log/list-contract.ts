@@ -179,11 +179,16 @@ export function describeListContract(context: ListContext): void {
       await ofBob.return?.();
     });
 
-    it('ends at once on return() while waiting', async () => {
+    it('ends at once on return() while waiting, and leaves no subscriber behind', async () => {
       const stream = await log.changes({ queueLimit: 10, canSee: everyone });
+      const other = await log.changes({ queueLimit: 10, canSee: everyone });
+      expect(log.changeSubscribers()).toBe(2);
       const waiting = stream.next();
       await stream.return?.();
       expect(await waiting).toEqual({ value: undefined, done: true });
+      expect(log.changeSubscribers()).toBe(1);
+      await other.return?.();
+      expect(log.changeSubscribers()).toBe(0);
     });
 
     it('cuts off a subscriber that falls more than queueLimit changes behind with SUBSCRIBER_TOO_SLOW', async () => {
@@ -194,6 +199,7 @@ export function describeListContract(context: ListContext): void {
       // The witness has read every change, so the slow subscriber has been handed them too.
       expect(await read(witness, new Set(tests), 4)).toHaveLength(4);
       await expect(slow.next()).rejects.toMatchObject({ code: 'SUBSCRIBER_TOO_SLOW' });
+      expect(log.changeSubscribers()).toBe(1);
       await witness.return?.();
     });
 
