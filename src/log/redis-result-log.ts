@@ -71,6 +71,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   // The append's number of keys varies with the tests of the call: it is its first argument.
   redis.defineCommand('rcsAppend', { lua: APPEND });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
+  const log = options.logger.child({ component: 'redis-result-log' });
+  const changesChannel = `${prefix}:changes`;
+  const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf });
+  const changes = createRedisChanges({ subscriber: options.subscriber, channel: changesChannel, logger: options.logger });
   /** Runs `pipeline` (the scripts' answer last); answers the last command's reply. */
   const lastReply = async <T>(pipeline: ChainableCommander): Promise<T> => {
     const replies = (await pipeline.exec()) ?? [];
@@ -79,10 +83,6 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   };
   /** Pushes the expiry of the lists back; a failure only leaves it as it was (the next write retries). */
   const refreshLists = (owners: Iterable<string>) => index.refresh(owners).catch((error: unknown) => log.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
-  const log = options.logger.child({ component: 'redis-result-log' });
-  const changesChannel = `${prefix}:changes`;
-  const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf });
-  const changes = createRedisChanges({ subscriber: options.subscriber, channel: changesChannel, logger: options.logger });
 
   /** What an append wrote to, for the lists of tests: the owners of the tests it stored messages for. */
   interface Written {
