@@ -16,7 +16,7 @@
  *   {prefix}:tests:all            sorted set  correlation id, scored by createdAt
  *   {prefix}:tests:owner:<owner>  sorted set  the same, for the tests that subject started
  *
- * A read of a page costs one ZRANGE, two light reads per listed test (HMGET of three meta fields,
+ * A read of a page costs one ZRANGE, two light reads per listed test (HMGET of four meta fields,
  * LLEN; pipelined) to order, filter and count them, and one HMGET per test of the page for its
  * input and owner: never a test's messages.
  */
@@ -64,22 +64,26 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
   // Index key -> when this process last pushed its expiry back.
   const refreshed = new Map<string, number>();
 
-  /** The live tests of `key` with what ordering and filtering need; drops the entries of gone ones. */
-  async function candidates(key: string): Promise<Candidate[]> {
+  /**
+   * The live tests of `key` with what ordering and filtering need; drops the entries of gone ones,
+   * and, from an owner's list, of tests that are not that owner's (an entry is queued before its
+   * script runs, and `create` keeps a test that is there already, whoever started it).
+   */
+  async function candidates(key: string, owner: string | undefined): Promise<Candidate[]> {
     const ids = await redis.zrange(key, 0, -1);
     const found: Candidate[] = [];
     const gone: string[] = [];
     for (let from = 0; from < ids.length; from += CHUNK) {
       const chunk = ids.slice(from, from + CHUNK);
       const pipeline = redis.pipeline();
-      for (const id of chunk) pipeline.hmget(keysOf(id).meta, 'createdAt', 'finishedAs', 'updatedAt').llen(keysOf(id).msgs);
+      for (const id of chunk) pipeline.hmget(keysOf(id).meta, 'createdAt', 'finishedAs', 'updatedAt', 'owner').llen(keysOf(id).msgs);
       const replies = (await pipeline.exec()) ?? [];
       chunk.forEach((correlationId, i) => {
         const [metaError, meta] = replies[2 * i] ?? [];
         const [countError, count] = replies[2 * i + 1] ?? [];
         if (metaError || countError) throw metaError ?? countError;
-        const [createdAt, finishedAs, updatedAt] = meta as Array<string | null>;
-        if (createdAt === null || createdAt === undefined) {
+        const [createdAt, finishedAs, updatedAt, testOwner] = meta as Array<string | null>;
+        if (createdAt === null || createdAt === undefined || (owner !== undefined && testOwner !== owner)) {
           gone.push(correlationId);
           return;
         }
@@ -118,7 +122,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     },
 
     async list(listOptions) {
-      const { page, hasNextPage, totalCount } = selectPage(await candidates(listOptions.owner === undefined ? all : ofOwner(listOptions.owner)), listOptions);
+      const { page, hasNextPage, totalCount } = selectPage(await candidates(listOptions.owner === undefined ? all : ofOwner(listOptions.owner), listOptions.owner), listOptions);
       if (page.length === 0) return toListPage([], hasNextPage, totalCount);
       const pipeline = redis.pipeline();
       for (const test of page) pipeline.hmget(keysOf(test.correlationId).meta, 'input', 'owner');

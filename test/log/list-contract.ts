@@ -121,6 +121,15 @@ export function describeListContract(context: ListContext): void {
       expect(ids(await short.list({ first: 100 })).includes(a)).toBe(false);
     });
 
+    it('lists a test for its owner only, even when another subject creates the same id again', async () => {
+      const alice = uniqueId('alice');
+      const mallory = uniqueId('mallory');
+      const [id] = (await start(alice, 1)) as [string];
+      expect((await peer.create({ correlationId: id, input: { forged: true }, owner: mallory })).owner).toBe(alice);
+      expect(await log.list({ owner: mallory, first: 10 })).toEqual({ edges: [], hasNextPage: false, totalCount: 0 });
+      expect(ids(await log.list({ owner: alice, first: 10 }))).toEqual([id]);
+    });
+
     it('rejects a cursor that is not one with BAD_USER_INPUT', async () => {
       for (const after of ['nonsense', Buffer.from('x:y').toString('base64url'), '']) {
         await expect(log.list({ owner: 'x', first: 1, after })).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
