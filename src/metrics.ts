@@ -21,6 +21,8 @@ export interface MetricSources {
 export interface ClientSources {
   /** Live subscriptions in this process. */
   readonly subscriptions: () => number;
+  /** Live change feed (`testChanges`) subscriptions in this process. */
+  readonly changeSubscriptions: () => number;
   /** Open WebSocket connections. */
   readonly connections: () => number;
 }
@@ -127,6 +129,14 @@ function registerClientMetrics(registry: Registry, clients: ClientSources): void
     registers: [registry],
     collect() {
       this.set(clients.subscriptions());
+    },
+  });
+  new Gauge({
+    name: 'rcs_change_subscriptions',
+    help: 'Live testChanges subscriptions in this process.',
+    registers: [registry],
+    collect() {
+      this.set(clients.changeSubscriptions());
     },
   });
   new Gauge({

@@ -190,7 +190,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       // The request id set by the HTTP app is made current here, past the body parser.
       graphql: (req, res) => withRequestId(requestIdOf(res), () => graphql.handle(req, res, { principal: principalOf(res), transport: 'http' })),
     },
-    clients: { subscriptions: () => log.followers(), connections: () => ws.connections },
+    clients: { subscriptions: () => log.followers(), changeSubscriptions: () => log.changeSubscribers(), connections: () => ws.connections },
     async stop() {
       // WebSockets first (closed with 1001), then in-flight HTTP requests drain.
       await ws.dispose();

@@ -11,7 +11,9 @@ export interface AccessPolicy {
    * True when the principal may see the test: it started it, or holds the admin scope. Anyone else
    * gets the same answer as for an unknown id, so ids of other subjects' tests leak nothing.
    */
-  canSee(principal: Principal, test: TestRecord): boolean;
+  canSee(principal: Principal, test: Pick<TestRecord, 'owner'>): boolean;
+  /** True when the principal sees every test (it holds the admin scope). */
+  seesAll(principal: Principal): boolean;
   /** The scope an operation of this kind needs. */
   scopeFor(operation: 'query' | 'mutation' | 'subscription'): string;
 }
@@ -24,6 +26,9 @@ export function createAccessPolicy(options: { adminScope: string }): AccessPolic
     },
     canSee(principal, test) {
       return test.owner === principal.subject || hasScope(principal, options.adminScope);
+    },
+    seesAll(principal) {
+      return hasScope(principal, options.adminScope);
     },
     scopeFor(operation) {
       return operation === 'mutation' ? SCOPES.write : SCOPES.read;

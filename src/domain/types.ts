@@ -49,6 +49,51 @@ export interface TestRecord {
   readonly messages: readonly TestMessage[];
 }
 
+/**
+ * A test without its messages: what a list of tests and a change feed carry, so that reading a
+ * page of tests never loads every message of every test.
+ */
+export interface TestSummary {
+  readonly correlationId: string;
+  readonly status: TestStatus;
+  readonly input: unknown;
+  readonly owner: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** How many distinct messages the test holds. */
+  readonly messageCount: number;
+}
+
+/** A test as the transports see it: whole, or a summary whose messages are read when asked for. */
+export type TestView = TestRecord | TestSummary;
+
+/** One page of tests, newest first (cursor pagination). */
+export interface TestListPage {
+  readonly edges: readonly TestListEdge[];
+  readonly hasNextPage: boolean;
+  /** How many tests match the filter, in all. */
+  readonly totalCount: number;
+}
+
+/** A test summary with its opaque cursor. */
+export interface TestListEdge {
+  readonly cursor: string;
+  readonly node: TestSummary;
+}
+
+/** What happened to a test: started, or its status or message count changed. */
+export interface TestChangeEvent {
+  readonly kind: 'CREATED' | 'UPDATED';
+  /** The test as it stands after the change. */
+  readonly test: TestSummary;
+}
+
+/** The summary of a whole record. */
+export function summarize(test: TestRecord): TestSummary {
+  const { correlationId, status, input, owner, createdAt, updatedAt } = test;
+  return { correlationId, status, input, owner, createdAt, updatedAt, messageCount: test.messages.length };
+}
+
 /** What the result log reports for each message of an append. */
 export interface AppendResult {
   /**

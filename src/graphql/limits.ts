@@ -6,7 +6,7 @@ import depthLimit from 'graphql-depth-limit';
 import { GraphQLError, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
 import type { ErrorCode } from '../errors.js';
-import { MAX_IDS_PER_QUERY } from './resolvers.js';
+import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from './resolvers.js';
 
 /** Budgets of one operation. */
 export interface OperationLimits {
@@ -16,12 +16,16 @@ export interface OperationLimits {
 
 /**
  * Cost model: every field costs 1 plus its children, and list fields multiply their children by
- * how many items they may return: `tests` by the number of ids, `messages` by `first`.
+ * how many items they may return: `tests` by the number of ids, `messages` and `recentTests` by `first`.
  */
 const listEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   if (type.name === 'Query' && field.name === 'tests') {
     const ids = Array.isArray(args.correlationIds) ? Math.min(args.correlationIds.length, MAX_IDS_PER_QUERY) : 1;
     return 1 + ids * childComplexity;
+  }
+  if (type.name === 'Query' && field.name === 'recentTests') {
+    const first = typeof args.first === 'number' && args.first > 0 ? Math.min(args.first, MAX_TESTS_PER_PAGE) : 0;
+    return 1 + first * childComplexity;
   }
   if (type.name === 'Test' && field.name === 'messages') {
     const first = typeof args.first === 'number' && args.first > 0 ? args.first : 0;

@@ -1,6 +1,6 @@
 /** Resolvers of schema/*.graphql, typed by the generated resolver types. */
 import { SCOPES } from '../auth/principal.js';
-import type { TestMessage, TestRecord } from '../domain/types.js';
+import type { TestChangeEvent, TestMessage } from '../domain/types.js';
 import { messageGlobalId } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
@@ -9,6 +9,9 @@ import { DateTimeScalar, JSONScalar } from './scalars.js';
 
 /** Most ids one `tests` query may ask for. */
 export const MAX_IDS_PER_QUERY = 100;
+
+/** Largest page of `recentTests`. */
+export const MAX_TESTS_PER_PAGE = 100;
 
 /** The resolver map. */
 export const resolvers: Resolvers = {
@@ -34,6 +37,15 @@ export const resolvers: Resolvers = {
         return result !== null && access.canSee(principal, result) ? result : null;
       });
     },
+    recentTests: (_root, { first, after, status }, { log, access, principal }) => {
+      access.requireScope(principal, SCOPES.read);
+      if (!Number.isInteger(first) || first < 1 || first > MAX_TESTS_PER_PAGE) {
+        throw new ServiceError('BAD_USER_INPUT', `first must be between 1 and ${MAX_TESTS_PER_PAGE}`, { details: { argument: 'first' } });
+      }
+      // The same rule as `test`: one's own tests, or every test with the admin scope.
+      const owner = access.seesAll(principal) ? {} : { owner: principal.subject };
+      return log.list({ ...owner, first, after: after ?? null, statuses: status ?? null });
+    },
   },
 
   Mutation: {
@@ -56,11 +68,29 @@ export const resolvers: Resolvers = {
       // The stream yields stored messages as they are; the field's value is the message itself.
       resolve: (message: TestMessage) => message,
     },
+    testChanges: {
+      subscribe: (_root, _args, { log, subscriptionQueueLimit, access, principal }) => {
+        access.requireScope(principal, SCOPES.read);
+        return log.changes({ queueLimit: subscriptionQueueLimit, canSee: (test) => access.canSee(principal, test) });
+      },
+      resolve: (change: TestChangeEvent) => change,
+    },
+  },
+
+  TestConnection: {
+    nodes: (page) => page.edges.map((edge) => edge.node),
+    pageInfo: (page) => ({ hasNextPage: page.hasNextPage, endCursor: page.edges.at(-1)?.cursor ?? null }),
   },
 
   Test: {
-    messages: (test: TestRecord, { first, after }) => paginateMessages(test.messages, first, after),
-    messageCount: (test: TestRecord) => test.messages.length,
+    // A summary (from a list or a change) holds no messages: they are read only when asked for.
+    messages: async (test, { first, after }, { loaders }) => {
+      // Read afresh (cleared from the loader first): a subscription's context lives as long as the
+      // subscription, and its loader must not answer a later change with an earlier read.
+      const record = 'messages' in test ? test : await loaders.test.clear(test.correlationId).load(test.correlationId);
+      return paginateMessages(record?.messages ?? [], first, after);
+    },
+    messageCount: (test) => ('messages' in test ? test.messages.length : test.messageCount),
   },
 
   TestMessageConnection: {

@@ -8,6 +8,8 @@
  * This is sound because what a subscription event resolves to depends only on the operation and
  * the event: the fields under `testMessages` are pure functions of the stored message and never
  * read the caller's context (who may see the test is decided once, when the stream is opened).
+ * Under `testChanges`, who may see the test is decided per change before it reaches a subscriber,
+ * and `Test.messages` reads the test from the log, the same for every subscriber it reaches.
  * A field that reads the context must not be added below a subscription root without dropping
  * this sharing for it.
  *

@@ -7,12 +7,14 @@
  */
 import { insertOrdered } from '../domain/order.js';
 import { nextStatus } from '../domain/status.js';
-import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus, TestSummary } from '../domain/types.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
+import { createChangeFeed } from './change-feed.js';
 import { compactMessage, keyKind, type CompactTest } from './compact-message.js';
 import { openFollower, type FollowSource } from './follower.js';
 import { createLocalFanout } from './local-fanout.js';
 import type { NewTest, ResultLog } from './result-log.js';
+import { selectPage, toListPage } from './test-page.js';
 
 type KeyKind = ReturnType<typeof keyKind>;
 
@@ -63,6 +65,8 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
   sweeper.unref();
   // Followers in this process; an append hands them what it stored, synchronously.
   const fanout = createLocalFanout();
+  // Subscribers to the change feed in this process; an append or a create emits to them synchronously.
+  const changes = createChangeFeed();
   const source: FollowSource = {
     read: async (correlationId) => {
       const entry = live(correlationId);
@@ -118,9 +122,24 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     return entry;
   }
 
+  /** One change per test the batch stored something for, after the whole batch is stored. */
+  function emitChanges(results: readonly AppendResult[], created: ReadonlySet<string>): void {
+    const changed = new Set<string>();
+    for (const result of results) if (result.outcome === 'inserted') changed.add(result.message.correlationId);
+    for (const id of changed) {
+      const entry = entries.get(id);
+      if (entry !== undefined) changes.emit({ kind: created.has(id) ? 'CREATED' : 'UPDATED', test: summaryOf(entry) });
+    }
+  }
+
   // Synchronous: a batch is stored in one go, without a promise per message, at one instant.
-  function appendOne(incoming: IncomingMessage, at: number): AppendResult {
-    const entry = live(incoming.correlationId, at) ?? insert(incoming.correlationId, null, null, at);
+  // Tests the batch creates are added to `created`.
+  function appendOne(incoming: IncomingMessage, at: number, created: Set<string>): AppendResult {
+    let entry = live(incoming.correlationId, at);
+    if (entry === undefined) {
+      entry = insert(incoming.correlationId, null, null, at);
+      created.add(entry.correlationId);
+    }
     const kind = keyKind(incoming);
     if (hasKey(entry.keys, incoming, kind)) {
       const earlier = findStored(entry.messages, incoming, kind);
@@ -144,7 +163,10 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     async create(test: NewTest) {
       const existing = live(test.correlationId);
-      return snapshot(existing ?? insert(test.correlationId, test.input, test.owner, now()));
+      if (existing !== undefined) return snapshot(existing);
+      const entry = insert(test.correlationId, test.input, test.owner, now());
+      if (changes.count() > 0) changes.emit({ kind: 'CREATED', test: summaryOf(entry) });
+      return snapshot(entry);
     },
 
     get: source.read,
@@ -159,17 +181,33 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     async append(batch) {
       const at = now();
       const results = new Array<AppendResult>(batch.length);
-      for (let i = 0; i < batch.length; i++) results[i] = appendOne(batch[i] as IncomingMessage, at);
+      const created = new Set<string>();
+      for (let i = 0; i < batch.length; i++) results[i] = appendOne(batch[i] as IncomingMessage, at, created);
       // Delivered in the order stored, only what is new; a test nobody follows costs one lookup.
       for (const result of results) {
         if (result.outcome === 'inserted' && fanout.has(result.message.correlationId)) fanout.emit(result.message.correlationId, { message: result.message, status: result.status });
       }
+      if (changes.count() > 0) emitChanges(results, created);
       return results;
     },
+
+    async list(listOptions) {
+      const cutoff = now() - ttlMs;
+      const candidates: Entry[] = [];
+      for (const entry of entries.values()) {
+        if (entry.updatedAt > cutoff && (listOptions.owner === undefined || entry.owner === listOptions.owner)) candidates.push(entry);
+      }
+      const { page, hasNextPage, totalCount } = selectPage(candidates, listOptions);
+      return toListPage(page.map(summaryOf), hasNextPage, totalCount);
+    },
+
+    changes: async (changeOptions) => changes.open(changeOptions),
 
     follow: (correlationId, followOptions) => openFollower(source, correlationId, followOptions),
 
     followers: (correlationId) => fanout.count(correlationId),
+
+    changeSubscribers: () => changes.count(),
 
     async remove(correlationId) {
       return entries.delete(correlationId);
@@ -183,6 +221,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       clearInterval(sweeper);
       entries.clear();
       fanout.clear();
+      changes.clear();
     }),
   };
 }
@@ -221,4 +260,9 @@ function snapshot(entry: Entry): TestRecord {
     updatedAt: entry.updatedAt,
     messages: entry.messages.slice(),
   };
+}
+
+function summaryOf(entry: Entry): TestSummary {
+  const { correlationId, status, input, owner, createdAt, updatedAt } = entry;
+  return { correlationId, status, input, owner, createdAt, updatedAt, messageCount: entry.messages.length };
 }

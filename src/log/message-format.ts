@@ -10,8 +10,12 @@
  *   number of messages the test holds since then, in decimal: a follower that has delivered fewer
  *   reads the rest from its list, so a notice it missed costs nothing but the wait for the next one
  *   or for its connection to come back.
+ * - A change, published on the change channel by the append and create scripts
+ *   (redis-append-script.ts builds it with cjson), is a JSON object naming the test and its state
+ *   after the change: everything a test summary holds, without reading the test again.
  */
-import type { IncomingMessage, TestMessage } from '../domain/types.js';
+import { statusOf } from '../domain/status.js';
+import type { IncomingMessage, TestChangeEvent, TestMessage, TestStatus } from '../domain/types.js';
 
 const text = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
 const number = (value: number | null) => (value === null ? 'null' : String(value));
@@ -34,4 +38,37 @@ export function decodeMessage(stored: string, correlationId: string): TestMessag
 /** The count a notice carries (NaN for a notice that is not one). */
 export function decodeNotice(notice: string): number {
   return Number(notice);
+}
+
+interface ChangeText {
+  readonly id: string;
+  readonly created: number;
+  readonly owner: string;
+  readonly finishedAs: string;
+  readonly count: number;
+  readonly createdAt: string | number;
+  readonly updatedAt: string | number;
+  readonly input: string;
+}
+
+/** The change a published text carries, or null for a text that is not one. */
+export function decodeChange(text: string): TestChangeEvent | null {
+  try {
+    const change = JSON.parse(text) as ChangeText;
+    const count = Number(change.count);
+    return {
+      kind: change.created === 1 ? 'CREATED' : 'UPDATED',
+      test: {
+        correlationId: change.id,
+        status: statusOf(change.finishedAs === '' ? null : (change.finishedAs as TestStatus), count),
+        input: JSON.parse(change.input) as unknown,
+        owner: change.owner === '' ? null : change.owner,
+        createdAt: Number(change.createdAt),
+        updatedAt: Number(change.updatedAt),
+        messageCount: count,
+      },
+    };
+  } catch {
+    return null;
+  }
 }

@@ -5,28 +5,46 @@
  */
 
 /**
+ * Publishes a change of the test on the change channel (`changes`, a local of the script) and
+ * answers the test's owner. The change is a JSON object (decoded by message-format.ts): the
+ * correlation id, `created` (1 or 0), the owner ('' for none), the first finishing status ('' for
+ * none), the message count, createdAt, updatedAt (the script's `now`) and the input's JSON text.
+ */
+const CHANGE = `
+local function change(meta, id, created, count)
+  local fields = redis.call('HMGET', meta, 'owner', 'finishedAs', 'createdAt', 'input')
+  local owner = fields[1] or ''
+  redis.call('PUBLISH', changes, cjson.encode({ id = id, created = created, owner = owner, finishedAs = fields[2] or '', count = count, createdAt = fields[3], updatedAt = now, input = fields[4] or 'null' }))
+  return owner
+end
+`;
+
+/**
  * Appends the messages of one or more tests, each test's in the order given. A call names the
  * keys of every test it writes to, so on Redis Cluster a call carries one test (its keys share a
  * slot); on a single primary one call carries the whole batch.
  *
  * KEYS: meta, msgs and keys of each test, 3 per test.
- * ARGV: now, ttl, max messages per test, then per test, in the order of KEYS: its channel, its
+ * ARGV: now, ttl, max messages per test, the change channel, then per test, in the order of KEYS:
+ * its correlation id, its channel, its
  * number of messages n, the number f of its messages that finish an unfinished test, f pairs of
  * such a message's position (1..n) and the status it finishes the test with, then 2 per message:
  * its deduplication key and its stored text (message-format.ts).
  * Returns per test, in the same order: its first finishing status before the call ('' for none),
- * its message count before the call, one letter per message (`i` inserted, `o` over the maximum
+ * its message count before the call, its owner ('' for none, or when the call stored nothing), one
+ * letter per message (`i` inserted, `o` over the maximum
  * and not stored, `d` duplicate), then the receivedAt of the stored copy of each duplicate.
  *
  * A key stored earlier in the same call counts as stored. What is new is pushed to the end of the
  * test's list in one RPUSH (the list keeps arrival order; readers order by sequence), its keys in
- * one HSET, and one notice with the new count is published on the test's channel, in the same
- * atomic step: nothing can store without announcing.
+ * one HSET, and one notice with the new count is published on the test's channel, and one change
+ * (see CHANGE) on the change channel, in the same atomic step: nothing can store without announcing.
+ * A change channel is not a key: PUBLISH in a script is allowed on Redis Cluster too.
  */
 export const APPEND = `
-local now, ttl, max = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local now, ttl, max, changes = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local CHUNK = 1000
-
+${CHANGE}
 -- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
 local function call(command, key, items)
   local replies = {}
@@ -40,9 +58,11 @@ local function call(command, key, items)
 end
 
 local out = {}
-local a = 4
+local a = 5
 for t = 1, #KEYS, 3 do
   local meta, msgs, keys = KEYS[t], KEYS[t + 1], KEYS[t + 2]
+  local id = ARGV[a]
+  a = a + 1
   local channel, n, f = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   local finishing = {}
   for p = a + 3, a + 1 + 2 * f, 2 do finishing[tonumber(ARGV[p])] = ARGV[p + 1] end
@@ -53,6 +73,9 @@ for t = 1, #KEYS, 3 do
   local count = redis.call('LLEN', msgs)
   out[#out + 1] = redis.call('HGET', meta, 'finishedAs') or ''
   out[#out + 1] = count
+  -- The owner, filled in below when the call stores something.
+  local owned = #out + 1
+  out[owned] = ''
   local wanted = {}
   for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
   local stored = call('HMGET', keys, wanted)
@@ -86,9 +109,12 @@ for t = 1, #KEYS, 3 do
   for i = 1, #earliers do out[#out + 1] = earliers[i] end
 
   if #items > 0 then
-    if count == 0 then redis.call('HSETNX', meta, 'createdAt', now) end
+    local created = 0
+    if count == 0 then created = redis.call('HSETNX', meta, 'createdAt', now) end
     call('RPUSH', msgs, items)
     call('HSET', keys, fresh)
+    redis.call('HSET', meta, 'updatedAt', now)
+    out[owned] = change(meta, id, created, count + #items)
     redis.call('EXPIRE', meta, ttl)
     redis.call('EXPIRE', msgs, ttl)
     redis.call('EXPIRE', keys, ttl)
@@ -102,13 +128,18 @@ return out
  * Records a started test unless the test is already known (started, or first seen through its
  * results), then answers it.
  *
- * KEYS: meta, msgs. ARGV: now, ttl, input (JSON), owner ('' for none).
+ * KEYS: meta, msgs. ARGV: now, ttl, input (JSON), owner ('' for none), the change channel, the
+ * correlation id. Publishes a change when it creates the test.
  * Returns the meta hash as a flat list of fields and values, then the stored messages.
  */
 export const CREATE = `
 local meta, msgs = KEYS[1], KEYS[2]
-if redis.call('HSETNX', meta, 'createdAt', ARGV[1]) == 1 then
-  redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4])
+local now, changes = ARGV[1], ARGV[5]
+${CHANGE}
+local created = redis.call('HSETNX', meta, 'createdAt', now)
+if created == 1 then
+  redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4], 'updatedAt', now)
+  change(meta, ARGV[6], 1, redis.call('LLEN', msgs))
 end
 redis.call('EXPIRE', meta, ARGV[2])
 return { redis.call('HGETALL', meta), redis.call('LRANGE', msgs, 0, -1) }

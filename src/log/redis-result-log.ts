@@ -9,13 +9,15 @@
  *
  * Keys per test, all under the hash tag `{<id>}` so that they live in one Redis Cluster slot (all
  * expire together, refreshed on every write):
- *   {prefix}:{id}:meta   hash  createdAt, input (JSON), owner, finishedAs (first finishing status)
+ *   {prefix}:{id}:meta   hash  createdAt, updatedAt, input (JSON), owner, finishedAs (first finishing status)
  *   {prefix}:{id}:msgs   list  stored messages (message-format.ts) in arrival order; readers order
  *                              them by sequence (src/domain/order.ts)
  *   {prefix}:{id}:keys   hash  deduplication key -> receivedAt of the stored copy
  *   {prefix}:{id}:notices      the channel of the test's notices
+ * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
+ * `{prefix}:changes` (redis-changes.ts).
  */
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
@@ -26,7 +28,10 @@ import { openFollower } from './follower.js';
 import { decodeMessage, encodeMessage } from './message-format.js';
 import { APPEND, CREATE } from './redis-append-script.js';
 import type { NewTest, ResultLog } from './result-log.js';
+import { createRedisChanges } from './redis-changes.js';
 import { createRedisTails } from './redis-tail.js';
+import { createRedisTestIndex } from './redis-test-index.js';
+import { decodeTestCursor } from './test-page.js';
 
 /** Options of {@link createRedisResultLog}. */
 export interface RedisResultLogOptions {
@@ -47,9 +52,10 @@ export interface RedisResultLogOptions {
   readonly logger: Logger;
 }
 
+/** The scripts, queued on a pipeline (after the list entries of their tests). */
 interface Scripts {
-  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
-  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
+  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): ChainableCommander;
+  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): ChainableCommander;
 }
 
 /** Creates the Redis {@link ResultLog}. */
@@ -65,16 +71,34 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   // The append's number of keys varies with the tests of the call: it is its first argument.
   redis.defineCommand('rcsAppend', { lua: APPEND });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
-  const scripts = redis as unknown as Scripts;
+  const log = options.logger.child({ component: 'redis-result-log' });
+  const changesChannel = `${prefix}:changes`;
+  const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf });
+  const changes = createRedisChanges({ subscriber: options.subscriber, channel: changesChannel, logger: options.logger });
+  /** Runs `pipeline` (the scripts' answer last); answers the last command's reply. */
+  const lastReply = async <T>(pipeline: ChainableCommander): Promise<T> => {
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [error] of replies) if (error) throw error;
+    return replies.at(-1)?.[1] as T;
+  };
+  /** Pushes the expiry of the lists back; a failure only leaves it as it was (the next write retries). */
+  const refreshLists = (owners: Iterable<string>) => index.refresh(owners).catch((error: unknown) => log.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
+
+  /** What an append wrote to, for the lists of tests: the owners of the tests it stored messages for. */
+  interface Written {
+    readonly owners: Set<string>;
+    /** Whether the append stored any message. */
+    stored: boolean;
+  }
 
   /** Appends the messages of the given tests in one script call; answers per test, in order. */
-  const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number): Promise<AppendResult[][]> => {
+  const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number, written: Written): Promise<AppendResult[][]> => {
     const keys: string[] = [];
-    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest];
+    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, changesChannel];
     for (const [id, messages] of tests) {
       const k = keysOf(id);
       keys.push(k.meta, k.msgs, k.keys);
-      args.push(k.channel, messages.length);
+      args.push(id, k.channel, messages.length);
       // The few messages that finish the test, by position; most messages finish nothing.
       const finishing: Array<string | number> = [];
       messages.forEach((message, i) => {
@@ -84,13 +108,18 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       args.push(finishing.length / 2, ...finishing);
       for (const message of messages) args.push(message.key, encodeMessage(message, now));
     }
-    const reply = await scripts.rcsAppend(keys.length, ...keys, ...args);
+    // Listed (if new) in the same round trip, before the script writes them.
+    const pipeline = redis.pipeline();
+    index.stage(pipeline, tests.map(([id]) => ({ correlationId: id, owner: null })), now);
+    const reply = await lastReply<Array<string | number>>((pipeline as unknown as Scripts).rcsAppend(keys.length, ...keys, ...args));
     let at = 0;
     return tests.map(([, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
       let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
-      const letters = String(reply[at + 2]);
-      at += 3;
+      if (reply[at + 2] !== '') written.owners.add(String(reply[at + 2]));
+      const letters = String(reply[at + 3]);
+      if (letters.includes('i')) written.stored = true;
+      at += 4;
       return messages.map((incoming, i) => {
         const letter = letters[i];
         if (letter === 'i') status = nextStatus(status, incoming);
@@ -112,7 +141,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     const tests = [...byTest].map(([id, positions]) => [id, positions.map((i) => batch[i] as IncomingMessage)] as const);
     // One call for the whole batch on a single primary; on Redis Cluster one call per test (its
     // keys share a slot), all sent at once.
-    const answers = callPerTest ? (await Promise.all(tests.map((test) => appendCall([test], now)))).flat() : await appendCall(tests, now);
+    const written: Written = { owners: new Set(), stored: false };
+    const answers = callPerTest ? (await Promise.all(tests.map((test) => appendCall([test], now, written)))).flat() : await appendCall(tests, now, written);
+    // The lists live as long as their tests.
+    if (written.stored) await refreshLists(written.owners);
     const results = new Array<AppendResult>(batch.length);
     [...byTest.values()].forEach((positions, t) => positions.forEach((position, i) => (results[position] = answers[t]?.[i] as AppendResult)));
     return results;
@@ -151,7 +183,12 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     create: (test: NewTest) =>
       wrap(async () => {
         const k = keysOf(test.correlationId);
-        const [meta, messages] = await scripts.rcsCreate(k.meta, k.msgs, Date.now(), ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '');
+        const now = Date.now();
+        // Listed (if new) in the same round trip, before the script writes it.
+        const pipeline = redis.pipeline();
+        index.stage(pipeline, [test], now);
+        const [meta, messages] = await lastReply<[string[], string[]]>((pipeline as unknown as Scripts).rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', changesChannel, test.correlationId));
+        await refreshLists(test.owner === null ? [] : [test.owner]);
         const fields: Record<string, string> = {};
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
         return toRecord(test.correlationId, fields, messages) as TestRecord;
@@ -178,9 +215,19 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     append: (batch) => wrap(() => append(batch)),
 
+    list: async (listOptions) => {
+      // A bad cursor is the caller's mistake, not the store's: checked before any Redis call.
+      if (listOptions.after !== null && listOptions.after !== undefined) decodeTestCursor(listOptions.after);
+      return wrap(() => index.list(listOptions));
+    },
+
+    changes: (changeOptions) => changes.open(changeOptions),
+
     follow: (correlationId, followOptions) => openFollower({ read: (id) => wrap(() => read(id)), listen: tails.listen }, correlationId, followOptions),
 
     followers: (correlationId) => tails.count(correlationId),
+
+    changeSubscribers: () => changes.count(),
 
     remove: (correlationId) =>
       wrap(async () => {
@@ -194,7 +241,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       }),
 
     // The connections are injected and closed by their owner.
-    dispose: disposeOnce(async () => tails.dispose()),
+    dispose: disposeOnce(async () => {
+      tails.dispose();
+      changes.dispose();
+    }),
   };
 }
 

@@ -5,7 +5,7 @@
  * also each replica of the replicated mode) and Redis (shared by every replica); every
  * implementation passes the contract suite in test/log/.
  */
-import type { AppendResult, IncomingMessage, TestMessage, TestRecord } from '../domain/types.js';
+import type { AppendResult, IncomingMessage, TestChangeEvent, TestListPage, TestMessage, TestRecord, TestStatus, TestSummary } from '../domain/types.js';
 import type { Disposable } from '../lifecycle/disposable.js';
 
 /** What `create` records for a newly started test. */
@@ -24,6 +24,26 @@ export interface FollowOptions {
   readonly queueLimit: number;
   /** Whether the caller may see this test; one it may not is answered as unknown (NOT_FOUND). */
   readonly canSee?: (test: TestRecord) => boolean;
+}
+
+/** Which tests `list` answers, and which page of them. */
+export interface ListOptions {
+  /** Only the tests this subject started; every test (including those first seen through their results) when absent. */
+  readonly owner?: string;
+  /** Only tests in one of these statuses; any status when absent. */
+  readonly statuses?: readonly TestStatus[] | null;
+  /** Largest page (the caller validates the range). */
+  readonly first: number;
+  /** Cursor of the last test of the previous page; BAD_USER_INPUT when it is not one. */
+  readonly after?: string | null;
+}
+
+/** How one subscriber reads the change feed. */
+export interface ChangeOptions {
+  /** Changes held for a subscriber that is not reading before it is cut off (SUBSCRIBER_TOO_SLOW). */
+  readonly queueLimit: number;
+  /** Whether the subscriber may see the test; changes of other tests are not delivered. */
+  readonly canSee: (test: TestSummary) => boolean;
 }
 
 /** Tests and their messages, keyed by correlation id. */
@@ -50,10 +70,24 @@ export interface ResultLog extends Disposable {
    * Rejects with NOT_FOUND for an unknown test.
    */
   follow(correlationId: string, options: FollowOptions): Promise<AsyncIterableIterator<TestMessage>>;
+  /**
+   * A page of tests, newest first (by `createdAt`, then by correlation id, descending), without
+   * their messages; expired tests are never listed.
+   */
+  list(options: ListOptions): Promise<TestListPage>;
+  /**
+   * The change feed, from now on (nothing is replayed): `CREATED` when a test becomes known
+   * (started, or first seen through its results), else `UPDATED` once per test per append that
+   * stored something (natural coalescing: a batch of many messages of one test is one change).
+   * Changes made anywhere arrive, for a shared log. Resolves once every later change will be delivered.
+   */
+  changes(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
   /** Drops a test; used when the start request could not be handed to the broker. */
   remove(correlationId: string): Promise<boolean>;
   /** Resolves when the log can serve reads and writes; rejects with the reason otherwise. */
   check(): Promise<void>;
   /** Followers open in this process, of one test or of all. */
   followers(correlationId?: string): number;
+  /** Change feed subscribers open in this process. */
+  changeSubscribers(): number;
 }

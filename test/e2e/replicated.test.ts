@@ -8,7 +8,8 @@ import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/moc
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
-import { authedFetch } from '../support/tokens.js';
+import { subscribeChanges } from '../support/changes.js';
+import { authedFetch, mintToken } from '../support/tokens.js';
 
 const topics = uniqueTopics('replicated');
 let cluster: MockCluster;
@@ -72,5 +73,34 @@ describe('replicated memory mode', () => {
     await sub.done;
     await live.dispose();
     expect(sub.results.map((r) => r.data?.testMessages.sequence)).toEqual([1]);
+  });
+
+  it('lists and announces a test on the replica that started it; the others know it through its results, for the admin scope only', { timeout: 60_000 }, async () => {
+    const [c, d] = await Promise.all([replica('c'), replica('d')]);
+    await Promise.all([c.ready(), d.ready()]);
+    const alice = await mintToken({ sub: 'alice' });
+    const admin = await mintToken({ sub: 'root', scope: 'tests:read tests:admin' });
+    const query = 'subscription { testChanges { kind test { correlationId status messageCount } } }';
+    const onC = await subscribeChanges({ url: c.url, token: alice, query, owner: 'alice', probeLog: c.log });
+    const aliceOnD = await subscribeChanges({ url: d.url, token: alice, query, owner: 'alice', probeLog: d.log });
+    const adminOnD = await subscribeChanges({ url: d.url, token: admin, query, owner: 'root', probeLog: d.log });
+
+    const id = (await postGraphQL(c.url, 'mutation { startTest { correlationId } }', {}, { token: alice })).body.data?.startTest.correlationId as string;
+    await producer.send(topics.results, [result(id, { sequence: 1, final: true })]);
+    const listed = async (svc: TestService, token: string) => {
+      const response = await postGraphQL(svc.url, '{ recentTests(first: 100) { nodes { correlationId status } } }', {}, { token });
+      return (response.body.data?.recentTests.nodes as Array<{ correlationId: string; status: string }>).find((node) => node.correlationId === id);
+    };
+    await eventually(async () => (await listed(d, admin))?.status === 'COMPLETED', 20_000, 'the admin on d to list the test');
+    await eventually(async () => (await listed(c, alice))?.status === 'COMPLETED', 20_000, 'alice on c to list the test');
+    // d learned the test from its results, which name no owner: alice does not see it there.
+    expect(await listed(d, alice)).toBeUndefined();
+
+    await eventually(() => onC.of(id).length >= 2, 20_000, 'alice on c to see two changes');
+    expect(onC.of(id).map((change) => [change.kind, change.test.status])).toEqual([['CREATED', 'PENDING'], ['UPDATED', 'COMPLETED']]);
+    await eventually(() => adminOnD.of(id).length >= 1, 20_000, 'the admin on d to see the test');
+    expect(adminOnD.of(id)).toEqual([{ kind: 'CREATED', test: { correlationId: id, status: 'COMPLETED', messageCount: 1 } }]);
+    expect(aliceOnD.of(id)).toEqual([]);
+    for (const { client } of [onC, aliceOnD, adminOnD]) await client.dispose();
   });
 });

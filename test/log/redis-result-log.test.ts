@@ -179,6 +179,69 @@ describe('redis log specifics', () => {
     expect((await store.get(id))?.status).toBe('RUNNING');
   });
 
+  it('lists tests in sorted sets that outlive their tests a little, pushed back on create and on writes', async () => {
+    const store = log();
+    const owner = uniqueId('owner');
+    const id = uniqueId('indexed');
+    const keys = [`${prefix}:tests:owner:${owner}`, `${prefix}:tests:all`];
+    await store.create({ correlationId: id, input: null, owner });
+    expect(await redis.zscore(keys[0] as string, id)).toBe(String((await store.get(id))?.createdAt));
+    expect(await redis.zscore(keys[1] as string, id)).not.toBeNull();
+    // The tests' TTL (100 s) and a margin of a tenth of it.
+    for (const key of keys) expect(await redis.ttl(key)).toBeGreaterThan(100);
+    for (const key of keys) await redis.expire(key, 10);
+    // Within the margin of its own last push, a replica leaves the expiry be; another one pushes it back.
+    await one(store, incoming(id, { sequence: 1 }));
+    for (const key of keys) expect(await redis.ttl(key)).toBeLessThanOrEqual(10);
+    await one(log(), incoming(id, { sequence: 2 }));
+    for (const key of keys) expect(await redis.ttl(key)).toBeGreaterThan(100);
+  });
+
+  it('lists a test in the same round trip as the script that writes it, before it', async () => {
+    const store = log();
+    const id = uniqueId('listed-first');
+    const monitor = await connect().monitor();
+    const commands: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.includes(id))) commands.push(String(args[0]).toLowerCase());
+    });
+    await store.append([incoming(id, { sequence: 1 })]);
+    await eventually(() => commands.some((c) => c.startsWith('eval')), 5000, 'the script call');
+    monitor.disconnect();
+    expect(commands.slice(0, 2)).toEqual(['zadd', commands.find((c) => c.startsWith('eval'))]);
+  });
+
+  it('drops the list entry of a test that is gone when a read comes across it', async () => {
+    const store = log();
+    const owner = uniqueId('owner');
+    const [gone, kept] = [uniqueId('gone'), uniqueId('kept')];
+    await store.create({ correlationId: gone, input: null, owner });
+    await store.create({ correlationId: kept, input: null, owner });
+    // As if it had expired: its keys are gone, its list entry is not yet.
+    await redis.del(`${prefix}:{${gone}}:meta`);
+    const page = await store.list({ owner, first: 10 });
+    expect(page.edges.map((edge) => edge.node.correlationId)).toEqual([kept]);
+    expect(page.totalCount).toBe(1);
+    expect(await redis.zrange(`${prefix}:tests:owner:${owner}`, 0, -1)).toEqual([kept]);
+  });
+
+  it('publishes one change per test of a batch on the change channel, in the same script call as the append', async () => {
+    const store = log();
+    const id = uniqueId('change');
+    const listener = connect();
+    const received: string[] = [];
+    listener.on('message', (_channel: string, text: string) => received.push(text));
+    await listener.subscribe(`${prefix}:changes`);
+    await store.create({ correlationId: id, input: { a: 1 }, owner: 'alice' });
+    await store.append([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2, final: true })]);
+    await eventually(() => received.filter((text) => text.includes(id)).length >= 2, 5000, 'two changes');
+    const changes = received.filter((text) => text.includes(id)).map((text) => JSON.parse(text) as Record<string, unknown>);
+    expect(changes).toMatchObject([
+      { id, created: 1, owner: 'alice', count: 0, input: '{"a":1}' },
+      { id, created: 0, owner: 'alice', count: 2, finishedAs: 'COMPLETED' },
+    ]);
+  });
+
   it('reports STORE_UNAVAILABLE when Redis cannot be reached', async () => {
     const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
     const store = createRedisResultLog({ redis: dead, subscriber: dead, ttlSeconds: 100, maxMessagesPerTest: 2, prefix, logger: createSilentLogger() });

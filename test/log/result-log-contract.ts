@@ -1,10 +1,12 @@
 /**
  * The contract every result-log implementation passes: storage (storage-contract.ts, batches in
- * storage-batch-contract.ts) and following (follow-contract.ts). Each implementation's test file calls `describeResultLogContract` once.
+ * storage-batch-contract.ts), following (follow-contract.ts), and listing with the change feed
+ * (list-contract.ts). Each implementation's test file calls `describeResultLogContract` once.
  */
 import { afterEach, describe } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { describeFollowContract } from './follow-contract.js';
+import { describeListContract } from './list-contract.js';
 import { describeBatchStorageContract } from './storage-batch-contract.js';
 import { describeStorageContract } from './storage-contract.js';
 
@@ -36,12 +38,14 @@ export function describeResultLogContract(name: string, factory: ResultLogFactor
     const storage = { log: fresh, maxMessagesPerTest, ttl: (ttlSeconds: number) => open(factory.create({ ttlSeconds, maxMessagesPerTest })) };
     describeStorageContract(storage);
     describeBatchStorageContract(storage);
+    const pair = () => {
+      const log = fresh();
+      const peer = factory.peer(log);
+      return { log, peer: peer === log ? log : open(peer) };
+    };
+    describeListContract({ pair, ttl: storage.ttl });
     describeFollowContract({
-      pair: () => {
-        const log = fresh();
-        const peer = factory.peer(log);
-        return { log, peer: peer === log ? log : open(peer) };
-      },
+      pair,
       ...(factory.dropLiveConnection ? { dropLiveConnection: (log: ResultLog) => (factory.dropLiveConnection as (l: ResultLog) => Promise<void>)(log) } : {}),
     });
   });

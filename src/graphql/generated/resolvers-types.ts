@@ -1,6 +1,6 @@
 /* Generated from schema/*.graphql by GraphQL Code Generator (npm run codegen). Do not edit. */
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
-import type { TestRecord as TestRecordModel, TestMessage as TestMessageModel, MessagePage as MessagePageModel, MessageEdge as MessageEdgeModel, StartTestResult as StartTestResultModel } from '../../domain/types.js';
+import type { TestView as TestViewModel, TestListPage as TestListPageModel, TestListEdge as TestListEdgeModel, TestChangeEvent as TestChangeEventModel, TestMessage as TestMessageModel, MessagePage as MessagePageModel, MessageEdge as MessageEdgeModel, StartTestResult as StartTestResultModel } from '../../domain/types.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -37,19 +37,29 @@ export type MutationStartTestArgs = {
 /** Paging information, as in the GraphQL Cursor Connections convention. */
 export type PageInfo = {
   __typename?: 'PageInfo';
-  /** Cursor of the last message of this page, or null when the page is empty. */
+  /** Cursor of the last item of this page, or null when the page is empty. */
   endCursor?: Maybe<Scalars['String']['output']>;
-  /** True when more messages follow this page. */
+  /** True when more items (messages or tests) follow this page. */
   hasNextPage: Scalars['Boolean']['output'];
 };
 
 /** Reads of accumulated results. They read the service's state only, never the message broker. */
 export type Query = {
   __typename?: 'Query';
+  /** Tests the caller started (every test, for a caller with the admin scope), newest first. */
+  recentTests: TestConnection;
   /** One test, or null when no test has this correlation id. */
   test?: Maybe<Test>;
   /** Several tests at once (at most 100 ids), in the order asked; null where an id is unknown. */
   tests: Array<Maybe<Test>>;
+};
+
+
+/** Reads of accumulated results. They read the service's state only, never the message broker. */
+export type QueryRecentTestsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<Array<TestStatus>>;
 };
 
 
@@ -84,6 +94,11 @@ export type StartTestPayload = {
 /** Live updates. */
 export type Subscription = {
   __typename?: 'Subscription';
+  /**
+   * Each change to the caller's tests (every test's, with the admin scope): started, new status,
+   * new message count. Nothing is replayed.
+   */
+  testChanges: TestChange;
   /**
    * Every result message of one test: first those already stored (after `afterSequence` when given),
    * then each new one as it arrives, with no gap and no duplicate. Completes after the final message.
@@ -128,6 +143,44 @@ export type Test = {
 export type TestMessagesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A change to one of the caller's tests. */
+export type TestChange = {
+  __typename?: 'TestChange';
+  /** What happened. */
+  kind: TestChangeKind;
+  /** The test as it stands after the change. */
+  test: Test;
+};
+
+/** What happened to a test. */
+export type TestChangeKind =
+  /** The test was started. */
+  | 'CREATED'
+  /** Its status or message count changed. */
+  | 'UPDATED';
+
+/** A page of tests, newest first. */
+export type TestConnection = {
+  __typename?: 'TestConnection';
+  /** The tests of this page with their cursors. */
+  edges: Array<TestEdge>;
+  /** The tests of this page, newest first. */
+  nodes: Array<Test>;
+  /** Where this page stands in the whole list. */
+  pageInfo: PageInfo;
+  /** How many tests match, in all. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** A test with the cursor that points at it. */
+export type TestEdge = {
+  __typename?: 'TestEdge';
+  /** Opaque cursor; pass it as `after` to continue after this test. */
+  cursor: Scalars['String']['output'];
+  /** The test. */
+  node: Test;
 };
 
 /** One result message published by the external system for a test. */
@@ -271,7 +324,11 @@ export type ResolversTypes = {
   StartTestPayload: ResolverTypeWrapper<StartTestResultModel>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  Test: ResolverTypeWrapper<TestRecordModel>;
+  Test: ResolverTypeWrapper<TestViewModel>;
+  TestChange: ResolverTypeWrapper<TestChangeEventModel>;
+  TestChangeKind: TestChangeKind;
+  TestConnection: ResolverTypeWrapper<TestListPageModel>;
+  TestEdge: ResolverTypeWrapper<TestListEdgeModel>;
   TestMessage: ResolverTypeWrapper<TestMessageModel>;
   TestMessageConnection: ResolverTypeWrapper<MessagePageModel>;
   TestMessageEdge: ResolverTypeWrapper<MessageEdgeModel>;
@@ -292,7 +349,10 @@ export type ResolversParentTypes = {
   StartTestPayload: StartTestResultModel;
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
-  Test: TestRecordModel;
+  Test: TestViewModel;
+  TestChange: TestChangeEventModel;
+  TestConnection: TestListPageModel;
+  TestEdge: TestListEdgeModel;
   TestMessage: TestMessageModel;
   TestMessageConnection: MessagePageModel;
   TestMessageEdge: MessageEdgeModel;
@@ -316,6 +376,7 @@ export type PageInfoResolvers<ContextType = GraphQLContext, ParentType extends R
 };
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  recentTests?: Resolver<ResolversTypes['TestConnection'], ParentType, ContextType, RequireFields<QueryRecentTestsArgs, 'first'>>;
   test?: Resolver<Maybe<ResolversTypes['Test']>, ParentType, ContextType, RequireFields<QueryTestArgs, 'correlationId'>>;
   tests?: Resolver<Array<Maybe<ResolversTypes['Test']>>, ParentType, ContextType, RequireFields<QueryTestsArgs, 'correlationIds'>>;
 };
@@ -326,6 +387,7 @@ export type StartTestPayloadResolvers<ContextType = GraphQLContext, ParentType e
 };
 
 export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  testChanges?: SubscriptionResolver<ResolversTypes['TestChange'], "testChanges", ParentType, ContextType>;
   testMessages?: SubscriptionResolver<ResolversTypes['TestMessage'], "testMessages", ParentType, ContextType, RequireFields<SubscriptionTestMessagesArgs, 'correlationId'>>;
 };
 
@@ -337,6 +399,23 @@ export type TestResolvers<ContextType = GraphQLContext, ParentType extends Resol
   messages?: Resolver<ResolversTypes['TestMessageConnection'], ParentType, ContextType, RequireFields<TestMessagesArgs, 'first'>>;
   status?: Resolver<ResolversTypes['TestStatus'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+};
+
+export type TestChangeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestChange'] = ResolversParentTypes['TestChange']> = {
+  kind?: Resolver<ResolversTypes['TestChangeKind'], ParentType, ContextType>;
+  test?: Resolver<ResolversTypes['Test'], ParentType, ContextType>;
+};
+
+export type TestConnectionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestConnection'] = ResolversParentTypes['TestConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['TestEdge']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<ResolversTypes['Test']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type TestEdgeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestEdge'] = ResolversParentTypes['TestEdge']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['Test'], ParentType, ContextType>;
 };
 
 export type TestMessageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestMessage'] = ResolversParentTypes['TestMessage']> = {
@@ -372,6 +451,9 @@ export type Resolvers<ContextType = GraphQLContext> = {
   StartTestPayload?: StartTestPayloadResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   Test?: TestResolvers<ContextType>;
+  TestChange?: TestChangeResolvers<ContextType>;
+  TestConnection?: TestConnectionResolvers<ContextType>;
+  TestEdge?: TestEdgeResolvers<ContextType>;
   TestMessage?: TestMessageResolvers<ContextType>;
   TestMessageConnection?: TestMessageConnectionResolvers<ContextType>;
   TestMessageEdge?: TestMessageEdgeResolvers<ContextType>;
