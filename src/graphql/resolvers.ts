@@ -4,7 +4,7 @@ import type { TestMessage, TestRecord } from '../domain/types.js';
 import { messageGlobalId } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
-import { paginateMessages } from './pagination.js';
+import { cursorKey, encodeCursor, paginateMessages } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
 
 /** Most ids one `tests` query may ask for. */
@@ -45,10 +45,11 @@ export const resolvers: Resolvers = {
 
   Subscription: {
     testMessages: {
-      subscribe: (_root, { correlationId, afterSequence }, { log, subscriptionQueueLimit, access, principal }) => {
+      subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, access, principal }) => {
         access.requireScope(principal, SCOPES.read);
         return log.follow(correlationId, {
           afterSequence: afterSequence ?? null,
+          afterKey: after === null || after === undefined ? null : cursorKey(after, correlationId),
           queueLimit: subscriptionQueueLimit,
           canSee: (test) => access.canSee(principal, test),
         });
@@ -59,7 +60,7 @@ export const resolvers: Resolvers = {
   },
 
   Test: {
-    messages: (test: TestRecord, { first, after }) => paginateMessages(test.messages, first, after),
+    messages: (test: TestRecord, { first, after }) => paginateMessages(test.correlationId, test.messages, first, after),
     messageCount: (test: TestRecord) => test.messages.length,
   },
 
@@ -70,5 +71,7 @@ export const resolvers: Resolvers = {
 
   TestMessage: {
     id: (message: TestMessage) => messageGlobalId(message),
+    // A pure function of the message, as every field below a subscription root must be (shared-subscribe.ts).
+    cursor: (message: TestMessage) => encodeCursor(message),
   },
 };

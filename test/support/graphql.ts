@@ -57,8 +57,16 @@ export interface Collected<T> {
   unsubscribe(): void;
 }
 
+/** What `collect` needs of a client: graphql-ws's and graphql-sse's both subscribe this way. */
+export interface Subscriber {
+  subscribe<T>(
+    payload: { query: string; variables?: Record<string, unknown> },
+    sink: { next: (value: ExecutionResult<T, unknown>) => void; error: (error: unknown) => void; complete: () => void },
+  ): () => void;
+}
+
 /** Subscribes and collects every result. */
-export function collect<T = Record<string, any>>(client: Client, query: string, variables?: Record<string, unknown>): Collected<T> {
+export function collect<T = Record<string, any>>(client: Subscriber, query: string, variables?: Record<string, unknown>): Collected<T> {
   const results: Array<ExecutionResult<T, unknown>> = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   let unsubscribe = () => {};
@@ -109,10 +117,9 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
 /** A GraphQL error as a client receives it. */
 export type ClientErrors = Array<{ message: string; extensions?: Record<string, unknown> }>;
 
-/** Runs one operation over graphql-ws on a fresh connection: the errors it ends with (none when it completes without). */
-export async function wsErrors(url: string, query: string): Promise<ClientErrors> {
-  const client = createWsClient(url);
-  const sub = collect(client, query);
+/** Runs one operation on a fresh connection of `client`: the errors it ends with (none when it completes without). */
+async function errorsOf(client: Subscriber & { dispose(): unknown }, query: string, variables?: Record<string, unknown>): Promise<ClientErrors> {
+  const sub = collect(client, query, variables);
   const outcome = await sub.done.then(
     () => sub.results.flatMap((result) => (result as { errors?: ClientErrors }).errors ?? []),
     (errors: unknown) => errors,
@@ -120,3 +127,22 @@ export async function wsErrors(url: string, query: string): Promise<ClientErrors
   await client.dispose();
   return outcome as ClientErrors;
 }
+
+/** Runs one operation over graphql-ws on a fresh connection: the errors it ends with (none when it completes without). */
+export async function wsErrors(url: string, query: string, variables?: Record<string, unknown>): Promise<ClientErrors> {
+  return errorsOf(createWsClient(url), query, variables);
+}
+
+/** A subscription transport, for suites that run the same subscriptions over each. */
+export interface SubscriptionTransport {
+  readonly name: string;
+  /** A client of the default test token. */
+  client(url: string): Subscriber & { dispose(): unknown };
+  /** Runs one operation on a fresh client: the errors it ends with. */
+  errors(url: string, query: string, variables?: Record<string, unknown>): Promise<ClientErrors>;
+}
+
+/** Every transport subscriptions are served over. */
+export const subscriptionTransports: readonly SubscriptionTransport[] = [
+  { name: 'graphql-ws', client: (url) => createWsClient(url), errors: wsErrors },
+];
