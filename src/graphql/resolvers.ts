@@ -45,11 +45,13 @@ export const resolvers: Resolvers = {
 
   Subscription: {
     testMessages: {
-      subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, access, principal }) => {
+      subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, access, principal, resumeAfter }) => {
         access.requireScope(principal, SCOPES.read);
+        // A reconnect's Last-Event-ID is later than whatever the first request resumed from.
+        const cursor = resumeAfter ?? after;
         return log.follow(correlationId, {
-          afterSequence: afterSequence ?? null,
-          afterKey: after === null || after === undefined ? null : cursorKey(after, correlationId),
+          afterSequence: resumeAfter === undefined ? (afterSequence ?? null) : null,
+          afterKey: cursor === null || cursor === undefined ? null : cursorKey(cursor, correlationId),
           queueLimit: subscriptionQueueLimit,
           canSee: (test) => access.canSee(principal, test),
         });

@@ -27,7 +27,7 @@ import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
 import { withRequestId } from '../request-id.js';
-import { toClientError, type MaskError } from './format-error.js';
+import { clientErrors, type MaskError } from './format-error.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
 import { serveGraphQLOverWebSocket } from './ws-transport.js';
 import type { GraphQLServer } from './yoga.js';
@@ -88,12 +88,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   const sharedSubscribe = createSharedSubscribe();
   // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
   // such as a stream that fails) and without the pipeline's internal extensions.
-  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) =>
-    errors.map((error) => {
-      const masked = withRequestId(requestId, () => maskError(error));
-      if (masked !== error) log.error({ err: error.originalError ?? error, requestId }, 'unexpected error in a GraphQL operation');
-      return toClientError(masked instanceof GraphQLError ? masked : new GraphQLError(masked.message));
-    });
+  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, maskError, log);
 
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
