@@ -128,6 +128,14 @@ describe('subscriptions over SSE', () => {
 });
 
 describe('the same refusals as the WebSocket', () => {
+  it('refuses a Last-Event-ID that is not a cursor of the test with a BAD_USER_INPUT error event', async () => {
+    const id = await storedTest('bad-last-event-id', [{ sequence: 1 }]);
+    const stream = await openEventStream(svc.url, FOLLOW, { id }, { lastEventId: 'not-a-cursor' });
+    await stream.ended;
+    expect(stream.events.map((e) => e.event)).toEqual(['next', 'complete']);
+    expect(stream.events[0]?.data.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'after' });
+  });
+
   it('refuses a missing token with 401 and a Bearer challenge, before any stream', async () => {
     const stream = await openEventStream(svc.url, FOLLOW, { id: 'x' }, { token: null });
     expect(stream.status).toBe(401);
