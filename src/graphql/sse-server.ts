@@ -16,9 +16,10 @@
  *   backpressure point, the response's buffer (`sse-stream.ts`).
  */
 import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { createHandler, type Request as SseRequest, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
+import { createHandler, type Request as SseRequest, type RequestParams, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidTokenError } from '../auth/auth-error.js';
 import { principalKey, type Principal } from '../auth/principal.js';
 import type { TestMessage } from '../domain/types.js';
 import { ServiceError, type ErrorCode } from '../errors.js';
@@ -71,85 +72,14 @@ interface Stream {
 }
 
 type Context = Record<PropertyKey, unknown>;
+type Pipeline = ReturnType<GraphQLServer['getEnveloped']>;
+type Handler = ReturnType<typeof createHandler<IncomingMessage, Stream, Context>>;
 
 /** Creates the SSE binding of the pipeline. */
 export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
-  const { graphql, maskError } = options;
   const log = options.logger.child({ component: 'sse' });
-  const open = new Map<string, number>();
   const responses = new Set<ServerResponse>();
-  const streamOf = new WeakMap<ExecutionArgs, Stream>();
-  const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
-  const sharedSubscribe = createSharedSubscribe();
-
-  /** Takes a stream slot for `principal` until the response closes; false when all are taken. */
-  const admit = (stream: Stream): boolean => {
-    const key = principalKey(stream.principal);
-    const count = open.get(key) ?? 0;
-    if (count >= options.maxStreamsPerPrincipal) return false;
-    open.set(key, count + 1);
-    stream.res.once('close', () => {
-      const left = (open.get(key) ?? 1) - 1;
-      if (left === 0) open.delete(key);
-      else open.set(key, left);
-    });
-    return true;
-  };
-
-  const handler = createHandler<IncomingMessage, Stream, Context>({
-    // Validation is the pipeline's, in onSubscribe.
-    validate: () => [],
-    onSubscribe: async (req, params) => {
-      const stream = req.context;
-      const key = principalKey(stream.principal);
-      if (!admit(stream)) return refusal(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`));
-      const budget = await options.rateLimits.consume('subscribe', key);
-      if (!budget.allowed) {
-        const seconds = retryAfterSeconds(budget);
-        return refusal(new ServiceError('RATE_LIMITED', `Too many operations: try again in ${seconds} s.`, { details: { retryAfterSeconds: seconds } }), { 'retry-after': String(seconds) });
-      }
-      const enveloped = graphql.getEnveloped({ principal: stream.principal, transport: 'sse', params, resumeAfter: stream.resumeAfter });
-      let document;
-      try {
-        document = enveloped.parse(params.query);
-      } catch (error) {
-        return refusal(error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } }));
-      }
-      const [invalid] = enveloped.validate(enveloped.schema, document);
-      if (invalid !== undefined) return refusal(invalid);
-      const args = {
-        schema: enveloped.schema,
-        document,
-        variableValues: params.variables ?? null,
-        operationName: params.operationName ?? null,
-        contextValue: (await enveloped.contextFactory()) as unknown as Context,
-      };
-      pipelines.set(args, enveloped);
-      streamOf.set(args, stream);
-      return args;
-    },
-    execute: (args) => withRequestId(streamOf.get(args)!.requestId, () => pipelines.get(args)!.execute(args)),
-    subscribe: async (args) => {
-      const stream = streamOf.get(args)!;
-      let event: unknown;
-      const result = await sharedSubscribe(args, (e) => (event = e));
-      if (!(Symbol.asyncIterator in result)) return result;
-      return guardSseStream(result, {
-        writable: () => writable(stream.res, options.maxBufferedBytes),
-        endsAt: stream.principal.expiresAt,
-        expired: () => ({ errors: [new GraphQLError('The access token has expired: reconnect with a fresh one and Last-Event-ID.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })] }),
-        failed: (error) => ({ errors: [error instanceof GraphQLError ? error : new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined })] }),
-        eventId: () => (isTestMessage(event) ? encodeCursor(event) : undefined),
-        onResult: (id) => stream.ids.push(id),
-      });
-    },
-    onNext: (_ctx, req, result) => {
-      const errors = (result as ExecutionResult).errors;
-      if (errors === undefined || errors.length === 0) return undefined;
-      return { ...result, errors: clientErrors(errors, req.context.requestId, maskError, log) } as unknown as ExecutionResult;
-    },
-  });
-
+  const handler = createOperationHandler(options, log);
   return {
     get streams() {
       return responses.size;
@@ -185,6 +115,104 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
       for (const res of responses) res.destroy();
     },
   };
+}
+
+/** graphql-sse's handler, with every operation prepared and executed by the pipeline. */
+function createOperationHandler(options: GraphQLSseOptions, log: Logger): Handler {
+  const slots = createStreamSlots(options.maxStreamsPerPrincipal);
+  const streamOf = new WeakMap<ExecutionArgs, Stream>();
+  const pipelines = new WeakMap<ExecutionArgs, Pipeline>();
+  const sharedSubscribe = createSharedSubscribe();
+  return createHandler<IncomingMessage, Stream, Context>({
+    // Validation is the pipeline's, in onSubscribe.
+    validate: () => [],
+    onSubscribe: async (req, params) => {
+      const stream = req.context;
+      const refused = await admit(options, slots, stream);
+      if (refused !== undefined) return refused;
+      const prepared = await prepare(options.graphql, stream, params);
+      if (!('args' in prepared)) return prepared;
+      pipelines.set(prepared.args, prepared.pipeline);
+      streamOf.set(prepared.args, stream);
+      return prepared.args;
+    },
+    execute: (args) => withRequestId(streamOf.get(args)!.requestId, () => pipelines.get(args)!.execute(args)),
+    subscribe: async (args) => {
+      const stream = streamOf.get(args)!;
+      let event: unknown;
+      const result = await sharedSubscribe(args, (e) => (event = e));
+      if (!(Symbol.asyncIterator in result)) return result;
+      return guardSseStream(result, {
+        writable: () => writable(stream.res, options.maxBufferedBytes),
+        endsAt: stream.principal.expiresAt,
+        expired: () => ({ errors: [asGraphQLError(new InvalidTokenError('the token has expired'))] }),
+        failed: (error) => ({ errors: [asGraphQLError(error)] }),
+        eventId: () => (isTestMessage(event) ? encodeCursor(event) : undefined),
+        onResult: (id) => stream.ids.push(id),
+      });
+    },
+    onNext: (_ctx, req, result) => {
+      const errors = (result as ExecutionResult).errors;
+      if (errors === undefined || errors.length === 0) return undefined;
+      return { ...result, errors: clientErrors(errors, req.context.requestId, options.maskError, log) } as unknown as ExecutionResult;
+    },
+  });
+}
+
+/** Counts the streams each principal holds open; a slot is given back when its response closes. */
+function createStreamSlots(max: number): { take(stream: Stream): boolean } {
+  const open = new Map<string, number>();
+  return {
+    take(stream) {
+      const key = principalKey(stream.principal);
+      const count = open.get(key) ?? 0;
+      if (count >= max) return false;
+      open.set(key, count + 1);
+      stream.res.once('close', () => {
+        const left = (open.get(key) ?? 1) - 1;
+        if (left === 0) open.delete(key);
+        else open.set(key, left);
+      });
+      return true;
+    },
+  };
+}
+
+/** The caps of the WebSocket: a stream slot, and one unit of the shared operations budget. */
+async function admit(options: GraphQLSseOptions, slots: { take(stream: Stream): boolean }, stream: Stream): Promise<SseResponse | undefined> {
+  if (!slots.take(stream)) return refusal(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`));
+  const budget = await options.rateLimits.consume('subscribe', principalKey(stream.principal));
+  if (budget.allowed) return undefined;
+  const seconds = retryAfterSeconds(budget);
+  return refusal(new ServiceError('RATE_LIMITED', `Too many operations: try again in ${seconds} s.`, { details: { retryAfterSeconds: seconds } }), { 'retry-after': String(seconds) });
+}
+
+/** Parses and validates (with every limit and the scope check) through the pipeline, as over WebSocket. */
+async function prepare(graphql: GraphQLServer, stream: Stream, params: RequestParams): Promise<SseResponse | { args: ExecutionArgs & { contextValue: Context }; pipeline: Pipeline }> {
+  const pipeline = graphql.getEnveloped({ principal: stream.principal, transport: 'sse', params, resumeAfter: stream.resumeAfter });
+  let document;
+  try {
+    document = pipeline.parse(params.query);
+  } catch (error) {
+    return refusal(error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } }));
+  }
+  const [invalid] = pipeline.validate(pipeline.schema, document);
+  if (invalid !== undefined) return refusal(invalid);
+  const args = {
+    schema: pipeline.schema,
+    document,
+    variableValues: params.variables ?? null,
+    operationName: params.operationName ?? null,
+    contextValue: (await pipeline.contextFactory()) as unknown as Context,
+  };
+  return { args, pipeline };
+}
+
+/** An error a stream ends with, as a GraphQL error (masked later, in onNext, if unexpected). */
+function asGraphQLError(error: unknown): GraphQLError {
+  if (error instanceof GraphQLError) return error;
+  if (error instanceof ServiceError) return new GraphQLError(error.message, { originalError: error, extensions: error.extensions });
+  return new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
 }
 
 /** A refusal before the stream opens: the error's HTTP status and a GraphQL error body. */

@@ -10,7 +10,7 @@ import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/moc
 import { incoming, uniqueId } from '../log/storage-contract.js';
 import { collect, createSseClient, eventually, openEventStream, sseErrors } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
-import { mintToken } from '../support/tokens.js';
+import { defaultToken, mintToken } from '../support/tokens.js';
 
 const topics = uniqueTopics('sse');
 const ORIGIN = 'https://dashboard.example';
@@ -78,6 +78,10 @@ describe('subscriptions over SSE', () => {
     const query = await openEventStream(svc.url, '{ __typename }');
     await query.ended;
     expect(query.events.map((e) => [e.event, e.id, e.data])).toEqual([['next', undefined, { data: { __typename: 'Query' } }], ['complete', undefined, null]]);
+    // GET with the operation in the URL, as the protocol allows (the token still goes in the header).
+    const get = await fetch(`${svc.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${await defaultToken()}` } });
+    expect(get.status).toBe(200);
+    expect(await get.text()).toBe(':\n\nevent: next\ndata: {"data":{"__typename":"Query"}}\n\nevent: complete\ndata:\n\n');
   });
 
   it('resumes with Last-Event-ID after a disconnect in the middle of a live stream: nothing lost, nothing repeated', async () => {
@@ -112,7 +116,7 @@ describe('subscriptions over SSE', () => {
     expiring.dispose();
     // 2 s of lifetime plus 1 s of clock tolerance, then the stream ends with the reason.
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(sub.results.at(-1)?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(sub.results.at(-1)?.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED', reason: 'the token has expired' });
     const delivered = sub.results.filter((r) => r.data != null);
     const lastEventId = delivered.at(-1)?.data?.testMessages.cursor;
     // The renewal comes late: results arrived while no stream was open.
