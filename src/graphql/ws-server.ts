@@ -22,7 +22,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { InvalidTokenError } from '../auth/auth-error.js';
 import { bearerToken } from '../auth/bearer.js';
-import type { Principal } from '../auth/principal.js';
+import { principalKey, type Principal } from '../auth/principal.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
@@ -216,9 +216,6 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
   };
 }
-
-/** Who a connection's budgets are counted for (the same key as over HTTP). */
-const principalKey = (principal: Principal) => `${principal.issuer}|${principal.subject}`;
 
 /** The bearer token of `connection_init`: `{ authorization: "Bearer …" }` or `{ token: "…" }`. */
 function tokenFrom(params: Record<string, unknown> | undefined): string {
