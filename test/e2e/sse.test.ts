@@ -201,3 +201,21 @@ describe('browsers', () => {
     expect(response.headers.get('access-control-allow-headers')?.toLowerCase().split(',')).toEqual(expect.arrayContaining(['authorization', 'last-event-id']));
   });
 });
+
+describe('shutdown', () => {
+  it('cuts open streams at once when the service drains, so their clients can resume elsewhere', async () => {
+    const own = await startTestService({ brokers: cluster.bootstrapServers, env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-stop` } });
+    const id = uniqueId('stop');
+    await own.log.create({ correlationId: id, input: null, owner: 'tester' });
+    await own.log.append([incoming(id, { sequence: 1 })]);
+    const stream = await openEventStream(own.url, FOLLOW, { id });
+    await stream.waitFor(1);
+    const started = Date.now();
+    const stopping = own.stop();
+    await stream.ended;
+    // Well inside the HTTP drain's grace (half of SHUTDOWN_TIMEOUT_MS), which would otherwise wait for the stream.
+    expect(Date.now() - started).toBeLessThan(1000);
+    await stopping;
+    expect(stream.events.map((e) => e.event)).toEqual(['next']);
+  });
+});
