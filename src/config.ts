@@ -30,6 +30,7 @@ export interface Config {
   /** The embedded authorization server (used when `auth.mode` is `embedded`). */
   readonly issuer: IssuerConfig;
   readonly websocket: WebSocketConfig;
+  readonly sse: SseConfig;
   readonly browser: BrowserConfig;
   readonly rateLimits: RateLimitConfig;
   /** Live messages buffered per subscriber before it is closed as too slow. */
@@ -134,6 +135,12 @@ export interface BrowserConfig {
 }
 
 /** Limits of GraphQL over WebSocket. */
+/** GraphQL over SSE (its buffer limit is the WebSocket's `maxBufferedBytes`). */
+export interface SseConfig {
+  /** Event streams one principal may hold open at once in one process. */
+  readonly maxStreamsPerPrincipal: number;
+}
+
 export interface WebSocketConfig {
   /** Origins a browser may open a WebSocket from, besides the service's own; `*` allows all. */
   readonly allowedOrigins: readonly string[];
@@ -201,6 +208,9 @@ export function loadConfig(env: Env = process.env): Config {
       maxSubscriptionsPerConnection: read.int('WS_MAX_SUBSCRIPTIONS', 20, { min: 1, max: 10_000 }),
       maxMessageBytes: read.int('WS_MAX_MESSAGE_BYTES', 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
       maxBufferedBytes: read.int('WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, { min: 64 * 1024 }),
+    },
+    sse: {
+      maxStreamsPerPrincipal: read.int('SSE_MAX_STREAMS', 20, { min: 1, max: 10_000 }),
     },
     browser,
     rateLimits: {

@@ -16,6 +16,7 @@ import type { GraphQLDeps } from './graphql/context.js';
 import { createErrorMasker } from './graphql/format-error.js';
 import { createOperationResolver } from './graphql/persisted-operations.js';
 import { createSchema } from './graphql/schema.js';
+import { acceptsEventStream, createGraphQLSse } from './graphql/sse-server.js';
 import { attachGraphQLWebSocket } from './graphql/ws-server.js';
 import { createGraphQLServer } from './graphql/yoga.js';
 import { createMetrics, type ClientSources } from './metrics.js';
@@ -141,7 +142,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   return { url: `http://${host}:${port}`, port, httpServer, ingest, readiness, stop };
 }
 
-/** GraphQL over HTTP and WebSocket (one pipeline), the REST routes and the issuer. */
+/** GraphQL over HTTP, WebSocket and SSE (one pipeline), the REST routes and the issuer. */
 async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer: Server): Promise<ApiSide> {
   const { config, logger, log, auth } = options;
   const rateLimits = options.rateLimits ?? NO_RATE_LIMITS;
@@ -177,6 +178,15 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
     maxBufferedBytes: config.websocket.maxBufferedBytes,
     rateLimits,
   });
+  const sse = createGraphQLSse({
+    graphql,
+    resolveOperation,
+    maskError,
+    logger,
+    rateLimits,
+    maxStreamsPerPrincipal: config.sse.maxStreamsPerPrincipal,
+    maxBufferedBytes: config.websocket.maxBufferedBytes,
+  });
   return {
     routes: {
       log,
@@ -187,13 +197,16 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       ...(auth.issuer ? { issuer: auth.issuer } : {}),
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: `openid profile ${SCOPES.read} ${SCOPES.write}` },
-      // The request id set by the HTTP app is made current here, past the body parser.
-      graphql: (req, res) => withRequestId(requestIdOf(res), () => graphql.handle(req, res, { principal: principalOf(res), transport: 'http' })),
+      // The request id set by the HTTP app is made current here, past the body parser. A request
+      // that accepts an event stream is served over SSE, anything else by the pipeline over HTTP.
+      graphql: (req, res) =>
+        withRequestId(requestIdOf(res), () => (acceptsEventStream(req) ? sse.handle(req, res, principalOf(res)) : graphql.handle(req, res, { principal: principalOf(res), transport: 'http' }))),
     },
     clients: { subscriptions: () => log.followers(), changeSubscriptions: () => log.changeSubscribers(), connections: () => ws.connections },
     async stop() {
-      // WebSockets first (closed with 1001), then in-flight HTTP requests drain.
-      await ws.dispose();
+      // WebSockets first (closed with 1001) and event streams (cut: their clients reconnect with
+      // Last-Event-ID elsewhere), then in-flight HTTP requests drain.
+      await Promise.all([ws.dispose(), sse.dispose()]);
       await closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2));
     },
   };

@@ -22,3 +22,8 @@ export const SCOPES = {
 export function hasScope(principal: Principal, scope: string): boolean {
   return principal.scopes.has(scope);
 }
+
+/** Who a principal's budgets and caps are counted for: its issuer and subject (the same over every transport). */
+export function principalKey(principal: Principal): string {
+  return `${principal.issuer}|${principal.subject}`;
+}

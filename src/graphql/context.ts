@@ -22,6 +22,11 @@ export interface GraphQLContext extends GraphQLDeps {
   readonly loaders: Loaders;
   /** The verified caller; every operation has one. */
   readonly principal: Principal;
+  /**
+   * The cursor the transport resumes after, which takes the place of a subscription's `after` and
+   * `afterSequence`: an SSE client's `Last-Event-ID` when it reconnects.
+   */
+  readonly resumeAfter?: string | undefined;
 }
 
 /** The request-scoped DataLoaders. */
@@ -31,10 +36,11 @@ export interface Loaders {
 }
 
 /** Creates a fresh context (with fresh loaders) for one operation of `principal`. */
-export function createGraphQLContext(deps: GraphQLDeps, principal: Principal): GraphQLContext {
+export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, resumeAfter?: string): GraphQLContext {
   return {
     ...deps,
     principal,
+    ...(resumeAfter === undefined ? {} : { resumeAfter }),
     loaders: {
       test: new DataLoader<string, TestRecord | null>((ids) => deps.log.getMany(ids)),
     },

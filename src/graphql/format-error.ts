@@ -7,7 +7,8 @@
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ServiceError, type ErrorCode } from '../errors.js';
-import { currentRequestId } from '../request-id.js';
+import type { Logger } from '../logger.js';
+import { currentRequestId, withRequestId } from '../request-id.js';
 
 /** Replaces an unexpected error by one safe to show; returns expected errors unchanged. */
 export type MaskError = (error: unknown) => Error;
@@ -53,4 +54,17 @@ export function toClientError(error: GraphQLError): GraphQLFormattedError {
   if (formatted.extensions === undefined) return formatted;
   const { http: _http, unexpected: _unexpected, ...extensions } = formatted.extensions;
   return { ...formatted, extensions };
+}
+
+/**
+ * Errors as a streaming transport (graphql-ws, SSE) sends them: masked with the pipeline's masker
+ * under the operation's request id (the unexpected ones logged with it, as the HTTP edge does),
+ * and without the pipeline's internal extensions.
+ */
+export function clientErrors(errors: readonly GraphQLError[], requestId: string, maskError: MaskError, log: Logger): GraphQLFormattedError[] {
+  return errors.map((error) => {
+    const masked = withRequestId(requestId, () => maskError(error));
+    if (masked !== error) log.error({ err: error.originalError ?? error, requestId }, 'unexpected error in a GraphQL operation');
+    return toClientError(masked instanceof GraphQLError ? masked : new GraphQLError(masked.message));
+  });
 }

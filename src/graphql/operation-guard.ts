@@ -1,5 +1,5 @@
 /**
- * What every operation must pass before it runs, on HTTP and WebSocket alike, as one step of the
+ * What every operation must pass before it runs, on HTTP, WebSocket and SSE alike, as one step of the
  * shared operation pipeline: parse errors get their code, validation (with the introspection switch)
  * is cached per parsed document, and a valid document is then checked for an operation to run, the
  * caller's scope, and the depth and cost budgets. Every refusal is a validation error with its own
@@ -14,13 +14,15 @@ import type { ErrorCode } from '../errors.js';
 import { checkOperationLimits, type OperationLimits } from './limits.js';
 
 /** How an operation reached the service. */
-export type Transport = 'http' | 'websocket';
+export type Transport = 'http' | 'websocket' | 'sse';
 
 /** What each transport puts in the pipeline's initial context. */
 export interface OperationSource {
   /** The verified caller. */
   readonly principal: Principal;
   readonly transport: Transport;
+  /** The cursor a reconnecting SSE client last received (`Last-Event-ID`), which a subscription resumes after. */
+  readonly resumeAfter?: string | undefined;
 }
 
 /** The request's operation name and variables, as the pipeline's initial context holds them. */
@@ -75,8 +77,8 @@ function check(options: OperationGuardOptions, context: OperationSource & Reques
   if (operation == null) {
     return refused('Unable to identify the operation to run: name one of the document\'s operations in "operationName".', 'BAD_USER_INPUT', 400);
   }
-  if (operation.operation === 'subscription' && context.transport !== 'websocket') {
-    return refused('Subscriptions are served over WebSocket (the graphql-ws protocol) on this same path.', 'BAD_USER_INPUT', 400);
+  if (operation.operation === 'subscription' && context.transport === 'http') {
+    return refused('Subscriptions are served over WebSocket (the graphql-ws protocol) or SSE (Accept: text/event-stream) on this same path.', 'BAD_USER_INPUT', 400);
   }
   try {
     options.access.requireScope(context.principal, options.access.scopeFor(operation.operation));

@@ -4,7 +4,7 @@ import type { TestChangeEvent, TestMessage } from '../domain/types.js';
 import { messageGlobalId } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
-import { paginateMessages } from './pagination.js';
+import { cursorKey, encodeCursor, paginateMessages } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
 
 /** Most ids one `tests` query may ask for. */
@@ -57,10 +57,13 @@ export const resolvers: Resolvers = {
 
   Subscription: {
     testMessages: {
-      subscribe: (_root, { correlationId, afterSequence }, { log, subscriptionQueueLimit, access, principal }) => {
+      subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, access, principal, resumeAfter }) => {
         access.requireScope(principal, SCOPES.read);
+        // A reconnect's Last-Event-ID is later than whatever the first request resumed from.
+        const cursor = resumeAfter ?? after;
         return log.follow(correlationId, {
-          afterSequence: afterSequence ?? null,
+          afterSequence: resumeAfter === undefined ? (afterSequence ?? null) : null,
+          afterKey: cursor === null || cursor === undefined ? null : cursorKey(cursor, correlationId),
           queueLimit: subscriptionQueueLimit,
           canSee: (test) => access.canSee(principal, test),
         });
@@ -88,7 +91,7 @@ export const resolvers: Resolvers = {
       // Read afresh (cleared from the loader first): a subscription's context lives as long as the
       // subscription, and its loader must not answer a later change with an earlier read.
       const record = 'messages' in test ? test : await loaders.test.clear(test.correlationId).load(test.correlationId);
-      return paginateMessages(record?.messages ?? [], first, after);
+      return paginateMessages(test.correlationId, record?.messages ?? [], first, after);
     },
     messageCount: (test) => ('messages' in test ? test.messages.length : test.messageCount),
   },
@@ -100,5 +103,7 @@ export const resolvers: Resolvers = {
 
   TestMessage: {
     id: (message: TestMessage) => messageGlobalId(message),
+    // A pure function of the message, as every field below a subscription root must be (shared-subscribe.ts).
+    cursor: (message: TestMessage) => encodeCursor(message),
   },
 };

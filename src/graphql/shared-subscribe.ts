@@ -20,8 +20,12 @@ import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs
 
 type Execution = ExecutionResult | Promise<ExecutionResult>;
 
-/** A `subscribe` implementation for graphql-ws (its `subscribe` server option). */
-export type SharedSubscribe = (args: ExecutionArgs) => Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
+/**
+ * A `subscribe` implementation for graphql-ws and graphql-sse (their `subscribe` server option).
+ * `onEvent` sees each source event just before the result it executes to is yielded (the SSE
+ * binding names its events after them).
+ */
+export type SharedSubscribe = (args: ExecutionArgs, onEvent?: (event: unknown) => void) => Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
 
 /** Creates a {@link SharedSubscribe} with its own per-turn result cache. */
 export function createSharedSubscribe(): SharedSubscribe {
@@ -63,11 +67,14 @@ export function createSharedSubscribe(): SharedSubscribe {
     return result;
   };
 
-  return async (args) => {
+  return async (args, onEvent) => {
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source;
     const key = operationKey(args);
-    return mapIterator(source, (event) => executeShared(event, args, key));
+    return mapIterator(source, (event) => {
+      onEvent?.(event);
+      return executeShared(event, args, key);
+    });
   };
 }
 

@@ -24,12 +24,12 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { InvalidTokenError } from '../auth/auth-error.js';
 import { bearerToken } from '../auth/bearer.js';
-import type { Principal } from '../auth/principal.js';
+import { principalKey, type Principal } from '../auth/principal.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
 import { withRequestId } from '../request-id.js';
-import { toClientError, type MaskError } from './format-error.js';
+import { clientErrors, type MaskError } from './format-error.js';
 import type { ResolveOperation } from './persisted-operations.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
 import { serveGraphQLOverWebSocket } from './ws-transport.js';
@@ -93,12 +93,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   const sharedSubscribe = createSharedSubscribe();
   // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
   // such as a stream that fails) and without the pipeline's internal extensions.
-  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) =>
-    errors.map((error) => {
-      const masked = withRequestId(requestId, () => maskError(error));
-      if (masked !== error) log.error({ err: error.originalError ?? error, requestId }, 'unexpected error in a GraphQL operation');
-      return toClientError(masked instanceof GraphQLError ? masked : new GraphQLError(masked.message));
-    });
+  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, maskError, log);
 
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
@@ -234,9 +229,6 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
   };
 }
-
-/** Who a connection's budgets are counted for (the same key as over HTTP). */
-const principalKey = (principal: Principal) => `${principal.issuer}|${principal.subject}`;
 
 /** The bearer token of `connection_init`: `{ authorization: "Bearer …" }` or `{ token: "…" }`. */
 function tokenFrom(params: Record<string, unknown> | undefined): string {

@@ -52,7 +52,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): GraphQLServe
     maskedErrors: { maskError: options.maskError },
     // Validation results are cached per document by the operation guard, which knows what they depend on.
     parserAndValidationCache: { validationCache: false },
-    context: ({ principal }) => createGraphQLContext(options.deps, principal),
+    context: ({ principal, resumeAfter }) => createGraphQLContext(options.deps, principal, resumeAfter),
     plugins: [
       // A browser sends a "simple" cross-site request (a form post, a plain GET) without a CORS
       // preflight; one that carries neither a JSON content type nor one of these headers is refused.

@@ -15,7 +15,8 @@ export function createCors(allowedOrigins: readonly string[]): RequestHandler {
   const listed = cors({
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin) ? origin : false),
     methods: ['GET', 'POST'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Accept'],
+    // Last-Event-ID: an SSE client resuming a stream on /graphql.
+    allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Last-Event-ID'],
     // Location names a started test; WWW-Authenticate says why a token was refused.
     exposedHeaders: ['Location', 'WWW-Authenticate'],
     maxAge: CORS_MAX_AGE_SECONDS,

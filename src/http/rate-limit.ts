@@ -3,6 +3,7 @@
  * as a GraphQL error (`extensions.code: RATE_LIMITED`) on /graphql and a problem document elsewhere.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { principalKey } from '../auth/principal.js';
 import type { ErrorCode } from '../errors.js';
 import { retryAfterSeconds, type RateLimitBucket, type RateLimits } from '../limits/rate-limits.js';
 import { principalOf } from './authenticate.js';
@@ -12,10 +13,7 @@ import { sendProblem } from './problem.js';
 export type RateLimitKey = (req: Request, res: Response) => string;
 
 /** The authenticated principal (after `authenticate`): its issuer and subject. */
-export const byPrincipal: RateLimitKey = (_req, res) => {
-  const principal = principalOf(res);
-  return `${principal.issuer}|${principal.subject}`;
-};
+export const byPrincipal: RateLimitKey = (_req, res) => principalKey(principalOf(res));
 
 /**
  * The client's IP as Express sees it: the peer's address, which behind a reverse proxy is the

@@ -6,7 +6,7 @@
 
 /**
  * What is counted. `api`: `/graphql` and `/tests` requests per principal. `subscribe`: GraphQL
- * operations started over WebSocket per principal. `wsConnect`: new WebSocket connections per
+ * operations started over WebSocket or SSE per principal. `wsConnect`: new WebSocket connections per
  * principal. `auth`: token endpoint and login form POSTs per client IP.
  */
 export type RateLimitBucket = 'api' | 'subscribe' | 'wsConnect' | 'auth';

@@ -26,7 +26,8 @@ export interface FollowSource {
 }
 
 /**
- * Opens a follower of `correlationId`. Rejects with NOT_FOUND for an unknown test. The iterator
+ * Opens a follower of `correlationId`. Rejects with NOT_FOUND for an unknown test, and with
+ * BAD_USER_INPUT for an `afterKey` the test does not hold. The iterator
  * ends after the final message, and fails with SUBSCRIBER_TOO_SLOW when more than `queueLimit`
  * live messages wait.
  */
@@ -76,7 +77,7 @@ export async function openFollower(source: FollowSource, correlationId: string, 
       return;
     }
     if (live.length >= queueLimit) {
-      failure = new ServiceError('SUBSCRIBER_TOO_SLOW', `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with afterSequence to resume.`);
+      failure = new ServiceError('SUBSCRIBER_TOO_SLOW', `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with after (the cursor of the last message received) to resume.`);
       live.length = 0;
       stopListening();
       wake();
@@ -108,7 +109,12 @@ export async function openFollower(source: FollowSource, correlationId: string, 
   }
 
   seen = new Set(snapshot.messages.map((m) => m.key));
-  replay = hasAfter ? snapshot.messages.filter((m) => m.sequence !== null && m.sequence > afterSequence) : snapshot.messages;
+  try {
+    replay = replayOf(snapshot.messages, options);
+  } catch (error) {
+    stopListening();
+    throw error;
+  }
   if (isFinished(snapshot.status)) {
     finishing = true;
     stopListening();
@@ -148,4 +154,21 @@ export async function openFollower(source: FollowSource, correlationId: string, 
     },
   };
   return iterator;
+}
+
+/**
+ * What the replay delivers of the stored messages. After a key: what follows it in the test's
+ * order, whatever its sequence (the live part needs no filter: everything not in the snapshot was
+ * stored after the key's message, so a client that saw that message has not seen it).
+ */
+function replayOf(messages: readonly TestMessage[], options: FollowOptions): readonly TestMessage[] {
+  const { afterSequence, afterKey } = options;
+  if (afterKey !== undefined && afterKey !== null) {
+    if (afterSequence !== undefined && afterSequence !== null) throw new ServiceError('BAD_USER_INPUT', 'Give after or afterSequence, not both.', { details: { argument: 'after' } });
+    const index = messages.findIndex((m) => m.key === afterKey);
+    if (index < 0) throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor of this test', { details: { argument: 'after' } });
+    return messages.slice(index + 1);
+  }
+  if (afterSequence !== undefined && afterSequence !== null) return messages.filter((m) => m.sequence !== null && m.sequence > afterSequence);
+  return messages;
 }

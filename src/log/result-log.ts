@@ -20,6 +20,12 @@ export interface NewTest {
 export interface FollowOptions {
   /** Skip messages with a sequence at or below this one; the replay also skips unsequenced ones. */
   readonly afterSequence?: number | null;
+  /**
+   * Resume after the message with this key: the replay starts right after it in the test's order,
+   * and every message stored later is delivered live, sequenced or not. A key the test does not
+   * hold is refused with BAD_USER_INPUT. Not together with `afterSequence`.
+   */
+  readonly afterKey?: string | null;
   /** Live messages held for a follower that is not reading before it is cut off (SUBSCRIBER_TOO_SLOW). */
   readonly queueLimit: number;
   /** Whether the caller may see this test; one it may not is answered as unknown (NOT_FOUND). */

@@ -1,6 +1,7 @@
 /**
  * A page served from another local origin calls the API from a real browser: with `fetch` over
- * HTTP and with a graphql-ws subscription. Allowed when its origin is in CORS_ALLOWED_ORIGINS;
+ * HTTP, with a graphql-ws subscription, and with a graphql-sse subscription that reconnects with
+ * Last-Event-ID. Allowed when its origin is in CORS_ALLOWED_ORIGINS;
  * blocked by the browser itself when it is not (the call never reaches the resolvers).
  */
 import { readFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { mintToken } from '../support/tokens.js';
 const topics = uniqueTopics('cross-origin');
 const START = 'mutation($name: String) { startTest(input: { name: $name, parameters: { steps: 3, intervalMs: 200 } }) { correlationId } }';
 const FOLLOW = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence final } }';
+const FOLLOW_WITH_CURSOR = 'subscription($id: ID!) { testMessages(correlationId: $id) { cursor sequence final } }';
 
 let cluster: MockCluster;
 let simulator: Simulator;
@@ -56,6 +58,7 @@ beforeAll(async () => {
   const files = {
     '/': { type: 'text/html; charset=utf-8', body: readFileSync(new URL('cross-origin-page.html', import.meta.url)) },
     '/graphql-ws.js': { type: 'text/javascript', body: readFileSync(join(dirname(createRequire(import.meta.url).resolve('graphql-ws')), '../umd/graphql-ws.js')) },
+    '/graphql-sse.js': { type: 'text/javascript', body: readFileSync(join(dirname(createRequire(import.meta.url).resolve('graphql-sse')), '../umd/graphql-sse.js')) },
   };
   [listed, unlisted] = await Promise.all([servePages(files), servePages(files)]);
   cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
@@ -98,6 +101,23 @@ describe('a page on a listed origin', () => {
       const read = await callApi(page, 'query($id: ID!) { test(correlationId: $id) { status messageCount } }', { id });
       expect(read.body?.data?.test).toEqual({ status: 'COMPLETED', messageCount: 4 });
       await screenshot(page, 'cross-origin-listed');
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('a page on a listed origin, over SSE', () => {
+  it('follows a test with graphql-sse, drops the connection mid-stream and resumes with Last-Event-ID: nothing lost or repeated', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${listed.origin}/`);
+      const started = await callApi(page, START, { name: 'sse-from-a-listed-origin' });
+      const id = started.body?.data?.startTest.correlationId as string;
+      const followed = (await page.evaluate(([api, t, q, v]) => (globalThis as any).followSse(api, t, q, v, 2), [svc.url, token, FOLLOW_WITH_CURSOR, { id }] as const)) as FollowOutcome;
+      expect(followed.error).toBeUndefined();
+      expect(followed.messages.map((m) => m.data?.testMessages.sequence)).toEqual([1, 2, 3, 4]);
+      await screenshot(page, 'cross-origin-sse');
     } finally {
       await page.close();
     }

@@ -1,14 +1,14 @@
 /**
- * One operation pipeline for HTTP and WebSocket: the same refusals with the same codes on both
- * transports, the HTTP-only rules (CSRF, GET, batching, statuses whatever the client accepts), and
- * the error edge masking unexpected errors in production on both.
+ * One operation pipeline for HTTP, WebSocket and SSE: the same refusals with the same codes on
+ * every transport, the HTTP-only rules (CSRF, GET, batching, statuses whatever the client accepts),
+ * and the error edge masking unexpected errors in production on all three.
  */
 import { getIntrospectionQuery } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { postGraphQL, wsErrors as overWebSocket } from '../support/graphql.js';
+import { postGraphQL, sseErrors as overSse, wsErrors as overWebSocket } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 
@@ -53,6 +53,9 @@ describe('the same refusals on both transports', () => {
     expect(http.body.data).toBeUndefined();
     const ws = await overWebSocket(svc.url, '{ test(correlationId: "x") { ');
     expect(ws[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+    const sse = await overSse(svc.url, '{ test(correlationId: "x") { ');
+    expect(sse.status).toBe(400);
+    expect(sse[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
   });
 
   it('refuses a document whose operation to run is ambiguous, before execution', async () => {
@@ -64,6 +67,7 @@ describe('the same refusals on both transports', () => {
     expect(http.body.errors?.[0]?.extensions?.code).toBe('OPERATION_RESOLUTION_FAILURE');
     const ws = await overWebSocket(svc.url, document);
     expect(ws[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect((await overSse(svc.url, document))[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
   it('keeps 400 for refusals when the client accepts only application/json', async () => {
@@ -80,12 +84,15 @@ describe('the same refusals on both transports', () => {
     const ws = await overWebSocket(prod.url, '{ __schema { queryType { name } } }');
     expect(ws[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(await overWebSocket(svc.url, '{ __schema { queryType { name } } }')).toEqual([]);
+    expect((await overSse(prod.url, '{ __schema { queryType { name } } }'))[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(await overSse(svc.url, '{ __schema { queryType { name } } }')).toEqual([]);
   });
 
-  it('never sends the pipeline\'s internal extensions (HTTP status, headers) to WebSocket clients', async () => {
-    const [error] = await overWebSocket(svc.url, '{ nonsense }');
-    expect(error?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
-    expect(error?.extensions).not.toHaveProperty('http');
+  it('never sends the pipeline\'s internal extensions (HTTP status, headers) to WebSocket and SSE clients', async () => {
+    for (const [error] of [await overWebSocket(svc.url, '{ nonsense }'), await overSse(svc.url, '{ nonsense }')]) {
+      expect(error?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+      expect(error?.extensions).not.toHaveProperty('http');
+    }
   });
 });
 
@@ -124,8 +131,8 @@ describe('HTTP transport rules', () => {
     expect(response.status).toBe(400);
   });
 
-  it('refuses a subscription over HTTP with BAD_USER_INPUT: subscriptions are served over WebSocket', async () => {
-    const response = await postGraphQL(svc.url, 'subscription { testMessages(correlationId: "x") { id } }', undefined, { headers: { accept: 'text/event-stream, application/json' } });
+  it('refuses a subscription over plain HTTP with BAD_USER_INPUT: subscriptions are served over WebSocket and SSE', async () => {
+    const response = await postGraphQL(svc.url, 'subscription { testMessages(correlationId: "x") { id } }', undefined, { headers: { accept: 'application/graphql-response+json, application/json' } });
     expect(response.status).toBe(400);
     expect(response.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
@@ -141,7 +148,10 @@ describe('the error edge in production', () => {
     const ws = await overWebSocket(prod.url, query);
     expect(ws[0]).toMatchObject({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
     expect(JSON.stringify(ws)).not.toContain('secret-host');
-    expect(logLines.filter((line) => line.includes('connection reset by secret-host'))).toHaveLength(2);
+    const sse = await overSse(prod.url, query);
+    expect(sse[0]).toMatchObject({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String) } });
+    expect(JSON.stringify(sse)).not.toContain('secret-host');
+    expect(logLines.filter((line) => line.includes('connection reset by secret-host'))).toHaveLength(3);
   });
 
   it('keeps the message and code of an expected error', async () => {

@@ -1,6 +1,6 @@
 /**
  * Rate limits over real connections: per principal on /tests and /graphql (429, Retry-After,
- * RATE_LIMITED), on WebSocket operations (a GraphQL error) and new WebSocket connections (close
+ * RATE_LIMITED), on WebSocket and SSE operations (one budget) and new WebSocket connections (close
  * code 4429), per client IP on the embedded issuer's token endpoint and login form, and one budget
  * shared by two replicas through Redis.
  */
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
+import { collect, createWsClient, postGraphQL, sseErrors } from '../support/graphql.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { authedFetch, mintToken } from '../support/tokens.js';
@@ -102,6 +102,18 @@ describe('per principal on WebSocket', () => {
     } finally {
       await client.dispose();
     }
+  });
+
+  it('counts SSE operations against the same budget: past it an event stream is refused with 429 and RATE_LIMITED', async () => {
+    const token = await mintToken({ sub: `sse-ops-${randomUUID()}` });
+    const client = createWsClient(svc.url, { connectionParams: { authorization: `Bearer ${token}` } });
+    await collect(client, '{ __typename }').done;
+    await client.dispose();
+    expect(await sseErrors(svc.url, '{ __typename }', undefined, token)).toEqual([]);
+    const refused = await sseErrors(svc.url, '{ __typename }', undefined, token);
+    expect(refused.status).toBe(429);
+    expect(refused[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(refused[0]?.extensions?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
   });
 
   it('closes the connection over the budget of new connections with 4429', async () => {

@@ -1,8 +1,9 @@
 /**
  * Clients that do not play along cannot grow server memory without bound: one that stops reading
- * is cut off, and a flood of subscribe messages is capped per connection. The figures printed are
+ * is cut off (over WebSocket and SSE), and a flood of subscribe messages is capped per connection. The figures printed are
  * the server process's memory around each case.
  */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createResultRecorder } from '../../src/results/record-result.js';
@@ -106,5 +107,48 @@ describe('slow and abusive WebSocket clients', () => {
     expect(store.followers(id)).toBe(10);
     ws.close();
     await eventually(() => store.followers(id) === 0, 5000, 'listeners released on close');
+  });
+});
+
+describe('slow SSE clients', () => {
+  it('cuts off an event stream that stops being read, then tells it why', async () => {
+    const id = `slow-sse-${Date.now()}`;
+    await store.create({ correlationId: id, input: null, owner: 'tester' });
+    const token = await defaultToken();
+    const body = JSON.stringify({ query: `subscription { testMessages(correlationId: "${id}") { sequence payload } }` });
+    const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      const req = request(`${svc.url}/graphql`, { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${token}` } }, resolve);
+      req.once('error', reject);
+      req.end(body);
+    });
+    expect(response.statusCode).toBe(200);
+    // Stop reading: the server's writes back up.
+    response.pause();
+    response.socket.pause();
+    await eventually(() => store.followers(id) === 1, 5000, 'the subscription');
+    const payload = 'x'.repeat(20_000);
+    let pushed = 0;
+    for (let sequence = 1; sequence <= 3000 && store.followers(id) > 0; sequence++) {
+      await record([incoming(id, { sequence, payload })]);
+      pushed += 1;
+      if (sequence % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await eventually(() => store.followers(id) === 0, 10_000, 'the subscriber to be dropped');
+    expect(pushed).toBeLessThan(3000);
+    // Reading again, the client finds what was sent before the cut, then the reason, then the end.
+    let text = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => (text += chunk));
+    response.socket.resume();
+    response.resume();
+    await new Promise((resolve) => response.once('end', resolve));
+    await store.remove(id);
+    const events = text.split('\n\n').filter((e) => e.startsWith('id:') || e.startsWith('event:'));
+    const delivered = events.filter((e) => e.startsWith('id:')).length;
+    console.log(`slow SSE subscriber: offered ${pushed} messages (${mb(pushed * 20_000)}), ${delivered} delivered before the cut`);
+    expect(delivered).toBeGreaterThan(0);
+    expect(delivered).toBeLessThan(pushed);
+    expect(events.at(-2)).toContain('SUBSCRIBER_TOO_SLOW');
+    expect(events.at(-1)).toMatch(/^event: complete/);
   });
 });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { sha256Hex } from '../../src/persisted-operations-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { collect, createWsClient, getGraphQL, postGraphQL, wsErrors, type ClientErrors, type OperationRequest } from '../support/graphql.js';
+import { collect, createSseClient, createWsClient, eventually, getGraphQL, postGraphQL, sseErrors, wsErrors, type ClientErrors, type OperationRequest } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
 
@@ -120,11 +120,17 @@ describe('trusted documents', () => {
     expect(started.status).toBe(200);
     const correlationId = started.body.data!.startTest.correlationId;
     const client = createWsClient(trusted.url);
+    const sseClient = createSseClient(trusted.url);
     const follow = collect(client, byDocumentId(FOLLOW), { id: correlationId });
+    const followSse = collect(sseClient, byHash(FOLLOW), { id: correlationId });
+    await Promise.all([follow.waitFor(0), followSse.waitFor(0)]);
+    await eventually(() => trusted.log.followers(correlationId) === 2, 10_000, 'both subscribers following');
     await trusted.log.append([{ correlationId, key: 's:1', messageId: null, sequence: 1, status: 'COMPLETED', final: true, payload: { ok: true }, producedAt: null }]);
-    await follow.done;
+    await Promise.all([follow.done, followSse.done]);
     expect(follow.results).toEqual([{ data: { testMessages: { sequence: 1, status: 'COMPLETED', final: true } } }]);
+    expect(followSse.results).toEqual(follow.results);
     await client.dispose();
+    sseClient.dispose();
   });
 
   it('refuses an unknown id with PERSISTED_QUERY_NOT_FOUND on both transports (404 over HTTP)', async () => {
@@ -135,6 +141,8 @@ describe('trusted documents', () => {
     expect(post.body.data).toBeUndefined();
     expect(codes((await getGraphQL(trusted.url, byHash('{ notListed }'))).body.errors)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
     expect(codes(await wsErrors(trusted.url, unknown))).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    expect(codes(await sseErrors(trusted.url, unknown))).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    expect(codes(await sseErrors(trusted.url, byHash('{ notListed }')))).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
   });
 
   it('refuses any operation text with PERSISTED_QUERY_ONLY on both transports (403 over HTTP), listed or not, introspection included', async () => {
@@ -145,6 +153,7 @@ describe('trusted documents', () => {
       expect(codes(post.body.errors)).toEqual(['PERSISTED_QUERY_ONLY']);
       expect(post.body.data).toBeUndefined();
       expect(codes(await wsErrors(trusted.url, query))).toEqual(['PERSISTED_QUERY_ONLY']);
+      expect(codes(await sseErrors(trusted.url, query))).toEqual(['PERSISTED_QUERY_ONLY']);
     }
     expect(codes((await getGraphQL(trusted.url, { query: TYPENAME })).body.errors)).toEqual(['PERSISTED_QUERY_ONLY']);
     // The mutation's text did not run.

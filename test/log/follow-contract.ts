@@ -127,6 +127,33 @@ export function describeFollowContract(context: FollowContext): void {
       expect(await take(stream, 10)).toEqual([3, null, 9]);
     });
 
+    it('resumes exactly after a key, sequenced or not, in the replay and live', async () => {
+      const id = uniqueId('after-key');
+      const stored = await peer.append([incoming(id, { payload: 'a' }), incoming(id, { sequence: 1 }), incoming(id, { payload: 'b' }), incoming(id, { payload: 'c' })]);
+      const keys = stored.map((r) => r.message.key);
+      // After an unsequenced message (which afterSequence cannot name): the rest of the order, then live ones.
+      const stream = await log.follow(id, { afterKey: keys[2] as string, queueLimit: 10 });
+      await record(incoming(id, { payload: 'd' }));
+      await record(incoming(id, { sequence: 0, payload: 'late, sorted before the key' }));
+      await record(incoming(id, { payload: 'e', final: true }));
+      const got = await drain(stream);
+      expect(got.map((m) => m.payload)).toEqual(['c', 'd', 'late, sorted before the key', 'e']);
+      // After the last message of a finished test: nothing, and the follower ends.
+      const done = await log.follow(id, { afterKey: (got.at(-1) as TestMessage).key, queueLimit: 10 });
+      expect(await done.next()).toEqual({ value: undefined, done: true });
+      expect(log.followers(id)).toBe(0);
+    });
+
+    it('refuses a key the test does not hold, or one given with afterSequence, with BAD_USER_INPUT, and leaves no follower behind', async () => {
+      const id = uniqueId('bad-key');
+      await record(incoming(id, { sequence: 1 }));
+      await expect(log.follow(id, { afterKey: 's:2', queueLimit: 10 })).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+      await expect(log.follow(id, { afterKey: 's:1', afterSequence: 1, queueLimit: 10 })).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+      // An unknown test stays NOT_FOUND whatever the key.
+      await expect(log.follow(uniqueId('nope'), { afterKey: 's:1', queueLimit: 10 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(log.followers(id)).toBe(0);
+    });
+
     it('ends when the final message is one that afterSequence skips', async () => {
       const id = uniqueId('skip-final');
       await log.create({ correlationId: id, input: null, owner: null });

@@ -1,4 +1,5 @@
-/** GraphQL clients for tests: plain HTTP POSTs and a real graphql-ws client. */
+/** GraphQL clients for tests: plain HTTP POSTs, a real graphql-ws client, graphql-sse's client and a raw event-stream reader. */
+import { createClient as createGraphQLSseClient, type Client as SseClient } from 'graphql-sse';
 import { createClient, type Client, type FormattedExecutionResult as ExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
 import { defaultToken } from './tokens.js';
@@ -76,11 +77,19 @@ export interface Collected<T> {
   unsubscribe(): void;
 }
 
+/** What `collect` needs of a client: graphql-ws's and graphql-sse's both subscribe this way. */
+export interface Subscriber {
+  subscribe<T>(
+    payload: { query: string; variables?: Record<string, unknown> } & OperationRequest,
+    sink: { next: (value: ExecutionResult<T, unknown>) => void; error: (error: unknown) => void; complete: () => void },
+  ): () => void;
+}
+
 /**
  * Subscribes and collects every result. `request` is the query text, or the subscribe payload's
  * fields (graphql-ws needs `query` to be a string: `""` when the document is named by id).
  */
-export function collect<T = Record<string, any>>(client: Client, request: string | OperationRequest, variables?: Record<string, unknown>): Collected<T> {
+export function collect<T = Record<string, any>>(client: Subscriber, request: string | OperationRequest, variables?: Record<string, unknown>): Collected<T> {
   const results: Array<ExecutionResult<T, unknown>> = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   let unsubscribe = () => {};
@@ -131,9 +140,8 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
 /** A GraphQL error as a client receives it. */
 export type ClientErrors = Array<{ message: string; extensions?: Record<string, unknown> }>;
 
-/** Runs one operation over graphql-ws on a fresh connection: the errors it ends with (none when it completes without). */
-export async function wsErrors(url: string, request: string | OperationRequest, variables?: Record<string, unknown>): Promise<ClientErrors> {
-  const client = createWsClient(url);
+/** Runs one operation on a fresh connection of `client`: the errors it ends with (none when it completes without). */
+async function errorsOf(client: Subscriber & { dispose(): unknown }, request: string | OperationRequest, variables?: Record<string, unknown>): Promise<ClientErrors> {
   const sub = collect(client, request, variables);
   const outcome = await sub.done.then(
     () => sub.results.flatMap((result) => (result as { errors?: ClientErrors }).errors ?? []),
@@ -142,3 +150,131 @@ export async function wsErrors(url: string, request: string | OperationRequest, 
   await client.dispose();
   return outcome as ClientErrors;
 }
+
+/** Runs one operation over graphql-ws on a fresh connection: the errors it ends with (none when it completes without). */
+export async function wsErrors(url: string, request: string | OperationRequest, variables?: Record<string, unknown>): Promise<ClientErrors> {
+  return errorsOf(createWsClient(url), request, variables);
+}
+
+/**
+ * graphql-sse's own client (distinct connections mode) for `${url}/graphql`, with the default test
+ * token unless `token` says otherwise; `headers` adds headers to every connect (e.g. `last-event-id`).
+ */
+export function createSseClient(url: string, options: { token?: string; headers?: () => Record<string, string> } = {}): SseClient {
+  return createGraphQLSseClient({
+    url: `${url}/graphql`,
+    retryAttempts: 0,
+    headers: async () => ({ authorization: `Bearer ${options.token ?? (await defaultToken())}`, ...options.headers?.() }),
+  });
+}
+
+/**
+ * Runs one operation over SSE with graphql-sse's client: the errors it ends with, from the error
+ * events, or from the body of a refusal before the stream opened (with its HTTP status).
+ */
+export async function sseErrors(url: string, query: string | OperationRequest, variables?: Record<string, unknown>, token?: string): Promise<ClientErrors & { status?: number }> {
+  const client = createSseClient(url, token === undefined ? {} : { token });
+  const sub = collect(client, query, variables);
+  try {
+    return await sub.done.then(
+      () => sub.results.flatMap((result) => (result as { errors?: ClientErrors }).errors ?? []),
+      async (error: unknown) => {
+        const response = (error as { response?: Response }).response;
+        if (response === undefined) throw error;
+        const body = (await response.json()) as { errors: ClientErrors };
+        return Object.assign(body.errors, { status: response.status });
+      },
+    );
+  } finally {
+    client.dispose();
+  }
+}
+
+/** One event of a raw event stream. */
+export interface StreamEvent {
+  readonly id: string | undefined;
+  readonly event: string;
+  readonly data: any;
+}
+
+/** A raw event stream read with `fetch` and a ReadableStream reader. */
+export interface EventStream {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Events so far, parsed from their `id:`, `event:` and `data:` lines. */
+  readonly events: StreamEvent[];
+  /** Resolves when the server ends the stream, or it is closed. */
+  readonly ended: Promise<void>;
+  waitFor(n: number, timeoutMs?: number): Promise<void>;
+  /** Drops the connection (as a network failure or a closed tab would). */
+  close(): void;
+}
+
+/** POSTs one operation to `${url}/graphql` with `Accept: text/event-stream` and reads the stream as it comes. */
+export async function openEventStream(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  options: { token?: string | null; lastEventId?: string } = {},
+): Promise<EventStream> {
+  const token = options.token === undefined ? await defaultToken() : options.token;
+  const abort = new AbortController();
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    signal: abort.signal,
+    headers: {
+      accept: 'text/event-stream',
+      'content-type': 'application/json',
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+      ...(options.lastEventId === undefined ? {} : { 'last-event-id': options.lastEventId }),
+    },
+    body: JSON.stringify({ query, variables }),
+  });
+  const events: StreamEvent[] = [];
+  const ended = readEvents(response, events).catch(() => undefined);
+  return {
+    status: response.status,
+    headers: response.headers,
+    events,
+    ended,
+    waitFor: (n, timeoutMs = 15_000) => eventually(() => events.length >= n, timeoutMs, `${n} events, got ${events.length}`).then(() => undefined),
+    close: () => abort.abort(),
+  };
+}
+
+/** Parses the body of `response` into `events`, event by event, until it ends. */
+async function readEvents(response: Response, events: StreamEvent[]): Promise<void> {
+  if (response.body === null) return;
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (let chunk = await reader.read(); chunk.done !== true; chunk = await reader.read()) {
+    buffer += chunk.value;
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+      const fields = new Map<string, string>();
+      for (const line of buffer.slice(0, end).split('\n')) {
+        const colon = line.indexOf(':');
+        if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).trimStart());
+      }
+      buffer = buffer.slice(end + 2);
+      if (fields.has('event')) {
+        const data = fields.get('data');
+        events.push({ id: fields.get('id'), event: fields.get('event') as string, data: data === undefined || data === '' ? null : JSON.parse(data) });
+      }
+    }
+  }
+}
+
+/** A subscription transport, for suites that run the same subscriptions over each. */
+export interface SubscriptionTransport {
+  readonly name: string;
+  /** A client of the default test token. */
+  client(url: string): Subscriber & { dispose(): unknown };
+  /** Runs one operation on a fresh client: the errors it ends with. */
+  errors(url: string, query: string, variables?: Record<string, unknown>): Promise<ClientErrors>;
+}
+
+/** Every transport subscriptions are served over. */
+export const subscriptionTransports: readonly SubscriptionTransport[] = [
+  { name: 'graphql-ws', client: (url) => createWsClient(url), errors: wsErrors },
+  { name: 'graphql-sse', client: (url) => createSseClient(url), errors: sseErrors },
+];

@@ -153,6 +153,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RATE_LIMIT_AUTH_PER_MINUTE: 'lots' })).toThrow(/^RATE_LIMIT_AUTH_PER_MINUTE: expected an integer/);
   });
 
+  it('reads the SSE stream cap per caller: 20 by default, errors naming the variable', () => {
+    expect(loadConfig({}).sse).toEqual({ maxStreamsPerPrincipal: 20 });
+    expect(loadConfig({ SSE_MAX_STREAMS: '3' }).sse.maxStreamsPerPrincipal).toBe(3);
+    expect(() => loadConfig({ SSE_MAX_STREAMS: '0' })).toThrow(/^SSE_MAX_STREAMS: must be at least 1/);
+  });
+
   it('turns the access-token typ check off when AUTH_ACCESS_TOKEN_TYP is set and empty', () => {
     expect(loadConfig({ AUTH_ACCESS_TOKEN_TYP: '' }).auth.tokenType).toBeNull();
     expect(loadConfig({}).auth.tokenType).toBe('at+jwt');

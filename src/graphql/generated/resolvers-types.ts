@@ -100,8 +100,9 @@ export type Subscription = {
    */
   testChanges: TestChange;
   /**
-   * Every result message of one test: first those already stored (after `afterSequence` when given),
-   * then each new one as it arrives, with no gap and no duplicate. Completes after the final message.
+   * Every result message of one test: first those already stored (after `after` or `afterSequence`
+   * when given), then each new one as it arrives, with no gap and no duplicate. Completes after the
+   * final message.
    */
   testMessages: TestMessage;
 };
@@ -109,6 +110,7 @@ export type Subscription = {
 
 /** Live updates. */
 export type SubscriptionTestMessagesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
   afterSequence?: InputMaybe<Scalars['Int']['input']>;
   correlationId: Scalars['ID']['input'];
 };
@@ -188,6 +190,11 @@ export type TestMessage = {
   __typename?: 'TestMessage';
   /** The test this message belongs to. */
   correlationId: Scalars['ID']['output'];
+  /**
+   * Opaque cursor of this message, the same as its `edges.cursor` in `messages`: pass it as `after`
+   * to `testMessages` (or to `messages`) to continue right after this message.
+   */
+  cursor: Scalars['String']['output'];
   /** True when this message marked the test as finished. */
   final: Scalars['Boolean']['output'];
   /** Globally unique identifier: the correlation id and the message's deduplication key. */
@@ -420,6 +427,7 @@ export type TestEdgeResolvers<ContextType = GraphQLContext, ParentType extends R
 
 export type TestMessageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestMessage'] = ResolversParentTypes['TestMessage']> = {
   correlationId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   final?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   messageId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;

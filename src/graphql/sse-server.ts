@@ -1,0 +1,284 @@
+/**
+ * GraphQL over Server-Sent Events (the graphql-sse protocol, distinct connections mode) on the
+ * `/graphql` path, for requests that accept `text/event-stream`: a thin binding of the shared
+ * operation pipeline (`yoga.ts`), as the WebSocket one is.
+ *
+ * - The HTTP edge authenticates the request (`Authorization: Bearer`, 401 otherwise), applies CORS
+ *   and counts it against the principal's `api` budget before it gets here.
+ * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
+ *   scope check, context and execution are the pipeline's. A refusal before the stream opens is an
+ *   HTTP answer with its status and a GraphQL error body, as for any HTTP request.
+ * - The caps are the WebSocket's: one unit of the principal's `subscribe` budget per operation
+ *   (shared with graphql-ws), and at most `maxStreamsPerPrincipal` streams open at once.
+ * - Every message event carries its cursor as the event `id:`; a client that reconnects with
+ *   `Last-Event-ID` resumes right after it (the pipeline's context carries it to `testMessages`).
+ * - The stream ends at the token's expiry with an UNAUTHENTICATED error event, and has one
+ *   backpressure point, the response's buffer (`sse-stream.ts`).
+ */
+import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { createHandler, type Request as SseRequest, type RequestParams, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidTokenError } from '../auth/auth-error.js';
+import { principalKey, type Principal } from '../auth/principal.js';
+import type { TestMessage } from '../domain/types.js';
+import { ServiceError, type ErrorCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
+import { currentRequestId, withRequestId } from '../request-id.js';
+import { clientErrors, toClientError, type MaskError } from './format-error.js';
+import { encodeCursor } from './pagination.js';
+import type { ResolveOperation } from './persisted-operations.js';
+import { createSharedSubscribe } from './shared-subscribe.js';
+import { guardSseStream } from './sse-stream.js';
+import type { GraphQLServer } from './yoga.js';
+
+/** Options of {@link createGraphQLSse}. */
+export interface GraphQLSseOptions {
+  /** The shared operation pipeline. */
+  readonly graphql: GraphQLServer;
+  /** Trusted documents and APQ: turns a document id into the text to run, as over HTTP and WebSocket. */
+  readonly resolveOperation: ResolveOperation;
+  readonly maskError: MaskError;
+  /** Operations per principal (the `subscribe` bucket, shared with the WebSocket). */
+  readonly rateLimits: RateLimits;
+  /** Streams one principal may hold open at once in this process. */
+  readonly maxStreamsPerPrincipal: number;
+  /** Bytes waiting to be sent to one client past which its stream waits for it to read. */
+  readonly maxBufferedBytes: number;
+  readonly logger: Logger;
+}
+
+/** The SSE endpoint, mounted by the HTTP edge behind its authentication. */
+export interface GraphQLSse {
+  /** Serves one authenticated request that accepts `text/event-stream`; `req.body` is the parsed JSON body, if any. */
+  handle(req: IncomingMessage & { body?: unknown }, res: ServerResponse, principal: Principal): Promise<void>;
+  /** Open streams, for metrics and tests. */
+  readonly streams: number;
+  /** Cuts every open stream (its clients reconnect with `Last-Event-ID` elsewhere). */
+  dispose(): Promise<void>;
+}
+
+/** Whether a request asks for an event stream. */
+export function acceptsEventStream(req: IncomingMessage): boolean {
+  return (req.headers.accept ?? '').split(',').some((type) => type.split(';')[0]?.trim().toLowerCase() === 'text/event-stream');
+}
+
+/** What the binding keeps for one request. */
+interface Stream {
+  readonly principal: Principal;
+  readonly res: ServerResponse;
+  readonly requestId: string;
+  readonly resumeAfter: string | undefined;
+  /** Event ids of the results handed to graphql-sse, in the order it prints them. */
+  readonly ids: Array<string | undefined>;
+}
+
+type Context = Record<PropertyKey, unknown>;
+type Pipeline = ReturnType<GraphQLServer['getEnveloped']>;
+type Handler = ReturnType<typeof createHandler<IncomingMessage, Stream, Context>>;
+
+/** Creates the SSE binding of the pipeline. */
+export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
+  const log = options.logger.child({ component: 'sse' });
+  const responses = new Set<ServerResponse>();
+  const handler = createOperationHandler(options, log);
+  return {
+    get streams() {
+      return responses.size;
+    },
+    async handle(req, res, principal) {
+      const lastEventId = req.headers['last-event-id'];
+      const stream: Stream = {
+        principal,
+        res,
+        requestId: currentRequestId() ?? randomUUID(),
+        resumeAfter: typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined,
+        ids: [],
+      };
+      const request: SseRequest<IncomingMessage, Stream> = {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers: {
+          // The edge has already chosen this transport for any Accept that lists text/event-stream;
+          // graphql-sse takes only the exact value as a request for a stream.
+          get: (key) => (key === 'accept' ? 'text/event-stream' : headerValue(req.headers[key])),
+        },
+        body: () => (req.body ?? null) as Record<PropertyKey, unknown> | null,
+        raw: req,
+        context: stream,
+      };
+      responses.add(res);
+      res.once('close', () => responses.delete(res));
+      const [body, init]: SseResponse = await handler(request);
+      res.writeHead(init.status, init.statusText, init.headers);
+      await writeBody(res, body, stream.ids, log);
+    },
+    async dispose() {
+      for (const res of responses) res.destroy();
+    },
+  };
+}
+
+/** graphql-sse's handler, with every operation prepared and executed by the pipeline. */
+function createOperationHandler(options: GraphQLSseOptions, log: Logger): Handler {
+  const slots = createStreamSlots(options.maxStreamsPerPrincipal);
+  const streamOf = new WeakMap<ExecutionArgs, Stream>();
+  const pipelines = new WeakMap<ExecutionArgs, Pipeline>();
+  const sharedSubscribe = createSharedSubscribe();
+  return createHandler<IncomingMessage, Stream, Context>({
+    // Validation is the pipeline's, in onSubscribe.
+    validate: () => [],
+    onSubscribe: async (req, params) => {
+      const stream = req.context;
+      const refused = await admit(options, slots, stream);
+      if (refused !== undefined) return refused;
+      let resolved: RequestParams;
+      try {
+        // graphql-sse keeps only the standard parameters; a document id travels in the body beside them.
+        const documentId = (req.raw as { body?: { documentId?: unknown } }).body?.documentId;
+        resolved = { ...params, query: options.resolveOperation({ ...params, ...(documentId === undefined ? {} : { documentId }) }).query ?? '' };
+      } catch (error) {
+        if (error instanceof GraphQLError) return refusal(error);
+        throw error;
+      }
+      const prepared = await prepare(options.graphql, stream, resolved);
+      if (!('args' in prepared)) return prepared;
+      pipelines.set(prepared.args, prepared.pipeline);
+      streamOf.set(prepared.args, stream);
+      return prepared.args;
+    },
+    execute: (args) => withRequestId(streamOf.get(args)!.requestId, () => pipelines.get(args)!.execute(args)),
+    subscribe: async (args) => {
+      const stream = streamOf.get(args)!;
+      let event: unknown;
+      const result = await sharedSubscribe(args, (e) => (event = e));
+      if (!(Symbol.asyncIterator in result)) return result;
+      return guardSseStream(result, {
+        writable: () => writable(stream.res, options.maxBufferedBytes),
+        endsAt: stream.principal.expiresAt,
+        expired: () => ({ errors: [asGraphQLError(new InvalidTokenError('the token has expired'))] }),
+        failed: (error) => ({ errors: [asGraphQLError(error)] }),
+        eventId: () => (isTestMessage(event) ? encodeCursor(event) : undefined),
+        onResult: (id) => stream.ids.push(id),
+      });
+    },
+    onNext: (_ctx, req, result) => {
+      const errors = (result as ExecutionResult).errors;
+      if (errors === undefined || errors.length === 0) return undefined;
+      return { ...result, errors: clientErrors(errors, req.context.requestId, options.maskError, log) } as unknown as ExecutionResult;
+    },
+  });
+}
+
+/** Counts the streams each principal holds open; a slot is given back when its response closes. */
+function createStreamSlots(max: number): { take(stream: Stream): boolean } {
+  const open = new Map<string, number>();
+  return {
+    take(stream) {
+      const key = principalKey(stream.principal);
+      const count = open.get(key) ?? 0;
+      if (count >= max) return false;
+      open.set(key, count + 1);
+      stream.res.once('close', () => {
+        const left = (open.get(key) ?? 1) - 1;
+        if (left === 0) open.delete(key);
+        else open.set(key, left);
+      });
+      return true;
+    },
+  };
+}
+
+/** The caps of the WebSocket: a stream slot, and one unit of the shared operations budget. */
+async function admit(options: GraphQLSseOptions, slots: { take(stream: Stream): boolean }, stream: Stream): Promise<SseResponse | undefined> {
+  if (!slots.take(stream)) return refusal(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`));
+  const budget = await options.rateLimits.consume('subscribe', principalKey(stream.principal));
+  if (budget.allowed) return undefined;
+  const seconds = retryAfterSeconds(budget);
+  return refusal(new ServiceError('RATE_LIMITED', `Too many operations: try again in ${seconds} s.`, { details: { retryAfterSeconds: seconds } }), { 'retry-after': String(seconds) });
+}
+
+/** Parses and validates (with every limit and the scope check) through the pipeline, as over WebSocket. */
+async function prepare(graphql: GraphQLServer, stream: Stream, params: RequestParams): Promise<SseResponse | { args: ExecutionArgs & { contextValue: Context }; pipeline: Pipeline }> {
+  const pipeline = graphql.getEnveloped({ principal: stream.principal, transport: 'sse', params, resumeAfter: stream.resumeAfter });
+  let document;
+  try {
+    document = pipeline.parse(params.query);
+  } catch (error) {
+    return refusal(error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } }));
+  }
+  const [invalid] = pipeline.validate(pipeline.schema, document);
+  if (invalid !== undefined) return refusal(invalid);
+  const args = {
+    schema: pipeline.schema,
+    document,
+    variableValues: params.variables ?? null,
+    operationName: params.operationName ?? null,
+    contextValue: (await pipeline.contextFactory()) as unknown as Context,
+  };
+  return { args, pipeline };
+}
+
+/** An error a stream ends with, as a GraphQL error (masked later, in onNext, if unexpected). */
+function asGraphQLError(error: unknown): GraphQLError {
+  if (error instanceof GraphQLError) return error;
+  if (error instanceof ServiceError) return new GraphQLError(error.message, { originalError: error, extensions: error.extensions });
+  return new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
+}
+
+/** A refusal before the stream opens: the error's HTTP status and a GraphQL error body. */
+function refusal(error: GraphQLError | ServiceError, headers: Record<string, string> = {}): SseResponse {
+  const graphqlError = error instanceof ServiceError ? new GraphQLError(error.message, { extensions: error.extensions }) : error;
+  const http = graphqlError.extensions.http as { status?: number; headers?: Record<string, string> } | undefined;
+  const status = error instanceof ServiceError ? error.httpStatus : (http?.status ?? 400);
+  return [
+    JSON.stringify({ errors: [toClientError(graphqlError)] }),
+    { status, statusText: '', headers: { 'content-type': 'application/json; charset=utf-8', ...http?.headers, ...headers } },
+  ];
+}
+
+/** Writes graphql-sse's body, naming each `next` event after its result's event id. */
+async function writeBody(res: ServerResponse, body: ResponseBody | null, ids: Array<string | undefined>, log: Logger): Promise<void> {
+  if (body === null || typeof body === 'string') {
+    res.end(body ?? undefined);
+    return;
+  }
+  const stop = () => void body.return(undefined);
+  res.once('close', stop);
+  try {
+    for await (const chunk of body) {
+      if (res.writableEnded || res.destroyed) break;
+      const id = chunk.startsWith('event: next') ? ids.shift() : undefined;
+      res.write(id === undefined ? chunk : `id: ${id}\n${chunk}`);
+    }
+  } catch (error) {
+    log.error({ err: error }, 'event stream failed');
+  } finally {
+    res.off('close', stop);
+    if (!res.writableEnded) res.end();
+  }
+}
+
+/** Resolves once `res` holds at most `limit` unsent bytes, or has closed. */
+function writable(res: ServerResponse, limit: number): Promise<void> {
+  if (res.writableLength <= limit || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** A message of the result log: the source events of `testMessages`, named by their cursors. */
+function isTestMessage(event: unknown): event is TestMessage {
+  return typeof event === 'object' && event !== null && typeof (event as TestMessage).key === 'string' && typeof (event as TestMessage).correlationId === 'string';
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
