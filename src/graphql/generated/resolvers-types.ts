@@ -4,6 +4,7 @@ import type { TestRecord as TestRecordModel, TestMessage as TestMessageModel, Me
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
+export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
@@ -46,10 +47,19 @@ export type PageInfo = {
 /** Reads of accumulated results. They read the service's state only, never the message broker. */
 export type Query = {
   __typename?: 'Query';
+  recentTests: TestConnection;
   /** One test, or null when no test has this correlation id. */
   test?: Maybe<Test>;
   /** Several tests at once (at most 100 ids), in the order asked; null where an id is unknown. */
   tests: Array<Maybe<Test>>;
+};
+
+
+/** Reads of accumulated results. They read the service's state only, never the message broker. */
+export type QueryRecentTestsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<Array<TestStatus>>;
 };
 
 
@@ -84,6 +94,7 @@ export type StartTestPayload = {
 /** Live updates. */
 export type Subscription = {
   __typename?: 'Subscription';
+  testChanges: TestChange;
   /**
    * Every result message of one test: first those already stored (after `afterSequence` when given),
    * then each new one as it arrives, with no gap and no duplicate. Completes after the final message.
@@ -128,6 +139,30 @@ export type Test = {
 export type TestMessagesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type TestChange = {
+  __typename?: 'TestChange';
+  kind: TestChangeKind;
+  test: Test;
+};
+
+export type TestChangeKind =
+  | 'CREATED'
+  | 'UPDATED';
+
+export type TestConnection = {
+  __typename?: 'TestConnection';
+  edges: Array<TestEdge>;
+  nodes: Array<Test>;
+  pageInfo: PageInfo;
+  totalCount: Scalars['Int']['output'];
+};
+
+export type TestEdge = {
+  __typename?: 'TestEdge';
+  cursor: Scalars['String']['output'];
+  node: Test;
 };
 
 /** One result message published by the external system for a test. */
@@ -272,6 +307,10 @@ export type ResolversTypes = {
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Test: ResolverTypeWrapper<TestRecordModel>;
+  TestChange: ResolverTypeWrapper<Omit<TestChange, 'test'> & { test: ResolversTypes['Test'] }>;
+  TestChangeKind: TestChangeKind;
+  TestConnection: ResolverTypeWrapper<Omit<TestConnection, 'edges' | 'nodes'> & { edges: Array<ResolversTypes['TestEdge']>, nodes: Array<ResolversTypes['Test']> }>;
+  TestEdge: ResolverTypeWrapper<Omit<TestEdge, 'node'> & { node: ResolversTypes['Test'] }>;
   TestMessage: ResolverTypeWrapper<TestMessageModel>;
   TestMessageConnection: ResolverTypeWrapper<MessagePageModel>;
   TestMessageEdge: ResolverTypeWrapper<MessageEdgeModel>;
@@ -293,6 +332,9 @@ export type ResolversParentTypes = {
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
   Test: TestRecordModel;
+  TestChange: Omit<TestChange, 'test'> & { test: ResolversParentTypes['Test'] };
+  TestConnection: Omit<TestConnection, 'edges' | 'nodes'> & { edges: Array<ResolversParentTypes['TestEdge']>, nodes: Array<ResolversParentTypes['Test']> };
+  TestEdge: Omit<TestEdge, 'node'> & { node: ResolversParentTypes['Test'] };
   TestMessage: TestMessageModel;
   TestMessageConnection: MessagePageModel;
   TestMessageEdge: MessageEdgeModel;
@@ -316,6 +358,7 @@ export type PageInfoResolvers<ContextType = GraphQLContext, ParentType extends R
 };
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  recentTests?: Resolver<ResolversTypes['TestConnection'], ParentType, ContextType, RequireFields<QueryRecentTestsArgs, 'first'>>;
   test?: Resolver<Maybe<ResolversTypes['Test']>, ParentType, ContextType, RequireFields<QueryTestArgs, 'correlationId'>>;
   tests?: Resolver<Array<Maybe<ResolversTypes['Test']>>, ParentType, ContextType, RequireFields<QueryTestsArgs, 'correlationIds'>>;
 };
@@ -326,6 +369,7 @@ export type StartTestPayloadResolvers<ContextType = GraphQLContext, ParentType e
 };
 
 export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  testChanges?: SubscriptionResolver<ResolversTypes['TestChange'], "testChanges", ParentType, ContextType>;
   testMessages?: SubscriptionResolver<ResolversTypes['TestMessage'], "testMessages", ParentType, ContextType, RequireFields<SubscriptionTestMessagesArgs, 'correlationId'>>;
 };
 
@@ -337,6 +381,23 @@ export type TestResolvers<ContextType = GraphQLContext, ParentType extends Resol
   messages?: Resolver<ResolversTypes['TestMessageConnection'], ParentType, ContextType, RequireFields<TestMessagesArgs, 'first'>>;
   status?: Resolver<ResolversTypes['TestStatus'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+};
+
+export type TestChangeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestChange'] = ResolversParentTypes['TestChange']> = {
+  kind?: Resolver<ResolversTypes['TestChangeKind'], ParentType, ContextType>;
+  test?: Resolver<ResolversTypes['Test'], ParentType, ContextType>;
+};
+
+export type TestConnectionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestConnection'] = ResolversParentTypes['TestConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['TestEdge']>, ParentType, ContextType>;
+  nodes?: Resolver<Array<ResolversTypes['Test']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type TestEdgeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestEdge'] = ResolversParentTypes['TestEdge']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['Test'], ParentType, ContextType>;
 };
 
 export type TestMessageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestMessage'] = ResolversParentTypes['TestMessage']> = {
@@ -372,6 +433,9 @@ export type Resolvers<ContextType = GraphQLContext> = {
   StartTestPayload?: StartTestPayloadResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   Test?: TestResolvers<ContextType>;
+  TestChange?: TestChangeResolvers<ContextType>;
+  TestConnection?: TestConnectionResolvers<ContextType>;
+  TestEdge?: TestEdgeResolvers<ContextType>;
   TestMessage?: TestMessageResolvers<ContextType>;
   TestMessageConnection?: TestMessageConnectionResolvers<ContextType>;
   TestMessageEdge?: TestMessageEdgeResolvers<ContextType>;
