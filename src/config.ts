@@ -15,7 +15,7 @@ export interface Config {
   readonly role: ServiceRole;
   readonly port: number;
   readonly host: string;
-  /** `production` turns GraphiQL off by default (GRAPHQL_IDE) and changes nothing else. */
+  /** `production` turns GraphiQL (GRAPHQL_IDE) and the dashboard (DASHBOARD) off by default; see each setting for the rest. */
   readonly production: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly kafka: KafkaConfig;
@@ -125,6 +125,10 @@ export interface BrowserConfig {
   readonly graphqlIde: boolean;
   /** Public client (of the embedded issuer) GraphiQL signs in with; null: no sign-in button. */
   readonly graphqlIdeClientId: string | null;
+  /** Serve the live dashboard at `/dashboard/` (default: on, except in production). */
+  readonly dashboard: boolean;
+  /** Public client (of the embedded issuer) the dashboard signs in with; null: the dashboard cannot sign in. */
+  readonly dashboardClientId: string | null;
   /** GraphQL errors carry stack traces and unexpected errors' own messages; off by default, in every environment. */
   readonly graphqlDebugErrors: boolean;
 }
@@ -222,6 +226,8 @@ function readBrowser(read: Reader, production: boolean): BrowserConfig {
     corsAllowedOrigins: origins,
     graphqlIde: read.bool('GRAPHQL_IDE', !production),
     graphqlIdeClientId: read.string('GRAPHQL_IDE_CLIENT_ID', '') || null,
+    dashboard: read.bool('DASHBOARD', !production),
+    dashboardClientId: read.string('DASHBOARD_CLIENT_ID', '') || null,
     graphqlDebugErrors: read.bool('GRAPHQL_DEBUG_ERRORS', false),
   };
 }
