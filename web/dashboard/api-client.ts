@@ -10,7 +10,7 @@
  * Changes made while no socket was open are caught by the `onReconnected` callback, after which
  * the list reads its query again.
  */
-import { Client, fetchExchange, subscriptionExchange } from '@urql/core';
+import { Client, fetchExchange, subscriptionExchange, type ExecutionResult } from '@urql/core';
 import { createClient as createWsClient } from 'graphql-ws/client';
 import type { TokenKeeper } from './token-keeper.js';
 
@@ -29,6 +29,15 @@ export interface ApiClientOptions {
 
 /** First retry at once (a renewal), then backing off to 10 s with some jitter (a lost server). */
 const retryWait = (retries: number) => new Promise<void>((resolve) => setTimeout(resolve, retries === 0 ? 100 : Math.min(10_000, 500 * 2 ** retries) + Math.random() * 500));
+
+/** An Error for what graphql-ws reports: GraphQL errors as they are, a close event by its code and reason. */
+function describeFailure(error: unknown): unknown {
+  if (error !== null && typeof error === 'object' && 'code' in error && 'reason' in error) {
+    const { code, reason } = error as { code: number; reason: string };
+    return new Error(`the live connection closed (${code}${reason ? ` ${reason}` : ''})`);
+  }
+  return error;
+}
 
 /** Creates the client for the page's own origin. */
 export function createApiClient(options: ApiClientOptions): ApiClient {
@@ -57,11 +66,19 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       fetchExchange,
       subscriptionExchange({
         forwardSubscription: (request) => ({
-          subscribe: (sink) => ({ unsubscribe: ws.subscribe({ ...request, query: request.query ?? '' }, sink) }),
+          subscribe: (sink) => ({
+            unsubscribe: ws.subscribe(
+              { ...request, query: request.query ?? '' },
+              // A socket closed for good reaches here as a CloseEvent: say which close it was.
+              { next: (value) => sink.next(value as ExecutionResult), complete: () => sink.complete(), error: (error) => sink.error(describeFailure(error)) },
+            ),
+          }),
         }),
       }),
     ],
     requestPolicy: 'network-only',
+    // POST for queries too: a GET without a custom header is what the service's CSRF check refuses.
+    preferGetMethod: false,
     fetch: async (input, init) => {
       const headers = new Headers(init?.headers);
       headers.set('authorization', `Bearer ${await tokens.accessToken()}`);

@@ -3,18 +3,20 @@
  * each new one, with no gap and no duplicate, and completes after the final one; opening the test
  * again (a reload) starts it over from the stored ones. When the socket is replaced (a renewed
  * token, a lost connection) graphql-ws subscribes again and the replay repeats messages the view
- * already has: they are dropped by id (merge.ts).
+ * already has: they are dropped by id (merge.ts). A stream that fails before the final message is
+ * started again the same way.
  */
 import { useEffect } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import type { TestMessagesSubscription } from './gql/graphql.js';
 import { addMessage } from './merge.js';
 import { OneTest, TestMessages } from './operations.js';
-import { StatusBadge, testName } from './test-view.js';
+import { StatusBadge, messageCountText, testName } from './test-view.js';
 
 type Message = TestMessagesSubscription['testMessages'];
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED']);
+const RESUBSCRIBE_AFTER_MS = 1000;
 
 /** The status the messages show: the final one's, else the latest reported, else none. */
 function statusFrom(messages: readonly Message[]): string | null {
@@ -27,9 +29,16 @@ function statusFrom(messages: readonly Message[]): string | null {
 export function TestDetail(props: { correlationId: string }) {
   const variables = { id: props.correlationId };
   const [read, readAgain] = useQuery({ query: OneTest, variables });
-  const [stream] = useSubscription({ query: TestMessages, variables }, (seen: readonly Message[] = [], event) => addMessage(seen, event.testMessages));
+  const [stream, subscribeAgain] = useSubscription({ query: TestMessages, variables }, (seen: readonly Message[] = [], event) => addMessage(seen, event.testMessages));
   const messages = stream.data ?? [];
   const finished = messages.some((m) => m.final);
+  // A stream that failed before the final message (its socket closed for good) starts over after
+  // a pause: it replays what is stored, and what the view already has is dropped by id.
+  useEffect(() => {
+    if (stream.error === undefined || finished) return;
+    const timer = setTimeout(() => subscribeAgain(), RESUBSCRIBE_AFTER_MS);
+    return () => clearTimeout(timer);
+  }, [stream.error, finished, subscribeAgain]);
   // The final message is in: read the test once more for its settled status and count.
   useEffect(() => {
     if (finished) readAgain({ requestPolicy: 'network-only' });
@@ -43,7 +52,7 @@ export function TestDetail(props: { correlationId: string }) {
     <section className="rcs-detail" aria-label="Test">
       <h2>{(test && testName(test.input)) ?? props.correlationId}</h2>
       <p className="rcs-facts">
-        <StatusBadge status={status} testId="detail-status" /> <span data-testid="detail-count">{messages.length} messages</span>
+        <StatusBadge status={status} testId="detail-status" /> <span data-testid="detail-count">{messageCountText(messages.length)}</span>
         {finished ? <span className="rcs-hint"> · finished</span> : stream.fetching ? <span className="rcs-hint"> · live</span> : null}
         <br />
         <code data-testid="detail-id">{props.correlationId}</code>

@@ -10,7 +10,7 @@ import { useQuery, useSubscription } from 'urql';
 import type { TestFieldsFragment } from './gql/graphql.js';
 import { mergeTests, upsertTest } from './merge.js';
 import { RecentTests, TestChanges } from './operations.js';
-import { StatusBadge, testName } from './test-view.js';
+import { StatusBadge, messageCountText, testName } from './test-view.js';
 
 /** How many of the newest tests the list shows. */
 const LIST_SIZE = 50;
@@ -32,7 +32,7 @@ export function TestList(props: { reconnects: number; openTest: string | null; o
           {problem}
         </p>
       ) : null}
-      {tests.length === 0 && !recent.fetching ? <p className="rcs-hint">No tests yet.</p> : null}
+      {tests.length === 0 && !recent.fetching && !problem ? <p className="rcs-hint">No tests yet.</p> : null}
       <ul>
         {tests.map((test) => (
           <li key={test.correlationId} data-testid="test-row" data-correlation-id={test.correlationId} aria-current={test.correlationId === props.openTest ? 'true' : undefined}>
@@ -40,7 +40,7 @@ export function TestList(props: { reconnects: number; openTest: string | null; o
               <span className="rcs-name">{testName(test.input) ?? test.correlationId}</span>
               <StatusBadge status={test.status} testId="row-status" />
               <span className="rcs-count" data-testid="row-count">
-                {test.messageCount} messages
+                {messageCountText(test.messageCount)}
               </span>
             </button>
           </li>

@@ -14,3 +14,6 @@ export function StatusBadge(props: { status: string; testId?: string }) {
     </span>
   );
 }
+
+/** "1 message", "3 messages". */
+export const messageCountText = (count: number) => `${count} message${count === 1 ? '' : 's'}`;
