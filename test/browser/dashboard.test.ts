@@ -79,11 +79,18 @@ interface TokenAnswer {
   readonly refreshToken?: string;
 }
 
-/** A recording context that also keeps the token endpoint's answers and the sockets' `connection_init` tokens. */
-async function watchedContext(): Promise<RecordingContext & { tokens: TokenAnswer[]; socketTokens: string[] }> {
+/**
+ * A recording context that also keeps the token endpoint's answers, the sockets' `connection_init`
+ * tokens, and the name of each operation sent over HTTP.
+ */
+async function watchedContext(): Promise<RecordingContext & { tokens: TokenAnswer[]; socketTokens: string[]; httpOperations: string[] }> {
   const recorded = await recordingContext(browser);
   const tokens: TokenAnswer[] = [];
   const socketTokens: string[] = [];
+  const httpOperations: string[] = [];
+  recorded.context.on('request', (request) => {
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql') httpOperations.push((request.postDataJSON() as { operationName?: string }).operationName ?? '');
+  });
   recorded.context.on('response', (response) => {
     if (new URL(response.url()).pathname !== '/oauth/token') return;
     const grantType = new URLSearchParams(response.request().postData() ?? '').get('grant_type') ?? '';
@@ -98,7 +105,7 @@ async function watchedContext(): Promise<RecordingContext & { tokens: TokenAnswe
       if (message.type === 'connection_init') socketTokens.push(message.payload?.authorization ?? '');
     }),
   );
-  return { ...recorded, tokens, socketTokens };
+  return { ...recorded, tokens, socketTokens, httpOperations };
 }
 
 /** Signs in from the dashboard through the issuer's login page. */
@@ -261,6 +268,9 @@ describe('dashboard', () => {
     try {
       await signIn(page);
       const correlationId = await startFromForm(page, 'across a renewal', '{}');
+      // Read before the renewal, which comes 10 s after the sign-in.
+      const listReadsBefore = watched.httpOperations.filter((name) => name === 'RecentTests').length;
+      expect(listReadsBefore).toBeGreaterThan(0);
       await publish(correlationId, [{ sequence: 1, status: 'running' }]);
       await detailShows(page, 1, 'RUNNING');
 
@@ -273,8 +283,10 @@ describe('dashboard', () => {
       // Rotated: a new refresh token came back (the spent one is refused, checked below).
       expect(renewal.refreshToken).toBeDefined();
       expect(renewal.refreshToken).not.toBe(signInAnswer?.refreshToken);
-      // The socket was opened again with the new token.
+      // The socket was opened again with the new token, and the list read its query again for
+      // whatever changed while no socket was open (testChanges replays nothing).
       await eventually(() => watched.socketTokens.includes(`Bearer ${renewal.accessToken}`), 10_000, 'a connection_init with the renewed token');
+      await eventually(() => watched.httpOperations.filter((name) => name === 'RecentTests').length > listReadsBefore, 10_000, 'the list to read recentTests again after the reconnect');
 
       await publish(correlationId, [{ sequence: 2, final: true, status: 'completed' }]);
       const shown = await detailShows(page, 2, 'COMPLETED');

@@ -74,7 +74,10 @@ async function start(): Promise<void> {
   const tokens = createTokenKeeper({
     settings: signInSettings,
     session,
-    onLost: (error) => root.render(<SignedOut problem={`Your session ended (${error.message}). Sign in again.`} onSignIn={signInButton} />),
+    onLost: (error) => {
+      api.dispose();
+      root.render(<SignedOut problem={`Your session ended (${error.message}). Sign in again.`} onSignIn={signInButton} />);
+    },
   });
   const api = createApiClient({
     tokens,

@@ -3,8 +3,8 @@
  * each new one, with no gap and no duplicate, and completes after the final one; opening the test
  * again (a reload) starts it over from the stored ones. When the socket is replaced (a renewed
  * token, a lost connection) graphql-ws subscribes again and the replay repeats messages the view
- * already has: they are dropped by id (merge.ts). A stream that fails before the final message is
- * started again the same way.
+ * already has: they are dropped by id (merge.ts). A stream cut before the final message is started
+ * again the same way.
  */
 import { useEffect } from 'react';
 import { useQuery, useSubscription } from 'urql';
@@ -32,10 +32,11 @@ export function TestDetail(props: { correlationId: string }) {
   const [stream, subscribeAgain] = useSubscription({ query: TestMessages, variables }, (seen: readonly Message[] = [], event) => addMessage(seen, event.testMessages));
   const messages = stream.data ?? [];
   const finished = messages.some((m) => m.final);
-  // A stream that failed before the final message (its socket closed for good) starts over after
-  // a pause: it replays what is stored, and what the view already has is dropped by id.
+  // A stream cut before the final message (its socket closed for good) starts over after a pause:
+  // it replays what is stored, and what the view already has is dropped by id. A refusal (a
+  // GraphQL error) is shown, not retried.
   useEffect(() => {
-    if (stream.error === undefined || finished) return;
+    if (stream.error?.networkError === undefined || finished) return;
     const timer = setTimeout(() => subscribeAgain(), RESUBSCRIBE_AFTER_MS);
     return () => clearTimeout(timer);
   }, [stream.error, finished, subscribeAgain]);
