@@ -215,6 +215,10 @@ describe('dashboard', () => {
 
       expect(foreignUrls(watched, svc.url)).toEqual([]);
       expect(watched.sockets.every((url) => url === `${svc.url.replace('http', 'ws')}/graphql`)).toBe(true);
+      // The dashboard (the first load and its silent attempt's return, the sign-in's return, and
+      // per reload the page and its silent sign-in's return) and the login page, each under the policy.
+      expect(watched.htmlPages.filter((p) => p.path === '/dashboard/').length).toBe(7);
+      for (const htmlPage of watched.htmlPages) expect(htmlPage).toEqual({ path: htmlPage.path, csp: CONTENT_SECURITY_POLICY, nosniff: 'nosniff' });
       expect(watched.violations).toEqual([]);
     } catch (error) {
       await screenshot(page, 'dashboard-failure').catch(() => undefined);
