@@ -12,7 +12,7 @@ COPY tsconfig.json tsconfig.build.json codegen.yml ./
 COPY schema ./schema
 COPY src ./src
 COPY web ./web
-# dist/web/graphiql/: GraphiQL's static files, served by the service itself (GRAPHQL_IDE).
+# dist/web/: the static files of GraphiQL (GRAPHQL_IDE) and the dashboard (DASHBOARD), served by the service itself.
 RUN npx graphql-codegen --config codegen.yml --check && npm run build && npm run build:web
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime

@@ -8,10 +8,10 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['node_modules/', 'dist/', '.cache/', 'coverage/', 'bench/results/', 'src/graphql/generated/'],
+    ignores: ['node_modules/', 'dist/', '.cache/', 'coverage/', 'bench/results/', 'src/graphql/generated/', 'web/dashboard/gql/'],
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     extends: [js.configs.recommended, tseslint.configs.recommended],
     languageOptions: {
       // Type information for the two promise rules below (the rest of the rules do without it).

@@ -32,11 +32,12 @@ const devDir = new URL('../.cache/dev/', import.meta.url);
 mkdirSync(devDir, { recursive: true });
 const clientsFile = new URL('clients.json', devDir);
 const usersFile = new URL('users.json', devDir);
-// The browser client signs in from GraphiQL, which is its own redirect URI (under both local names).
+// The browser client signs in from GraphiQL and from the dashboard, each its own redirect URI
+// (under both local names); it gets refresh tokens, which the dashboard renews its token with.
 const demoWeb = {
   client_id: 'demo-web',
   grant_types: ['authorization_code', 'refresh_token'],
-  redirect_uris: [`http://localhost:${port}/graphql`, `http://127.0.0.1:${port}/graphql`],
+  redirect_uris: ['localhost', '127.0.0.1'].flatMap((host) => [`http://${host}:${port}/graphql`, `http://${host}:${port}/dashboard/`]),
   token_endpoint_auth_method: 'none',
 };
 if (!existsSync(clientsFile)) {
@@ -56,9 +57,11 @@ const baseEnv: Record<string, string | undefined> = {
   PORT: port,
   OIDC_CLIENTS_FILE: process.env.OIDC_CLIENTS_FILE ?? new URL(clientsFile).pathname,
   OIDC_USERS_FILE: process.env.OIDC_USERS_FILE ?? new URL(usersFile).pathname,
-  // GraphiQL with its sign-in button, and CORS for the stack's own pages under both local names.
+  // GraphiQL and the dashboard with their sign-in, and CORS for the stack's own pages under both local names.
   GRAPHQL_IDE: process.env.GRAPHQL_IDE ?? 'true',
   GRAPHQL_IDE_CLIENT_ID: process.env.GRAPHQL_IDE_CLIENT_ID ?? 'demo-web',
+  DASHBOARD: process.env.DASHBOARD ?? 'true',
+  DASHBOARD_CLIENT_ID: process.env.DASHBOARD_CLIENT_ID ?? 'demo-web',
   CORS_ALLOWED_ORIGINS: process.env.CORS_ALLOWED_ORIGINS ?? `http://localhost:${port},http://127.0.0.1:${port}`,
 };
 let config: Config;
@@ -128,6 +131,8 @@ for (let i = 0; i < 300; i++) {
 process.stderr.write(`
 Result Collection Service is running.
 
+  Dashboard (open in a browser) ${url}/dashboard/
+  Sign in to the dashboard      ${url}/dashboard/?sign-in   user "demo", password "demo-password"
   GraphiQL (open in a browser)  ${url}/graphql
   Sign in from GraphiQL         ${url}/graphql?sign-in      user "demo", password "demo-password"
   GraphQL (HTTP and WebSocket)  ${url}/graphql
@@ -155,8 +160,9 @@ Follow it live over the WebSocket subscription (prints each message, exits when 
   npx tsx scripts/follow.ts ${url} ID          # uses $TOKEN
   npx tsx scripts/follow.ts ${url} --start     # starts a test first
 
-Browser sign-in (authorization code + PKCE): open ${url}/graphql?sign-in and sign in as "demo" / "demo-password";
-GraphiQL (client "demo-web", redirect URI ${url}/graphql) then sends the token with every operation.
+Browser sign-in (authorization code + PKCE, client "demo-web"): open ${url}/dashboard/?sign-in or
+${url}/graphql?sign-in and sign in as "demo" / "demo-password". The dashboard starts tests and shows
+them live; GraphiQL sends the token with every operation.
 
 Ctrl-C stops everything.
 `);

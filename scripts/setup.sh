@@ -9,7 +9,8 @@
 #    - chromium (Debian's): the browser tests drive it with playwright-core, which downloads no browser
 #    - redis-server, started on 127.0.0.1:6379, when nothing answers there and REDIS_URL is unset
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
-#  - GraphiQL's static build (npm run build:web, into dist/web/graphiql/) when web/ or the lock file changed
+#  - the static builds of GraphiQL and the dashboard (npm run build:web, into dist/web/) when web/ or
+#    the lock file changed
 #  - the mock cluster binary, and Apache Kafka's jars (tools/kafka/fetch.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,10 +67,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-web_stamp=dist/web/graphiql/.build-stamp
-web_want=$(cat package-lock.json web/graphiql/* 2>/dev/null | sha256sum | cut -d' ' -f1)
+web_stamp=dist/web/.build-stamp
+web_want=$( (cat package-lock.json; find web -type f | LC_ALL=C sort | xargs cat) 2>/dev/null | sha256sum | cut -d' ' -f1)
 if [ ! -f "$web_stamp" ] || [ "$(cat "$web_stamp")" != "$web_want" ]; then
-  echo "setup: building GraphiQL (npm run build:web)" >&2
+  echo "setup: building GraphiQL and the dashboard (npm run build:web)" >&2
   npm run --silent build:web >&2
   echo "$web_want" > "$web_stamp"
 fi

@@ -8,9 +8,9 @@ echo "== type check" >&2
 npx tsc --noEmit -p .
 echo "== lint (eslint.config.js) and import boundaries (.dependency-cruiser.cjs)" >&2
 npm run --silent lint
-echo "== generated resolver types are up to date with schema/" >&2
+echo "== generated types (resolvers, the dashboard's operations) are up to date with schema/" >&2
 if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
-  echo "src/graphql/generated/resolvers-types.ts is stale: run 'npm run codegen' and commit the result" >&2
+  echo "src/graphql/generated/ or web/dashboard/gql/ is stale: run 'npm run codegen' and commit the result" >&2
   exit 1
 fi
 echo "== deployment files lint" >&2

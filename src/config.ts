@@ -17,7 +17,7 @@ export interface Config {
   readonly role: ServiceRole;
   readonly port: number;
   readonly host: string;
-  /** `production` turns GraphiQL, field suggestions and APQ off by default (GRAPHQL_IDE, GRAPHQL_FIELD_SUGGESTIONS, GRAPHQL_APQ). */
+  /** `production` turns GraphiQL, the dashboard, field suggestions and APQ off by default (GRAPHQL_IDE, DASHBOARD, GRAPHQL_FIELD_SUGGESTIONS, GRAPHQL_APQ). */
   readonly production: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly kafka: KafkaConfig;
@@ -130,6 +130,10 @@ export interface BrowserConfig {
   readonly graphqlIde: boolean;
   /** Public client (of the embedded issuer) GraphiQL signs in with; null: no sign-in button. */
   readonly graphqlIdeClientId: string | null;
+  /** Serve the live dashboard at `/dashboard/` (default: on, except in production). */
+  readonly dashboard: boolean;
+  /** Public client (of the embedded issuer) the dashboard signs in with; null: the dashboard cannot sign in. */
+  readonly dashboardClientId: string | null;
   /** GraphQL errors carry stack traces and unexpected errors' own messages; off by default, in every environment. */
   readonly graphqlDebugErrors: boolean;
 }
@@ -228,7 +232,11 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-function readBrowser(read: Reader, ideOffByDefault: boolean): BrowserConfig {
+/**
+ * `pagesOffByDefault`: production, or trusted documents (GraphiQL and the dashboard send operation
+ * text, which a manifest refuses).
+ */
+function readBrowser(read: Reader, pagesOffByDefault: boolean): BrowserConfig {
   const origins = read.list('CORS_ALLOWED_ORIGINS', [], /^https?:\/\/[^\s/,]+$/);
   for (const origin of origins) {
     // Browsers send the serialized origin (lower case, no default port, no path): only that form ever matches.
@@ -237,8 +245,10 @@ function readBrowser(read: Reader, ideOffByDefault: boolean): BrowserConfig {
   }
   return {
     corsAllowedOrigins: origins,
-    graphqlIde: read.bool('GRAPHQL_IDE', !ideOffByDefault),
+    graphqlIde: read.bool('GRAPHQL_IDE', !pagesOffByDefault),
     graphqlIdeClientId: read.string('GRAPHQL_IDE_CLIENT_ID', '') || null,
+    dashboard: read.bool('DASHBOARD', !pagesOffByDefault),
+    dashboardClientId: read.string('DASHBOARD_CLIENT_ID', '') || null,
     graphqlDebugErrors: read.bool('GRAPHQL_DEBUG_ERRORS', false),
   };
 }

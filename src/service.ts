@@ -34,6 +34,9 @@ import { withRequestId } from './request-id.js';
 import type { ResultLog } from './log/result-log.js';
 import { NO_RATE_LIMITS, type RateLimits } from './limits/rate-limits.js';
 
+/** What the service's own pages (GraphiQL, the dashboard) ask for when a user signs in. */
+const BROWSER_SCOPE = `openid profile ${SCOPES.read} ${SCOPES.write}`;
+
 /** Everything a service process is built from; clients are injected, never created here. */
 export interface ServiceOptions {
   readonly config: Config;
@@ -196,7 +199,8 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       verifyAccessToken: auth.verifyAccessToken,
       ...(auth.issuer ? { issuer: auth.issuer } : {}),
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
-      graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: `openid profile ${SCOPES.read} ${SCOPES.write}` },
+      graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: BROWSER_SCOPE },
+      dashboard: { enabled: config.browser.dashboard, signInClientId: auth.issuer ? config.browser.dashboardClientId : null, signInScope: BROWSER_SCOPE },
       // The request id set by the HTTP app is made current here, past the body parser. A request
       // that accepts an event stream is served over SSE, anything else by the pipeline over HTTP.
       graphql: (req, res) =>

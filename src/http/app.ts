@@ -15,6 +15,7 @@ import type { ResultLog } from '../log/result-log.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
+import { createDashboardRoutes, type DashboardOptions } from './dashboard.js';
 import { createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
 import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
@@ -53,6 +54,8 @@ export interface ApiRoutes {
   readonly corsAllowedOrigins?: readonly string[];
   /** GraphiQL at `GET /graphql` for browsers; when absent, browsers get a 404 there. */
   readonly graphiql?: GraphiqlOptions;
+  /** The live dashboard at `/dashboard/`; when absent, a 404 there. */
+  readonly dashboard?: DashboardOptions;
 }
 
 /** Creates the Express application. */
@@ -149,6 +152,7 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
   // Before the GraphQL endpoint: a browser asking for a page gets GraphiQL (or a 404 saying it is
   // off), never the GraphQL server's own landing page, and without a token.
   app.use(createGraphiqlRoutes(api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' }));
+  app.use(createDashboardRoutes(api.dashboard ?? { enabled: false, signInClientId: null, signInScope: '' }));
 
   app.use('/graphql', (_req: Request, res: Response, next: NextFunction) => {
     // One URL serves every operation, so nothing on it may be cached by URL.

@@ -8,13 +8,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/credentials.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { createSimulator, type Simulator } from '../../tools/simulator/simulator.js';
-import { launchChromium, screenshot } from '../support/browser.js';
+import { foreignUrls, launchChromium, recordingContext, screenshot } from '../support/browser.js';
 import { eventually } from '../support/graphql.js';
 import { freePort, startTestService, uniqueTopics, type TestService } from '../support/service.js';
 
@@ -63,47 +63,6 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** An HTML page the browser loaded, with its security headers. */
-interface HtmlPage {
-  readonly path: string;
-  readonly csp: string | undefined;
-  readonly nosniff: string | undefined;
-}
-
-/**
- * A fresh browser context that records every request and WebSocket its pages open, the HTML
- * pages it loads, and every Content-Security-Policy violation the browser reports (the
- * `securitypolicyviolation` event, and Chromium's console message for what the event misses).
- */
-async function recordingContext(): Promise<{ context: BrowserContext; page: Page; urls: string[]; sockets: string[]; graphqlAuth: string[]; htmlPages: HtmlPage[]; violations: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  const urls: string[] = [];
-  const sockets: string[] = [];
-  const graphqlAuth: string[] = [];
-  const htmlPages: HtmlPage[] = [];
-  const violations: string[] = [];
-  context.on('request', (request) => {
-    urls.push(request.url());
-    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql') graphqlAuth.push(request.headers().authorization ?? '');
-  });
-  context.on('response', (response) => {
-    const headers = response.headers();
-    if (!(headers['content-type'] ?? '').startsWith('text/html')) return;
-    htmlPages.push({ path: new URL(response.url()).pathname, csp: headers['content-security-policy'], nosniff: headers['x-content-type-options'] });
-  });
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
-  });
-  const page = await context.newPage();
-  page.on('console', (message) => {
-    if (/CSP violation|Content Security Policy/.test(message.text())) violations.push(message.text());
-  });
-  // Fail a step with its own message well before the test's timeout.
-  page.setDefaultTimeout(20_000);
-  page.on('websocket', (socket) => sockets.push(socket.url()));
-  return { context, page, urls, sockets, graphqlAuth, htmlPages, violations };
-}
-
 /** Replaces the operation in GraphiQL's query editor (Monaco) with `text`. */
 async function setQuery(page: Page, text: string): Promise<void> {
   await page.locator('.graphiql-query-editor .monaco-editor').first().click();
@@ -134,7 +93,7 @@ describe('GraphiQL', () => {
   });
 
   it('loads with every request on the service\'s own origin, signs in with code + PKCE, runs a mutation and shows a subscription\'s live messages, all under the CSP', async () => {
-    const { context, page, urls, sockets, graphqlAuth, htmlPages, violations } = await recordingContext();
+    const { context, page, urls, sockets, graphqlAuth, htmlPages, violations } = await recordingContext(browser);
     try {
       await page.goto(`${svc.url}/graphql`);
       await page.locator('.graphiql-container').waitFor();
@@ -171,8 +130,7 @@ describe('GraphiQL', () => {
       await screenshot(page, 'graphiql-subscription');
 
       const own = new URL(svc.url);
-      const foreign = [...urls, ...sockets].filter((url) => !url.startsWith('data:') && new URL(url).host !== own.host);
-      expect(foreign).toEqual([]);
+      expect(foreignUrls({ urls, sockets }, svc.url)).toEqual([]);
       expect(urls.some((url) => new URL(url).pathname.startsWith('/graphiql/assets/'))).toBe(true);
       expect(sockets).toEqual([expect.stringMatching(new RegExp(`^ws://${own.host}/graphql$`))]);
       // GraphiQL, the issuer's login page and redirects, and GraphiQL again after signing in: each
@@ -193,7 +151,7 @@ describe('GraphiQL', () => {
 
 describe('GraphiQL sign-in link', () => {
   it('/graphql?sign-in goes straight to the issuer\'s login page, which is under the CSP', async () => {
-    const { context, page, htmlPages, violations } = await recordingContext();
+    const { context, page, htmlPages, violations } = await recordingContext(browser);
     try {
       await page.goto(`${svc.url}/graphql?sign-in`);
       await page.locator('input[name="username"]').waitFor();

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Where Debian's `chromium` package puts the browser. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -58,4 +58,65 @@ export async function servePages(files: Readonly<Record<string, { type: string; 
         server.close(() => resolve());
       }),
   };
+}
+
+/** An HTML page the browser loaded, with its security headers. */
+export interface HtmlPage {
+  readonly path: string;
+  readonly csp: string | undefined;
+  readonly nosniff: string | undefined;
+}
+
+/** A context under watch: what its pages requested, opened and loaded, and what the CSP refused. */
+export interface RecordingContext {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  /** Every request's URL. */
+  readonly urls: string[];
+  /** Every WebSocket's URL. */
+  readonly sockets: string[];
+  /** The Authorization header of every `POST /graphql`. */
+  readonly graphqlAuth: string[];
+  readonly htmlPages: HtmlPage[];
+  readonly violations: string[];
+}
+
+/**
+ * A fresh browser context that records every request and WebSocket its pages open, the HTML
+ * pages it loads, and every Content-Security-Policy violation the browser reports (the
+ * `securitypolicyviolation` event, and Chromium's console message for what the event misses).
+ */
+export async function recordingContext(browser: Browser): Promise<RecordingContext> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const urls: string[] = [];
+  const sockets: string[] = [];
+  const graphqlAuth: string[] = [];
+  const htmlPages: HtmlPage[] = [];
+  const violations: string[] = [];
+  context.on('request', (request) => {
+    urls.push(request.url());
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql') graphqlAuth.push(request.headers().authorization ?? '');
+  });
+  context.on('response', (response) => {
+    const headers = response.headers();
+    if (!(headers['content-type'] ?? '').startsWith('text/html')) return;
+    htmlPages.push({ path: new URL(response.url()).pathname, csp: headers['content-security-policy'], nosniff: headers['x-content-type-options'] });
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+  });
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (/CSP violation|Content Security Policy/.test(message.text())) violations.push(message.text());
+  });
+  // Fail a step with its own message well before the test's timeout.
+  page.setDefaultTimeout(20_000);
+  page.on('websocket', (socket) => sockets.push(socket.url()));
+  return { context, page, urls, sockets, graphqlAuth, htmlPages, violations };
+}
+
+/** Requests and sockets that left `origin` (data: URLs aside). */
+export function foreignUrls(recorded: Pick<RecordingContext, 'urls' | 'sockets'>, origin: string): string[] {
+  const own = new URL(origin);
+  return [...recorded.urls, ...recorded.sockets].filter((url) => !url.startsWith('data:') && new URL(url).host !== own.host);
 }

@@ -1,7 +1,8 @@
 /**
  * The local stack as a developer runs it (`scripts/dev.sh`, which runs scripts/local-stack.ts): on
  * the mock cluster by default and on a real Kafka node with --kafka, a token from the printed
- * command's client, a started test runs to COMPLETED through the simulated external system, and
+ * command's client, the printed GraphiQL and dashboard URLs served, the dashboard's sign-in
+ * working for the demo user, a started test runs to COMPLETED through the simulated external system, and
  * Ctrl-C (SIGINT) stops the service before the broker and exits 0.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -9,7 +10,9 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import * as client from 'openid-client';
 import { eventually } from '../support/graphql.js';
+import { CookieJar, browse } from '../support/oauth-browser.js';
 import { freePort } from '../support/service.js';
 
 async function token(url: string): Promise<string> {
@@ -22,6 +25,17 @@ async function token(url: string): Promise<string> {
   });
   expect(response.status).toBe(200);
   return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/** The dashboard's sign-in as the printed URL starts it: code + PKCE for client demo-web, back to /dashboard/. */
+async function dashboardSignIn(url: string): Promise<client.TokenEndpointResponse> {
+  const redirectUri = `${url}/dashboard/`;
+  const config = await client.discovery(new URL(url), 'demo-web', undefined, client.None(), { execute: [client.allowInsecureRequests] });
+  const verifier = client.randomPKCECodeVerifier();
+  const start = client.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: 'openid profile tests:read tests:write', state: 's', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+  const { callback } = await browse(new CookieJar(), start, { issuer: url, redirectUri, user: { username: 'demo', password: 'demo-password' } });
+  if (callback === undefined) throw new Error('the sign-in never came back to the dashboard');
+  return client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' });
 }
 
 describe.each([
@@ -55,6 +69,13 @@ describe.each([
       const page = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
       expect(page.status).toBe(200);
       expect(await (await fetch(`${url}/graphiql/config.json`)).json()).toMatchObject({ signIn: { clientId: 'demo-web' } });
+      // The dashboard too, and the banner's sign-in works: the demo user signs in through the
+      // login page with code + PKCE and is sent back to the dashboard, which gets a refresh token.
+      expect(output).toMatch(new RegExp(`Dashboard \\(open in a browser\\) +${url}/dashboard/\n`));
+      expect(output).toContain(`${url}/dashboard/?sign-in`);
+      expect((await fetch(`${url}/dashboard/`)).status).toBe(200);
+      expect(await (await fetch(`${url}/dashboard/config.json`)).json()).toMatchObject({ signIn: { clientId: 'demo-web' } });
+      expect(await dashboardSignIn(url)).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String) });
       const auth = { authorization: `Bearer ${await token(url)}` };
       const started = await fetch(`${url}/tests`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'local stack' }) });
       expect(started.status).toBe(202);

@@ -61,6 +61,7 @@ describe('loadConfig', () => {
     ['CORS_ALLOWED_ORIGINS', 'https://app.example/'],
     ['CORS_ALLOWED_ORIGINS', 'https://App.example:443'],
     ['GRAPHQL_IDE', 'sometimes'],
+    ['DASHBOARD', 'maybe'],
     ['OIDC_SIGNING_KEY', '[1,2]'],
   ])('refuses %s=%s with an error naming the variable', (name, value) => {
     let caught: unknown;
@@ -74,12 +75,15 @@ describe('loadConfig', () => {
     expect((caught as ConfigError).message).toMatch(new RegExp(`^${name}: `));
   });
 
-  it('reads the browser settings: CORS origins govern WebSockets unless set apart, the IDE is off in production', () => {
-    expect(loadConfig({}).browser).toEqual({ corsAllowedOrigins: [], graphqlIde: true, graphqlIdeClientId: null, graphqlDebugErrors: false });
+  it('reads the browser settings: CORS origins govern WebSockets unless set apart, the IDE and the dashboard are off in production', () => {
+    expect(loadConfig({}).browser).toEqual({ corsAllowedOrigins: [], graphqlIde: true, graphqlIdeClientId: null, dashboard: true, dashboardClientId: null, graphqlDebugErrors: false });
+    expect(loadConfig({ DASHBOARD_CLIENT_ID: 'dashboard' }).browser.dashboardClientId).toBe('dashboard');
     // Production needs an issuer's keys (or an external issuer): not the point here.
     const external = { AUTH_ISSUER: 'https://id.example', AUTH_JWKS_URI: 'https://id.example/jwks' };
     expect(loadConfig({ NODE_ENV: 'production', ...external }).browser.graphqlIde).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_IDE: 'on', ...external }).browser.graphqlIde).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', ...external }).browser.dashboard).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', DASHBOARD: 'on', ...external }).browser.dashboard).toBe(true);
     const listed = loadConfig({ CORS_ALLOWED_ORIGINS: 'https://app.example, http://localhost:5173' });
     expect(listed.browser.corsAllowedOrigins).toEqual(['https://app.example', 'http://localhost:5173']);
     expect(listed.websocket.allowedOrigins).toEqual(['https://app.example', 'http://localhost:5173']);

@@ -9,7 +9,7 @@ import { createGraphiQLFetcher } from '@graphiql/toolkit';
 import { GraphiQL } from 'graphiql';
 import { createElement as h, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { finishSignIn, startSignIn, type Session, type SignInSettings } from './sign-in.js';
+import { finishSignIn, startSignIn, type Session, type SignInSettings } from '../shared/sign-in.js';
 
 /** What `/graphiql/config.json` says. */
 interface PageSettings {

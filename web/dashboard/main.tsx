@@ -1,0 +1,100 @@
+/**
+ * The live dashboard, served by the service at /dashboard/: sign in (code + PKCE), start tests,
+ * watch the signed-in user's tests and one test's messages arrive live.
+ *
+ * On load: a page opened by the issuer's redirect finishes the sign-in; any other load (a reload,
+ * a bookmark) first tries a silent one (`prompt=none`), which comes back at once with a code while
+ * the issuer's sign-in session (its own httpOnly cookie) lasts, and with `login_required` when it
+ * does not, when the page offers the Sign in button. The open test (`#/tests/<id>`) is kept across
+ * the round trip in sessionStorage; tokens never are.
+ */
+import './page.css';
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { Provider } from 'urql';
+import { SignInError, finishSignIn, startSignIn, type Session, type SignInSettings } from '../shared/sign-in.js';
+import { createApiClient } from './api-client.js';
+import { App, SignedOut } from './app.js';
+import { createTokenKeeper } from './token-keeper.js';
+
+/** What `/dashboard/config.json` says. */
+interface PageSettings {
+  readonly signIn: SignInSettings | null;
+}
+
+const RETURN_TO = 'rcs.dashboard.return-to';
+
+/** Leaves for the issuer, remembering which test was open. */
+function signIn(settings: SignInSettings, silent: boolean): Promise<void> {
+  sessionStorage.setItem(RETURN_TO, window.location.hash);
+  return startSignIn(settings, silent ? { prompt: 'none' } : {});
+}
+
+/** The session this load ends with: a finished sign-in, or null with what to tell the user. */
+async function establish(settings: SignInSettings): Promise<{ session: Session | null; problem: string | null; leaving: boolean }> {
+  const params = new URLSearchParams(window.location.search);
+  const returning = params.has('code') || params.has('error');
+  if (returning) {
+    const hash = sessionStorage.getItem(RETURN_TO);
+    sessionStorage.removeItem(RETURN_TO);
+    try {
+      const session = await finishSignIn(settings);
+      if (hash) window.history.replaceState(null, '', `${window.location.pathname}${hash}`);
+      return { session, problem: null, leaving: false };
+    } catch (error) {
+      if (hash) window.history.replaceState(null, '', `${window.location.pathname}${hash}`);
+      // No open sign-in session at the issuer: the silent attempt's expected answer, not a problem.
+      if (error instanceof SignInError && (error.code === 'login_required' || error.code === 'consent_required' || error.code === 'interaction_required')) return { session: null, problem: null, leaving: false };
+      return { session: null, problem: error instanceof Error ? error.message : String(error), leaving: false };
+    }
+  }
+  // `/dashboard/?sign-in`: straight to the login page (the local stack prints this link).
+  const interactive = params.has('sign-in');
+  await signIn(settings, !interactive);
+  return { session: null, problem: null, leaving: true };
+}
+
+async function start(): Promise<void> {
+  const root = createRoot(document.getElementById('root') as HTMLElement);
+  const settings = (await (await fetch('/dashboard/config.json')).json()) as PageSettings;
+  const { signIn: signInSettings } = settings;
+  if (signInSettings === null) {
+    root.render(<SignedOut problem="Sign-in is not set up here: set DASHBOARD_CLIENT_ID to a public client of the embedded issuer." />);
+    return;
+  }
+  const { session, problem, leaving } = await establish(signInSettings);
+  if (leaving) return;
+  const signInButton = () => void signIn(signInSettings, false);
+  if (session === null) {
+    root.render(<SignedOut problem={problem} onSignIn={signInButton} />);
+    return;
+  }
+  let reconnects = 0;
+  let render = (): void => undefined;
+  const tokens = createTokenKeeper({
+    settings: signInSettings,
+    session,
+    onLost: (error) => {
+      api.dispose();
+      root.render(<SignedOut problem={`Your session ended (${error.message}). Sign in again.`} onSignIn={signInButton} />);
+    },
+  });
+  const api = createApiClient({
+    tokens,
+    onReconnected: () => {
+      reconnects += 1;
+      render();
+    },
+  });
+  render = () =>
+    root.render(
+      <StrictMode>
+        <Provider value={api.client}>
+          <App userName={tokens.name} reconnects={reconnects} />
+        </Provider>
+      </StrictMode>,
+    );
+  render();
+}
+
+void start();
