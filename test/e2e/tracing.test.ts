@@ -3,7 +3,8 @@
  * this process with an in-memory exporter (started before the service's modules are loaded, as
  * main.ts does), a client calls `startTest` over HTTP with a `traceparent`, the request record on
  * the mock broker carries the trace context, the simulator (the external system) sends its results
- * back with it, and a graphql-ws subscriber receives them.
+ * back with it, and a graphql-ws subscriber receives them. Over the memory and the Redis result log
+ * (whose follower reads stored messages back from Redis before they are pushed).
  */
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -17,10 +18,6 @@ let telemetry: Telemetry;
 let service: typeof import('../support/service.js');
 let graphql: typeof import('../support/graphql.js');
 let cluster: import('../../tools/mock-cluster/mock-cluster.js').MockCluster;
-let svc: import('../support/service.js').TestService;
-let simulator: import('../../tools/simulator/simulator.js').Simulator;
-const requests: string[] = [];
-let stopReader = async () => {};
 
 const START = `mutation($input: StartTestInput) { startTest(input: $input) { correlationId } }`;
 const FOLLOW = `subscription($id: ID!) { testMessages(correlationId: $id) { sequence final } }`;
@@ -30,32 +27,56 @@ beforeAll(async () => {
   service = await import('../support/service.js');
   graphql = await import('../support/graphql.js');
   const { startMockCluster } = await import('../../tools/mock-cluster/mock-cluster.js');
-  const { createSimulator } = await import('../../tools/simulator/simulator.js');
-  const topics = service.uniqueTopics('tracing');
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  svc = await service.startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group },
-  });
-  // The request records as the broker has them, headers included.
-  const { Kafka, logLevel } = await import('kafkajs');
-  const reader = new Kafka({ clientId: 'request-reader', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).consumer({ groupId: `${topics.group}-reader`, maxWaitTimeInMs: 100 });
-  await reader.connect();
-  await reader.subscribe({ topic: topics.requests, fromBeginning: true });
-  await reader.run({ eachMessage: async ({ message }) => void requests.push(String(message.headers?.traceparent)) });
-  stopReader = () => reader.disconnect();
-  simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, intervalMs: 200, steps: 2, duplicateEvery: 0, swapEvery: 0 });
-  await simulator.start();
-  await svc.ready();
-}, 120_000);
+  cluster = await startMockCluster({ brokers: 1, topics: [] });
+}, 60_000);
 
 afterAll(async () => {
-  await stopReader();
-  await simulator?.dispose();
-  await svc?.stop();
   await cluster?.stop();
   await telemetry?.shutdown();
 });
+
+/** A service on a result log of `kind`, with topics of its own, the simulator, and a reader of its request records. */
+function setup(kind: 'memory' | 'redis') {
+  const env: { svc?: import('../support/service.js').TestService; requests: string[]; stop: Array<() => Promise<void>> } = { requests: [], stop: [] };
+  beforeAll(async () => {
+    const topics = service.uniqueTopics(`tracing-${kind}`);
+    await cluster.createTopic(topics.results, 1);
+    await cluster.createTopic(topics.requests, 1);
+    const settings = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
+    let log;
+    if (kind === 'redis') {
+      const { loadConfig } = await import('../../src/config.js');
+      const { createState } = await import('../../src/state.js');
+      const { createSilentLogger } = await import('../../src/logger.js');
+      const prefix = `tracing-${topics.group}`;
+      const state = createState(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: prefix }).store, createSilentLogger());
+      const { deleteRedisKeys } = await import('../support/redis-keys.js');
+      env.stop.push(async () => {
+        await state.dispose();
+        await deleteRedisKeys(`${prefix}:*`);
+      });
+      log = state.log;
+    }
+    env.svc = await service.startTestService({ brokers: cluster.bootstrapServers, env: settings, ...(log ? { log } : {}) });
+    env.stop.unshift(() => env.svc!.stop());
+    // The request records as the broker has them, headers included.
+    const { Kafka, logLevel } = await import('kafkajs');
+    const reader = new Kafka({ clientId: 'request-reader', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).consumer({ groupId: `${topics.group}-reader`, maxWaitTimeInMs: 100 });
+    await reader.connect();
+    await reader.subscribe({ topic: topics.requests, fromBeginning: true });
+    await reader.run({ eachMessage: async ({ message }) => void env.requests.push(String(message.headers?.traceparent)) });
+    env.stop.unshift(() => reader.disconnect());
+    const { createSimulator } = await import('../../tools/simulator/simulator.js');
+    const simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, groupId: `${topics.group}-simulator`, intervalMs: 200, steps: 2, duplicateEvery: 0, swapEvery: 0 });
+    await simulator.start();
+    env.stop.unshift(() => simulator.dispose());
+    await env.svc.ready();
+  }, 120_000);
+  afterAll(async () => {
+    for (const stop of env.stop) await stop();
+  });
+  return env;
+}
 
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
@@ -66,22 +87,24 @@ function ancestors(span: ReadableSpan, spans: readonly ReadableSpan[]): Readable
   return chain;
 }
 
-describe('tracing through Kafka', () => {
+describe.each(['memory', 'redis'] as const)('tracing through Kafka, %s result log', (kind) => {
+  const env = setup(kind);
+
   it('startTest, the request produced, the results consumed and stored, and the messages pushed are one trace', async () => {
     const traceId = randomBytes(16).toString('hex');
     const clientSpanId = randomBytes(8).toString('hex');
-    const started = await graphql.postGraphQL(svc.url, START, { input: { name: 'traced', parameters: { steps: 2, intervalMs: 200 } } }, { headers: { traceparent: `00-${traceId}-${clientSpanId}-01` } });
+    const started = await graphql.postGraphQL(env.svc!.url, START, { input: { name: 'traced', parameters: { steps: 2, intervalMs: 200 } } }, { headers: { traceparent: `00-${traceId}-${clientSpanId}-01` } });
     const id = started.body.data?.startTest.correlationId as string;
     expect(id).toBeDefined();
 
-    const client = graphql.createWsClient(svc.url);
+    const client = graphql.createWsClient(env.svc!.url);
     const sub = graphql.collect(client, FOLLOW, { id });
     await sub.done;
     await client.dispose();
     expect(sub.results.map((r) => r.data?.testMessages)).toEqual([{ sequence: 1, final: false }, { sequence: 2, final: false }, { sequence: 3, final: true }]);
 
     // The request record carries the trace context of the call that produced it.
-    const header = await graphql.eventually(() => requests.find((h) => h.startsWith(`00-${traceId}-`)), 10_000, 'the request record');
+    const header = await graphql.eventually(() => env.requests.find((h) => h.startsWith(`00-${traceId}-`)), 10_000, 'the request record');
     expect(header).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
 
     const spans = await graphql.eventually(() => {
@@ -115,11 +138,11 @@ describe('tracing through Kafka', () => {
   it('records without a traceparent get no spans of ours, and their messages are pushed as usual', async () => {
     const producer = await (await import('../support/kafka.js')).createTestProducer(cluster.bootstrapServers);
     const id = `untraced-${Date.now()}`;
-    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
-    const client = graphql.createWsClient(svc.url);
+    await env.svc!.log.create({ correlationId: id, input: null, owner: 'tester' });
+    const client = graphql.createWsClient(env.svc!.url);
     const sub = graphql.collect(client, FOLLOW, { id });
     const { result } = await import('../support/kafka.js');
-    await producer.send(svc.config.kafka.resultsTopic, [result(id, { sequence: 0, final: true })]);
+    await producer.send(env.svc!.config.kafka.resultsTopic, [result(id, { sequence: 0, final: true })]);
     await sub.done;
     await client.dispose();
     await producer.disconnect();
