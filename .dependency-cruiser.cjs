@@ -3,7 +3,8 @@
  *
  * Layers, lowest first; a folder may import its own layer and the layers below it, never above:
  *
- *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts, src/persisted-operations-config.ts
+ *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts, src/persisted-operations-config.ts,
+ *               src/telemetry/ (trace context with @opentelemetry/api; the SDK's bootstrap is loaded by src/main.ts alone)
  *   state       src/log/                                     (the result log: memory and Redis implementations)
  *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
  *   use cases   src/results/, src/auth/, src/limits/, src/metrics.ts
@@ -28,7 +29,9 @@ const KAFKA_ROOT = '^src/start-from-config\\.ts$';
  */
 const REDIS_FILES = ['^src/(log|auth|limits)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
-const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config|persisted-operations-config|request-id)\\.ts$', '^src/lifecycle/'];
+const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config|persisted-operations-config|request-id)\\.ts$', '^src/lifecycle/', '^src/telemetry/'];
+/** The one file that loads the OpenTelemetry SDK, its instrumentations and the loader hook. */
+const TELEMETRY_BOOTSTRAP = '^src/telemetry/start-telemetry\\.ts$';
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
 const KAFKA_PACKAGES = '(^|node_modules/)(kafkajs|kafkajs-snappy|@2l/kafkajs-lz4)(/|$)';
 
@@ -50,6 +53,21 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: REDIS_FILES },
       to: { path: '(^|node_modules/)ioredis(/|$)' },
+    },
+    {
+      name: 'opentelemetry-sdk-only-in-its-bootstrap',
+      comment:
+        'The service code uses @opentelemetry/api alone (a no-op while no SDK runs); the SDK, exporters, instrumentations and the import-in-the-middle hook are imported only by src/telemetry/start-telemetry.ts, so nothing of them loads when tracing is off.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: TELEMETRY_BOOTSTRAP },
+      to: { path: '(^|node_modules/)(@opentelemetry/(?!api/)|import-in-the-middle/)' },
+    },
+    {
+      name: 'telemetry-bootstrap-only-from-main',
+      comment: 'src/main.ts imports the SDK bootstrap (dynamically, when tracing is configured) before the rest of the service, so the instrumentations see the modules they patch load.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/main\\.ts$', TELEMETRY_BOOTSTRAP] },
+      to: { path: TELEMETRY_BOOTSTRAP },
     },
     {
       name: 'kafka-files-only-from-composition-root',

@@ -15,13 +15,14 @@ import { benchLatency } from './latency.js';
 import { parseBrokerOption, startBroker, type BenchBroker, type BrokerKind } from './lib/broker.js';
 import { killWorkers } from './lib/worker.js';
 import { benchRebalance } from './rebalance.js';
+import { benchTracing } from './tracing.js';
 
 const smoke = process.argv.includes('--smoke');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const wanted = (name: string) => only === undefined || only.includes(name);
 const sizes = smoke
-  ? { ingest: 5_000, memory: 20_000, queryDuration: 2, latencyIds: 50, latencyRates: [200], latencySeconds: 3, warmupSeconds: 2, fanout: [50], fanoutSeconds: 3, sustainSubscribers: 50, sustainRates: [100], sustainSeconds: 2, sustainP99Ms: 1000, sockets: 200 }
-  : { ingest: 100_000, memory: 1_000_000, queryDuration: 10, latencyIds: 1000, latencyRates: [1000, 2000], latencySeconds: 5, warmupSeconds: 15, fanout: [1000, 5000], fanoutSeconds: 10, sustainSubscribers: 5000, sustainRates: [1, 2, 5, 10, 20, 50, 100, 200, 400], sustainSeconds: 5, sustainP99Ms: 1000, sockets: 10_000 };
+  ? { tracing: 2_000, ingest: 5_000, memory: 20_000, queryDuration: 2, latencyIds: 50, latencyRates: [200], latencySeconds: 3, warmupSeconds: 2, fanout: [50], fanoutSeconds: 3, sustainSubscribers: 50, sustainRates: [100], sustainSeconds: 2, sustainP99Ms: 1000, sockets: 200 }
+  : { tracing: 50_000, ingest: 100_000, memory: 1_000_000, queryDuration: 10, latencyIds: 1000, latencyRates: [1000, 2000], latencySeconds: 5, warmupSeconds: 15, fanout: [1000, 5000], fanoutSeconds: 10, sustainSubscribers: 5000, sustainRates: [1, 2, 5, 10, 20, 50, 100, 200, 400], sustainSeconds: 5, sustainP99Ms: 1000, sockets: 10_000 };
 const fanoutArg = process.argv.find((a) => a.startsWith('--fanout='));
 if (fanoutArg !== undefined) sizes.fanout = fanoutArg.slice('--fanout='.length).split(',').map(Number);
 
@@ -45,6 +46,8 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
   { name: 'latency', everyBroker: true, run: (b) => benchLatency(b, sizes) },
   { name: 'fanout', everyBroker: true, run: (b) => benchFanout(b, sizes) },
   { name: 'memory', everyBroker: false, run: (b) => benchMemory(sizes.memory, sizes.sockets, b) },
+  // The cost of tracing lies in the service, not the broker: once, on the mock when it is listed.
+  { name: 'tracing', everyBroker: false, run: (b) => benchTracing(b, sizes.tracing, smoke ? 1 : 3) },
 ];
 
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.

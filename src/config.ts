@@ -33,6 +33,7 @@ export interface Config {
   readonly sse: SseConfig;
   readonly browser: BrowserConfig;
   readonly rateLimits: RateLimitConfig;
+  readonly telemetry: TelemetryConfig;
   /** Live messages buffered per subscriber before it is closed as too slow. */
   readonly subscriptionQueueLimit: number;
   /** How long a graceful shutdown may take before the process exits anyway. */
@@ -164,6 +165,15 @@ export interface RateLimitConfig {
   readonly perMinute: Readonly<Record<'api' | 'subscribe' | 'wsConnect' | 'auth', number>>;
 }
 
+/** Tracing with OpenTelemetry: on when an OTLP endpoint is set, and then nothing of it is loaded otherwise. */
+export interface TelemetryConfig {
+  /** OTLP/HTTP base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`); null: tracing off. */
+  readonly otlpEndpoint: URL | null;
+  readonly serviceName: string;
+  /** Share of traces started here that are sampled (`OTEL_TRACES_SAMPLER_ARG`). */
+  readonly sampleRatio: number;
+}
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Reads and validates the configuration from `env` (the process environment by default). */
@@ -225,6 +235,11 @@ export function loadConfig(env: Env = process.env): Config {
         wsConnect: read.int('RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE', 30, { min: 1 }),
         auth: read.int('RATE_LIMIT_AUTH_PER_MINUTE', 20, { min: 1 }),
       },
+    },
+    telemetry: {
+      otlpEndpoint: read.url('OTEL_EXPORTER_OTLP_ENDPOINT'),
+      serviceName: read.string('OTEL_SERVICE_NAME', 'result-collection-service'),
+      sampleRatio: read.ratio('OTEL_TRACES_SAMPLER_ARG', 1),
     },
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),
     shutdownTimeoutMs: read.int('SHUTDOWN_TIMEOUT_MS', 10_000, { min: 100 }),
@@ -333,6 +348,13 @@ function createReader(env: Env) {
       const n = Number(value);
       if (range.min !== undefined && n < range.min) throw new ConfigError(name, `must be at least ${range.min}, got ${n}`);
       if (range.max !== undefined && n > range.max) throw new ConfigError(name, `must be at most ${range.max}, got ${n}`);
+      return n;
+    },
+    ratio(name: string, fallback: number): number {
+      const value = raw(name);
+      if (value === undefined) return fallback;
+      const n = Number(value);
+      if (!/^\d*\.?\d+$/.test(value) || n > 1) throw new ConfigError(name, `expected a number from 0 to 1, got "${value}"`);
       return n;
     },
     bool(name: string, fallback: boolean): boolean {

@@ -1,11 +1,13 @@
 /**
  * Process entry point: reads the configuration, builds the clients, starts the service and stops
  * it gracefully on SIGTERM or SIGINT.
+ *
+ * The service itself is imported only after tracing has started (when it is configured): the
+ * instrumentations' loader hooks see only modules loaded after them.
  */
 import { loadConfig } from './config.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
-import { startFromConfig } from './start-from-config.js';
 
 async function main(): Promise<void> {
   let config;
@@ -19,6 +21,10 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.logLevel });
+  const { otlpEndpoint, serviceName, sampleRatio } = config.telemetry;
+  const telemetry = otlpEndpoint === null ? undefined : await (await import('./telemetry/start-telemetry.js')).startTelemetry({ otlpEndpoint, serviceName, sampleRatio });
+  if (telemetry !== undefined) logger.info({ otlpEndpoint: otlpEndpoint?.origin, serviceName, sampleRatio }, 'tracing on');
+  const { startFromConfig } = await import('./start-from-config.js');
   const running = await startFromConfig(config, logger);
 
   const shutdown = (signal: string) => {
@@ -28,7 +34,11 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownDelayMs + config.shutdownTimeoutMs);
     deadline.unref();
-    running.stop().then(
+    running
+      .stop()
+      // Spans of the shutdown itself included.
+      .then(() => telemetry?.shutdown())
+      .then(
         () => process.exit(0),
         (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');

@@ -15,8 +15,12 @@
  *
  * Results are kept only until the event loop turns: the subscribers woken by one event all run in
  * the same turn, and a subscriber that falls behind simply executes its late event itself.
+ *
+ * An event whose record was traced gets a `push` span (telemetry/trace-context.ts) from its first
+ * execution until that turn ends, by when the frames for every subscriber it reached are written.
  */
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { tracePush, type PushTrace } from '../telemetry/trace-context.js';
 
 type Execution = ExecutionResult | Promise<ExecutionResult>;
 
@@ -31,6 +35,8 @@ export type SharedSubscribe = (args: ExecutionArgs, onEvent?: (event: unknown) =
 export function createSharedSubscribe(): SharedSubscribe {
   // event -> operation key -> result, for the current turn of the event loop only.
   const results = new Map<unknown, Map<string, Execution>>();
+  // Push spans of this turn's events, by event.
+  const pushes = new Map<unknown, PushTrace>();
   let clearing = false;
   const documentIds = new WeakMap<DocumentNode, number>();
   let nextDocumentId = 0;
@@ -55,10 +61,15 @@ export function createSharedSubscribe(): SharedSubscribe {
         clearing = true;
         setImmediate(() => {
           results.clear();
+          for (const push of pushes.values()) push.end();
+          pushes.clear();
           clearing = false;
         });
       }
+      const push = tracePush(event);
+      if (push !== undefined) pushes.set(event, push);
     }
+    if (pushes.size > 0) pushes.get(event)?.reached();
     let result = perEvent.get(key);
     if (result === undefined) {
       result = execute({ ...args, rootValue: event });

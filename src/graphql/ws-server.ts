@@ -6,7 +6,8 @@
  *   from the service's own origin or an allowed one.
  * - The access token comes in `connection_init` (`{ authorization: "Bearer …" }` or `{ token }`); a
  *   bad one closes the socket with 4403, and the socket is closed when the token expires, so a
- *   subscription never outlives its token. Operations before the acknowledgement get 4401.
+ *   subscription never outlives its token, unless the client renews it on the open socket with a
+ *   `ping` that carries a fresh one (ws-session.ts). Operations before the acknowledgement get 4401.
  * - An operation sent by id (trusted documents, APQ) is resolved to its text by the pipeline's
  *   resolver first, the one HTTP requests pass through; `query` is then `""` (the protocol needs a string).
  * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
@@ -20,10 +21,8 @@ import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
-import { InvalidTokenError } from '../auth/auth-error.js';
-import { bearerToken } from '../auth/bearer.js';
 import { principalKey, type Principal } from '../auth/principal.js';
 import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -32,6 +31,7 @@ import { withRequestId } from '../request-id.js';
 import { clientErrors, type MaskError } from './format-error.js';
 import type { ResolveOperation } from './persisted-operations.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
+import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON } from './ws-session.js';
 import { serveGraphQLOverWebSocket } from './ws-transport.js';
 import type { GraphQLServer } from './yoga.js';
 
@@ -71,9 +71,6 @@ export interface GraphQLWebSocket {
 /** Close code of a connection refused because its principal opened too many in the last minute. */
 export const RATE_LIMITED_CLOSE_CODE = 4429;
 
-// Close reasons are limited to 123 bytes by the WebSocket protocol.
-const reason = (text: string) => (Buffer.byteLength(text) <= 123 ? text : `${Buffer.from(text).subarray(0, 120).toString()}...`);
-
 /** Attaches graphql-ws to the HTTP server. */
 export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
   const { graphql, maskError } = options;
@@ -87,7 +84,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       else done(false, 403, 'Origin not allowed');
     },
   });
-  const sessions = new WeakMap<WebSocket, { principal: Principal; expiry: NodeJS.Timeout }>();
+  const sessions = createWebSocketSessions(options.verifyAccessToken, log);
   const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
   const requestIds = new WeakMap<ExecutionArgs, string>();
   const sharedSubscribe = createSharedSubscribe();
@@ -106,7 +103,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           principal = await options.verifyAccessToken(tokenFrom(ctx.connectionParams));
         } catch (error) {
           if (isServiceError(error) && error.code === 'UNAUTHENTICATED') {
-            socket.close(CloseCode.Forbidden, reason(`Forbidden: ${error.message}`));
+            socket.close(CloseCode.Forbidden, closeReason(`Forbidden: ${error.message}`));
           } else {
             // Anything else is ours, not the client's: say only that verification is unavailable.
             if (!(isServiceError(error) && error.code === 'AUTH_UNAVAILABLE')) log.error({ err: error }, 'token verification failed unexpectedly');
@@ -119,25 +116,25 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           socket.close(RATE_LIMITED_CLOSE_CODE, `Too many connections: try again in ${retryAfterSeconds(admitted)} s`);
           return false;
         }
-        // The token's lifetime bounds the connection's (capped to what a timer can hold).
-        const expiry = setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden: access token expired'), Math.min(Math.max(0, principal.expiresAt - Date.now()), 2_147_483_647));
-        expiry.unref();
-        sessions.set(socket, { principal, expiry });
-        socket.once('close', () => clearTimeout(expiry));
+        // The token's lifetime bounds the connection's, until a renewal moves it.
+        sessions.start(socket, principal);
         return true;
       },
+      // A renewal's answer; the transport sends it as the pong.
+      pong: (extra, payload) => sessions.ping(extra.socket, payload),
       onSubscribe: async (ctx, _id, payload) => {
-        const session = sessions.get(ctx.extra.socket);
-        if (session === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
-        if (Date.now() >= session.principal.expiresAt) {
-          ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden: access token expired');
+        // The latest renewal's principal: its scopes apply to operations started from now on.
+        const principal = sessions.principal(ctx.extra.socket);
+        if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+        if (Date.now() >= principal.expiresAt) {
+          ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
           return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
         }
         // ctx.subscriptions already holds this operation's id.
         if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
           return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
         }
-        const budget = await options.rateLimits.consume('subscribe', principalKey(session.principal));
+        const budget = await options.rateLimits.consume('subscribe', principalKey(principal));
         if (!budget.allowed) {
           const seconds = retryAfterSeconds(budget);
           return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
@@ -152,7 +149,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         }
         // The pipeline's parse cache hands equal queries the same document, which lets the shared
         // subscription execution recognise subscribers asking for the same thing.
-        const enveloped = graphql.getEnveloped({ principal: session.principal, transport: 'websocket', params });
+        const enveloped = graphql.getEnveloped({ principal, transport: 'websocket', params });
         let document;
         try {
           document = enveloped.parse(params.query ?? '');
@@ -230,13 +227,6 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   };
 }
 
-/** The bearer token of `connection_init`: `{ authorization: "Bearer …" }` or `{ token: "…" }`. */
-function tokenFrom(params: Record<string, unknown> | undefined): string {
-  const authorization = params?.authorization ?? params?.Authorization;
-  if (typeof authorization === 'string') return bearerToken(authorization);
-  if (typeof params?.token === 'string' && params.token !== '') return params.token;
-  throw new InvalidTokenError('no bearer token (connection_init payload { authorization: "Bearer <token>" })');
-}
 
 /**
  * Browsers always send `Origin` on a WebSocket upgrade and cannot forge it; other clients usually

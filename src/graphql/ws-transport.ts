@@ -12,9 +12,11 @@
  *   waits for the flush only above it, so a client that reads slowly still slows its own
  *   subscriptions down (and its stream's queue limit applies) instead of filling server memory.
  *
- * Liveness pings are the caller's (ws-server has its own heartbeat), so there are none here.
+ * Liveness pings are the caller's (ws-server has its own heartbeat), so there are none here. The
+ * caller may also choose what a client's graphql-ws `ping` is answered with (`pong`): ws-server
+ * renews tokens through pings, and must not echo a token back as graphql-ws would.
  */
-import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
+import { CloseCode, handleProtocols, makeServer, MessageType, stringifyMessage, type ServerOptions } from 'graphql-ws';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
@@ -32,9 +34,19 @@ export interface WebSocketTransport {
   dispose(): Promise<void>;
 }
 
+/** What the transport adds to graphql-ws's server options. */
+export interface TransportOptions {
+  readonly sendHighWaterMark?: number;
+  /**
+   * The payload of the `pong` answering a client's `ping`, after graphql-ws's `onPing` (undefined: a
+   * pong without one; no pong once the socket has closed). By default the ping's own, as graphql-ws does.
+   */
+  readonly pong?: (extra: WebSocketExtra, payload: Record<string, unknown> | undefined) => Promise<Record<string, unknown> | undefined>;
+}
+
 /** Binds `options` to `wss`. */
 export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | undefined>(
-  options: ServerOptions<P, WebSocketExtra> & { readonly sendHighWaterMark?: number },
+  options: ServerOptions<P, WebSocketExtra> & TransportOptions,
   wss: WebSocketServer,
   logger: Logger,
 ): WebSocketTransport {
@@ -71,10 +83,21 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
       return new Promise((resolve, reject) => socket.send(data, (error) => (error ? reject(error) : resolve())));
     };
 
+    const extra: WebSocketExtra = { socket, request };
+    const answerPing = options.pong;
     const closed = server.opened(
       {
         protocol: socket.protocol,
         send,
+        ...(answerPing === undefined
+          ? {}
+          : {
+              onPing: async (payload: Record<string, unknown> | undefined) => {
+                const answer = await answerPing(extra, payload);
+                if (socket.readyState !== socket.OPEN) return;
+                await send(stringifyMessage(answer === undefined ? { type: MessageType.Pong } : { type: MessageType.Pong, payload: answer }));
+              },
+            }),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
           // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the listener catches every error itself
@@ -87,7 +110,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
             }
           }),
       },
-      { socket, request },
+      extra,
     );
     socket.once('close', (code, reason) => void closed(code, String(reason)));
   });

@@ -5,9 +5,12 @@
  *
  * Decoding and storing are two steps so that the loop can retry storing alone while the state is
  * unavailable: a chunk is decoded, counted and dead-lettered once, however often it is stored.
+ * A record with a `traceparent` header gets a `consume` span when decoded and a `store` span per
+ * attempt (telemetry/trace-context.ts); the others cost one header lookup.
  */
 import type { IncomingMessage } from '../domain/types.js';
 import type { Logger } from '../logger.js';
+import { traceConsumed, type RecordTrace } from '../telemetry/trace-context.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { decodeResult } from './decode-result.js';
 import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from './consumer.js';
@@ -24,6 +27,8 @@ export interface DecodedChunk {
    * chunk's offsets move: a record is never skipped without its copy.
    */
   readonly deadLettered: Promise<void>;
+  /** The traces of the messages whose records carried one, by index; absent when none did. */
+  readonly traces?: ReadonlyArray<RecordTrace | undefined>;
 }
 
 /** Decodes and stores chunks of records (see {@link createChunkIngest}). */
@@ -55,9 +60,12 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     const messages: IncomingMessage[] = [];
     const kept: BrokerRecord[] = [];
     let sends: Array<Promise<void>> | undefined;
+    let traces: Array<RecordTrace | undefined> | undefined;
     for (const record of records) {
       const decoded = decodeResult(record);
       if (decoded.ok) {
+        const traced = traceConsumed(record, decoded.message.correlationId);
+        if (traced !== undefined) (traces ??= [])[messages.length] = traced;
         messages.push(decoded.message);
         kept.push(record);
         continue;
@@ -70,12 +78,29 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     const deadLettered = sends === undefined ? settled : Promise.all(sends).then(() => undefined);
     // Awaited by the loop later, after the store; until then a failed send must not count as unhandled.
     deadLettered.catch(() => undefined);
-    return { messages, records: kept, deadLettered };
+    return traces === undefined ? { messages, records: kept, deadLettered } : { messages, records: kept, deadLettered, traces };
   }
 
   async function store(chunk: DecodedChunk): Promise<void> {
     if (chunk.messages.length === 0) return;
-    const outcomes = await options.onEvents(chunk.messages);
+    if (chunk.traces !== undefined) return storeTraced(chunk, chunk.traces);
+    count(chunk, await options.onEvents(chunk.messages));
+  }
+
+  async function storeTraced(chunk: DecodedChunk, traces: ReadonlyArray<RecordTrace | undefined>): Promise<void> {
+    const attempts = chunk.messages.map((message, i) => traces[i]?.storing(message));
+    let outcomes;
+    try {
+      outcomes = await options.onEvents(chunk.messages);
+    } catch (error) {
+      for (const attempt of attempts) attempt?.end({ error });
+      throw error;
+    }
+    attempts.forEach((attempt, i) => attempt?.end({ outcome: outcomes[i] ?? 'unknown' }));
+    count(chunk, outcomes);
+  }
+
+  function count(chunk: DecodedChunk, outcomes: Awaited<ReturnType<ResultEventHandler>>): void {
     if (outcomes.length !== chunk.messages.length) throw new Error(`the state answered ${outcomes.length} outcomes for ${chunk.messages.length} messages`);
     for (let i = 0; i < outcomes.length; i++) {
       const outcome = outcomes[i];

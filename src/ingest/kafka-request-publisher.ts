@@ -1,12 +1,14 @@
 /**
  * Hands start requests to the external system by producing them to the requests topic. One
  * producer per process, connected at startup; a request the broker does not accept in time fails
- * with BROKER_UNAVAILABLE so the caller can undo its record.
+ * with BROKER_UNAVAILABLE so the caller can undo its record. The record's headers carry the
+ * caller's trace context (`traceparent`) when tracing is on.
  */
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import { ServiceError } from '../errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
+import { withPublishSpan } from '../telemetry/trace-context.js';
 import { CORRELATION_HEADER } from './decode-result.js';
 import { describeKafkaError } from './describe-kafka-error.js';
 import type { RequestPublisher } from './request-publisher.js';
@@ -68,22 +70,25 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
             await connect();
             // The caller has been told this request failed: it must not be sent after all.
             if (timedOut) return;
-            await producer.send({
-              topic: options.topic,
-              acks: -1,
-              timeout: options.timeoutMs,
-              messages: [
-                {
-                  key: request.correlationId,
-                  headers: { [CORRELATION_HEADER]: request.correlationId },
-                  value: JSON.stringify({
-                    correlationId: request.correlationId,
-                    input: request.input ?? null,
-                    requestedAt: new Date(request.requestedAt).toISOString(),
-                  }),
-                },
-              ],
-            });
+            const headers: Record<string, string> = { [CORRELATION_HEADER]: request.correlationId };
+            await withPublishSpan(options.topic, request.correlationId, headers, () =>
+              producer.send({
+                topic: options.topic,
+                acks: -1,
+                timeout: options.timeoutMs,
+                messages: [
+                  {
+                    key: request.correlationId,
+                    headers,
+                    value: JSON.stringify({
+                      correlationId: request.correlationId,
+                      input: request.input ?? null,
+                      requestedAt: new Date(request.requestedAt).toISOString(),
+                    }),
+                  },
+                ],
+              }),
+            );
           })(),
           timeout,
         ]);

@@ -48,16 +48,26 @@ export async function getGraphQL<T = Record<string, any>>(url: string, params: O
 
 /**
  * A graphql-ws client for `${url}/graphql` (http:// becomes ws://). It authenticates with the
- * default test token unless `connectionParams` says otherwise.
+ * default test token unless `connectionParams` says otherwise (a function is asked on every connect).
+ * `onConnected` gets the socket once acknowledged, to send messages the client API has no call for.
  */
-export function createWsClient(url: string, options: { connectionParams?: Record<string, unknown>; onClose?: (event: { code: number; reason: string }) => void } = {}): Client {
+export function createWsClient(
+  url: string,
+  options: {
+    connectionParams?: Record<string, unknown> | (() => Record<string, unknown> | Promise<Record<string, unknown>>);
+    onClose?: (event: { code: number; reason: string }) => void;
+    onConnected?: (socket: WebSocket) => void;
+  } = {},
+): Client {
+  const { connectionParams } = options;
   return createClient({
     url: `${url.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
     retryAttempts: 0,
     lazy: true,
-    connectionParams: async () => options.connectionParams ?? { authorization: `Bearer ${await defaultToken()}` },
+    connectionParams: async () => (typeof connectionParams === 'function' ? connectionParams() : connectionParams) ?? { authorization: `Bearer ${await defaultToken()}` },
     on: {
+      connected: (socket) => options.onConnected?.(socket as WebSocket),
       closed: (event) => {
         const e = event as { code: number; reason: string };
         options.onClose?.({ code: e.code, reason: String(e.reason) });

@@ -163,6 +163,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SSE_MAX_STREAMS: '0' })).toThrow(/^SSE_MAX_STREAMS: must be at least 1/);
   });
 
+  it('reads the tracing settings: off without an OTLP endpoint, errors naming the variable', () => {
+    expect(loadConfig({}).telemetry).toEqual({ otlpEndpoint: null, serviceName: 'result-collection-service', sampleRatio: 1 });
+    const on = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'rcs-eu', OTEL_TRACES_SAMPLER_ARG: '0.25' }).telemetry;
+    expect({ ...on, otlpEndpoint: on.otlpEndpoint?.href }).toEqual({ otlpEndpoint: 'http://collector:4318/', serviceName: 'rcs-eu', sampleRatio: 0.25 });
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    for (const bad of ['1.5', '-0.1', 'half']) expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: bad })).toThrow(/OTEL_TRACES_SAMPLER_ARG.*from 0 to 1/);
+  });
+
   it('turns the access-token typ check off when AUTH_ACCESS_TOKEN_TYP is set and empty', () => {
     expect(loadConfig({ AUTH_ACCESS_TOKEN_TYP: '' }).auth.tokenType).toBeNull();
     expect(loadConfig({}).auth.tokenType).toBe('at+jwt');

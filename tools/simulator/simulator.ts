@@ -137,7 +137,7 @@ export function createSimulator(options: SimulatorOptions): Simulator {
       sleepers.add(wake);
     });
 
-  async function runStream(correlationId: string, name: string | undefined, plan: StreamPlan): Promise<void> {
+  async function runStream(correlationId: string, name: string | undefined, plan: StreamPlan, trace: Record<string, string>): Promise<void> {
     const sent = new Map<number, string>();
     const sends = planSequence(plan.steps, plan.duplicateEvery, plan.swapEvery);
     for (const [index, sequence] of sends.entries()) {
@@ -148,7 +148,7 @@ export function createSimulator(options: SimulatorOptions): Simulator {
       sent.set(sequence, value);
       await producer.send({
         topic: options.resultsTopic,
-        messages: [{ key: correlationId, headers: { correlation_id: correlationId }, value }],
+        messages: [{ key: correlationId, headers: { correlation_id: correlationId, ...trace }, value }],
       });
     }
     handled += 1;
@@ -174,6 +174,12 @@ export function createSimulator(options: SimulatorOptions): Simulator {
     }
     const input = isObject(request) ? request.input : undefined;
     const plan = planFor(input, defaults);
+    // The request's W3C trace context goes back on every result, as an instrumented system would do.
+    const trace: Record<string, string> = {};
+    for (const name of ['traceparent', 'tracestate']) {
+      const value = raw.headers?.[name];
+      if (Buffer.isBuffer(value) || typeof value === 'string') trace[name] = value.toString();
+    }
     const name = isObject(input) && typeof input.name === 'string' ? input.name : undefined;
 
     // Bounded in flight: this holds the consumer (heartbeating) until a stream finishes.
@@ -183,7 +189,7 @@ export function createSimulator(options: SimulatorOptions): Simulator {
     }
     if (cancelled) return;
     log?.info({ correlationId, ...plan }, 'request received');
-    const stream: Promise<void> = runStream(correlationId, name, plan)
+    const stream: Promise<void> = runStream(correlationId, name, plan, trace)
       .catch((error: unknown) => log?.error({ correlationId, err: String(error) }, 'publishing results failed'))
       .finally(() => streams.delete(stream));
     streams.add(stream);

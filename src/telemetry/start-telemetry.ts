@@ -1,0 +1,87 @@
+/**
+ * The OpenTelemetry SDK: the only file that loads it and its instrumentations. main.ts imports this
+ * file (dynamically) only when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, before it imports the rest of
+ * the service, so that nothing of the SDK is loaded when tracing is off, and so that the modules
+ * the instrumentations patch (http, express, graphql, kafkajs, ioredis) are loaded after their
+ * hooks are in place.
+ *
+ * The service is ESM: its `import`s of those packages go through Node's ESM loader, which
+ * `require` hooks never see. The import-in-the-middle loader hook is registered here (with
+ * `module.register`), told to wrap only the modules an instrumentation asked for, and acknowledged
+ * before `startTelemetry` returns. Where no instrumentation reaches (the broker's headers, a result
+ * record's consume, store and push), trace-context.ts propagates the context itself.
+ *
+ * Only traces: metrics stay Prometheus (`/metrics`), logs stay pino's.
+ */
+import { createAddHookMessageChannel } from 'import-in-the-middle';
+import { register } from 'node:module';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { GraphQLInstrumentation } from '@opentelemetry/instrumentation-graphql';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import {
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+
+/** Options of {@link startTelemetry}. */
+export interface TelemetryOptions {
+  /** `service.name` of every span. */
+  readonly serviceName: string;
+  /** OTLP/HTTP base URL; spans go to `<endpoint>/v1/traces` in batches. */
+  readonly otlpEndpoint?: URL | null;
+  /** Where spans go instead, one by one as they end (tests: an in-memory exporter). */
+  readonly spanExporter?: SpanExporter;
+  /** Share of new traces sampled (0 … 1); a trace started upstream keeps its caller's decision. */
+  readonly sampleRatio: number;
+}
+
+/** The running SDK. */
+export interface Telemetry {
+  /** Exports what is buffered and stops. */
+  shutdown(): Promise<void>;
+}
+
+// Paths whose requests are polled by machines, not worth a trace each.
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Registers the loader hook and the SDK with its instrumentations; spans flow from here on. */
+export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry> {
+  const exporter = options.spanExporter ?? new OTLPTraceExporter({ url: new URL('v1/traces', withSlash(options.otlpEndpoint)).href });
+  const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
+  register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
+
+  const sdk = new NodeSDK({
+    serviceName: options.serviceName,
+    resource: resourceFromAttributes({ 'service.name': options.serviceName }),
+    autoDetectResources: false,
+    spanProcessors: [options.spanExporter === undefined ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)],
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }),
+    // Traces only: without these the SDK would set up OTLP metrics and logs from the environment.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? '') }),
+      new ExpressInstrumentation(),
+      new GraphQLInstrumentation({ mergeItems: true, ignoreTrivialResolveSpans: true }),
+      new KafkaJsInstrumentation(),
+      // Redis commands only inside a trace (a consumer's append, a request), not the follower's polling.
+      new IORedisInstrumentation({ requireParentSpan: true }),
+    ],
+  });
+  sdk.start();
+  await waitForAllMessagesAcknowledged();
+  return { shutdown: () => sdk.shutdown() };
+}
+
+function withSlash(endpoint: URL | null | undefined): URL {
+  if (endpoint == null) throw new Error('startTelemetry needs an OTLP endpoint or a span exporter');
+  return new URL(endpoint.href.endsWith('/') ? endpoint.href : `${endpoint.href}/`);
+}
