@@ -12,9 +12,9 @@
  * An id arrives as `documentId` (GraphQL over HTTP's persisted documents, GraphQL Code Generator's
  * client preset) or as `extensions.persistedQuery.sha256Hash` (Apollo's APQ and persisted queries).
  */
-import { GraphQLError } from 'graphql';
+import { GraphQLError, parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { httpStatusFor, type ErrorCode } from '../errors.js';
+import { ConfigError, httpStatusFor, type ErrorCode } from '../errors.js';
 import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../persisted-operations-config.js';
 
 /** An operation's parameters as a client sends them, over either transport. */
@@ -34,6 +34,7 @@ export type ResolveOperation = <T extends OperationRequest>(request: T) => Resol
 
 /** Creates the resolver for `config` (see the README's "Trusted documents and automatic persisted queries"). */
 export function createOperationResolver(config: PersistedOperationsConfig): ResolveOperation {
+  if (config.trustedDocuments !== null) checkDocumentsParse(config.trustedDocuments.file, config.trustedDocuments.documents);
   const trusted = config.trustedDocuments?.documents;
   const registered = config.apq.mode === 'memory' ? createBoundedStore(config.apq.maxEntries, config.apq.maxBytes) : undefined;
   const documentFor = (request: OperationRequest): string | undefined => {
@@ -138,4 +139,19 @@ export function useResolvedOperations(resolve: ResolveOperation): Plugin {
       setParams(resolved);
     },
   };
+}
+
+/**
+ * Refuses a manifest with a document that does not parse, at startup (a ConfigError: exit 78).
+ * Here rather than in the configuration, which is read before tracing starts: loading `graphql`
+ * there would hide it from the GraphQL instrumentation's loader hook.
+ */
+function checkDocumentsParse(file: string, documents: ReadonlyMap<string, string>): void {
+  for (const [id, body] of documents) {
+    try {
+      parse(body);
+    } catch (error) {
+      throw new ConfigError('GRAPHQL_TRUSTED_DOCUMENTS', `"${file}": the document of "${id}" does not parse (${(error as Error).message})`);
+    }
+  }
 }
