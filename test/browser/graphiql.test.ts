@@ -63,12 +63,20 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** Replaces the operation in GraphiQL's query editor (Monaco) with `text`. */
-async function setQuery(page: Page, text: string): Promise<void> {
+/**
+ * Replaces the operation in GraphiQL's query editor (Monaco) with `text`, one operation named
+ * `name`, and waits until GraphiQL has parsed it, which it does 100 ms after the last keystroke.
+ * Before that the execute button still stands for the old text: over the page's three-operation
+ * example it is the operation picker, so a click (at a script's speed, not a person's) opens a
+ * menu the re-render closes and nothing is sent; over the mutation, a subscription would go over
+ * HTTP under the mutation's document. Once parsed, the active tab is titled with the name.
+ */
+async function setQuery(page: Page, name: string, text: string): Promise<void> {
   await page.locator('.graphiql-query-editor .monaco-editor').first().click();
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Delete');
   await page.keyboard.insertText(text);
+  await page.locator('.graphiql-tab-active').getByText(name, { exact: true }).waitFor();
 }
 
 /** What the response pane shows (Monaco renders spaces as no-break spaces). */
@@ -110,13 +118,13 @@ describe('GraphiQL', () => {
       graphqlAuth.length = 0;
       await page.locator('.graphiql-query-editor .monaco-editor').first().waitFor();
 
-      await setQuery(page, 'mutation { startTest(input: { name: "from GraphiQL", parameters: { steps: 5, intervalMs: 400 } }) { correlationId } }');
+      await setQuery(page, 'StartFromGraphiQL', 'mutation StartFromGraphiQL { startTest(input: { name: "from GraphiQL", parameters: { steps: 5, intervalMs: 400 } }) { correlationId } }');
       await page.locator('.graphiql-execute-button').click();
       const correlationId = await eventually(async () => /"correlationId": "([^"]+)"/.exec(await responseText(page))?.[1], 15_000, 'the mutation\'s answer in the response pane');
       expect(graphqlAuth.length).toBeGreaterThan(0);
       for (const header of graphqlAuth) expect(header).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
 
-      await setQuery(page, `subscription { testMessages(correlationId: "${correlationId}") { sequence final } }`);
+      await setQuery(page, 'FollowFromGraphiQL', `subscription FollowFromGraphiQL { testMessages(correlationId: "${correlationId}") { sequence final } }`);
       await page.locator('.graphiql-execute-button').click();
       // GraphiQL shows each message as it arrives: several distinct ones, then the final one.
       const seen = new Set<string>();
