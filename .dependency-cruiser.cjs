@@ -12,7 +12,7 @@
  *   service     src/service.ts, src/state.ts, src/start-from-config.ts, src/main.ts
  *
  * Seams are the files that name no client library (src/log/result-log.ts, src/ingest/consumer.ts,
- * src/ingest/request-publisher.ts, src/ingest/ingest.ts, src/limits/rate-limits.ts); the Kafka and Redis
+ * src/ingest/request-publisher.ts, src/ingest/request-consumer.ts, src/ingest/ingest.ts, src/limits/rate-limits.ts); the Kafka and Redis
  * implementations are wired together only by the composition roots. Test code (test/, bench/,
  * tools/, scripts/) may import anything in src/; src/ imports none of it.
  *
@@ -41,7 +41,7 @@ module.exports = {
     // --- client libraries stay behind their seams ---
     {
       name: 'kafkajs-only-in-ingest',
-      comment: 'kafkajs (and its codec packages) is imported only under src/ingest/: the rest of the service sees the seams in src/ingest/consumer.ts, request-publisher.ts and ingest.ts.',
+      comment: 'kafkajs (and its codec packages) is imported only under src/ingest/: the rest of the service sees the seams in src/ingest/consumer.ts, request-publisher.ts, request-consumer.ts and ingest.ts.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/ingest/' },
       to: { path: KAFKA_PACKAGES },
@@ -72,7 +72,7 @@ module.exports = {
     {
       name: 'kafka-files-only-from-composition-root',
       comment:
-        'Outside src/ingest/ only src/start-from-config.ts (which builds the Kafka ingest) imports src/ingest/kafka-*.ts; everything else uses the seam files (consumer.ts, request-publisher.ts, ingest.ts).',
+        'Outside src/ingest/ only src/start-from-config.ts (which builds the Kafka ingest) imports src/ingest/kafka-*.ts; everything else uses the seam files (consumer.ts, request-publisher.ts, request-consumer.ts, ingest.ts).',
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/ingest/', KAFKA_ROOT] },
       to: { path: '^src/ingest/kafka-' },

@@ -37,6 +37,12 @@ export interface KafkaConfig {
   readonly deadLetterTopic: string | null;
   /** False in replicated mode: the group never commits, so every start reads from the earliest record. */
   readonly commitOffsets: boolean;
+  /**
+   * Replicated mode only: the group of this replica's own in which it reads the requests topic
+   * (`KAFKA_GROUP_ID.INSTANCE_ID.requests`), to learn the owner, input and start time of every
+   * test, wherever it was started. Null otherwise: the requests topic is not read.
+   */
+  readonly requestsGroupId: string | null;
   /** How often processed offsets are committed; a crash redelivers at most this much work. */
   readonly commitIntervalMs: number;
   /** TLS to the brokers; null for a plaintext connection. */
@@ -74,6 +80,9 @@ export function readKafka(read: Reader, env: Env, stateKind: 'memory' | 'redis' 
     rebalanceTimeoutMs: read.int('KAFKA_REBALANCE_TIMEOUT_MS', 60_000, { min: 1000, max: 600_000 }),
     deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
     commitOffsets: stateKind !== 'replicated',
+    // A group apart from the results one: kafkajs assigns a group's topics as if every member
+    // subscribed to all of them.
+    requestsGroupId: stateKind === 'replicated' ? `${groupId}.requests` : null,
     commitIntervalMs: read.int('KAFKA_COMMIT_INTERVAL_MS', 5000, { min: 0, max: 3_600_000 }),
     ssl: readKafkaSsl(env),
     sasl: readKafkaSasl(env),

@@ -23,12 +23,13 @@ import { createMetrics, type ClientSources } from './metrics.js';
 import { createHttpApp, type ApiRoutes, type Readiness } from './http/app.js';
 import { principalOf } from './http/authenticate.js';
 import { requestIdOf } from './http/request-id-header.js';
-import type { Ingest } from './ingest/ingest.js';
-import type { ResultEventHandler } from './ingest/consumer.js';
+import type { ConsumerState } from './ingest/consumer.js';
+import type { Ingest, IngestHandlers } from './ingest/ingest.js';
 import { disposeOnce } from './lifecycle/disposable.js';
 import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { createResultRecorder } from './results/record-result.js';
+import { createStartRecorder } from './results/record-start.js';
 import { createTestStarter } from './results/test-starter.js';
 import { withRequestId } from './request-id.js';
 import type { ResultLog } from './log/result-log.js';
@@ -42,8 +43,8 @@ export interface ServiceOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly log: ResultLog;
-  /** Builds the broker side around the handler that stores each chunk of consumed messages. */
-  readonly createIngest: (onEvents: ResultEventHandler) => Ingest;
+  /** Builds the broker side around the handlers of what it consumes (results; start requests in the replicated mode). */
+  readonly createIngest: (handlers: IngestHandlers) => Ingest;
   /** Token verification (and the embedded issuer, if any); required unless the role is `consumer`. */
   readonly auth?: Auth;
   /** Request budgets (see src/limits/rate-limits.ts); none when absent. */
@@ -85,7 +86,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const { config, logger, log } = options;
   const lifecycle = options.lifecycle ?? createLifecycle({ logger });
   const consumes = config.role !== 'api';
-  const ingest = options.createIngest(createResultRecorder({ log }));
+  const ingest = options.createIngest({ onEvents: createResultRecorder({ log }), onRequests: createStartRecorder({ log }) });
   const httpServer = createServer();
   const api = config.role === 'consumer' ? undefined : await createApiSide(options, ingest, httpServer);
 
@@ -101,8 +102,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     if (stopping) return { ready: false, checks: { service: 'shutting down' } };
     const checks: Record<string, string> = {};
     if (consumes) {
-      const consumer = ingest.consumer.state();
-      checks.consumer = consumer.state === 'joined' ? 'ok' : `${consumer.state}${consumer.reason ? `: ${consumer.reason}` : ''}`;
+      checks.consumer = consumerCheck(ingest.consumer.state());
+      // Replicated mode: until it reads the requests topic, the replica knows no owner of a test started elsewhere.
+      if (ingest.requests) checks.requests = consumerCheck(ingest.requests.state());
     }
     checks.store = await log.check().then(
       () => 'ok',
@@ -129,7 +131,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
   if (api) ingest.publisher.start();
-  if (consumes) ingest.consumer.start();
+  if (consumes) {
+    ingest.consumer.start();
+    ingest.requests?.start();
+  }
   logger.info({ port, role: config.role, topic: config.kafka.resultsTopic, groupId: config.kafka.groupId }, 'service listening');
 
   const stop = disposeOnce(async () => {
@@ -214,6 +219,11 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       await closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2));
     },
   };
+}
+
+/** A consumer's readiness check: `ok` when joined, else its state and why. */
+function consumerCheck(consumer: ConsumerState): string {
+  return consumer.state === 'joined' ? 'ok' : `${consumer.state}${consumer.reason ? `: ${consumer.reason}` : ''}`;
 }
 
 /** Says which operations may run; GraphiQL with trusted documents can run none of its own. */

@@ -37,7 +37,7 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
       log: state.log,
       rateLimits: limits.rateLimits,
       ...(state.storedTests ? { storedTests: state.storedTests } : {}),
-      createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
+      createIngest: (handlers) => createKafkaIngest({ config: config.kafka, logger, ...handlers }),
       // A consumer-only process serves no API, so it verifies no token and runs no issuer.
       ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger, await issuerStorage(config, logger, lifecycle)) }),
     });

@@ -1,13 +1,24 @@
 /**
- * The broker-facing parts of one process, as the service sees them: the two seams and their
+ * The broker-facing parts of one process, as the service sees them: the seams and their
  * shutdown. Built by kafka-ingest.ts (the only place that wires kafkajs together).
  */
 import type { Disposable } from '../lifecycle/disposable.js';
-import type { ResultConsumer } from './consumer.js';
+import type { ResultConsumer, ResultEventHandler } from './consumer.js';
+import type { RequestConsumer, StartRequestHandler } from './request-consumer.js';
 import type { RequestPublisher } from './request-publisher.js';
 
-/** The broker-facing parts of one process. Disposing it stops the consumer (committing), then the producers. */
+/** The broker-facing parts of one process. Disposing it stops the consumers (committing), then the producers. */
 export interface Ingest extends Disposable {
   readonly consumer: ResultConsumer;
   readonly publisher: RequestPublisher;
+  /** The requests topic's consumer: in the replicated mode only. */
+  readonly requests?: RequestConsumer;
+}
+
+/** What the service does with what the consumers read. */
+export interface IngestHandlers {
+  /** Stores each chunk of results. */
+  readonly onEvents: ResultEventHandler;
+  /** Records the tests of each batch of start requests (replicated mode). */
+  readonly onRequests: StartRequestHandler;
 }

@@ -5,15 +5,18 @@
 import type { KafkaConfig } from '../config.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
-import type { ResultEventHandler } from './consumer.js';
-import type { Ingest } from './ingest.js';
+import type { Ingest, IngestHandlers } from './ingest.js';
 import { createKafkaClient } from './kafka-client.js';
 import { createKafkaDeadLetter } from './kafka-dead-letter.js';
+import { createKafkaRequestConsumer } from './kafka-request-consumer.js';
 import { createKafkaRequestPublisher } from './kafka-request-publisher.js';
 import { createKafkaResultConsumer } from './kafka-result-consumer.js';
 
-/** Creates the consumer, the request publisher and the dead-letter sink over one Kafka client. */
-export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger; onEvents: ResultEventHandler }): Ingest {
+/**
+ * Creates the consumer, the request publisher and the dead-letter sink over one Kafka client, and
+ * in the replicated mode the requests consumer.
+ */
+export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger } & IngestHandlers): Ingest {
   const kafka = createKafkaClient(options.config, options.logger);
   const deadLetter = options.config.deadLetterTopic === null ? undefined : createKafkaDeadLetter({ kafka, topic: options.config.deadLetterTopic });
   const consumer = createKafkaResultConsumer({
@@ -37,12 +40,26 @@ export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger
     timeoutMs: options.config.produceTimeoutMs,
     logger: options.logger,
   });
+  const requests =
+    options.config.requestsGroupId === null
+      ? undefined
+      : createKafkaRequestConsumer({
+          kafka,
+          groupId: options.config.requestsGroupId,
+          topic: options.config.requestsTopic,
+          fetchMaxWaitMs: options.config.fetchMaxWaitMs,
+          sessionTimeoutMs: options.config.sessionTimeoutMs,
+          heartbeatIntervalMs: options.config.heartbeatIntervalMs,
+          onRequests: options.onRequests,
+          logger: options.logger,
+        });
   return {
     consumer,
     publisher,
-    // The consumer first: while it drains its last chunks it may still dead-letter records.
+    ...(requests ? { requests } : {}),
+    // The consumers first: while the results one drains its last chunks it may still dead-letter records.
     dispose: disposeOnce(async () => {
-      await consumer.dispose();
+      await Promise.all([consumer.dispose(), requests?.dispose()]);
       await Promise.all([publisher.dispose(), deadLetter?.dispose()]);
     }),
   };

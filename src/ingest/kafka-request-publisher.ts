@@ -2,7 +2,8 @@
  * Hands start requests to the external system by producing them to the requests topic. One
  * producer per process, connected at startup; a request the broker does not accept in time fails
  * with BROKER_UNAVAILABLE so the caller can undo its record. The record's headers carry the
- * caller's trace context (`traceparent`) when tracing is on.
+ * test's owner (`rcs-owner`, read back by the replicas of the replicated mode) and the caller's
+ * trace context (`traceparent`) when tracing is on.
  */
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import { ServiceError } from '../errors.js';
@@ -10,6 +11,7 @@ import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
 import { withPublishSpan } from '../telemetry/trace-context.js';
 import { CORRELATION_HEADER } from './decode-result.js';
+import { OWNER_HEADER } from './decode-request.js';
 import { describeKafkaError } from './describe-kafka-error.js';
 import type { RequestPublisher } from './request-publisher.js';
 
@@ -71,6 +73,7 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
             // The caller has been told this request failed: it must not be sent after all.
             if (timedOut) return;
             const headers: Record<string, string> = { [CORRELATION_HEADER]: request.correlationId };
+            if (request.owner !== null) headers[OWNER_HEADER] = request.owner;
             await withPublishSpan(options.topic, request.correlationId, headers, () =>
               producer.send({
                 topic: options.topic,

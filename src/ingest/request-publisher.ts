@@ -8,7 +8,12 @@ import type { Disposable } from '../lifecycle/disposable.js';
 export interface TestRequest {
   readonly correlationId: string;
   readonly input: unknown;
-  /** Epoch milliseconds; sent as an ISO 8601 string. */
+  /**
+   * The subject that started it, sent in a header of the service's own (`rcs-owner`) so that the
+   * replicas of the replicated mode learn it; null for a request read back without one.
+   */
+  readonly owner: string | null;
+  /** Epoch milliseconds, the test's `createdAt`; sent as an ISO 8601 string. */
   readonly requestedAt: number;
 }
 

@@ -6,14 +6,19 @@
  * A hand-written iterator (like follower.ts) so that `return()` ends a subscriber that is waiting
  * on a quiet feed at once, without leaking it.
  */
-import type { TestChangeEvent } from '../domain/types.js';
+import type { TestChangeEvent, TestSummary } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import type { ChangeOptions } from './result-log.js';
 
 /** The subscribers of one process. */
 export interface ChangeFeed {
-  /** Delivers a change, synchronously, to every subscriber that may see its test. */
-  emit(change: TestChangeEvent): void;
+  /**
+   * Delivers a change, synchronously, to every subscriber that may see its test. With `before`
+   * (the test as it stood, when the change may make it visible to more subscribers: its owner was
+   * filled in), a subscriber that could already see `before` gets the change as `UPDATED`, one
+   * that could not as `CREATED`: for it, the test has just become known.
+   */
+  emit(change: TestChangeEvent, before?: TestSummary): void;
   /** A new subscriber; it receives every change emitted from now on until it ends. */
   open(options: ChangeOptions): AsyncIterableIterator<TestChangeEvent>;
   /** Subscribers open now. */
@@ -24,7 +29,7 @@ export interface ChangeFeed {
 
 /** Creates a {@link ChangeFeed}; `onLast` runs when its last subscriber ends. */
 export function createChangeFeed(onLast?: () => void): ChangeFeed {
-  const subscribers = new Set<(change: TestChangeEvent | null) => void>();
+  const subscribers = new Set<(change: TestChangeEvent | null, before?: TestSummary) => void>();
 
   function open(options: ChangeOptions): AsyncIterableIterator<TestChangeEvent> {
     const queue: TestChangeEvent[] = [];
@@ -44,7 +49,7 @@ export function createChangeFeed(onLast?: () => void): ChangeFeed {
       else resolve({ value: undefined, done: true });
     };
     // `null` ends the subscriber (the feed is cleared).
-    function deliver(change: TestChangeEvent | null): void {
+    function deliver(change: TestChangeEvent | null, before?: TestSummary): void {
       if (change === null) {
         closed = true;
         stop();
@@ -59,7 +64,7 @@ export function createChangeFeed(onLast?: () => void): ChangeFeed {
         wake();
         return;
       }
-      queue.push(change);
+      queue.push(before === undefined ? change : { kind: options.canSee(before) ? 'UPDATED' : 'CREATED', test: change.test });
       wake();
     }
     subscribers.add(deliver);
@@ -94,9 +99,9 @@ export function createChangeFeed(onLast?: () => void): ChangeFeed {
   }
 
   return {
-    emit(change) {
+    emit(change, before) {
       // Copy first: a subscriber cut off as too slow removes itself while we iterate.
-      for (const deliver of [...subscribers]) deliver(change);
+      for (const deliver of [...subscribers]) deliver(change, before);
     },
     open,
     count: () => subscribers.size,

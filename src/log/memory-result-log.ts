@@ -32,10 +32,13 @@ export interface MemoryResultLogOptions {
 interface Entry {
   readonly correlationId: string;
   status: TestStatus;
-  readonly input: unknown;
-  readonly owner: string | null;
-  readonly createdAt: number;
+  // Filled in by a create on a test first seen through its results (see `started`).
+  input: unknown;
+  owner: string | null;
+  createdAt: number;
   updatedAt: number;
+  /** Whether a create recorded it (started), rather than only its results (seen). */
+  started: boolean;
   readonly messages: TestMessage[];
   /** What the test's compact messages share. */
   readonly compact: CompactTest;
@@ -102,14 +105,15 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     entries.set(entry.correlationId, entry);
   }
 
-  function insert(correlationId: string, input: unknown, owner: string | null, at: number): Entry {
+  function insert(correlationId: string, started: NewTest | null, at: number): Entry {
     const entry: Entry = {
       correlationId,
       status: 'PENDING',
-      input,
-      owner,
-      createdAt: at,
+      input: started?.input ?? null,
+      owner: started?.owner ?? null,
+      createdAt: started?.createdAt ?? at,
       updatedAt: at,
+      started: started !== null,
       messages: [],
       compact: { correlationId, base: at },
       keys: { ids: null, sequences: null, others: null },
@@ -137,7 +141,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
   function appendOne(incoming: IncomingMessage, at: number, created: Set<string>): AppendResult {
     let entry = live(incoming.correlationId, at);
     if (entry === undefined) {
-      entry = insert(incoming.correlationId, null, null, at);
+      entry = insert(incoming.correlationId, null, at);
       created.add(entry.correlationId);
     }
     const kind = keyKind(incoming);
@@ -162,11 +166,24 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     },
 
     async create(test: NewTest) {
-      const existing = live(test.correlationId);
-      if (existing !== undefined) return snapshot(existing);
-      const entry = insert(test.correlationId, test.input, test.owner, now());
-      if (changes.count() > 0) changes.emit({ kind: 'CREATED', test: summaryOf(entry) });
-      return snapshot(entry);
+      const at = now();
+      const existing = live(test.correlationId, at);
+      if (existing === undefined) {
+        const entry = insert(test.correlationId, test, at);
+        if (changes.count() > 0) changes.emit({ kind: 'CREATED', test: summaryOf(entry) });
+        return snapshot(entry);
+      }
+      if (existing.started) return snapshot(existing);
+      // Seen through its results first (the replicated mode reads a test's start request and its
+      // results from two topics, in no set order): the start says what they could not.
+      const before = summaryOf(existing);
+      existing.started = true;
+      existing.input = test.input;
+      existing.owner = test.owner;
+      if (test.createdAt !== undefined) existing.createdAt = test.createdAt;
+      touch(existing, at);
+      if (changes.count() > 0) changes.emit({ kind: 'CREATED', test: summaryOf(existing) }, before);
+      return snapshot(existing);
     },
 
     get: source.read,

@@ -15,7 +15,7 @@
  *   after the change: everything a test summary holds, without reading the test again.
  */
 import { statusOf } from '../domain/status.js';
-import type { IncomingMessage, TestChangeEvent, TestMessage, TestStatus } from '../domain/types.js';
+import type { IncomingMessage, TestChangeEvent, TestMessage, TestStatus, TestSummary } from '../domain/types.js';
 
 const text = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
 const number = (value: number | null) => (value === null ? 'null' : String(value));
@@ -51,23 +51,30 @@ interface ChangeText {
   readonly input: string;
 }
 
+/** A change as published: the event, and for a test a create filled in, the test as it stood before. */
+export interface PublishedChange {
+  readonly change: TestChangeEvent;
+  /** Set when the change filled in a test first seen through its results (see ChangeFeed.emit). */
+  readonly before?: TestSummary;
+}
+
 /** The change a published text carries, or null for a text that is not one. */
-export function decodeChange(text: string): TestChangeEvent | null {
+export function decodeChange(text: string): PublishedChange | null {
   try {
     const change = JSON.parse(text) as ChangeText;
     const count = Number(change.count);
-    return {
-      kind: change.created === 1 ? 'CREATED' : 'UPDATED',
-      test: {
-        correlationId: change.id,
-        status: statusOf(change.finishedAs === '' ? null : (change.finishedAs as TestStatus), count),
-        input: JSON.parse(change.input) as unknown,
-        owner: change.owner === '' ? null : change.owner,
-        createdAt: Number(change.createdAt),
-        updatedAt: Number(change.updatedAt),
-        messageCount: count,
-      },
+    const test: TestSummary = {
+      correlationId: change.id,
+      status: statusOf(change.finishedAs === '' ? null : (change.finishedAs as TestStatus), count),
+      input: JSON.parse(change.input) as unknown,
+      owner: change.owner === '' ? null : change.owner,
+      createdAt: Number(change.createdAt),
+      updatedAt: Number(change.updatedAt),
+      messageCount: count,
     };
+    // Filled in (2): before, the test had neither input nor owner.
+    if (change.created === 2) return { change: { kind: 'CREATED', test }, before: { ...test, input: null, owner: null } };
+    return { change: { kind: change.created === 1 ? 'CREATED' : 'UPDATED', test } };
   } catch {
     return null;
   }

@@ -7,7 +7,7 @@
 /**
  * Publishes a change of the test on the change channel (`changes`, a local of the script) and
  * answers the test's owner. The change is a JSON object (decoded by message-format.ts): the
- * correlation id, `created` (1 or 0), the owner ('' for none), the first finishing status ('' for
+ * correlation id, `created` (1 created, 0 updated, 2 filled in by a create), the owner ('' for none), the first finishing status ('' for
  * none), the message count, createdAt, updatedAt (the script's `now`) and the input's JSON text.
  */
 const CHANGE = `
@@ -125,21 +125,29 @@ return out
 `;
 
 /**
- * Records a started test unless the test is already known (started, or first seen through its
- * results), then answers it.
+ * Records a started test unless a create already recorded it; a test known so far only through
+ * its results (its meta hash has no `input`) is filled in: input, owner and, when given, createdAt.
+ * Then answers it.
  *
  * KEYS: meta, msgs. ARGV: now, ttl, input (JSON), owner ('' for none), the change channel, the
- * correlation id. Publishes a change when it creates the test.
+ * correlation id, createdAt ('' for now). Publishes a change when it creates the test (`created`
+ * 1) or fills it in (`created` 2).
  * Returns the meta hash as a flat list of fields and values, then the stored messages.
  */
 export const CREATE = `
 local meta, msgs = KEYS[1], KEYS[2]
 local now, changes = ARGV[1], ARGV[5]
+local createdAt = ARGV[7]
+if createdAt == '' then createdAt = now end
 ${CHANGE}
-local created = redis.call('HSETNX', meta, 'createdAt', now)
+local created = redis.call('HSETNX', meta, 'createdAt', createdAt)
 if created == 1 then
   redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4], 'updatedAt', now)
   change(meta, ARGV[6], 1, redis.call('LLEN', msgs))
+elseif redis.call('HEXISTS', meta, 'input') == 0 then
+  redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4], 'updatedAt', now)
+  if ARGV[7] ~= '' then redis.call('HSET', meta, 'createdAt', ARGV[7]) end
+  change(meta, ARGV[6], 2, redis.call('LLEN', msgs))
 end
 redis.call('EXPIRE', meta, ARGV[2])
 return { redis.call('HGETALL', meta), redis.call('LRANGE', msgs, 0, -1) }

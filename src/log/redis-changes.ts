@@ -37,9 +37,9 @@ export function createRedisChanges(options: { readonly subscriber: Redis; readon
 
   const onMessage = (from: string, text: string) => {
     if (from !== channel || feed.count() === 0) return;
-    const change = decodeChange(text);
-    if (change === null) log.warn('a change that is not one was published on the change channel');
-    else feed.emit(change);
+    const published = decodeChange(text);
+    if (published === null) log.warn('a change that is not one was published on the change channel');
+    else feed.emit(published.change, published.before);
   };
   subscriber.on('message', onMessage);
 

@@ -186,8 +186,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         const now = Date.now();
         // Listed (if new) in the same round trip, before the script writes it.
         const pipeline = redis.pipeline();
-        index.stage(pipeline, [test], now);
-        const [meta, messages] = await lastReply<[string[], string[]]>((pipeline as unknown as Scripts).rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', changesChannel, test.correlationId));
+        index.stage(pipeline, [test], test.createdAt ?? now);
+        const [meta, messages] = await lastReply<[string[], string[]]>((pipeline as unknown as Scripts).rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', changesChannel, test.correlationId, test.createdAt ?? ''));
         await refreshLists(test.owner === null ? [] : [test.owner]);
         const fields: Record<string, string> = {};
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;

@@ -14,6 +14,12 @@ export interface NewTest {
   readonly input: unknown;
   /** The subject that started it. */
   readonly owner: string | null;
+  /**
+   * When it was started, epoch milliseconds; now when absent. A replica that learns of a test from
+   * its start request (the replicated mode) passes the request's time, so every replica lists it
+   * at the same place.
+   */
+  readonly createdAt?: number;
 }
 
 /** How one follower reads a test. */
@@ -54,7 +60,13 @@ export interface ChangeOptions {
 
 /** Tests and their messages, keyed by correlation id. */
 export interface ResultLog extends Disposable {
-  /** Records a new test with no messages; keeps the existing record if one is already there. */
+  /**
+   * Records a new test with no messages, and answers it. A test that was already started (by an
+   * earlier create) is kept as it is, whoever creates it again. A test known so far only through
+   * its results is filled in: it takes the input, the owner and (when given) the `createdAt` of
+   * this call and keeps its messages; subscribers of `changes` that could not see it before get it
+   * as `CREATED`, those that could as `UPDATED`.
+   */
   create(test: NewTest): Promise<TestRecord>;
   /** One test, or null when unknown or expired. */
   get(correlationId: string): Promise<TestRecord | null>;
@@ -84,7 +96,8 @@ export interface ResultLog extends Disposable {
   /**
    * The change feed, from now on (nothing is replayed): `CREATED` when a test becomes known
    * (started, or first seen through its results), else `UPDATED` once per test per append that
-   * stored something (natural coalescing: a batch of many messages of one test is one change).
+   * stored something (natural coalescing: a batch of many messages of one test is one change),
+   * and when a create fills in a test first seen through its results (see `create`).
    * Changes made anywhere arrive, for a shared log. Resolves once every later change will be delivered.
    */
   changes(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;

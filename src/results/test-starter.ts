@@ -22,15 +22,15 @@ export function createTestStarter(options: {
   log: ResultLog;
   publisher: RequestPublisher;
   logger: Logger;
-  now?: () => number;
 }): TestStarter {
-  const now = options.now ?? Date.now;
   return {
     async start(input, owner) {
       const correlationId = randomUUID();
       const test = await options.log.create({ correlationId, input: input ?? null, owner });
       try {
-        await options.publisher.publish({ correlationId, input: input ?? null, requestedAt: now() });
+        // The request's time is the test's createdAt: replicas that learn the test from the
+        // request (the replicated mode) list it at the same place as this one.
+        await options.publisher.publish({ correlationId, input: input ?? null, owner, requestedAt: test.createdAt });
       } catch (error) {
         await options.log.remove(correlationId).catch((removeError: unknown) => {
           options.logger.error({ err: removeError, correlationId }, 'could not remove the record of an unsent test');

@@ -85,23 +85,27 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
     expect(response.headers.get('location')).toBe(`/tests/${correlationId}`);
     const read = await authedFetch(`${svc.url}${response.headers.get('location')}`);
     expect(read.status).toBe(200);
-    expect(((await read.json()) as { status: string }).status).toMatch(/PENDING|RUNNING|COMPLETED/);
+    const test = (await read.json()) as { status: string; createdAt: string };
+    expect(test.status).toMatch(/PENDING|RUNNING|COMPLETED/);
 
     const kafka = new Kafka({ clientId: 'request-reader', brokers: broker.bootstrapServers, logLevel: logLevel.NOTHING });
     const consumer = kafka.consumer({ groupId: `reader-${correlationId}`, maxWaitTimeInMs: 100 });
-    const seen: Array<{ key: string; header: string; value: Record<string, unknown> }> = [];
+    const seen: Array<{ key: string; header: string; owner: string; value: Record<string, unknown> }> = [];
     await consumer.connect();
     await consumer.subscribe({ topic: topics.requests, fromBeginning: true });
     await consumer.run({
       eachMessage: async ({ message }) => {
-        seen.push({ key: String(message.key), header: String(message.headers?.correlation_id), value: JSON.parse(String(message.value)) });
+        seen.push({ key: String(message.key), header: String(message.headers?.correlation_id), owner: String(message.headers?.['rcs-owner']), value: JSON.parse(String(message.value)) });
       },
     });
     const request = await eventually(() => seen.find((r) => r.key === correlationId), 20_000, 'the request record');
     await consumer.disconnect();
     expect(request.header).toBe(correlationId);
     expect(request.value).toMatchObject({ correlationId, input: { name: 'rest', parameters: { steps: 1, intervalMs: 10 } } });
-    expect(Date.parse(request.value.requestedAt as string)).toBeGreaterThan(Date.now() - 60_000);
+    // The value is what the external system reads, unchanged; the owner travels in a header of the service's own.
+    expect(Object.keys(request.value).sort()).toEqual(['correlationId', 'input', 'requestedAt']);
+    expect(request.owner).toBe('tester');
+    expect(request.value.requestedAt).toBe(test.createdAt);
   });
 
   it('a subscriber joining mid-stream gets the stored messages, then the live tail, with no gap or duplicate', async () => {

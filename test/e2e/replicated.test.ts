@@ -54,8 +54,8 @@ describe('replicated memory mode', () => {
       expect(svc.service.ingest.consumer.stats.duplicates).toBe(3);
     }
 
-    // A's tests are owned; B learned them from results only, so only the admin scope reads them there.
-    expect((await authedFetch(`${a.url}/tests/${ids[0]}`)).status).toBe(200);
+    // Owned on both: B learned each test's owner from the start request A produced.
+    for (const svc of [a, b]) expect((await authedFetch(`${svc.url}/tests/${ids[0]}`)).status).toBe(200);
 
     await b.stop();
     const again = await replica('b');
@@ -75,32 +75,65 @@ describe('replicated memory mode', () => {
     expect(sub.results.map((r) => r.data?.testMessages.sequence)).toEqual([1]);
   });
 
-  it('lists and announces a test on the replica that started it; the others know it through its results, for the admin scope only', { timeout: 60_000 }, async () => {
+  it('lists, reads and announces a test to its owner on every replica, wherever it was started, and rebuilds its owner after a restart', { timeout: 90_000 }, async () => {
     const [c, d] = await Promise.all([replica('c'), replica('d')]);
     await Promise.all([c.ready(), d.ready()]);
     const alice = await mintToken({ sub: 'alice' });
+    const bob = await mintToken({ sub: 'bob' });
     const admin = await mintToken({ sub: 'root', scope: 'tests:read tests:admin' });
     const query = 'subscription { testChanges { kind test { correlationId status messageCount } } }';
-    const onC = await subscribeChanges({ url: c.url, token: alice, query, owner: 'alice', probeLog: c.log });
+    const aliceOnC = await subscribeChanges({ url: c.url, token: alice, query, owner: 'alice', probeLog: c.log });
     const aliceOnD = await subscribeChanges({ url: d.url, token: alice, query, owner: 'alice', probeLog: d.log });
+    const bobOnD = await subscribeChanges({ url: d.url, token: bob, query, owner: 'bob', probeLog: d.log });
     const adminOnD = await subscribeChanges({ url: d.url, token: admin, query, owner: 'root', probeLog: d.log });
 
-    const id = (await postGraphQL(c.url, 'mutation { startTest { correlationId } }', {}, { token: alice })).body.data?.startTest.correlationId as string;
-    await producer.send(topics.results, [result(id, { sequence: 1, final: true })]);
+    const id = (await postGraphQL(c.url, 'mutation { startTest(input: { name: "on c" }) { correlationId } }', {}, { token: alice })).body.data?.startTest.correlationId as string;
     const listed = async (svc: TestService, token: string) => {
-      const response = await postGraphQL(svc.url, '{ recentTests(first: 100) { nodes { correlationId status } } }', {}, { token });
-      return (response.body.data?.recentTests.nodes as Array<{ correlationId: string; status: string }>).find((node) => node.correlationId === id);
+      const response = await postGraphQL(svc.url, '{ recentTests(first: 100) { nodes { correlationId status input createdAt } } }', {}, { token });
+      return (response.body.data?.recentTests.nodes as Array<{ correlationId: string; status: string; input: unknown; createdAt: string }>).find((node) => node.correlationId === id);
     };
-    await eventually(async () => (await listed(d, admin))?.status === 'COMPLETED', 20_000, 'the admin on d to list the test');
-    await eventually(async () => (await listed(c, alice))?.status === 'COMPLETED', 20_000, 'alice on c to list the test');
-    // d learned the test from its results, which name no owner: alice does not see it there.
-    expect(await listed(d, alice)).toBeUndefined();
+    const read = async (svc: TestService, token: string) => postGraphQL(svc.url, 'query($id: ID!) { test(correlationId: $id) { status input } }', { id }, { token });
+    // d learns the test, and its owner, from the start request c produced, before any result.
+    await eventually(async () => (await listed(d, alice))?.status === 'PENDING', 20_000, 'alice on d to list the test started on c');
+    expect(await listed(d, alice)).toEqual(await listed(c, alice));
+    await producer.send(topics.results, [result(id, { sequence: 1, final: true })]);
+    await eventually(async () => (await listed(d, alice))?.status === 'COMPLETED', 20_000, 'alice on d to see the test complete');
+    expect((await read(d, alice)).body.data?.test).toEqual({ status: 'COMPLETED', input: { name: 'on c' } });
+    expect((await authedFetch(`${d.url}/tests/${id}`, { token: alice })).status).toBe(200);
+    // Another subject: not listed, and read as unknown.
+    expect(await listed(d, bob)).toBeUndefined();
+    expect((await read(d, bob)).body.data?.test ?? null).toBeNull();
+    expect((await authedFetch(`${d.url}/tests/${id}`, { token: bob })).status).toBe(404);
 
-    await eventually(() => onC.of(id).length >= 2, 20_000, 'alice on c to see two changes');
-    expect(onC.of(id).map((change) => [change.kind, change.test.status])).toEqual([['CREATED', 'PENDING'], ['UPDATED', 'COMPLETED']]);
-    await eventually(() => adminOnD.of(id).length >= 1, 20_000, 'the admin on d to see the test');
-    expect(adminOnD.of(id)).toEqual([{ kind: 'CREATED', test: { correlationId: id, status: 'COMPLETED', messageCount: 1 } }]);
-    expect(aliceOnD.of(id)).toEqual([]);
-    for (const { client } of [onC, aliceOnD, adminOnD]) await client.dispose();
+    await eventually(() => aliceOnD.of(id).length >= 2 && aliceOnC.of(id).length >= 2 && adminOnD.of(id).length >= 2, 20_000, 'two changes on each replica');
+    const created = { kind: 'CREATED', test: { correlationId: id, status: 'PENDING', messageCount: 0 } };
+    const completed = { kind: 'UPDATED', test: { correlationId: id, status: 'COMPLETED', messageCount: 1 } };
+    for (const subscription of [aliceOnC, aliceOnD, adminOnD]) expect(subscription.of(id)).toEqual([created, completed]);
+    expect(bobOnD.of(id)).toEqual([]);
+
+    // A test whose results reach d before its start request: the admin sees it at once; alice once the request names her.
+    const early = `early-${id}`;
+    await producer.send(topics.results, [result(early, { sequence: 1 })]);
+    await eventually(() => adminOnD.of(early).length >= 1, 20_000, 'the admin on d to see the early test');
+    expect(aliceOnD.of(early)).toEqual([]);
+    await producer.send(topics.requests, [{ key: early, headers: { correlation_id: early, 'rcs-owner': 'alice' }, value: { correlationId: early, input: { name: 'early' }, requestedAt: new Date().toISOString() } }]);
+    await eventually(() => aliceOnD.of(early).length >= 1 && adminOnD.of(early).length >= 2, 20_000, 'alice on d to see the early test');
+    const running = { correlationId: early, status: 'RUNNING', messageCount: 1 };
+    expect(aliceOnD.of(early)).toEqual([{ kind: 'CREATED', test: running }]);
+    expect(adminOnD.of(early)).toEqual([{ kind: 'CREATED', test: running }, { kind: 'UPDATED', test: running }]);
+    expect(bobOnD.of(early)).toEqual([]);
+    for (const { client } of [aliceOnC, aliceOnD, bobOnD, adminOnD]) await client.dispose();
+
+    // A restarted d rebuilds the tests with their owners from both topics.
+    const before = await listed(d, alice);
+    await d.stop();
+    const again = await replica('d');
+    await again.ready();
+    await eventually(async () => (await listed(again, alice))?.status === 'COMPLETED', 20_000, 'alice on the restarted d to list the test');
+    expect(await listed(again, alice)).toEqual(before);
+    expect((await read(again, alice)).body.data?.test).toEqual({ status: 'COMPLETED', input: { name: 'on c' } });
+    expect(await listed(again, bob)).toBeUndefined();
+    expect((await again.log.get(early))?.owner).toBe('alice');
+    expect(again.service.ingest.requests?.stats.malformed).toBe(0);
   });
 });

@@ -173,6 +173,32 @@ export function describeListContract(context: ListContext): void {
       await stream.return?.();
     });
 
+    it('lists a test first seen through its results for its owner once its start fills it in, announced as created to those who could not see it', async () => {
+      const alice = uniqueId('alice');
+      const ofAlice = await log.changes({ queueLimit: 100, canSee: (test) => test.owner === alice });
+      const ofAll = await log.changes({ queueLimit: 100, canSee: everyone });
+      const [older] = await start(alice, 1);
+      const id = uniqueId('seen');
+      await peer.append([incoming(id, { sequence: 1 })]);
+      expect(ids(await log.list({ owner: alice, first: 10 }))).toEqual([older]);
+      // Its start request was earlier than the result that made it known, and than `older`.
+      const startedAt = Date.now() - 60_000;
+      await peer.create({ correlationId: id, input: { n: 7 }, owner: alice, createdAt: startedAt });
+      await peer.create({ correlationId: id, input: { n: 7 }, owner: alice, createdAt: startedAt });
+      const page = await log.list({ owner: alice, first: 10 });
+      expect(ids(page)).toEqual([older, id]);
+      expect(page.edges[1]?.node).toMatchObject({ owner: alice, input: { n: 7 }, createdAt: startedAt, status: 'RUNNING', messageCount: 1 });
+      await peer.append([incoming(id, { sequence: 2, final: true })]);
+      const ours = new Set([older as string, id]);
+      const toAlice = await read(ofAlice, ours, 3);
+      expect(toAlice.map((c) => [c.test.correlationId, c.kind, c.test.messageCount])).toEqual([[older, 'CREATED', 0], [id, 'CREATED', 1], [id, 'UPDATED', 2]]);
+      expect(toAlice[1]?.test).toMatchObject({ owner: alice, input: { n: 7 }, createdAt: startedAt });
+      const toAll = await read(ofAll, ours, 4);
+      expect(toAll.map((c) => [c.test.correlationId, c.kind, c.test.owner])).toEqual([[older, 'CREATED', alice], [id, 'CREATED', null], [id, 'UPDATED', alice], [id, 'UPDATED', alice]]);
+      await ofAlice.return?.();
+      await ofAll.return?.();
+    });
+
     it('delivers to each subscriber only the changes of the tests it may see', async () => {
       const alice = uniqueId('alice');
       const bob = uniqueId('bob');

@@ -81,6 +81,26 @@ export function describeStorageContract(context: StorageContext): void {
       expect(again.messages).toHaveLength(1);
     });
 
+    it('fills in a test first seen through its results with its start, keeping its messages, and only once', async () => {
+      const id = uniqueId('seen');
+      await log.append([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 })]);
+      const startedAt = Date.now() - 60_000;
+      const filled = await log.create({ correlationId: id, input: { name: 'run' }, owner: 'alice', createdAt: startedAt });
+      expect(filled).toMatchObject({ correlationId: id, status: 'RUNNING', input: { name: 'run' }, owner: 'alice', createdAt: startedAt });
+      expect(filled.messages.map((m) => m.sequence)).toEqual([1, 2]);
+      // A second start of the same id (a redelivered request, another subject) changes nothing.
+      await log.create({ correlationId: id, input: { forged: true }, owner: 'mallory', createdAt: startedAt + 1 });
+      expect(await log.get(id)).toMatchObject({ input: { name: 'run' }, owner: 'alice', createdAt: startedAt, status: 'RUNNING' });
+      expect((await log.get(id))?.messages).toHaveLength(2);
+    });
+
+    it('records the createdAt a create is given', async () => {
+      const id = uniqueId();
+      const startedAt = Date.now() - 5_000;
+      expect((await log.create({ correlationId: id, input: null, owner: 'alice', createdAt: startedAt })).createdAt).toBe(startedAt);
+      expect((await log.get(id))?.createdAt).toBe(startedAt);
+    });
+
     it('returns null for an unknown id, and getMany answers in the order asked', async () => {
       const a = uniqueId('a');
       const b = uniqueId('b');

@@ -81,7 +81,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     log,
     rateLimits: limits.rateLimits,
     ...(own ? { storedTests: () => own.size } : {}),
-    createIngest: (onEvents) => createKafkaIngest({ config: config.kafka, logger, onEvents }),
+    createIngest: (handlers) => createKafkaIngest({ config: config.kafka, logger, ...handlers }),
     auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
   });
   return {

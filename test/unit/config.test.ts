@@ -92,12 +92,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://App.example:443' })).toThrow(/write it as https:\/\/app\.example$/);
   });
 
-  it('gives a replicated replica a group of its own from INSTANCE_ID, never committing', () => {
+  it('gives a replicated replica a group of its own from INSTANCE_ID, never committing, and one for the requests topic', () => {
     const config = loadConfig({ STATE_STORE: 'replicated', INSTANCE_ID: 'pod-2', KAFKA_GROUP_ID: 'rcs', KAFKA_FROM_BEGINNING: 'false' });
-    expect(config.kafka).toMatchObject({ groupId: 'rcs.pod-2', commitOffsets: false, fromBeginning: true });
+    expect(config.kafka).toMatchObject({ groupId: 'rcs.pod-2', commitOffsets: false, fromBeginning: true, requestsGroupId: 'rcs.pod-2.requests' });
     expect(() => loadConfig({ STATE_STORE: 'replicated' })).toThrow(/^INSTANCE_ID: is required/);
     expect(() => loadConfig({ STATE_STORE: 'replicated', INSTANCE_ID: 'has space' })).toThrow(/^INSTANCE_ID: /);
-    expect(loadConfig({}).kafka).toMatchObject({ groupId: 'result-collection-service', commitOffsets: true });
+    expect(loadConfig({}).kafka).toMatchObject({ groupId: 'result-collection-service', commitOffsets: true, requestsGroupId: null });
   });
 
   it('runs API and consumer in one process by default, and splits them only over the Redis state', () => {

@@ -1,0 +1,20 @@
+/**
+ * What the replicated mode's requests consumer does with each batch of start requests: record
+ * every test it names, with its owner, input and start time, so that each replica knows who
+ * started a test wherever it was started. Creating is idempotent: the replica that started the
+ * test, or a request read again after a restart, changes nothing, and a test whose results came
+ * first is filled in (see ResultLog.create).
+ */
+import type { StartRequestHandler } from '../ingest/request-consumer.js';
+import type { ResultLog } from '../log/result-log.js';
+
+/** Creates the requests consumer's `onRequests` handler. */
+export function createStartRecorder(options: { log: ResultLog }): StartRequestHandler {
+  const { log } = options;
+  return async (requests) => {
+    // One at a time, in the order read: a request read twice in one batch is then a no-op.
+    for (const request of requests) {
+      await log.create({ correlationId: request.correlationId, input: request.input, owner: request.owner, createdAt: request.requestedAt });
+    }
+  };
+}
