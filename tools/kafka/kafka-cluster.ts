@@ -96,8 +96,27 @@ interface NodeState {
   exited: Promise<void>;
 }
 
-/** Starts a cluster and resolves once every node serves metadata and the topics have leaders. */
+/** How many times a cluster on free ports is started again when another process took one of them. */
+const BIND_ATTEMPTS = 3;
+
+/**
+ * Starts a cluster and resolves once every node serves metadata and the topics have leaders.
+ * Ports are picked free, then bound by the JVM a moment later: on a busy machine another process
+ * can take one in between, so a start that fails to bind is tried again on fresh ports (unless the
+ * caller fixed the port or the folder).
+ */
 export async function startKafka(options: KafkaClusterOptions = {}): Promise<KafkaCluster> {
+  const retryable = options.port === undefined && options.dir === undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startKafkaOnce(options);
+    } catch (error) {
+      if (!retryable || attempt >= BIND_ATTEMPTS || !/BindException|Address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluster> {
   const count = options.nodes ?? 1;
   const libs = await ensureKafkaJars();
   const version = /kafka\/([^/]+)\/libs$/.exec(libs)?.[1] ?? 'unknown';
