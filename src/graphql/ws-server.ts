@@ -17,8 +17,8 @@
  *   waiting for a client, its operations wait for it, and a subscription that falls further behind
  *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.
  */
-import { GraphQLError, type ExecutionArgs } from 'graphql';
-import { CloseCode } from 'graphql-ws';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer } from 'ws';
@@ -28,11 +28,11 @@ import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
 import { withRequestId } from '../request-id.js';
-import { clientErrors, type MaskError } from './format-error.js';
+import { asGraphQLError, clientErrors, type MaskError } from './format-error.js';
 import type { ResolveOperation } from './persisted-operations.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
 import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON } from './ws-session.js';
-import { serveGraphQLOverWebSocket } from './ws-transport.js';
+import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
 import type { GraphQLServer } from './yoga.js';
 
 /** Options of {@link attachGraphQLWebSocket}. */
@@ -68,6 +68,8 @@ export interface GraphQLWebSocket {
   dispose(): Promise<void>;
 }
 
+type SubscribeContext = Context<Record<string, unknown> | undefined, WebSocketExtra>;
+
 /** Close code of a connection refused because its principal opened too many in the last minute. */
 export const RATE_LIMITED_CLOSE_CODE = 4429;
 
@@ -86,11 +88,60 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   });
   const sessions = createWebSocketSessions(options.verifyAccessToken, log);
   const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
-  const requestIds = new WeakMap<ExecutionArgs, string>();
+  // Each operation's request id, by its subscribe payload (what onError is handed) and its arguments.
+  const requestIds = new WeakMap<object, string>();
   const sharedSubscribe = createSharedSubscribe();
   // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
   // such as a stream that fails) and without the pipeline's internal extensions.
   const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, maskError, log);
+
+  /** Admits and prepares one operation through the pipeline: its execution arguments, or why it is refused. */
+  const prepare = async (ctx: SubscribeContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
+    // The latest renewal's principal: its scopes apply to operations started from now on.
+    const principal = sessions.principal(ctx.extra.socket);
+    if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+    if (Date.now() >= principal.expiresAt) {
+      ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
+      return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+    }
+    // ctx.subscriptions already holds this operation's id.
+    if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
+      return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
+    }
+    const budget = await options.rateLimits.consume('subscribe', principalKey(principal));
+    if (!budget.allowed) {
+      const seconds = retryAfterSeconds(budget);
+      return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
+    }
+    // Trusted documents and APQ first, as over HTTP: `params` holds the text to run.
+    let params;
+    try {
+      params = options.resolveOperation(payload as typeof payload & { documentId?: unknown });
+    } catch (error) {
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+    // The pipeline's parse cache hands equal queries the same document, which lets the shared
+    // subscription execution recognise subscribers asking for the same thing.
+    const enveloped = graphql.getEnveloped({ principal, transport: 'websocket', params });
+    let document;
+    try {
+      document = enveloped.parse(params.query ?? '');
+    } catch (error) {
+      return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
+    }
+    const invalid = enveloped.validate(enveloped.schema, document);
+    if (invalid.length > 0) return [...invalid];
+    const args: ExecutionArgs = {
+      schema: enveloped.schema,
+      document,
+      variableValues: params.variables ?? null,
+      operationName: params.operationName ?? null,
+      contextValue: await enveloped.contextFactory(),
+    };
+    pipelines.set(args, enveloped);
+    return args;
+  };
 
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
@@ -123,64 +174,45 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       // A renewal's answer; the transport sends it as the pong.
       pong: (extra, payload) => sessions.ping(extra.socket, payload),
       onSubscribe: async (ctx, _id, payload) => {
-        // The latest renewal's principal: its scopes apply to operations started from now on.
-        const principal = sessions.principal(ctx.extra.socket);
-        if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
-        if (Date.now() >= principal.expiresAt) {
-          ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
-          return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
-        }
-        // ctx.subscriptions already holds this operation's id.
-        if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
-          return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
-        }
-        const budget = await options.rateLimits.consume('subscribe', principalKey(principal));
-        if (!budget.allowed) {
-          const seconds = retryAfterSeconds(budget);
-          return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
-        }
-        // Trusted documents and APQ first, as over HTTP: `params` holds the text to run.
-        let params;
+        // The operation's request id, from its first step: its errors, wherever they arise, carry it.
+        const requestId = randomUUID();
+        requestIds.set(payload, requestId);
         try {
-          params = options.resolveOperation(payload as typeof payload & { documentId?: unknown });
+          const prepared = await prepare(ctx, payload);
+          if (!Array.isArray(prepared)) requestIds.set(prepared, requestId);
+          return prepared;
         } catch (error) {
-          if (error instanceof GraphQLError) return [error];
-          throw error;
+          // Unexpected (a failing dependency, a bug): this operation ends with the error, masked in
+          // onError; thrown, graphql-ws would close the socket and every other operation on it.
+          return [asGraphQLError(error)];
         }
-        // The pipeline's parse cache hands equal queries the same document, which lets the shared
-        // subscription execution recognise subscribers asking for the same thing.
-        const enveloped = graphql.getEnveloped({ principal, transport: 'websocket', params });
-        let document;
-        try {
-          document = enveloped.parse(params.query ?? '');
-        } catch (error) {
-          return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
-        }
-        const invalid = enveloped.validate(enveloped.schema, document);
-        if (invalid.length > 0) return [...invalid];
-        const args: ExecutionArgs = {
-          schema: enveloped.schema,
-          document,
-          variableValues: params.variables ?? null,
-          operationName: params.operationName ?? null,
-          contextValue: await enveloped.contextFactory(),
-        };
-        pipelines.set(args, enveloped);
-        requestIds.set(args, randomUUID());
-        return args;
       },
       // graphql-ws hands back the very arguments `onSubscribe` returned.
-      execute: (args) => withRequestId(requestIds.get(args)!, () => pipelines.get(args)!.execute(args)),
+      execute: async (args) => {
+        try {
+          return await withRequestId(requestIds.get(args)!, () => pipelines.get(args)!.execute(args));
+        } catch (error) {
+          return failedStream(error);
+        }
+      },
       // Subscriptions are prepared by the pipeline like any operation, and then executed once per
       // event for all the subscribers of the same operation. Not through the pipeline's subscribe:
       // its hooks wrap every subscriber's stream, a cost paid per subscriber and event when one
       // message fans out to thousands; errors are masked below with the pipeline's masker instead.
-      subscribe: (args) => sharedSubscribe(args),
+      subscribe: async (args) => {
+        try {
+          return await sharedSubscribe(args);
+        } catch (error) {
+          // Not a GraphQL error (those are results): a stream that cannot be set up, such as a
+          // subscription field that resolves to no stream.
+          return failedStream(error);
+        }
+      },
       onNext: (_ctx, _id, _payload, args, result) => {
         if (result.errors === undefined || result.errors.length === 0) return undefined;
         return { ...result, errors: forClient(result.errors, requestIds.get(args)) };
       },
-      onError: (_ctx, _id, _payload, errors) => forClient(errors),
+      onError: (_ctx, _id, payload, errors) => forClient(errors, requestIds.get(payload)),
     },
     wss,
     log,
@@ -238,4 +270,18 @@ function originAllowed(origin: string | undefined, req: IncomingMessage, allowed
   if (allowed.includes('*') || allowed.includes(origin)) return true;
   const host = req.headers.host;
   return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
+}
+
+/**
+ * An operation whose execution failed before it produced a result, as a stream that fails at once:
+ * graphql-ws ends such a stream with an `error` message (through onError, which masks it), where a
+ * rejected `execute` or `subscribe` would close the socket with 4500.
+ */
+function failedStream(error: unknown): AsyncIterableIterator<ExecutionResult> {
+  const stream: AsyncIterableIterator<ExecutionResult> = {
+    next: () => Promise.reject(error),
+    return: async () => ({ value: undefined, done: true }),
+    [Symbol.asyncIterator]: () => stream,
+  };
+  return stream;
 }

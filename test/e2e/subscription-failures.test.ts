@@ -1,0 +1,175 @@
+/**
+ * A subscription that fails, at setup or in the middle of its stream, ends alone: on every
+ * subscription transport it ends with its error (masked, with the request id its log line has, when
+ * unexpected; with its own code when the service raised it), and the connection and the other
+ * subscriptions on it carry on.
+ */
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestMessage } from '../../src/domain/types.js';
+import { ServiceError } from '../../src/errors.js';
+import type { FollowOptions, ResultLog } from '../../src/log/result-log.js';
+import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { incoming, uniqueId } from '../log/storage-contract.js';
+import { collect, createWsClient, eventually, subscriptionTransports, type ClientErrors, type Collected } from '../support/graphql.js';
+import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+
+const topics = uniqueTopics('subfail');
+let cluster: MockCluster;
+let svc: TestService;
+const logLines: string[] = [];
+
+const SECRET = 'connection reset by secret-host:6379';
+
+/** An iterator whose every `next` rejects with `error`, as a source that breaks at once does. */
+function failingIterator(error: Error): AsyncIterableIterator<TestMessage> {
+  const iterator: AsyncIterableIterator<TestMessage> = {
+    next: () => Promise.reject(error),
+    return: async () => ({ value: undefined, done: true }),
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
+/** Hands on the real stream's first message, then fails with `error`, as a log that breaks mid-stream does. */
+function failingAfterFirst(stream: AsyncIterableIterator<TestMessage>, error: Error): AsyncIterableIterator<TestMessage> {
+  let delivered = 0;
+  const iterator: AsyncIterableIterator<TestMessage> = {
+    next: async () => {
+      if (delivered++ === 0) return stream.next();
+      await stream.return?.();
+      throw error;
+    },
+    return: async () => (await stream.return?.()) ?? { value: undefined, done: true },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
+/**
+ * A log whose `follow` breaks for tests named after a failure: `not-iterable` resolves to no stream
+ * at all (as a subscription field without its resolver does), `first-next` gives a stream that
+ * fails at once, `store-down` one that fails with STORE_UNAVAILABLE, `mid-stream` and
+ * `mid-stream-store` ones that fail after their first message.
+ */
+function breaking(store: ResultLog): ResultLog {
+  const follow = async (id: string, options: FollowOptions): Promise<AsyncIterableIterator<TestMessage>> => {
+    if (id.startsWith('not-iterable')) return undefined as unknown as AsyncIterableIterator<TestMessage>;
+    if (id.startsWith('first-next')) return failingIterator(new Error(SECRET));
+    if (id.startsWith('store-down')) return failingIterator(new ServiceError('STORE_UNAVAILABLE', 'The result store is unavailable.'));
+    if (id.startsWith('mid-stream-store')) return failingAfterFirst(await store.follow(id, options), new ServiceError('STORE_UNAVAILABLE', 'The result store is unavailable.'));
+    if (id.startsWith('mid-stream')) return failingAfterFirst(await store.follow(id, options), new Error(SECRET));
+    return store.follow(id, options);
+  };
+  return { ...store, follow };
+}
+
+beforeAll(async () => {
+  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  svc = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, NODE_ENV: 'production' },
+    wrapLog: breaking,
+    logger: pino({ level: 'error' }, { write: (line: string) => void logLines.push(line) }),
+  });
+});
+
+afterAll(async () => {
+  await svc?.stop();
+  await cluster?.stop();
+});
+
+const FOLLOW = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload } }';
+type Pushed = { testMessages: { sequence: number | null; payload: unknown } };
+
+async function storedTest(label: string): Promise<string> {
+  const id = uniqueId(label);
+  await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
+  await svc.log.append([incoming(id, { sequence: 1, payload: 'stored' })]);
+  return id;
+}
+
+/** The errors a subscription ended with: an `error` message (graphql-ws), or its last result's (SSE). */
+async function endingErrors(sub: Collected<unknown>): Promise<ClientErrors> {
+  return sub.done.then(
+    () => sub.results.flatMap((result) => (result as { errors?: ClientErrors }).errors ?? []),
+    (errors: unknown) => errors as ClientErrors,
+  );
+}
+
+/** The log lines of unexpected errors that name `requestId`. */
+const loggedWith = (requestId: unknown) => logLines.filter((line) => line.includes(`"requestId":"${String(requestId)}"`));
+
+describe.each(subscriptionTransports)('a failing subscription over $name', (transport) => {
+  /** Opens a healthy subscription and a failing one side by side on one client, and returns the failing one's errors. */
+  async function besideHealthy(failing: string): Promise<{ errors: ClientErrors; healthy: Collected<Pushed> }> {
+    const client = transport.client(svc.url);
+    const healthyId = await storedTest('healthy');
+    const healthy = collect<Pushed>(client, FOLLOW, { id: healthyId });
+    await healthy.waitFor(1);
+    const errors = await endingErrors(collect(client, FOLLOW, { id: failing }));
+    // The healthy one still gets what is stored after its neighbour failed.
+    await svc.log.append([incoming(healthyId, { sequence: 2, payload: 'after the failure' })]);
+    await healthy.waitFor(2);
+    expect(healthy.results.map((r) => r.data?.testMessages.payload)).toEqual(['stored', 'after the failure']);
+    healthy.unsubscribe();
+    await client.dispose();
+    return { errors, healthy };
+  }
+
+  it.each(['not-iterable', 'first-next'])('ends a subscription whose setup fails unexpectedly (%s) with a masked error, and logs it', async (label) => {
+    const { errors } = await besideHealthy(uniqueId(label));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String) } });
+    expect(JSON.stringify(errors)).not.toContain('secret-host');
+    expect(JSON.stringify(errors)).not.toContain('Async Iterable');
+    expect(errors[0]?.extensions).not.toHaveProperty('unexpected');
+    await eventually(() => loggedWith(errors[0]?.extensions?.requestId).length === 1, 5_000, 'the log line with the request id');
+  });
+
+  it("ends a subscription whose stream fails at once with a service error with that error's code", async () => {
+    const { errors } = await besideHealthy(uniqueId('store-down'));
+    expect(errors).toEqual([expect.objectContaining({ message: 'The result store is unavailable.', extensions: { code: 'STORE_UNAVAILABLE' } })]);
+  });
+
+  it.each([
+    { label: 'mid-stream', code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error' },
+    { label: 'mid-stream-store', code: 'STORE_UNAVAILABLE', message: 'The result store is unavailable.' },
+  ])('ends a subscription whose stream fails after its first message ($label) with $code', async ({ label, code, message }) => {
+    const failing = await storedTest(label);
+    const client = transport.client(svc.url);
+    const healthyId = await storedTest('healthy');
+    const healthy = collect<Pushed>(client, FOLLOW, { id: healthyId });
+    const broken = collect<Pushed>(client, FOLLOW, { id: failing });
+    await healthy.waitFor(1);
+    const errors = await endingErrors(broken);
+    expect(broken.results[0]?.data?.testMessages.payload).toBe('stored');
+    expect(errors).toEqual([expect.objectContaining({ message, extensions: expect.objectContaining({ code }) })]);
+    expect(JSON.stringify(errors)).not.toContain('secret-host');
+    if (code === 'INTERNAL_SERVER_ERROR') expect(loggedWith(errors[0]?.extensions?.requestId)).toHaveLength(1);
+    await svc.log.append([incoming(healthyId, { sequence: 2, payload: 'after the failure' })]);
+    await healthy.waitFor(2);
+    healthy.unsubscribe();
+    await client.dispose();
+  });
+});
+
+describe('a failing subscription over graphql-ws', () => {
+  it('ends with an error message, never by closing the socket', async () => {
+    const closes: Array<{ code: number; reason: string }> = [];
+    const client = createWsClient(svc.url, { onClose: (event) => closes.push(event) });
+    const healthyId = await storedTest('healthy');
+    const healthy = collect<Pushed>(client, FOLLOW, { id: healthyId });
+    await healthy.waitFor(1);
+    for (const label of ['not-iterable', 'first-next', 'store-down']) {
+      const failing = collect(client, FOLLOW, { id: uniqueId(label) });
+      // An error message rejects `done` with the errors; a closed socket would reject it with the close event.
+      await expect(failing.done).rejects.toSatisfy((errors: unknown) => Array.isArray(errors) && errors.length === 1);
+    }
+    await svc.log.append([incoming(healthyId, { sequence: 2, payload: 'after the failures' })]);
+    await healthy.waitFor(2);
+    expect(closes).toEqual([]);
+    healthy.unsubscribe();
+    await client.dispose();
+  });
+});
