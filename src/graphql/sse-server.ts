@@ -125,7 +125,7 @@ function createOperationHandler(options: GraphQLSseOptions, log: Logger): Handle
   const slots = createStreamSlots(options.maxStreamsPerPrincipal);
   const streamOf = new WeakMap<ExecutionArgs, Stream>();
   const pipelines = new WeakMap<ExecutionArgs, Pipeline>();
-  const sharedSubscribe = createSharedSubscribe();
+  const sharedSubscribe = createSharedSubscribe({ logger: log });
   return createHandler<IncomingMessage, Stream, Context>({
     // Validation is the pipeline's, in onSubscribe.
     validate: () => [],

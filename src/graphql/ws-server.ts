@@ -90,7 +90,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
   // Each operation's request id, by its subscribe payload (what onError is handed) and its arguments.
   const requestIds = new WeakMap<object, string>();
-  const sharedSubscribe = createSharedSubscribe();
+  const sharedSubscribe = createSharedSubscribe({ logger: log });
   // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
   // such as a stream that fails) and without the pipeline's internal extensions.
   const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, maskError, log);

@@ -6,7 +6,7 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestMessage } from '../../src/domain/types.js';
+import type { TestChangeEvent, TestMessage } from '../../src/domain/types.js';
 import { ServiceError } from '../../src/errors.js';
 import type { FollowOptions, ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
@@ -22,8 +22,8 @@ const logLines: string[] = [];
 const SECRET = 'connection reset by secret-host:6379';
 
 /** An iterator whose every `next` rejects with `error`, as a source that breaks at once does. */
-function failingIterator(error: Error): AsyncIterableIterator<TestMessage> {
-  const iterator: AsyncIterableIterator<TestMessage> = {
+function failingIterator<T>(error: Error): AsyncIterableIterator<T> {
+  const iterator: AsyncIterableIterator<T> = {
     next: () => Promise.reject(error),
     return: async () => ({ value: undefined, done: true }),
     [Symbol.asyncIterator]: () => iterator,
@@ -46,11 +46,25 @@ function failingAfterFirst(stream: AsyncIterableIterator<TestMessage>, error: Er
   return iterator;
 }
 
+/** The real stream, whose `return` (ending it early) fails, as a log that breaks while unsubscribing does. */
+function failingReturn(stream: AsyncIterableIterator<TestMessage>): AsyncIterableIterator<TestMessage> {
+  const iterator: AsyncIterableIterator<TestMessage> = {
+    next: () => stream.next(),
+    return: async () => {
+      await stream.return?.();
+      throw new Error(SECRET);
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
 /**
  * A log whose `follow` breaks for tests named after a failure: `not-iterable` resolves to no stream
  * at all (as a subscription field without its resolver does), `first-next` gives a stream that
  * fails at once, `store-down` one that fails with STORE_UNAVAILABLE, `mid-stream` and
- * `mid-stream-store` ones that fail after their first message.
+ * `mid-stream-store` ones that fail after their first message, `return-fails` one that fails when
+ * ended early.
  */
 function breaking(store: ResultLog): ResultLog {
   const follow = async (id: string, options: FollowOptions): Promise<AsyncIterableIterator<TestMessage>> => {
@@ -59,9 +73,12 @@ function breaking(store: ResultLog): ResultLog {
     if (id.startsWith('store-down')) return failingIterator(new ServiceError('STORE_UNAVAILABLE', 'The result store is unavailable.'));
     if (id.startsWith('mid-stream-store')) return failingAfterFirst(await store.follow(id, options), new ServiceError('STORE_UNAVAILABLE', 'The result store is unavailable.'));
     if (id.startsWith('mid-stream')) return failingAfterFirst(await store.follow(id, options), new Error(SECRET));
+    if (id.startsWith('return-fails')) return failingReturn(await store.follow(id, options));
     return store.follow(id, options);
   };
-  return { ...store, follow };
+  // The change feed's source breaks at once, as Redis going down under it does.
+  const changes = async () => failingIterator<TestChangeEvent>(new ServiceError('STORE_UNAVAILABLE', 'The result store is unavailable.'));
+  return { ...store, follow, changes };
 }
 
 beforeAll(async () => {
@@ -101,24 +118,24 @@ async function endingErrors(sub: Collected<unknown>): Promise<ClientErrors> {
 const loggedWith = (requestId: unknown) => logLines.filter((line) => line.includes(`"requestId":"${String(requestId)}"`));
 
 describe.each(subscriptionTransports)('a failing subscription over $name', (transport) => {
-  /** Opens a healthy subscription and a failing one side by side on one client, and returns the failing one's errors. */
-  async function besideHealthy(failing: string): Promise<{ errors: ClientErrors; healthy: Collected<Pushed> }> {
+  /** Runs a failing operation beside a healthy subscription on one client: the errors it ends with. */
+  async function besideHealthy(query: string, variables?: Record<string, unknown>): Promise<ClientErrors> {
     const client = transport.client(svc.url);
     const healthyId = await storedTest('healthy');
     const healthy = collect<Pushed>(client, FOLLOW, { id: healthyId });
     await healthy.waitFor(1);
-    const errors = await endingErrors(collect(client, FOLLOW, { id: failing }));
+    const errors = await endingErrors(collect(client, query, variables));
     // The healthy one still gets what is stored after its neighbour failed.
     await svc.log.append([incoming(healthyId, { sequence: 2, payload: 'after the failure' })]);
     await healthy.waitFor(2);
     expect(healthy.results.map((r) => r.data?.testMessages.payload)).toEqual(['stored', 'after the failure']);
     healthy.unsubscribe();
     await client.dispose();
-    return { errors, healthy };
+    return errors;
   }
 
   it.each(['not-iterable', 'first-next'])('ends a subscription whose setup fails unexpectedly (%s) with a masked error, and logs it', async (label) => {
-    const { errors } = await besideHealthy(uniqueId(label));
+    const errors = await besideHealthy(FOLLOW, { id: uniqueId(label) });
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String) } });
     expect(JSON.stringify(errors)).not.toContain('secret-host');
@@ -128,8 +145,13 @@ describe.each(subscriptionTransports)('a failing subscription over $name', (tran
   });
 
   it("ends a subscription whose stream fails at once with a service error with that error's code", async () => {
-    const { errors } = await besideHealthy(uniqueId('store-down'));
+    const errors = await besideHealthy(FOLLOW, { id: uniqueId('store-down') });
     expect(errors).toEqual([expect.objectContaining({ message: 'The result store is unavailable.', extensions: { code: 'STORE_UNAVAILABLE' } })]);
+  });
+
+  it('ends a change feed whose store is down with STORE_UNAVAILABLE', async () => {
+    const errors = await besideHealthy('subscription { testChanges { kind } }');
+    expect(errors).toEqual([expect.objectContaining({ extensions: { code: 'STORE_UNAVAILABLE' } })]);
   });
 
   it.each([
@@ -147,6 +169,26 @@ describe.each(subscriptionTransports)('a failing subscription over $name', (tran
     expect(errors).toEqual([expect.objectContaining({ message, extensions: expect.objectContaining({ code }) })]);
     expect(JSON.stringify(errors)).not.toContain('secret-host');
     if (code === 'INTERNAL_SERVER_ERROR') expect(loggedWith(errors[0]?.extensions?.requestId)).toHaveLength(1);
+    await svc.log.append([incoming(healthyId, { sequence: 2, payload: 'after the failure' })]);
+    await healthy.waitFor(2);
+    healthy.unsubscribe();
+    await client.dispose();
+  });
+});
+
+describe.each(subscriptionTransports)('a subscription that fails to end over $name', (transport) => {
+  it('is ended when its client unsubscribes, and the other subscriptions carry on', async () => {
+    const client = transport.client(svc.url);
+    const healthyId = await storedTest('healthy');
+    const healthy = collect<Pushed>(client, FOLLOW, { id: healthyId });
+    const failing = collect<Pushed>(client, FOLLOW, { id: await storedTest('return-fails') });
+    await Promise.all([healthy.waitFor(1), failing.waitFor(1)]);
+    const closeFailures = () => logLines.filter((line) => line.includes('failed to close') && line.includes('secret-host')).length;
+    const before = closeFailures();
+    failing.unsubscribe();
+    await eventually(() => svc.log.followers() === 1, 5_000, 'the unsubscribed follower to be closed, and only it');
+    // Reported, under the service's logger, for whoever runs it.
+    await eventually(() => closeFailures() === before + 1, 5_000, 'the failure to be logged');
     await svc.log.append([incoming(healthyId, { sequence: 2, payload: 'after the failure' })]);
     await healthy.waitFor(2);
     healthy.unsubscribe();
