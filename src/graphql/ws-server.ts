@@ -13,6 +13,9 @@
  * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
  *   scope check, context and execution are the pipeline's, exactly as over HTTP. Each operation
  *   has its own request id, which an unexpected error's log line and masked error carry.
+ * - An operation that fails (unexpectedly while it is prepared, or its stream, at once or later)
+ *   ends alone with an `error` message; no hook rejects, since graphql-ws would then close the
+ *   socket (4500) and every other operation on it.
  * - Backpressure has one point, the socket's `send` (`ws-transport.ts`): past `maxBufferedBytes`
  *   waiting for a client, its operations wait for it, and a subscription that falls further behind
  *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.

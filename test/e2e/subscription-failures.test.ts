@@ -17,6 +17,8 @@ import { startTestService, uniqueTopics, type TestService } from '../support/ser
 const topics = uniqueTopics('subfail');
 let cluster: MockCluster;
 let svc: TestService;
+/** The same, with GRAPHQL_DEBUG_ERRORS on. */
+let debug: TestService;
 const logLines: string[] = [];
 
 const SECRET = 'connection reset by secret-host:6379';
@@ -89,9 +91,15 @@ beforeAll(async () => {
     wrapLog: breaking,
     logger: pino({ level: 'error' }, { write: (line: string) => void logLines.push(line) }),
   });
+  debug = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-debug`, NODE_ENV: 'production', GRAPHQL_DEBUG_ERRORS: 'true' },
+    wrapLog: breaking,
+  });
 });
 
 afterAll(async () => {
+  await debug?.stop();
   await svc?.stop();
   await cluster?.stop();
 });
@@ -142,6 +150,13 @@ describe.each(subscriptionTransports)('a failing subscription over $name', (tran
     expect(JSON.stringify(errors)).not.toContain('Async Iterable');
     expect(errors[0]?.extensions).not.toHaveProperty('unexpected');
     await eventually(() => loggedWith(errors[0]?.extensions?.requestId).length === 1, 5_000, 'the log line with the request id');
+  });
+
+  it('shows what failed, and where, with GRAPHQL_DEBUG_ERRORS', async () => {
+    const errors = await transport.errors(debug.url, FOLLOW, { id: uniqueId('not-iterable') });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toMatch(/^Subscription field must return Async Iterable/);
+    expect(errors[0]?.extensions).toMatchObject({ code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String), stacktrace: expect.any(Array) });
   });
 
   it("ends a subscription whose stream fails at once with a service error with that error's code", async () => {
