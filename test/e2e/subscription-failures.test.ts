@@ -2,16 +2,20 @@
  * A subscription that fails, at setup or in the middle of its stream, ends alone: on every
  * subscription transport it ends with its error (masked, with the request id its log line has, when
  * unexpected; with its own code when the service raised it), and the connection and the other
- * subscriptions on it carry on.
+ * subscriptions on it carry on, also over a real Redis log that goes down and comes back.
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestChangeEvent, TestMessage } from '../../src/domain/types.js';
+import { loadConfig } from '../../src/config.js';
 import { ServiceError } from '../../src/errors.js';
 import type { FollowOptions, ResultLog } from '../../src/log/result-log.js';
+import { createSilentLogger } from '../../src/logger.js';
+import { createState, type State } from '../../src/state.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { incoming, uniqueId } from '../log/storage-contract.js';
-import { collect, createWsClient, eventually, subscriptionTransports, type ClientErrors, type Collected } from '../support/graphql.js';
+import { collect, createSseClient, createWsClient, eventually, subscriptionTransports, type ClientErrors, type Collected } from '../support/graphql.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 
 const topics = uniqueTopics('subfail');
@@ -228,5 +232,52 @@ describe('a failing subscription over graphql-ws', () => {
     expect(closes).toEqual([]);
     healthy.unsubscribe();
     await client.dispose();
+  });
+});
+
+describe('subscriptions over a Redis log that goes down', () => {
+  let redis: PrivateRedis;
+  let state: State;
+  let onRedis: TestService;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    state = createState(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'subfail' }).store, createSilentLogger());
+    await eventually(() => state.log.check().then(() => true), 10_000, 'Redis to be usable');
+    onRedis = await startTestService({
+      brokers: cluster.bootstrapServers,
+      env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-redis`, STATE_STORE: 'redis', REDIS_URL: redis.url },
+      log: state.log,
+    });
+  });
+
+  afterAll(async () => {
+    await onRedis?.stop();
+    await state?.dispose();
+    await redis?.stop();
+  });
+
+  it('refuses new subscriptions with STORE_UNAVAILABLE on every transport while the open ones wait, and go on when it returns', { timeout: 60_000 }, async () => {
+    const id = uniqueId('outage');
+    await onRedis.log.create({ correlationId: id, input: null, owner: 'tester' });
+    await onRedis.log.append([incoming(id, { sequence: 1, payload: 'stored' })]);
+    const closes: Array<{ code: number; reason: string }> = [];
+    const clients = [createWsClient(onRedis.url, { onClose: (event) => closes.push(event) }), createSseClient(onRedis.url)];
+    const open = clients.map((client) => collect<Pushed>(client, FOLLOW, { id }));
+    await Promise.all(open.map((sub) => sub.waitFor(1)));
+
+    await redis.kill();
+    for (const client of clients) {
+      const errors = await endingErrors(collect(client, FOLLOW, { id }));
+      expect(errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'STORE_UNAVAILABLE' }) })]);
+    }
+    await redis.restart();
+    await eventually(() => onRedis.log.check().then(() => true), 10_000, 'Redis to be back');
+    await onRedis.log.append([incoming(id, { sequence: 2, payload: 'after the outage' })]);
+    await Promise.all(open.map((sub) => sub.waitFor(2)));
+    for (const sub of open) expect(sub.results.map((r) => r.data?.testMessages.payload)).toEqual(['stored', 'after the outage']);
+    expect(closes).toEqual([]);
+    for (const sub of open) sub.unsubscribe();
+    await Promise.all(clients.map((client) => client.dispose()));
   });
 });
