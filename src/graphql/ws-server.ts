@@ -34,7 +34,7 @@ import { withRequestId } from '../request-id.js';
 import { asGraphQLError, clientErrors, type MaskError } from './format-error.js';
 import type { ResolveOperation } from './persisted-operations.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
-import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON } from './ws-session.js';
+import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
 import type { GraphQLServer } from './yoga.js';
 
@@ -72,13 +72,14 @@ export interface GraphQLWebSocket {
 }
 
 type SubscribeContext = Context<Record<string, unknown> | undefined, WebSocketExtra>;
+type Pipeline = ReturnType<GraphQLServer['getEnveloped']>;
 
 /** Close code of a connection refused because its principal opened too many in the last minute. */
 export const RATE_LIMITED_CLOSE_CODE = 4429;
 
 /** Attaches graphql-ws to the HTTP server. */
 export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const { graphql, maskError } = options;
+  const { maskError } = options;
   const log = options.logger.child({ component: 'websocket' });
   const wss = new WebSocketServer({
     server: options.httpServer,
@@ -90,61 +91,13 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
   });
   const sessions = createWebSocketSessions(options.verifyAccessToken, log);
-  const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
+  const pipelines = new WeakMap<ExecutionArgs, Pipeline>();
   // Each operation's request id, by its subscribe payload (what onError is handed) and its arguments.
   const requestIds = new WeakMap<object, string>();
   const sharedSubscribe = createSharedSubscribe({ logger: log });
   // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
   // such as a stream that fails) and without the pipeline's internal extensions.
   const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, maskError, log);
-
-  /** Admits and prepares one operation through the pipeline: its execution arguments, or why it is refused. */
-  const prepare = async (ctx: SubscribeContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
-    // The latest renewal's principal: its scopes apply to operations started from now on.
-    const principal = sessions.principal(ctx.extra.socket);
-    if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
-    if (Date.now() >= principal.expiresAt) {
-      ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
-      return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
-    }
-    // ctx.subscriptions already holds this operation's id.
-    if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
-      return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
-    }
-    const budget = await options.rateLimits.consume('subscribe', principalKey(principal));
-    if (!budget.allowed) {
-      const seconds = retryAfterSeconds(budget);
-      return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
-    }
-    // Trusted documents and APQ first, as over HTTP: `params` holds the text to run.
-    let params;
-    try {
-      params = options.resolveOperation(payload as typeof payload & { documentId?: unknown });
-    } catch (error) {
-      if (error instanceof GraphQLError) return [error];
-      throw error;
-    }
-    // The pipeline's parse cache hands equal queries the same document, which lets the shared
-    // subscription execution recognise subscribers asking for the same thing.
-    const enveloped = graphql.getEnveloped({ principal, transport: 'websocket', params });
-    let document;
-    try {
-      document = enveloped.parse(params.query ?? '');
-    } catch (error) {
-      return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
-    }
-    const invalid = enveloped.validate(enveloped.schema, document);
-    if (invalid.length > 0) return [...invalid];
-    const args: ExecutionArgs = {
-      schema: enveloped.schema,
-      document,
-      variableValues: params.variables ?? null,
-      operationName: params.operationName ?? null,
-      contextValue: await enveloped.contextFactory(),
-    };
-    pipelines.set(args, enveloped);
-    return args;
-  };
 
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
@@ -181,12 +134,15 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         const requestId = randomUUID();
         requestIds.set(payload, requestId);
         try {
-          const prepared = await prepare(ctx, payload);
-          if (!Array.isArray(prepared)) requestIds.set(prepared, requestId);
-          return prepared;
+          const prepared = await prepare(options, sessions, ctx, payload);
+          if (Array.isArray(prepared)) return prepared;
+          pipelines.set(prepared.args, prepared.pipeline);
+          requestIds.set(prepared.args, requestId);
+          return prepared.args;
         } catch (error) {
-          // Unexpected (a failing dependency, a bug): this operation ends with the error, masked in
-          // onError; thrown, graphql-ws would close the socket and every other operation on it.
+          // A refusal thrown as a GraphQL error, or anything unexpected (a failing dependency, a bug,
+          // masked in onError): this operation ends with it. Thrown on, graphql-ws would close the
+          // socket and every other operation on it.
           return [asGraphQLError(error)];
         }
       },
@@ -262,6 +218,53 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   };
 }
 
+
+/** Admits and prepares one operation through the pipeline: its execution arguments and pipeline, or why it is refused. */
+async function prepare(
+  options: GraphQLWebSocketOptions,
+  sessions: WebSocketSessions,
+  ctx: SubscribeContext,
+  payload: SubscribePayload,
+): Promise<{ args: ExecutionArgs; pipeline: Pipeline } | GraphQLError[]> {
+  // The latest renewal's principal: its scopes apply to operations started from now on.
+  const principal = sessions.principal(ctx.extra.socket);
+  if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+  if (Date.now() >= principal.expiresAt) {
+    ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
+    return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+  }
+  // ctx.subscriptions already holds this operation's id.
+  if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
+    return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
+  }
+  const budget = await options.rateLimits.consume('subscribe', principalKey(principal));
+  if (!budget.allowed) {
+    const seconds = retryAfterSeconds(budget);
+    return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
+  }
+  // Trusted documents and APQ first, as over HTTP: `params` holds the text to run. Its refusals
+  // are thrown GraphQL errors, returned by onSubscribe.
+  const params = options.resolveOperation(payload as typeof payload & { documentId?: unknown });
+  // The pipeline's parse cache hands equal queries the same document, which lets the shared
+  // subscription execution recognise subscribers asking for the same thing.
+  const enveloped = options.graphql.getEnveloped({ principal, transport: 'websocket', params });
+  let document;
+  try {
+    document = enveloped.parse(params.query ?? '');
+  } catch (error) {
+    return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
+  }
+  const invalid = enveloped.validate(enveloped.schema, document);
+  if (invalid.length > 0) return [...invalid];
+  const args: ExecutionArgs = {
+    schema: enveloped.schema,
+    document,
+    variableValues: params.variables ?? null,
+    operationName: params.operationName ?? null,
+    contextValue: await enveloped.contextFactory(),
+  };
+  return { args, pipeline: enveloped };
+}
 
 /**
  * Browsers always send `Origin` on a WebSocket upgrade and cannot forge it; other clients usually
