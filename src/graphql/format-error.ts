@@ -35,6 +35,16 @@ export function createErrorMasker(options: { debug: boolean }): MaskError {
   };
 }
 
+/**
+ * Any error as a GraphQL error, keeping it as the original error (so the masker sees what it was)
+ * and a ServiceError's code; masked later, where the operation's request id is known, if unexpected.
+ */
+export function asGraphQLError(error: unknown): GraphQLError {
+  if (error instanceof GraphQLError) return error;
+  if (error instanceof ServiceError) return new GraphQLError(error.message, { originalError: error, extensions: error.extensions });
+  return new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
+}
+
 /** True for errors nobody raised on purpose: a bug or a failing dependency. */
 export function isUnexpected(error: unknown): boolean {
   if (error instanceof ServiceError) return false;

@@ -20,6 +20,7 @@
  * execution until that turn ends, by when the frames for every subscriber it reached are written.
  */
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { Logger } from '../logger.js';
 import { tracePush, type PushTrace } from '../telemetry/trace-context.js';
 
 type Execution = ExecutionResult | Promise<ExecutionResult>;
@@ -31,8 +32,11 @@ type Execution = ExecutionResult | Promise<ExecutionResult>;
  */
 export type SharedSubscribe = (args: ExecutionArgs, onEvent?: (event: unknown) => void) => Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
 
-/** Creates a {@link SharedSubscribe} with its own per-turn result cache. */
-export function createSharedSubscribe(): SharedSubscribe {
+/**
+ * Creates a {@link SharedSubscribe} with its own per-turn result cache. `logger` gets the failures
+ * of sources that could not be closed when their subscriber left.
+ */
+export function createSharedSubscribe(options: { logger: Logger }): SharedSubscribe {
   // event -> operation key -> result, for the current turn of the event loop only.
   const results = new Map<unknown, Map<string, Execution>>();
   // Push spans of this turn's events, by event.
@@ -82,10 +86,14 @@ export function createSharedSubscribe(): SharedSubscribe {
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source;
     const key = operationKey(args);
-    return mapIterator(source, (event) => {
-      onEvent?.(event);
-      return executeShared(event, args, key);
-    });
+    return mapIterator(
+      source,
+      (event) => {
+        onEvent?.(event);
+        return executeShared(event, args, key);
+      },
+      (error) => options.logger.error({ err: error }, 'a subscription source failed to close'),
+    );
   };
 }
 
@@ -93,8 +101,12 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
 }
 
-/** Maps an async iterable, passing `return` and `throw` through so the source is always closed. */
-function mapIterator<T, U>(source: AsyncIterable<T>, map: (value: T) => U | Promise<U>): AsyncIterableIterator<U> {
+/**
+ * Maps an async iterable, passing `return` and `throw` through so the source is always closed. A
+ * source whose `return` fails is reported to `closeFailed`, not thrown at the subscriber that is
+ * leaving: graphql-ws would close the socket, and every other operation on it, for it.
+ */
+function mapIterator<T, U>(source: AsyncIterable<T>, map: (value: T) => U | Promise<U>, closeFailed: (error: unknown) => void): AsyncIterableIterator<U> {
   const iterator = source[Symbol.asyncIterator]();
   const mapResult = async (result: IteratorResult<T>): Promise<IteratorResult<U>> => {
     if (result.done === true) return { value: undefined, done: true };
@@ -107,7 +119,17 @@ function mapIterator<T, U>(source: AsyncIterable<T>, map: (value: T) => U | Prom
   };
   const mapped: AsyncIterableIterator<U> = {
     next: async () => mapResult(await iterator.next()),
-    return: async () => (iterator.return === undefined ? { value: undefined, done: true } : mapResult(await iterator.return())),
+    return: async () => {
+      if (iterator.return === undefined) return { value: undefined, done: true };
+      let result: IteratorResult<T>;
+      try {
+        result = await iterator.return();
+      } catch (error) {
+        closeFailed(error);
+        return { value: undefined, done: true };
+      }
+      return mapResult(result);
+    },
     throw: async (error?: unknown) => {
       if (iterator.throw !== undefined) return mapResult(await iterator.throw(error));
       await iterator.return?.();

@@ -26,7 +26,7 @@ import { ServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
 import { currentRequestId, withRequestId } from '../request-id.js';
-import { clientErrors, toClientError, type MaskError } from './format-error.js';
+import { asGraphQLError, clientErrors, toClientError, type MaskError } from './format-error.js';
 import { encodeCursor } from './pagination.js';
 import type { ResolveOperation } from './persisted-operations.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
@@ -125,44 +125,52 @@ function createOperationHandler(options: GraphQLSseOptions, log: Logger): Handle
   const slots = createStreamSlots(options.maxStreamsPerPrincipal);
   const streamOf = new WeakMap<ExecutionArgs, Stream>();
   const pipelines = new WeakMap<ExecutionArgs, Pipeline>();
-  const sharedSubscribe = createSharedSubscribe();
+  const sharedSubscribe = createSharedSubscribe({ logger: log });
   return createHandler<IncomingMessage, Stream, Context>({
     // Validation is the pipeline's, in onSubscribe.
     validate: () => [],
     onSubscribe: async (req, params) => {
       const stream = req.context;
-      const refused = await admit(options, slots, stream);
-      if (refused !== undefined) return refused;
-      let resolved: RequestParams;
       try {
-        // graphql-sse keeps only the standard parameters; a document id travels in the body beside them.
-        const documentId = (req.raw as { body?: { documentId?: unknown } }).body?.documentId;
-        resolved = { ...params, query: options.resolveOperation({ ...params, ...(documentId === undefined ? {} : { documentId }) }).query ?? '' };
+        const refused = await admit(options, slots, stream);
+        if (refused !== undefined) return refused;
+        let resolved: RequestParams;
+        try {
+          // graphql-sse keeps only the standard parameters; a document id travels in the body beside them.
+          const documentId = (req.raw as { body?: { documentId?: unknown } }).body?.documentId;
+          resolved = { ...params, query: options.resolveOperation({ ...params, ...(documentId === undefined ? {} : { documentId }) }).query ?? '' };
+        } catch (error) {
+          if (error instanceof GraphQLError) return refusal(error);
+          throw error;
+        }
+        const prepared = await prepare(options.graphql, stream, resolved);
+        if (!('args' in prepared)) return prepared;
+        pipelines.set(prepared.args, prepared.pipeline);
+        streamOf.set(prepared.args, stream);
+        return prepared.args;
       } catch (error) {
-        if (error instanceof GraphQLError) return refusal(error);
-        throw error;
+        // Unexpected (a failing dependency, a bug): refused like any operation before its stream
+        // opens, with the error masked and logged under the request id, rather than failing the request.
+        const [masked] = clientErrors([asGraphQLError(error)], stream.requestId, options.maskError, log);
+        return [JSON.stringify({ errors: [masked] }), { status: error instanceof ServiceError ? error.httpStatus : 500, statusText: '', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       }
-      const prepared = await prepare(options.graphql, stream, resolved);
-      if (!('args' in prepared)) return prepared;
-      pipelines.set(prepared.args, prepared.pipeline);
-      streamOf.set(prepared.args, stream);
-      return prepared.args;
     },
-    execute: (args) => withRequestId(streamOf.get(args)!.requestId, () => pipelines.get(args)!.execute(args)),
-    subscribe: async (args) => {
-      const stream = streamOf.get(args)!;
-      let event: unknown;
-      const result = await sharedSubscribe(args, (e) => (event = e));
-      if (!(Symbol.asyncIterator in result)) return result;
-      return guardSseStream(result, {
-        writable: () => writable(stream.res, options.maxBufferedBytes),
-        endsAt: stream.principal.expiresAt,
-        expired: () => ({ errors: [asGraphQLError(new InvalidTokenError('the token has expired'))] }),
-        failed: (error) => ({ errors: [asGraphQLError(error)] }),
-        eventId: () => (isTestMessage(event) ? encodeCursor(event) : undefined),
-        onResult: (id) => stream.ids.push(id),
-      });
-    },
+    execute: (args) => endsWithError(() => withRequestId(streamOf.get(args)!.requestId, () => pipelines.get(args)!.execute(args))),
+    subscribe: (args) =>
+      endsWithError(async () => {
+        const stream = streamOf.get(args)!;
+        let event: unknown;
+        const result = await sharedSubscribe(args, (e) => (event = e));
+        if (!(Symbol.asyncIterator in result)) return result;
+        return guardSseStream(result, {
+          writable: () => writable(stream.res, options.maxBufferedBytes),
+          endsAt: stream.principal.expiresAt,
+          expired: () => ({ errors: [asGraphQLError(new InvalidTokenError('the token has expired'))] }),
+          failed: (error) => ({ errors: [asGraphQLError(error)] }),
+          eventId: () => (isTestMessage(event) ? encodeCursor(event) : undefined),
+          onResult: (id) => stream.ids.push(id),
+        });
+      }),
     onNext: (_ctx, req, result) => {
       const errors = (result as ExecutionResult).errors;
       if (errors === undefined || errors.length === 0) return undefined;
@@ -220,11 +228,17 @@ async function prepare(graphql: GraphQLServer, stream: Stream, params: RequestPa
   return { args, pipeline };
 }
 
-/** An error a stream ends with, as a GraphQL error (masked later, in onNext, if unexpected). */
-function asGraphQLError(error: unknown): GraphQLError {
-  if (error instanceof GraphQLError) return error;
-  if (error instanceof ServiceError) return new GraphQLError(error.message, { originalError: error, extensions: error.extensions });
-  return new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
+/**
+ * An operation that fails before its first result (not with a GraphQL error, which is a result:
+ * e.g. a subscription field that resolves to no stream) ends its stream with the error as its one
+ * result, masked in onNext, as a stream that fails later does, instead of failing the request.
+ */
+async function endsWithError<T>(run: () => Promise<T> | T): Promise<T | ExecutionResult> {
+  try {
+    return await run();
+  } catch (error) {
+    return { errors: [asGraphQLError(error)] };
+  }
 }
 
 /** A refusal before the stream opens: the error's HTTP status and a GraphQL error body. */

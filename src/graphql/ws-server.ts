@@ -13,12 +13,15 @@
  * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
  *   scope check, context and execution are the pipeline's, exactly as over HTTP. Each operation
  *   has its own request id, which an unexpected error's log line and masked error carry.
+ * - An operation that fails (unexpectedly while it is prepared, or its stream, at once or later)
+ *   ends alone with an `error` message; no hook rejects, since graphql-ws would then close the
+ *   socket (4500) and every other operation on it.
  * - Backpressure has one point, the socket's `send` (`ws-transport.ts`): past `maxBufferedBytes`
  *   waiting for a client, its operations wait for it, and a subscription that falls further behind
  *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.
  */
-import { GraphQLError, type ExecutionArgs } from 'graphql';
-import { CloseCode } from 'graphql-ws';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer } from 'ws';
@@ -28,11 +31,11 @@ import { isServiceError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
 import { withRequestId } from '../request-id.js';
-import { clientErrors, type MaskError } from './format-error.js';
+import { asGraphQLError, clientErrors, type MaskError } from './format-error.js';
 import type { ResolveOperation } from './persisted-operations.js';
 import { createSharedSubscribe } from './shared-subscribe.js';
-import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON } from './ws-session.js';
-import { serveGraphQLOverWebSocket } from './ws-transport.js';
+import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON, type WebSocketSessions } from './ws-session.js';
+import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
 import type { GraphQLServer } from './yoga.js';
 
 /** Options of {@link attachGraphQLWebSocket}. */
@@ -68,12 +71,15 @@ export interface GraphQLWebSocket {
   dispose(): Promise<void>;
 }
 
+type SubscribeContext = Context<Record<string, unknown> | undefined, WebSocketExtra>;
+type Pipeline = ReturnType<GraphQLServer['getEnveloped']>;
+
 /** Close code of a connection refused because its principal opened too many in the last minute. */
 export const RATE_LIMITED_CLOSE_CODE = 4429;
 
 /** Attaches graphql-ws to the HTTP server. */
 export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const { graphql, maskError } = options;
+  const { maskError } = options;
   const log = options.logger.child({ component: 'websocket' });
   const wss = new WebSocketServer({
     server: options.httpServer,
@@ -85,9 +91,10 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
   });
   const sessions = createWebSocketSessions(options.verifyAccessToken, log);
-  const pipelines = new WeakMap<ExecutionArgs, ReturnType<GraphQLServer['getEnveloped']>>();
-  const requestIds = new WeakMap<ExecutionArgs, string>();
-  const sharedSubscribe = createSharedSubscribe();
+  const pipelines = new WeakMap<ExecutionArgs, Pipeline>();
+  // Each operation's request id, by its subscribe payload (what onError is handed) and its arguments.
+  const requestIds = new WeakMap<object, string>();
+  const sharedSubscribe = createSharedSubscribe({ logger: log });
   // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
   // such as a stream that fails) and without the pipeline's internal extensions.
   const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, maskError, log);
@@ -123,64 +130,48 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       // A renewal's answer; the transport sends it as the pong.
       pong: (extra, payload) => sessions.ping(extra.socket, payload),
       onSubscribe: async (ctx, _id, payload) => {
-        // The latest renewal's principal: its scopes apply to operations started from now on.
-        const principal = sessions.principal(ctx.extra.socket);
-        if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
-        if (Date.now() >= principal.expiresAt) {
-          ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
-          return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
-        }
-        // ctx.subscriptions already holds this operation's id.
-        if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
-          return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
-        }
-        const budget = await options.rateLimits.consume('subscribe', principalKey(principal));
-        if (!budget.allowed) {
-          const seconds = retryAfterSeconds(budget);
-          return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
-        }
-        // Trusted documents and APQ first, as over HTTP: `params` holds the text to run.
-        let params;
+        // The operation's request id, from its first step: its errors, wherever they arise, carry it.
+        const requestId = randomUUID();
+        requestIds.set(payload, requestId);
         try {
-          params = options.resolveOperation(payload as typeof payload & { documentId?: unknown });
+          const prepared = await prepare(options, sessions, ctx, payload);
+          if (Array.isArray(prepared)) return prepared;
+          pipelines.set(prepared.args, prepared.pipeline);
+          requestIds.set(prepared.args, requestId);
+          return prepared.args;
         } catch (error) {
-          if (error instanceof GraphQLError) return [error];
-          throw error;
+          // A refusal thrown as a GraphQL error, or anything unexpected (a failing dependency, a bug,
+          // masked in onError): this operation ends with it. Thrown on, graphql-ws would close the
+          // socket and every other operation on it.
+          return [asGraphQLError(error)];
         }
-        // The pipeline's parse cache hands equal queries the same document, which lets the shared
-        // subscription execution recognise subscribers asking for the same thing.
-        const enveloped = graphql.getEnveloped({ principal, transport: 'websocket', params });
-        let document;
-        try {
-          document = enveloped.parse(params.query ?? '');
-        } catch (error) {
-          return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
-        }
-        const invalid = enveloped.validate(enveloped.schema, document);
-        if (invalid.length > 0) return [...invalid];
-        const args: ExecutionArgs = {
-          schema: enveloped.schema,
-          document,
-          variableValues: params.variables ?? null,
-          operationName: params.operationName ?? null,
-          contextValue: await enveloped.contextFactory(),
-        };
-        pipelines.set(args, enveloped);
-        requestIds.set(args, randomUUID());
-        return args;
       },
       // graphql-ws hands back the very arguments `onSubscribe` returned.
-      execute: (args) => withRequestId(requestIds.get(args)!, () => pipelines.get(args)!.execute(args)),
+      execute: async (args) => {
+        try {
+          return await withRequestId(requestIds.get(args)!, () => pipelines.get(args)!.execute(args));
+        } catch (error) {
+          return failedStream(error);
+        }
+      },
       // Subscriptions are prepared by the pipeline like any operation, and then executed once per
       // event for all the subscribers of the same operation. Not through the pipeline's subscribe:
       // its hooks wrap every subscriber's stream, a cost paid per subscriber and event when one
       // message fans out to thousands; errors are masked below with the pipeline's masker instead.
-      subscribe: (args) => sharedSubscribe(args),
+      subscribe: async (args) => {
+        try {
+          return await sharedSubscribe(args);
+        } catch (error) {
+          // Not a GraphQL error (those are results): a stream that cannot be set up, such as a
+          // subscription field that resolves to no stream.
+          return failedStream(error);
+        }
+      },
       onNext: (_ctx, _id, _payload, args, result) => {
         if (result.errors === undefined || result.errors.length === 0) return undefined;
         return { ...result, errors: forClient(result.errors, requestIds.get(args)) };
       },
-      onError: (_ctx, _id, _payload, errors) => forClient(errors),
+      onError: (_ctx, _id, payload, errors) => forClient(errors, requestIds.get(payload)),
     },
     wss,
     log,
@@ -228,6 +219,53 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
 }
 
 
+/** Admits and prepares one operation through the pipeline: its execution arguments and pipeline, or why it is refused. */
+async function prepare(
+  options: GraphQLWebSocketOptions,
+  sessions: WebSocketSessions,
+  ctx: SubscribeContext,
+  payload: SubscribePayload,
+): Promise<{ args: ExecutionArgs; pipeline: Pipeline } | GraphQLError[]> {
+  // The latest renewal's principal: its scopes apply to operations started from now on.
+  const principal = sessions.principal(ctx.extra.socket);
+  if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+  if (Date.now() >= principal.expiresAt) {
+    ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
+    return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+  }
+  // ctx.subscriptions already holds this operation's id.
+  if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
+    return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
+  }
+  const budget = await options.rateLimits.consume('subscribe', principalKey(principal));
+  if (!budget.allowed) {
+    const seconds = retryAfterSeconds(budget);
+    return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
+  }
+  // Trusted documents and APQ first, as over HTTP: `params` holds the text to run. Its refusals
+  // are thrown GraphQL errors, returned by onSubscribe.
+  const params = options.resolveOperation(payload as typeof payload & { documentId?: unknown });
+  // The pipeline's parse cache hands equal queries the same document, which lets the shared
+  // subscription execution recognise subscribers asking for the same thing.
+  const enveloped = options.graphql.getEnveloped({ principal, transport: 'websocket', params });
+  let document;
+  try {
+    document = enveloped.parse(params.query ?? '');
+  } catch (error) {
+    return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
+  }
+  const invalid = enveloped.validate(enveloped.schema, document);
+  if (invalid.length > 0) return [...invalid];
+  const args: ExecutionArgs = {
+    schema: enveloped.schema,
+    document,
+    variableValues: params.variables ?? null,
+    operationName: params.operationName ?? null,
+    contextValue: await enveloped.contextFactory(),
+  };
+  return { args, pipeline: enveloped };
+}
+
 /**
  * Browsers always send `Origin` on a WebSocket upgrade and cannot forge it; other clients usually
  * send none. A missing Origin is allowed (the token still has to be valid); a present one must be
@@ -238,4 +276,18 @@ function originAllowed(origin: string | undefined, req: IncomingMessage, allowed
   if (allowed.includes('*') || allowed.includes(origin)) return true;
   const host = req.headers.host;
   return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
+}
+
+/**
+ * An operation whose execution failed before it produced a result, as a stream that fails at once:
+ * graphql-ws ends such a stream with an `error` message (through onError, which masks it), where a
+ * rejected `execute` or `subscribe` would close the socket with 4500.
+ */
+function failedStream(error: unknown): AsyncIterableIterator<ExecutionResult> {
+  const stream: AsyncIterableIterator<ExecutionResult> = {
+    next: () => Promise.reject(error),
+    return: async () => ({ value: undefined, done: true }),
+    [Symbol.asyncIterator]: () => stream,
+  };
+  return stream;
 }

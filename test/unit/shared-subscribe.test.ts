@@ -2,6 +2,7 @@ import { parse, type ExecutionResult } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { describe, expect, it } from 'vitest';
 import { createSharedSubscribe } from '../../src/graphql/shared-subscribe.js';
+import { createSilentLogger } from '../../src/logger.js';
 
 /** A broadcast source: every listener gets the same event objects, as from the service's PubSub. */
 function createBroadcast() {
@@ -64,7 +65,7 @@ const next = async (iterator: AsyncIterableIterator<ExecutionResult> | Execution
 describe('shared subscription execution', () => {
   it('executes an event once for every subscriber of the same operation, and each gets the result', async () => {
     const { broadcast, schema, executions } = setup();
-    const subscribe = createSharedSubscribe();
+    const subscribe = createSharedSubscribe({ logger: createSilentLogger() });
     const document = parse('subscription($s: Int) { ticks { value(scale: $s) } }');
     const subscribers = await Promise.all(Array.from({ length: 50 }, () => subscribe({ schema, document, variableValues: { s: 2 } })));
     expect(broadcast.listeners()).toBe(50);
@@ -83,7 +84,7 @@ describe('shared subscription execution', () => {
 
   it('executes separately for different variables or documents', async () => {
     const { broadcast, schema, executions } = setup();
-    const subscribe = createSharedSubscribe();
+    const subscribe = createSharedSubscribe({ logger: createSilentLogger() });
     const document = parse('subscription($s: Int) { ticks { value(scale: $s) } }');
     const a = await subscribe({ schema, document, variableValues: { s: 1 } });
     const b = await subscribe({ schema, document, variableValues: { s: 3 } });
@@ -96,7 +97,7 @@ describe('shared subscription execution', () => {
 
   it('gives a subscriber that reads an event late the right result', async () => {
     const { broadcast, schema, executions } = setup();
-    const subscribe = createSharedSubscribe();
+    const subscribe = createSharedSubscribe({ logger: createSilentLogger() });
     const document = parse('subscription { ticks { value } }');
     const eager = await subscribe({ schema, document });
     const late = await subscribe({ schema, document });
@@ -113,7 +114,7 @@ describe('shared subscription execution', () => {
 
   it('closes the source when the subscriber returns, and passes errors of the source stream through', async () => {
     const { broadcast, schema } = setup();
-    const subscribe = createSharedSubscribe();
+    const subscribe = createSharedSubscribe({ logger: createSilentLogger() });
     const iterator = (await subscribe({ schema, document: parse('subscription { ticks { value } }') })) as AsyncIterableIterator<ExecutionResult>;
     expect(broadcast.listeners()).toBe(1);
     await iterator.return?.();
