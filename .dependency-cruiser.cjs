@@ -3,7 +3,7 @@
  *
  * Layers, lowest first; a folder may import its own layer and the layers below it, never above:
  *
- *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts, src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts, src/persisted-operations-config.ts,
+ *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts (with config-reader.ts, auth-config.ts), src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts, src/persisted-operations-config.ts,
  *               src/telemetry/ (trace context with @opentelemetry/api; the SDK's bootstrap is loaded by src/main.ts alone)
  *   state       src/log/                                     (the result log: memory and Redis implementations)
  *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
@@ -29,7 +29,7 @@ const KAFKA_ROOT = '^src/start-from-config\\.ts$';
  */
 const REDIS_FILES = ['^src/(log|auth|limits)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
-const BASE_FILES = ['^src/(errors|logger|config|kafka-config|kafka-security-config|redis-config|persisted-operations-config|request-id)\\.ts$', '^src/lifecycle/', '^src/telemetry/'];
+const BASE_FILES = ['^src/(errors|logger|config|config-reader|auth-config|kafka-config|kafka-security-config|redis-config|persisted-operations-config|request-id)\\.ts$', '^src/lifecycle/', '^src/telemetry/'];
 /** The one file that loads the OpenTelemetry SDK, its instrumentations and the loader hook. */
 const TELEMETRY_BOOTSTRAP = '^src/telemetry/start-telemetry\\.ts$';
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */

@@ -2,11 +2,15 @@
  * The service's configuration: the one place that reads the environment. Every value is parsed and
  * validated up front, so a bad value stops startup with a message that names the variable.
  */
+import { readAuth, readIssuer, type AuthConfig, type IssuerConfig } from './auth-config.js';
+import { createReader, type Env, type Reader } from './config-reader.js';
 import { ConfigError } from './errors.js';
 import { readKafka, type KafkaConfig } from './kafka-config.js';
 import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-operations-config.js';
 import { readRedisConfig } from './redis-config.js';
 
+export type { AuthConfig, IssuerConfig } from './auth-config.js';
+export type { Reader } from './config-reader.js';
 export type { KafkaConfig } from './kafka-config.js';
 export type { KafkaSaslConfig, KafkaSslConfig } from './kafka-security-config.js';
 export type { PersistedOperationsConfig, TrustedDocuments } from './persisted-operations-config.js';
@@ -88,41 +92,6 @@ export interface GraphQLShapeConfig {
   readonly fieldSuggestions: boolean;
 }
 
-/**
- * How access tokens are verified. `embedded`: tokens of the issuer built into this service (the
- * default when no external issuer is configured). `jwks`: an external issuer's keys, from
- * `AUTH_JWKS_URI` or found by discovery. `hs256`: a shared secret.
- */
-export interface AuthConfig {
-  readonly mode: 'embedded' | 'jwks' | 'hs256';
-  /** This API's identifier: tokens must carry it in `aud`. */
-  readonly audience: string;
-  /** The trusted issuer (`iss`). For `embedded`, this service's own public URL. */
-  readonly issuer: string;
-  readonly jwksUri: URL | null;
-  readonly hs256Secret: Uint8Array | null;
-  readonly algorithms: readonly string[];
-  readonly clockToleranceSeconds: number;
-  /** How long a verified token is remembered (0: verify every time); never past its expiry. */
-  readonly verifiedTokenCacheSeconds: number;
-  /** Required `typ` header of access tokens, or null to accept any. */
-  readonly tokenType: string | null;
-  /** A scope that may read every test, whoever started it. */
-  readonly adminScope: string;
-}
-
-/** The embedded OAuth 2.0 / OIDC authorization server. */
-export interface IssuerConfig {
-  readonly clientsFile: string | null;
-  readonly usersFile: string | null;
-  /** Private signing key as a JWK (JSON); generated at startup when absent. */
-  readonly signingKey: Record<string, unknown> | null;
-  /** Keys that sign the login cookies; generated at startup when absent. */
-  readonly cookieKeys: readonly string[];
-  readonly accessTokenTtlSeconds: number;
-  readonly refreshTokenTtlSeconds: number;
-}
-
 /** What browsers and people exploring the API get: CORS, the GraphQL IDE, error details. */
 export interface BrowserConfig {
   /** Exact origins (`https://host[:port]`) whose pages may call the API (CORS); none by default. */
@@ -173,8 +142,6 @@ export interface TelemetryConfig {
   /** Share of traces started here that are sampled (`OTEL_TRACES_SAMPLER_ARG`). */
   readonly sampleRatio: number;
 }
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Reads and validates the configuration from `env` (the process environment by default). */
 export function loadConfig(env: Env = process.env): Config {
@@ -268,9 +235,6 @@ function readBrowser(read: Reader, pagesOffByDefault: boolean): BrowserConfig {
   };
 }
 
-/** Typed, validated reads of one environment variable each (see createReader). */
-export type Reader = ReturnType<typeof createReader>;
-
 /** A split role needs state that outlives the process and is seen by the others: Redis. */
 function readRole(read: Reader, stateKind: StoreConfig['kind']): ServiceRole {
   const role = read.oneOf<ServiceRole>('SERVICE_ROLE', 'all', ['all', 'api', 'consumer']);
@@ -278,131 +242,4 @@ function readRole(read: Reader, stateKind: StoreConfig['kind']): ServiceRole {
     throw new ConfigError('SERVICE_ROLE', `${role} needs STATE_STORE=redis, got STATE_STORE=${stateKind}: api and consumer processes share their state through Redis (use SERVICE_ROLE=all with the ${stateKind} state)`);
   }
   return role;
-}
-
-/**
- * The embedded issuer's settings. In production an issuer that runs needs its keys configured: a
- * generated signing key invalidates every token at each restart and differs between replicas, and
- * a generated cookie key ends every sign-in session the same way.
- */
-function readIssuer(read: Reader, where: { production: boolean; runsIssuer: boolean }): IssuerConfig {
-  const issuer: IssuerConfig = {
-    clientsFile: read.string('OIDC_CLIENTS_FILE', '') || null,
-    usersFile: read.string('OIDC_USERS_FILE', '') || null,
-    signingKey: read.json('OIDC_SIGNING_KEY'),
-    cookieKeys: read.list('OIDC_COOKIE_KEYS', [], /^.{32,}$/),
-    accessTokenTtlSeconds: read.int('OIDC_ACCESS_TOKEN_TTL_SECONDS', 600, { min: 10, max: 7200 }),
-    refreshTokenTtlSeconds: read.int('OIDC_REFRESH_TOKEN_TTL_SECONDS', 14 * 86_400, { min: 60 }),
-  };
-  if (where.production && where.runsIssuer) {
-    const why = 'is required with NODE_ENV=production when the embedded issuer runs (no AUTH_ISSUER): a generated key is lost at restart and differs between replicas';
-    if (issuer.signingKey === null) throw new ConfigError('OIDC_SIGNING_KEY', why);
-    if (issuer.cookieKeys.length === 0) throw new ConfigError('OIDC_COOKIE_KEYS', why);
-  }
-  return issuer;
-}
-
-function readAuth(read: Reader, env: Env): AuthConfig {
-  const secret = read.string('AUTH_HS256_SECRET', '');
-  const externalIssuer = read.url('AUTH_ISSUER');
-  const jwksUri = read.url('AUTH_JWKS_URI');
-  const port = read.int('PORT', 4000, { min: 0, max: 65535 });
-  const common = {
-    audience: read.string('AUTH_AUDIENCE', 'urn:result-collection-service'),
-    clockToleranceSeconds: read.int('AUTH_CLOCK_TOLERANCE_SECONDS', 5, { min: 0, max: 300 }),
-    verifiedTokenCacheSeconds: read.int('AUTH_VERIFIED_TOKEN_CACHE_SECONDS', 60, { min: 0, max: 3600 }),
-    // Set and empty turns the check off (issuers that do not type their access tokens).
-    tokenType: env.AUTH_ACCESS_TOKEN_TYP !== undefined && env.AUTH_ACCESS_TOKEN_TYP.trim() === '' ? null : read.string('AUTH_ACCESS_TOKEN_TYP', 'at+jwt'),
-    adminScope: read.string('AUTH_ADMIN_SCOPE', 'tests:admin'),
-  };
-  if (secret !== '') {
-    if (Buffer.byteLength(secret, 'utf8') < 32) throw new ConfigError('AUTH_HS256_SECRET', 'must be at least 32 bytes (256 bits)');
-    if (externalIssuer === null) throw new ConfigError('AUTH_ISSUER', 'is required with AUTH_HS256_SECRET (the trusted "iss" of the tokens)');
-    if (env.AUTH_ALGORITHMS !== undefined && env.AUTH_ALGORITHMS.trim() !== 'HS256') {
-      throw new ConfigError('AUTH_ALGORITHMS', 'only HS256 can be used with AUTH_HS256_SECRET');
-    }
-    return { ...common, mode: 'hs256', issuer: read.string('AUTH_ISSUER', ''), jwksUri: null, hs256Secret: new TextEncoder().encode(secret), algorithms: ['HS256'] };
-  }
-  const algorithms = read.list('AUTH_ALGORITHMS', ['RS256', 'ES256'], /^(RS|PS|ES)(256|384|512)$|^EdDSA$/);
-  if (externalIssuer !== null || jwksUri !== null) {
-    if (externalIssuer === null) throw new ConfigError('AUTH_ISSUER', 'is required with AUTH_JWKS_URI (the trusted "iss" of the tokens)');
-    return { ...common, mode: 'jwks', issuer: read.string('AUTH_ISSUER', ''), jwksUri, hs256Secret: null, algorithms };
-  }
-  const publicUrl = read.url('PUBLIC_URL') ?? new URL(`http://localhost:${port}`);
-  return { ...common, mode: 'embedded', issuer: publicUrl.href.replace(/\/$/, ''), jwksUri: null, hs256Secret: null, algorithms: ['RS256'] };
-}
-
-function createReader(env: Env) {
-  const raw = (name: string): string | undefined => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? undefined : value;
-  };
-  return {
-    string(name: string, fallback: string): string {
-      return raw(name) ?? fallback;
-    },
-    int(name: string, fallback: number, range: { min?: number; max?: number } = {}): number {
-      const value = raw(name);
-      if (value === undefined) return fallback;
-      if (!/^-?\d+$/.test(value)) throw new ConfigError(name, `expected an integer, got "${value}"`);
-      const n = Number(value);
-      if (range.min !== undefined && n < range.min) throw new ConfigError(name, `must be at least ${range.min}, got ${n}`);
-      if (range.max !== undefined && n > range.max) throw new ConfigError(name, `must be at most ${range.max}, got ${n}`);
-      return n;
-    },
-    ratio(name: string, fallback: number): number {
-      const value = raw(name);
-      if (value === undefined) return fallback;
-      const n = Number(value);
-      if (!/^\d*\.?\d+$/.test(value) || n > 1) throw new ConfigError(name, `expected a number from 0 to 1, got "${value}"`);
-      return n;
-    },
-    bool(name: string, fallback: boolean): boolean {
-      const value = raw(name)?.toLowerCase();
-      if (value === undefined) return fallback;
-      if (['1', 'true', 'yes', 'on'].includes(value)) return true;
-      if (['0', 'false', 'no', 'off'].includes(value)) return false;
-      throw new ConfigError(name, `expected true or false, got "${value}"`);
-    },
-    oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
-      const value = raw(name);
-      if (value === undefined) return fallback;
-      if (!(allowed as readonly string[]).includes(value)) {
-        throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got "${value}"`);
-      }
-      return value as T;
-    },
-    json(name: string): Record<string, unknown> | null {
-      const value = raw(name);
-      if (value === undefined) return null;
-      try {
-        const parsed: unknown = JSON.parse(value);
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-        return parsed as Record<string, unknown>;
-      } catch {
-        throw new ConfigError(name, 'expected a JSON object (a private JWK)');
-      }
-    },
-    url(name: string): URL | null {
-      const value = raw(name);
-      if (value === undefined) return null;
-      try {
-        const url = new URL(value);
-        if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('not http(s)');
-        return url;
-      } catch {
-        throw new ConfigError(name, `expected an http(s) URL, got "${value}"`);
-      }
-    },
-    list(name: string, fallback: readonly string[], item: RegExp): readonly string[] {
-      const value = raw(name);
-      if (value === undefined) return fallback;
-      const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
-      if (items.length === 0) throw new ConfigError(name, 'must list at least one host:port');
-      for (const entry of items) {
-        if (!item.test(entry)) throw new ConfigError(name, `"${entry}" is not valid here`);
-      }
-      return items;
-    },
-  };
 }
