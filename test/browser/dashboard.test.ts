@@ -14,8 +14,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
-import { foreignUrls, recordingContext, screenshot, type RecordingContext } from '../support/browser.js';
-import { startBrowserService, type BrowserService } from '../support/browser-service.js';
+import { foreignUrls, inContext, recordingContext, screenshot, type RecordingContext } from '../support/browser.js';
+import { signInOnLoginPage, startBrowserService, type BrowserService } from '../support/browser-service.js';
 import { eventually } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import type { MockClusterService } from '../support/mock-service.js';
@@ -86,12 +86,7 @@ async function signIn(page: Page): Promise<void> {
   await page.goto(`${svc.url}/dashboard/`);
   // The silent attempt finds no session at the issuer and comes back: the page offers to sign in.
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('input[name="username"]').fill(USER.username);
-  await page.locator('input[name="password"]').fill(USER.password);
-  await page.locator('input[name="password"]').press('Enter');
-  await page.getByTestId('signed-in').waitFor();
-  expect(await page.getByTestId('signed-in').innerText()).toBe(`Signed in as ${USER.name}`);
-  expect(new URL(page.url()).search).toBe('');
+  await signInOnLoginPage(page, USER);
 }
 
 /** Starts a test from the form; returns its correlation id once its detail view is open. */
@@ -146,9 +141,8 @@ describe('dashboard', () => {
   });
 
   it('signs in through the login page, starts a test and watches it complete live; reloads carry on with no gap and no duplicate', async () => {
-    const watched = await watchedContext();
-    const { context, page } = watched;
-    try {
+    await inContext(await watchedContext(), 'dashboard-failure', async (watched) => {
+      const { page } = watched;
       await signIn(page);
       await screenshot(page, 'dashboard-signed-in');
       const correlationId = await startFromForm(page, 'nightly smoke', '{ "steps": 4, "suite": "smoke" }');
@@ -193,17 +187,11 @@ describe('dashboard', () => {
       expect(watched.htmlPages.filter((p) => p.path === '/dashboard/').length).toBe(7);
       for (const htmlPage of watched.htmlPages) expect(htmlPage).toEqual({ path: htmlPage.path, csp: CONTENT_SECURITY_POLICY, nosniff: 'nosniff' });
       expect(watched.violations).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'dashboard-failure').catch(() => undefined);
-      throw error;
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 
   it('lists the user\'s tests with status and message count updated live, once each across reloads (recentTests + testChanges)', async () => {
-    const { context, page } = await watchedContext();
-    try {
+    await inContext(await watchedContext(), 'dashboard-list-failure', async ({ page }) => {
       await signIn(page);
       const correlationId = await startFromForm(page, 'listed run', '{ "steps": 2 }');
       // The new test appears through testChanges (CREATED), with no message yet.
@@ -231,18 +219,12 @@ describe('dashboard', () => {
         return row.rows === 1 && row.status === 'COMPLETED' && row.count === '2 messages';
       }, 15_000, 'the reloaded list to show the test once, COMPLETED with 2 messages');
       expect(await page.getByTestId('list-problem').count()).toBe(0);
-    } catch (error) {
-      await screenshot(page, 'dashboard-list-failure').catch(() => undefined);
-      throw error;
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 
   it('renews the access token with the rotating refresh token before it expires and keeps delivering over a new connection', async () => {
-    const watched = await watchedContext();
-    const { context, page } = watched;
-    try {
+    await inContext(await watchedContext(), 'dashboard-renewal-failure', async (watched) => {
+      const { page } = watched;
       await signIn(page);
       const correlationId = await startFromForm(page, 'across a renewal', '{}');
       // Read before the renewal, which comes 10 s after the sign-in.
@@ -276,12 +258,7 @@ describe('dashboard', () => {
       });
       expect(spent.status).toBe(400);
       expect(((await spent.json()) as { error: string }).error).toBe('invalid_grant');
-    } catch (error) {
-      await screenshot(page, 'dashboard-renewal-failure').catch(() => undefined);
-      throw error;
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 });
 

@@ -8,8 +8,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
-import { foreignUrls, recordingContext, screenshot } from '../support/browser.js';
-import { startBrowserService, type BrowserService } from '../support/browser-service.js';
+import { foreignUrls, inContext, recordingContext, screenshot } from '../support/browser.js';
+import { signInOnLoginPage, startBrowserService, type BrowserService } from '../support/browser-service.js';
 import { eventually } from '../support/graphql.js';
 import type { MockClusterService } from '../support/mock-service.js';
 
@@ -69,19 +69,13 @@ describe('GraphiQL', () => {
   });
 
   it('loads with every request on the service\'s own origin, signs in with code + PKCE, runs a mutation and shows a subscription\'s live messages, all under the CSP', async () => {
-    const { context, page, urls, sockets, graphqlAuth, htmlPages, violations } = await recordingContext(browser);
-    try {
+    await inContext(await recordingContext(browser), 'graphiql-failure', async ({ page, urls, sockets, graphqlAuth, htmlPages, violations }) => {
       await page.goto(`${svc.url}/graphql`);
       await page.locator('.graphiql-container').waitFor();
       await page.getByRole('button', { name: 'Sign in' }).click();
 
       // The issuer's login page, on the same origin; then back to GraphiQL with a code.
-      await page.locator('input[name="username"]').fill(USER.username);
-      await page.locator('input[name="password"]').fill(USER.password);
-      await page.locator('input[name="password"]').press('Enter');
-      await page.getByTestId('signed-in').waitFor();
-      expect(await page.getByTestId('signed-in').innerText()).toBe(`Signed in as ${USER.name}`);
-      expect(new URL(page.url()).search).toBe('');
+      await signInOnLoginPage(page, USER);
       // Before signing in, the page's schema request went without a token (and got a 401); from now on every call carries one.
       graphqlAuth.length = 0;
       await page.locator('.graphiql-query-editor .monaco-editor').first().waitFor();
@@ -116,12 +110,7 @@ describe('GraphiQL', () => {
       expect(paths).toContainEqual(expect.stringMatching(/^\/interaction\/[\w-]+$/));
       for (const htmlPage of htmlPages) expect(htmlPage).toEqual({ path: htmlPage.path, csp: CONTENT_SECURITY_POLICY, nosniff: 'nosniff' });
       expect(violations).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'graphiql-failure').catch(() => undefined);
-      throw error;
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 });
 

@@ -6,7 +6,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { hashPassword } from '../../src/auth/credentials.js';
 import { createSimulator } from '../../tools/simulator/simulator.js';
 import { launchChromium } from './browser.js';
@@ -84,4 +85,17 @@ async function writeIssuerFiles(label: string, issuer: NonNullable<BrowserServic
   await writeFile(join(dir, 'clients.json'), JSON.stringify(clients));
   await writeFile(join(dir, 'users.json'), JSON.stringify(users));
   return { PORT: String(port), PUBLIC_URL: origin, OIDC_CLIENTS_FILE: join(dir, 'clients.json'), OIDC_USERS_FILE: join(dir, 'users.json') };
+}
+
+/**
+ * Signs `user` in on the issuer's login page the browser stands on, then waits until the app it
+ * returns to shows them signed in, with the authorization response gone from its URL.
+ */
+export async function signInOnLoginPage(page: Page, user: BrowserUser): Promise<void> {
+  await page.locator('input[name="username"]').fill(user.username);
+  await page.locator('input[name="password"]').fill(user.password);
+  await page.locator('input[name="password"]').press('Enter');
+  await page.getByTestId('signed-in').waitFor();
+  expect(await page.getByTestId('signed-in').innerText()).toBe(`Signed in as ${user.name}`);
+  expect(new URL(page.url()).search).toBe('');
 }
