@@ -53,13 +53,7 @@ export interface TestRecord {
  * A test without its messages: what a list of tests and a change feed carry, so that reading a
  * page of tests never loads every message of every test.
  */
-export interface TestSummary {
-  readonly correlationId: string;
-  readonly status: TestStatus;
-  readonly input: unknown;
-  readonly owner: string | null;
-  readonly createdAt: number;
-  readonly updatedAt: number;
+export interface TestSummary extends Omit<TestRecord, 'messages'> {
   /** How many distinct messages the test holds. */
   readonly messageCount: number;
 }

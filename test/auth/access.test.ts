@@ -4,35 +4,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { authedFetch, mintToken } from '../support/tokens.js';
 
-const topics = uniqueTopics('access');
-let cluster: MockCluster;
-let svc: TestService;
+let svc: MockClusterService;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: {
-      KAFKA_RESULTS_TOPIC: topics.results,
-      KAFKA_REQUESTS_TOPIC: topics.requests,
-      KAFKA_GROUP_ID: topics.group,
-      WS_MAX_SUBSCRIPTIONS: '2',
-      WS_MAX_MESSAGE_BYTES: '2048',
-      WS_ALLOWED_ORIGINS: 'https://dashboard.example',
-      AUTH_CLOCK_TOLERANCE_SECONDS: '1',
-    },
+  svc = await startMockClusterService('access', {
+    env: { WS_MAX_SUBSCRIPTIONS: '2', WS_MAX_MESSAGE_BYTES: '2048', WS_ALLOWED_ORIGINS: 'https://dashboard.example', AUTH_CLOCK_TOLERANCE_SECONDS: '1' },
   });
 });
 
-afterAll(async () => {
-  await svc?.stop();
-  await cluster?.stop();
-});
+afterAll(() => svc?.stop());
 
 const token = (sub: string, scope: string, expiresInSeconds = 300) => mintToken({ sub, scope }, { expiresInSeconds });
 const START = `mutation { startTest(input: { name: "owned" }) { correlationId } }`;

@@ -5,8 +5,6 @@
  * replica 1 restarted, and reusing the old one still revokes the whole family. In production the
  * process refuses to start without configured issuer keys.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +20,7 @@ import { startFromConfig, type RunningService } from '../../src/start-from-confi
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { postGraphQL } from '../support/graphql.js';
 import { browse, CookieJar } from '../support/oauth-browser.js';
+import { runUntilExit } from '../support/process.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 import { freePort, uniqueTopics } from '../support/service.js';
 
@@ -163,14 +162,7 @@ describe('production', () => {
     ['OIDC_SIGNING_KEY', {}],
     ['OIDC_COOKIE_KEYS', { OIDC_SIGNING_KEY: '{"kty":"RSA","d":"private"}' }],
   ])('without %s the process refuses to start the embedded issuer: exit 78 naming the variable', { timeout: 30_000 }, async (variable, extra) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', KAFKA_BROKERS: '127.0.0.1:9', ...extra },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const [code] = (await once(child, 'exit')) as [number | null];
+    const { code, output } = await runUntilExit({ NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', KAFKA_BROKERS: '127.0.0.1:9', ...extra });
     expect(code).toBe(78);
     const line = JSON.parse(output.trim()) as { level: string; msg: string; variable: string };
     expect(line.level).toBe('fatal');

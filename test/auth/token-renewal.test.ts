@@ -5,31 +5,23 @@
 import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { mintToken } from '../support/tokens.js';
 
-const topics = uniqueTopics('renewal');
-let cluster: MockCluster;
-let svc: TestService;
+let svc: MockClusterService;
 let producer: TestProducer;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, AUTH_CLOCK_TOLERANCE_SECONDS: '0' },
-  });
-  producer = await createTestProducer(cluster.bootstrapServers);
+  svc = await startMockClusterService('renewal', { env: { AUTH_CLOCK_TOLERANCE_SECONDS: '0' } });
+  producer = await createTestProducer(svc.cluster.bootstrapServers);
   await svc.ready();
 });
 
 afterAll(async () => {
   await producer?.disconnect();
   await svc?.stop();
-  await cluster?.stop();
 });
 
 const CLIENT = 'dashboard';
@@ -75,7 +67,7 @@ describe('token renewal on a live WebSocket', () => {
     const { client, state } = await connect(first);
     const sub = collect(client, FOLLOW, { id });
     const socket = await eventually(() => state.socket, 5000, 'connection_ack');
-    await producer.send(topics.results, [result(id, { sequence: 0 })]);
+    await producer.send(svc.topics.results, [result(id, { sequence: 0 })]);
     await sub.waitFor(1);
 
     const fresh = await token({}, 60);
@@ -85,7 +77,7 @@ describe('token renewal on a live WebSocket', () => {
 
     await sleepUntil(expOf(first) * 1000 + 1000);
     expect(state.closed).toBeUndefined();
-    await producer.send(topics.results, [result(id, { sequence: 1 })]);
+    await producer.send(svc.topics.results, [result(id, { sequence: 1 })]);
     await sub.waitFor(2);
     expect(sub.results.map((r) => r.data?.testMessages.sequence)).toEqual([0, 1]);
     await client.dispose();
@@ -114,7 +106,7 @@ describe('token renewal on a live WebSocket', () => {
     schedule();
     const until = Date.now() + 5000;
     for (let sequence = 0; Date.now() < until; sequence++) {
-      await producer.send(topics.results, [result(id, { sequence })]);
+      await producer.send(svc.topics.results, [result(id, { sequence })]);
       await sub.waitFor(sequence + 1);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
@@ -158,7 +150,7 @@ describe('token renewal on a live WebSocket', () => {
     expect(sent).toBeInstanceOf(Error);
 
     // Published while the client was away: the new subscription replays it.
-    await producer.send(topics.results, [result(id, { sequence: 0 })]);
+    await producer.send(svc.topics.results, [result(id, { sequence: 0 })]);
     state.token = await token({}, 60);
     state.closed = undefined;
     const again = collect(client, FOLLOW, { id });
@@ -179,7 +171,7 @@ describe('token renewal on a live WebSocket', () => {
     const errors = (await refused.done.then(() => refused.results.flatMap((r) => r.errors ?? []), (e: unknown) => e)) as Array<{ extensions?: Record<string, unknown> }>;
     expect(errors[0]?.extensions?.code).toBe('FORBIDDEN');
 
-    await producer.send(topics.results, [result(id, { sequence: 0 })]);
+    await producer.send(svc.topics.results, [result(id, { sequence: 0 })]);
     await running.waitFor(1);
     expect(state.closed).toBeUndefined();
     await client.dispose();

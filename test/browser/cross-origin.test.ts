@@ -9,35 +9,23 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResultLog } from '../../src/log/result-log.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { createSimulator, type Simulator } from '../../tools/simulator/simulator.js';
+import { screenshot, servePages, type PageSite } from '../support/browser.js';
+import { startBrowserService, type BrowserService } from '../support/browser-service.js';
 import { postGraphQL } from '../support/graphql.js';
-import { launchChromium, screenshot, servePages, type PageSite } from '../support/browser.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { countCreates, type TestService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
 
-const topics = uniqueTopics('cross-origin');
 const START = 'mutation($name: String) { startTest(input: { name: $name, parameters: { steps: 3, intervalMs: 200 } }) { correlationId } }';
 const FOLLOW = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence final } }';
 const FOLLOW_WITH_CURSOR = 'subscription($id: ID!) { testMessages(correlationId: $id) { cursor sequence final } }';
 
-let cluster: MockCluster;
-let simulator: Simulator;
+let fixture: BrowserService;
 let svc: TestService;
 let browser: Browser;
 let listed: PageSite;
 let unlisted: PageSite;
 let token: string;
-let starts = 0;
-
-const countingStarts = (store: ResultLog): ResultLog => ({
-  ...store,
-  create: (test) => {
-    starts += 1;
-    return store.create(test);
-  },
-});
+const starts = countCreates();
 
 interface CallOutcome {
   status?: number;
@@ -61,24 +49,13 @@ beforeAll(async () => {
     '/graphql-sse.js': { type: 'text/javascript', body: readFileSync(join(dirname(createRequire(import.meta.url).resolve('graphql-sse')), '../umd/graphql-sse.js')) },
   };
   [listed, unlisted] = await Promise.all([servePages(files), servePages(files)]);
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, groupId: `${topics.group}-sim`, duplicateEvery: 0, swapEvery: 0 });
-  await simulator.start();
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, CORS_ALLOWED_ORIGINS: listed.origin },
-    wrapLog: countingStarts,
-  });
-  await svc.ready();
+  fixture = await startBrowserService({ label: 'cross-origin', simulator: true, env: { CORS_ALLOWED_ORIGINS: listed.origin }, wrapLog: starts.wrapLog });
+  ({ svc, browser } = fixture);
   token = await mintToken({ sub: 'browser-user' }, { expiresInSeconds: 600 });
-  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-  await simulator?.dispose();
-  await cluster?.stop();
+  await fixture?.stop();
   await Promise.all([listed?.close(), unlisted?.close()]);
 });
 
@@ -133,11 +110,11 @@ describe('a page on an origin that is not listed', () => {
     });
     try {
       await page.goto(`${unlisted.origin}/`);
-      const before = starts;
+      const before = starts.count();
       const outcome = await callApi(page, START, { name: 'from-an-unlisted-origin' });
       expect(outcome).toEqual({ error: 'TypeError: Failed to fetch' });
       expect(consoleErrors.join('\n')).toMatch(/blocked by CORS policy/);
-      expect(starts).toBe(before);
+      expect(starts.count()).toBe(before);
       await screenshot(page, 'cross-origin-unlisted');
     } finally {
       await page.close();

@@ -11,64 +11,37 @@
  * - the access token is renewed with the refresh token before it expires (rotated at each use),
  *   and the live connection reconnects with the new one and keeps delivering.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/credentials.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { foreignUrls, launchChromium, recordingContext, screenshot, type RecordingContext } from '../support/browser.js';
+import { foreignUrls, inContext, recordingContext, screenshot, type RecordingContext } from '../support/browser.js';
+import { signInOnLoginPage, startBrowserService, type BrowserService } from '../support/browser-service.js';
 import { eventually } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
-import { freePort, startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import type { MockClusterService } from '../support/mock-service.js';
 
-const topics = uniqueTopics('dashboard');
 const USER = { username: 'grace', password: 'a long and memorable passphrase', sub: 'user-grace', name: 'Grace Hopper' };
 /** Short-lived access tokens, so that a renewal happens within a test (at two thirds: 10 s). */
 const ACCESS_TOKEN_TTL_SECONDS = 15;
 
-let cluster: MockCluster;
+let fixture: BrowserService;
 let producer: TestProducer;
-let svc: TestService;
+let svc: MockClusterService;
 let browser: Browser;
-let dir: string;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  producer = await createTestProducer(cluster.bootstrapServers);
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  dir = await mkdtemp(join(tmpdir(), 'dashboard-'));
-  await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'dashboard', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [`${origin}/dashboard/`], token_endpoint_auth_method: 'none' }]));
-  await writeFile(join(dir, 'users.json'), JSON.stringify([{ username: USER.username, password_hash: await hashPassword(USER.password), sub: USER.sub, name: USER.name }]));
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    embeddedIssuer: true,
-    env: {
-      PORT: String(port),
-      PUBLIC_URL: origin,
-      KAFKA_RESULTS_TOPIC: topics.results,
-      KAFKA_REQUESTS_TOPIC: topics.requests,
-      KAFKA_GROUP_ID: topics.group,
-      OIDC_CLIENTS_FILE: join(dir, 'clients.json'),
-      OIDC_USERS_FILE: join(dir, 'users.json'),
-      OIDC_ACCESS_TOKEN_TTL_SECONDS: String(ACCESS_TOKEN_TTL_SECONDS),
-      DASHBOARD: 'true',
-      DASHBOARD_CLIENT_ID: 'dashboard',
-    },
+  fixture = await startBrowserService({
+    label: 'dashboard',
+    issuer: { clientId: 'dashboard', redirectPath: '/dashboard/', user: USER },
+    env: { OIDC_ACCESS_TOKEN_TTL_SECONDS: String(ACCESS_TOKEN_TTL_SECONDS), DASHBOARD: 'true', DASHBOARD_CLIENT_ID: 'dashboard' },
   });
-  await svc.ready();
-  browser = await launchChromium();
+  ({ svc, browser } = fixture);
+  producer = await createTestProducer(svc.cluster.bootstrapServers);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
   await producer?.disconnect();
-  await cluster?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.stop();
 });
 
 /** What the token endpoint answered the page, in order. */
@@ -113,12 +86,7 @@ async function signIn(page: Page): Promise<void> {
   await page.goto(`${svc.url}/dashboard/`);
   // The silent attempt finds no session at the issuer and comes back: the page offers to sign in.
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('input[name="username"]').fill(USER.username);
-  await page.locator('input[name="password"]').fill(USER.password);
-  await page.locator('input[name="password"]').press('Enter');
-  await page.getByTestId('signed-in').waitFor();
-  expect(await page.getByTestId('signed-in').innerText()).toBe(`Signed in as ${USER.name}`);
-  expect(new URL(page.url()).search).toBe('');
+  await signInOnLoginPage(page, USER);
 }
 
 /** Starts a test from the form; returns its correlation id once its detail view is open. */
@@ -158,7 +126,7 @@ async function listRow(page: Page, correlationId: string) {
   return { rows: count, status: await rows.first().getByTestId('row-status').innerText(), count: await rows.first().getByTestId('row-count').innerText() };
 }
 
-const publish = (correlationId: string, fields: ReadonlyArray<Record<string, unknown>>) => producer.send(topics.results, fields.map((f) => result(correlationId, f)));
+const publish = (correlationId: string, fields: ReadonlyArray<Record<string, unknown>>) => producer.send(svc.topics.results, fields.map((f) => result(correlationId, f)));
 
 describe('dashboard', () => {
   it('is served at /dashboard/ without a token, under the CSP, with its sign-in settings', async () => {
@@ -173,9 +141,8 @@ describe('dashboard', () => {
   });
 
   it('signs in through the login page, starts a test and watches it complete live; reloads carry on with no gap and no duplicate', async () => {
-    const watched = await watchedContext();
-    const { context, page } = watched;
-    try {
+    await inContext(await watchedContext(), 'dashboard-failure', async (watched) => {
+      const { page } = watched;
       await signIn(page);
       await screenshot(page, 'dashboard-signed-in');
       const correlationId = await startFromForm(page, 'nightly smoke', '{ "steps": 4, "suite": "smoke" }');
@@ -220,17 +187,11 @@ describe('dashboard', () => {
       expect(watched.htmlPages.filter((p) => p.path === '/dashboard/').length).toBe(7);
       for (const htmlPage of watched.htmlPages) expect(htmlPage).toEqual({ path: htmlPage.path, csp: CONTENT_SECURITY_POLICY, nosniff: 'nosniff' });
       expect(watched.violations).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'dashboard-failure').catch(() => undefined);
-      throw error;
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 
   it('lists the user\'s tests with status and message count updated live, once each across reloads (recentTests + testChanges)', async () => {
-    const { context, page } = await watchedContext();
-    try {
+    await inContext(await watchedContext(), 'dashboard-list-failure', async ({ page }) => {
       await signIn(page);
       const correlationId = await startFromForm(page, 'listed run', '{ "steps": 2 }');
       // The new test appears through testChanges (CREATED), with no message yet.
@@ -258,18 +219,12 @@ describe('dashboard', () => {
         return row.rows === 1 && row.status === 'COMPLETED' && row.count === '2 messages';
       }, 15_000, 'the reloaded list to show the test once, COMPLETED with 2 messages');
       expect(await page.getByTestId('list-problem').count()).toBe(0);
-    } catch (error) {
-      await screenshot(page, 'dashboard-list-failure').catch(() => undefined);
-      throw error;
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 
   it('renews the access token with the rotating refresh token before it expires and keeps delivering over a new connection', async () => {
-    const watched = await watchedContext();
-    const { context, page } = watched;
-    try {
+    await inContext(await watchedContext(), 'dashboard-renewal-failure', async (watched) => {
+      const { page } = watched;
       await signIn(page);
       const correlationId = await startFromForm(page, 'across a renewal', '{}');
       // Read before the renewal, which comes 10 s after the sign-in.
@@ -303,21 +258,13 @@ describe('dashboard', () => {
       });
       expect(spent.status).toBe(400);
       expect(((await spent.json()) as { error: string }).error).toBe('invalid_grant');
-    } catch (error) {
-      await screenshot(page, 'dashboard-renewal-failure').catch(() => undefined);
-      throw error;
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 });
 
 describe('dashboard turned off', () => {
   it('answers 404 with how to turn it on', async () => {
-    const off = await startTestService({
-      brokers: cluster.bootstrapServers,
-      env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-off`, DASHBOARD: 'false' },
-    });
+    const off = await svc.startAnother('off', { env: { DASHBOARD: 'false' } });
     try {
       for (const path of ['/dashboard/', '/dashboard/config.json']) {
         const response = await fetch(`${off.url}${path}`, { headers: { accept: 'text/html' } });

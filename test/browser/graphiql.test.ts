@@ -5,63 +5,31 @@
  * graphql-ws whose live messages the page shows. Every HTML page (GraphiQL, the issuer's login page)
  * carries the Content-Security-Policy and nosniff, and the browser reports no violation of the policy.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/credentials.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { createSimulator, type Simulator } from '../../tools/simulator/simulator.js';
-import { foreignUrls, launchChromium, recordingContext, screenshot } from '../support/browser.js';
+import { foreignUrls, inContext, recordingContext, screenshot } from '../support/browser.js';
+import { signInOnLoginPage, startBrowserService, type BrowserService } from '../support/browser-service.js';
 import { eventually } from '../support/graphql.js';
-import { freePort, startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import type { MockClusterService } from '../support/mock-service.js';
 
-const topics = uniqueTopics('graphiql');
 const USER = { username: 'ada', password: 'correct horse battery staple', sub: 'user-ada', name: 'Ada Lovelace' };
 
-let cluster: MockCluster;
-let simulator: Simulator;
-let svc: TestService;
+let fixture: BrowserService;
+let svc: MockClusterService;
 let browser: Browser;
-let dir: string;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, groupId: `${topics.group}-sim`, duplicateEvery: 0, swapEvery: 0 });
-  await simulator.start();
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  dir = await mkdtemp(join(tmpdir(), 'graphiql-'));
-  await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'graphiql', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [`${origin}/graphql`], token_endpoint_auth_method: 'none' }]));
-  await writeFile(join(dir, 'users.json'), JSON.stringify([{ username: USER.username, password_hash: await hashPassword(USER.password), sub: USER.sub, name: USER.name }]));
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    embeddedIssuer: true,
-    env: {
-      PORT: String(port),
-      PUBLIC_URL: origin,
-      KAFKA_RESULTS_TOPIC: topics.results,
-      KAFKA_REQUESTS_TOPIC: topics.requests,
-      KAFKA_GROUP_ID: topics.group,
-      OIDC_CLIENTS_FILE: join(dir, 'clients.json'),
-      OIDC_USERS_FILE: join(dir, 'users.json'),
-      GRAPHQL_IDE: 'true',
-      GRAPHQL_IDE_CLIENT_ID: 'graphiql',
-    },
+  fixture = await startBrowserService({
+    label: 'graphiql',
+    issuer: { clientId: 'graphiql', redirectPath: '/graphql', user: USER },
+    simulator: true,
+    env: { GRAPHQL_IDE: 'true', GRAPHQL_IDE_CLIENT_ID: 'graphiql' },
   });
-  await svc.ready();
-  browser = await launchChromium();
+  ({ svc, browser } = fixture);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-  await simulator?.dispose();
-  await cluster?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => fixture?.stop());
 
 /**
  * Replaces the operation in GraphiQL's query editor (Monaco) with `text`, one operation named
@@ -101,19 +69,13 @@ describe('GraphiQL', () => {
   });
 
   it('loads with every request on the service\'s own origin, signs in with code + PKCE, runs a mutation and shows a subscription\'s live messages, all under the CSP', async () => {
-    const { context, page, urls, sockets, graphqlAuth, htmlPages, violations } = await recordingContext(browser);
-    try {
+    await inContext(await recordingContext(browser), 'graphiql-failure', async ({ page, urls, sockets, graphqlAuth, htmlPages, violations }) => {
       await page.goto(`${svc.url}/graphql`);
       await page.locator('.graphiql-container').waitFor();
       await page.getByRole('button', { name: 'Sign in' }).click();
 
       // The issuer's login page, on the same origin; then back to GraphiQL with a code.
-      await page.locator('input[name="username"]').fill(USER.username);
-      await page.locator('input[name="password"]').fill(USER.password);
-      await page.locator('input[name="password"]').press('Enter');
-      await page.getByTestId('signed-in').waitFor();
-      expect(await page.getByTestId('signed-in').innerText()).toBe(`Signed in as ${USER.name}`);
-      expect(new URL(page.url()).search).toBe('');
+      await signInOnLoginPage(page, USER);
       // Before signing in, the page's schema request went without a token (and got a 401); from now on every call carries one.
       graphqlAuth.length = 0;
       await page.locator('.graphiql-query-editor .monaco-editor').first().waitFor();
@@ -148,12 +110,7 @@ describe('GraphiQL', () => {
       expect(paths).toContainEqual(expect.stringMatching(/^\/interaction\/[\w-]+$/));
       for (const htmlPage of htmlPages) expect(htmlPage).toEqual({ path: htmlPage.path, csp: CONTENT_SECURITY_POLICY, nosniff: 'nosniff' });
       expect(violations).toEqual([]);
-    } catch (error) {
-      await screenshot(page, 'graphiql-failure').catch(() => undefined);
-      throw error;
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 });
 
@@ -183,10 +140,7 @@ describe('GraphiQL sign-in link', () => {
 
 describe('GraphiQL turned off', () => {
   it('answers a browser 404 with how to turn it on, never another landing page', async () => {
-    const off = await startTestService({
-      brokers: cluster.bootstrapServers,
-      env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-off`, GRAPHQL_IDE: 'false' },
-    });
+    const off = await svc.startAnother('off', { env: { GRAPHQL_IDE: 'false' } });
     try {
       const response = await fetch(`${off.url}/graphql`, { headers: { accept: 'text/html' } });
       expect(response.status).toBe(404);

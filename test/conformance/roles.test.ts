@@ -5,15 +5,13 @@
  * readiness and metrics; a subscriber on either API process gets every message; a start request
  * from an API process reaches Kafka. An `api` process over in-process state refuses to start.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
-import { spawnService, waitReady, type ServiceProcess } from '../support/process.js';
+import { runUntilExit, spawnService, waitReady, type ServiceProcess } from '../support/process.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 import { uniqueTopics } from '../support/service.js';
 import { HS256_ENV } from '../support/tokens.js';
@@ -154,14 +152,7 @@ describe.each(TEST_BROKERS)('api and consumer processes on $name', (kind) => {
 
 describe('a split role over in-process state', () => {
   it.each(['memory', 'replicated'])('SERVICE_ROLE=api with STATE_STORE=%s exits 78 naming both variables', { timeout: 30_000 }, async (state) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, ...HS256_ENV, SERVICE_ROLE: 'api', STATE_STORE: state, INSTANCE_ID: 'pod-1', PORT: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const [code] = (await once(child, 'exit')) as [number | null];
+    const { code, output } = await runUntilExit({ ...HS256_ENV, SERVICE_ROLE: 'api', STATE_STORE: state, INSTANCE_ID: 'pod-1', PORT: '0' });
     expect(code).toBe(78);
     const line = JSON.parse(output.trim()) as { level: string; msg: string; variable: string };
     expect(line).toEqual({

@@ -6,28 +6,18 @@
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORS_MAX_AGE_SECONDS } from '../../src/http/cors.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { defaultToken } from '../support/tokens.js';
 
 const LISTED = 'http://localhost:5173';
 const OTHER = 'https://elsewhere.example';
-const topics = uniqueTopics('cors');
-let cluster: MockCluster;
-let svc: TestService;
+let svc: MockClusterService;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, CORS_ALLOWED_ORIGINS: `https://app.example,${LISTED}` },
-  });
+  svc = await startMockClusterService('cors', { env: { CORS_ALLOWED_ORIGINS: `https://app.example,${LISTED}` } });
 });
 
-afterAll(async () => {
-  await svc?.stop();
-  await cluster?.stop();
-});
+afterAll(() => svc?.stop());
 
 const preflight = (path: string, origin: string, method = 'POST') =>
   fetch(`${svc.url}${path}`, {
@@ -114,10 +104,7 @@ describe('CORS', () => {
 
 describe('CORS without CORS_ALLOWED_ORIGINS', () => {
   it('allows no origin by default', async () => {
-    const plain = await startTestService({
-      brokers: cluster.bootstrapServers,
-      env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-plain`, NODE_ENV: 'production' },
-    });
+    const plain = await svc.startAnother('plain', { env: { NODE_ENV: 'production' } });
     try {
       const response = await fetch(`${plain.url}/graphql`, {
         method: 'OPTIONS',

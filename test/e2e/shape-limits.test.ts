@@ -6,43 +6,28 @@
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import type { ResultLog } from '../../src/log/result-log.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { postGraphQL, wsErrors as overWebSocket, type ClientErrors as Errors } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
+import { countCreates, type TestService } from '../support/service.js';
 import { HS256_ENV } from '../support/tokens.js';
 
-const topics = uniqueTopics('shape');
-let cluster: MockCluster;
 /** Tight limits, suggestions hidden. */
-let svc: TestService;
+let svc: MockClusterService;
 /** Default limits and suggestions (development). */
 let open: TestService;
-let started = 0;
-
-const counting = (store: ResultLog): ResultLog => ({
-  ...store,
-  create: (test) => {
-    started += 1;
-    return store.create(test);
-  },
-});
+const created = countCreates();
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { ...env, GRAPHQL_MAX_ALIASES: '3', GRAPHQL_MAX_DIRECTIVES: '3', GRAPHQL_MAX_TOKENS: '300', GRAPHQL_FIELD_SUGGESTIONS: 'false' },
-    wrapLog: counting,
+  svc = await startMockClusterService('shape', {
+    env: { GRAPHQL_MAX_ALIASES: '3', GRAPHQL_MAX_DIRECTIVES: '3', GRAPHQL_MAX_TOKENS: '300', GRAPHQL_FIELD_SUGGESTIONS: 'false' },
+    wrapLog: created.wrapLog,
   });
-  open = await startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-open` } });
+  open = await svc.startAnother('open');
 });
 
 afterAll(async () => {
   await open?.stop();
   await svc?.stop();
-  await cluster?.stop();
 });
 
 /** Posts over HTTP and runs over WebSocket; both answers. */
@@ -64,11 +49,11 @@ describe('shape limits on both transports', () => {
       expect(errors[0]).toMatchObject({ message: 'Aliases limit of 3 exceeded, found 4.', extensions: { code: 'QUERY_TOO_MANY_ALIASES', maxAliases: 3 } });
     }
     // A mutation over the budget does not run.
-    const before = started;
+    const before = created.count();
     const mutation = await postGraphQL(svc.url, `mutation { ${Array.from({ length: 4 }, (_, i) => `m${i}: startTest { correlationId }`).join(' ')} }`);
     expect(mutation.body.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_MANY_ALIASES');
     expect(mutation.body.data).toBeUndefined();
-    expect(started).toBe(before);
+    expect(created.count()).toBe(before);
   });
 
   it('refuses a directive flood with QUERY_TOO_MANY_DIRECTIVES', async () => {

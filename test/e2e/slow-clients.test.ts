@@ -8,33 +8,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createResultRecorder } from '../../src/results/record-result.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { eventually } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { defaultToken } from '../support/tokens.js';
 import { incoming } from '../log/storage-contract.js';
 
-const topics = uniqueTopics('slow');
 const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 100_000 });
 // The consumer's own seam: what a consumed record does, without the broker in the way.
 const record = createResultRecorder({ log: store });
-let cluster: MockCluster;
-let svc: TestService;
+let svc: MockClusterService;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    log: store,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, SUBSCRIPTION_QUEUE_LIMIT: '200', WS_MAX_BUFFERED_BYTES: '1048576', WS_MAX_SUBSCRIPTIONS: '10' },
-  });
+  svc = await startMockClusterService('slow', { log: store, env: { SUBSCRIPTION_QUEUE_LIMIT: '200', WS_MAX_BUFFERED_BYTES: '1048576', WS_MAX_SUBSCRIPTIONS: '10' } });
 });
 
 afterAll(async () => {
   await svc?.stop();
   await store.dispose();
-  await cluster?.stop();
 });
 
 /** A raw graphql-ws connection, acknowledged. */
@@ -44,6 +35,22 @@ async function connect(): Promise<WebSocket> {
   ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
   await new Promise((resolve) => ws.once('message', resolve));
   return ws;
+}
+
+/**
+ * Records up to 3000 messages of 20 kB (60 MB) for the test's one subscriber, who reads nothing,
+ * until the service drops it; returns how many were offered.
+ */
+async function offerUntilDropped(id: string): Promise<number> {
+  const payload = 'x'.repeat(20_000);
+  let pushed = 0;
+  for (let sequence = 1; sequence <= 3000 && store.followers(id) > 0; sequence++) {
+    await record([incoming(id, { sequence, payload })]);
+    pushed += 1;
+    if (sequence % 50 === 0) await new Promise((r) => setImmediate(r));
+  }
+  await eventually(() => store.followers(id) === 0, 10_000, 'the subscriber to be dropped');
+  return pushed;
 }
 
 describe('slow and abusive WebSocket clients', () => {
@@ -58,15 +65,7 @@ describe('slow and abusive WebSocket clients', () => {
 
     global.gc?.();
     const before = process.memoryUsage();
-    const payload = 'x'.repeat(20_000);
-    let pushed = 0;
-    // 3000 × 20 kB = 60 MB offered to a client that reads nothing.
-    for (let sequence = 1; sequence <= 3000 && store.followers(id) > 0; sequence++) {
-      await record([incoming(id, { sequence, payload })]);
-      pushed += 1;
-      if (sequence % 50 === 0) await new Promise((r) => setImmediate(r));
-    }
-    await eventually(() => store.followers(id) === 0, 10_000, 'the subscriber to be dropped');
+    const pushed = await offerUntilDropped(id);
     // The store keeps its own copy of every message (as text); that is the store's, not the subscriber's.
     await store.remove(id);
     global.gc?.();
@@ -126,14 +125,7 @@ describe('slow SSE clients', () => {
     response.pause();
     response.socket.pause();
     await eventually(() => store.followers(id) === 1, 5000, 'the subscription');
-    const payload = 'x'.repeat(20_000);
-    let pushed = 0;
-    for (let sequence = 1; sequence <= 3000 && store.followers(id) > 0; sequence++) {
-      await record([incoming(id, { sequence, payload })]);
-      pushed += 1;
-      if (sequence % 50 === 0) await new Promise((r) => setImmediate(r));
-    }
-    await eventually(() => store.followers(id) === 0, 10_000, 'the subscriber to be dropped');
+    const pushed = await offerUntilDropped(id);
     expect(pushed).toBeLessThan(3000);
     // Reading again, the client finds what was sent before the cut, then the reason, then the end.
     let text = '';

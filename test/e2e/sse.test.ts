@@ -6,37 +6,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage } from '../../src/domain/types.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { incoming, uniqueId } from '../log/storage-contract.js';
 import { collect, createSseClient, eventually, openEventStream, sseErrors } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { defaultToken, mintToken } from '../support/tokens.js';
 
-const topics = uniqueTopics('sse');
 const ORIGIN = 'https://dashboard.example';
-let cluster: MockCluster;
-let svc: TestService;
+let svc: MockClusterService;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: {
-      KAFKA_RESULTS_TOPIC: topics.results,
-      KAFKA_REQUESTS_TOPIC: topics.requests,
-      KAFKA_GROUP_ID: topics.group,
-      SSE_MAX_STREAMS: '2',
-      GRAPHQL_MAX_DEPTH: '4',
-      AUTH_CLOCK_TOLERANCE_SECONDS: '1',
-      CORS_ALLOWED_ORIGINS: ORIGIN,
-    },
-  });
+  svc = await startMockClusterService('sse', { env: { SSE_MAX_STREAMS: '2', GRAPHQL_MAX_DEPTH: '4', AUTH_CLOCK_TOLERANCE_SECONDS: '1', CORS_ALLOWED_ORIGINS: ORIGIN } });
 });
 
-afterAll(async () => {
-  await svc?.stop();
-  await cluster?.stop();
-});
+afterAll(() => svc?.stop());
 
 const FOLLOW = `subscription($id: ID!, $after: String) { testMessages(correlationId: $id, after: $after) { cursor sequence payload final } }`;
 interface Pushed {
@@ -204,7 +186,7 @@ describe('browsers', () => {
 
 describe('shutdown', () => {
   it('cuts open streams at once when the service drains, so their clients can resume elsewhere', async () => {
-    const own = await startTestService({ brokers: cluster.bootstrapServers, env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-stop` } });
+    const own = await svc.startAnother('stop');
     const id = uniqueId('stop');
     await own.log.create({ correlationId: id, input: null, owner: 'tester' });
     await own.log.append([incoming(id, { sequence: 1 })]);

@@ -9,11 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResultLog } from '../../src/log/result-log.js';
 import { sha256Hex } from '../../src/persisted-operations-config.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createSseClient, createWsClient, eventually, getGraphQL, postGraphQL, sseErrors, wsErrors, type ClientErrors, type OperationRequest } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
+import { countCreates, type TestService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
 
 const STATUS = 'query Status($id: ID!) { test(correlationId: $id) { correlationId status } }';
@@ -23,11 +22,9 @@ const FOLLOW = 'subscription Follow($id: ID!) { testMessages(correlationId: $id)
 const ALIASED = 'query Aliased { a: test(correlationId: "x") { status } b: test(correlationId: "y") { status } c: test(correlationId: "z") { status } }';
 const TYPENAME = '{ __typename }';
 
-const topics = uniqueTopics('trusted');
 const dir = mkdtempSync(join(tmpdir(), 'trusted-documents-'));
-let cluster: MockCluster;
 /** Client-preset manifest, alias budget 2. */
-let trusted: TestService;
+let trusted: MockClusterService;
 /** Apollo manifest, GraphiQL turned on (which startup warns about). */
 let apollo: TestService;
 const apolloLog: string[] = [];
@@ -36,7 +33,7 @@ let apq: TestService;
 /** Production defaults: APQ off. */
 let production: TestService;
 /** Tests the trusted service has created. */
-let started = 0;
+const started = countCreates();
 
 const id = (document: string) => sha256Hex(document);
 /** As the client preset sends it: its manifest's key. */
@@ -56,17 +53,7 @@ async function overWebSocket(url: string, request: OperationRequest, variables?:
   return { results: sub.results, errors };
 }
 
-const counting = (store: ResultLog): ResultLog => ({
-  ...store,
-  create: (test) => {
-    started += 1;
-    return store.create(test);
-  },
-});
-
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests };
   const presetFile = join(dir, 'persisted-documents.json');
   // Keyed "sha256:<hex>", as the client preset writes its manifest.
   writeFileSync(presetFile, JSON.stringify(Object.fromEntries([STATUS, START, FOLLOW, ALIASED].map((document) => [`sha256:${id(document)}`, document]))));
@@ -76,21 +63,20 @@ beforeAll(async () => {
     version: 1,
     operations: [{ id: id(STATUS), body: STATUS, name: 'Status', type: 'query' }, { id: id(FOLLOW), body: FOLLOW, name: 'Follow', type: 'subscription' }],
   }));
-  [trusted, apollo, apq, production] = await Promise.all([
-    startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-1`, GRAPHQL_TRUSTED_DOCUMENTS: presetFile, GRAPHQL_MAX_ALIASES: '2' }, wrapLog: counting }),
-    startTestService({
-      brokers: cluster.bootstrapServers,
-      env: { ...env, KAFKA_GROUP_ID: `${topics.group}-2`, GRAPHQL_TRUSTED_DOCUMENTS: apolloFile, GRAPHQL_IDE: 'true' },
+  trusted = await startMockClusterService('trusted', { env: { GRAPHQL_TRUSTED_DOCUMENTS: presetFile, GRAPHQL_MAX_ALIASES: '2' }, wrapLog: started.wrapLog });
+  [apollo, apq, production] = await Promise.all([
+    trusted.startAnother('apollo', {
+      env: { GRAPHQL_TRUSTED_DOCUMENTS: apolloFile, GRAPHQL_IDE: 'true' },
       logger: pino({ level: 'warn' }, { write: (line: string) => void apolloLog.push(line) }),
     }),
-    startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-3`, GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '2', GRAPHQL_APQ_MAX_BYTES: '1024' } }),
-    startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-4`, NODE_ENV: 'production' } }),
+    trusted.startAnother('apq', { env: { GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '2', GRAPHQL_APQ_MAX_BYTES: '1024' } }),
+    trusted.startAnother('production', { env: { NODE_ENV: 'production' } }),
   ]);
 });
 
 afterAll(async () => {
-  await Promise.all([trusted, apollo, apq, production].map((svc) => svc?.stop()));
-  await cluster?.stop();
+  await Promise.all([apollo, apq, production].map((svc) => svc?.stop()));
+  await trusted?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -146,7 +132,7 @@ describe('trusted documents', () => {
   });
 
   it('refuses any operation text with PERSISTED_QUERY_ONLY on both transports (403 over HTTP), listed or not, introspection included', async () => {
-    const before = started;
+    const before = started.count();
     for (const query of [TYPENAME, STATUS, START, '{ __schema { queryType { name } } }']) {
       const post = await postGraphQL(trusted.url, query, query === STATUS ? { id: 'x' } : undefined);
       expect(post.status).toBe(403);
@@ -157,7 +143,7 @@ describe('trusted documents', () => {
     }
     expect(codes((await getGraphQL(trusted.url, { query: TYPENAME })).body.errors)).toEqual(['PERSISTED_QUERY_ONLY']);
     // The mutation's text did not run.
-    expect(started).toBe(before);
+    expect(started.count()).toBe(before);
   });
 
   it('refuses an id sent with another document\'s text with PERSISTED_QUERY_MISMATCH on both transports', async () => {

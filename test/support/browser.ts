@@ -115,6 +115,21 @@ export async function recordingContext(browser: Browser): Promise<RecordingConte
   return { context, page, urls, sockets, graphqlAuth, htmlPages, violations };
 }
 
+/**
+ * Runs `steps` in a recorded context; when they fail, keeps a screenshot `<failureShot>.png` of
+ * where the page stood; closes the context either way.
+ */
+export async function inContext<C extends Pick<RecordingContext, 'context' | 'page'>>(recorded: C, failureShot: string, steps: (recorded: C) => Promise<void>): Promise<void> {
+  try {
+    await steps(recorded);
+  } catch (error) {
+    await screenshot(recorded.page, failureShot).catch(() => undefined);
+    throw error;
+  } finally {
+    await recorded.context.close();
+  }
+}
+
 /** Requests and sockets that left `origin` (data: URLs aside). */
 export function foreignUrls(recorded: Pick<RecordingContext, 'urls' | 'sockets'>, origin: string): string[] {
   const own = new URL(origin);

@@ -68,3 +68,25 @@ export async function metric(service: ServiceProcess, pattern: RegExp): Promise<
   const text = await (await fetch(`${service.url}/metrics`)).text();
   return Number(pattern.exec(text)?.[1] ?? Number.NaN);
 }
+
+/** A service process that stopped on its own, and everything it logged. */
+export interface ExitedProcess {
+  /** Its exit code (null when killed by a signal). */
+  readonly code: number | null;
+  readonly output: string;
+}
+
+/**
+ * Runs `src/main.ts` with exactly `env` over this process's environment (no test defaults) until
+ * it exits: for a start refused by its configuration (exit code 78).
+ */
+export async function runUntilExit(env: Record<string, string>): Promise<ExitedProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  running.delete(child);
+  return { code, output };
+}

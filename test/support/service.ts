@@ -98,3 +98,25 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     },
   };
 }
+
+/** How many tests a service created, counted through its `wrapLog`. */
+export interface CreateCounter {
+  /** Pass as `wrapLog`. */
+  readonly wrapLog: (log: ResultLog) => ResultLog;
+  count(): number;
+}
+
+/** Counts the log's `create` calls: a refused operation must never reach the resolvers. */
+export function countCreates(): CreateCounter {
+  let created = 0;
+  return {
+    wrapLog: (log) => ({
+      ...log,
+      create: (test) => {
+        created += 1;
+        return log.create(test);
+      },
+    }),
+    count: () => created,
+  };
+}

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { configError } from '../support/config-error.js';
 import { createTestPki, type TestPki } from '../support/tls.js';
 
 describe('loadConfig', () => {
@@ -214,17 +215,6 @@ describe('loadConfig: TLS and SASL to the brokers', () => {
   afterAll(async () => {
     await pki?.remove();
   });
-
-  /** The ConfigError `env` makes loadConfig throw. */
-  function configError(env: Record<string, string>): ConfigError {
-    try {
-      loadConfig(env);
-    } catch (error) {
-      if (error instanceof ConfigError) return error;
-      throw error;
-    }
-    throw new Error(`no ConfigError for ${JSON.stringify(env)}`);
-  }
 
   it('connects in plaintext without SASL by default', () => {
     expect(loadConfig({}).kafka).toMatchObject({ ssl: null, sasl: null });

@@ -2,8 +2,6 @@
  * The persisted-operations settings: defaults, both manifest shapes, and every way a manifest or a
  * setting is refused at startup, in loadConfig and as the process's exit code 78.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +10,8 @@ import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { sha256Hex } from '../../src/persisted-operations-config.js';
 import { createOperationResolver } from '../../src/graphql/persisted-operations.js';
+import { configError } from '../support/config-error.js';
+import { runUntilExit } from '../support/process.js';
 import { HS256_ENV } from '../support/tokens.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'manifest-config-'));
@@ -24,16 +24,6 @@ function manifest(content: unknown): string {
   const file = join(dir, `manifest-${(files += 1)}.json`);
   writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
   return file;
-}
-
-function configError(env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error(`no ConfigError for ${JSON.stringify(env)}`);
 }
 
 describe('persisted operations configuration', () => {
@@ -102,14 +92,7 @@ describe('persisted operations configuration', () => {
 
   it('stops the process with exit code 78 naming GRAPHQL_TRUSTED_DOCUMENTS when a document does not parse', { timeout: 30_000 }, async () => {
     const file = manifest({ abc: '{ broken' });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, ...HS256_ENV, PORT: '0', GRAPHQL_TRUSTED_DOCUMENTS: file },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const [code] = (await once(child, 'exit')) as [number | null];
+    const { code, output } = await runUntilExit({ ...HS256_ENV, PORT: '0', GRAPHQL_TRUSTED_DOCUMENTS: file });
     expect(code).toBe(78);
     // Checked as the pipeline is built, after the start's own log lines: the fatal one is last.
     const line = JSON.parse(output.trim().split('\n').at(-1)!) as { level: string; msg: string; variable: string };

@@ -1,0 +1,14 @@
+/** The refusal of a configuration, for tests of what loadConfig accepts. */
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+/** The ConfigError `env` makes loadConfig throw; fails when it throws none or another error. */
+export function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`no ConfigError for ${JSON.stringify(env)}`);
+}
