@@ -5,16 +5,14 @@
 import type { IncomingMessage, TestStatus } from '../domain/types.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { payloadText } from './payload-text.js';
+import { MAX_ID_LENGTH, readEnvelope } from './record-envelope.js';
 
 /** The outcome of decoding one record. */
 export type DecodeResult =
   | { readonly ok: true; readonly message: IncomingMessage }
   | { readonly ok: false; readonly reason: string };
 
-/** Header that carries the correlation id (the JSON field `correlationId` is the fallback). */
-export const CORRELATION_HEADER = 'correlation_id';
-
-const MAX_ID_LENGTH = 256;
+export { CORRELATION_HEADER } from './record-envelope.js';
 
 // Accepted spellings of a status, compared in lower case. Other strings are refused rather than
 // guessed at, so a typo in the external system shows up in the malformed count.
@@ -35,26 +33,9 @@ const STATUS_ALIASES: Readonly<Record<string, TestStatus>> = {
 
 /** Decodes one result record; see the README's "Result message format". */
 export function decodeResult(record: BrokerRecord): DecodeResult {
-  if (record.value === null || record.value.length === 0) return fail('empty value');
-  const text = record.value.toString('utf8');
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return fail('value is not JSON');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return fail('value is not a JSON object');
-  const value = body as Record<string, unknown>;
-
-  const header = record.headers[CORRELATION_HEADER];
-  const field = value.correlationId;
-  if (field !== undefined && typeof field !== 'string') return fail('correlationId is not a string');
-  if (header !== undefined && field !== undefined && header !== field) {
-    return fail('header correlation_id and field correlationId differ');
-  }
-  const correlationId = header ?? field;
-  if (correlationId === undefined || correlationId === '') return fail('no correlation id (header correlation_id or field correlationId)');
-  if (correlationId.length > MAX_ID_LENGTH) return fail(`correlation id longer than ${MAX_ID_LENGTH} characters`);
+  const envelope = readEnvelope(record);
+  if (!envelope.ok) return envelope;
+  const { bytes, text, value, correlationId } = envelope;
 
   const messageId = value.messageId;
   if (messageId !== undefined && messageId !== null && (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID_LENGTH)) {
@@ -92,7 +73,7 @@ export function decodeResult(record: BrokerRecord): DecodeResult {
       payload: hasPayload ? value.payload : value,
       producedAt,
       // The payload's text as it arrived, so that the store need not serialize the parsed value again.
-      payloadJson: payloadText(record.value, text, hasPayload),
+      payloadJson: payloadText(bytes, text, hasPayload),
     },
   };
 }

@@ -10,7 +10,7 @@ import { ServiceError } from '../errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
 import { withPublishSpan } from '../telemetry/trace-context.js';
-import { CORRELATION_HEADER } from './decode-result.js';
+import { CORRELATION_HEADER } from './record-envelope.js';
 import { OWNER_HEADER } from './decode-request.js';
 import { describeKafkaError } from './describe-kafka-error.js';
 import type { RequestPublisher } from './request-publisher.js';
