@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['node_modules/', 'dist/', '.cache/', 'coverage/', 'bench/results/', 'src/graphql/generated/', 'web/dashboard/gql/'],
+    ignores: ['node_modules/', 'dist/', '.cache/', 'coverage/', 'bench/results/', 'src/graphql/schema/generated/', 'web/dashboard/gql/'],
   },
   {
     files: ['**/*.ts', '**/*.tsx'],

@@ -6,6 +6,10 @@
 /** Stable error codes. Clients may switch on these; never rename one. */
 export type ErrorCode =
   | 'BAD_USER_INPUT'
+  /** A request Apollo Server refuses before any operation (CSRF prevention, a batch, a GET with no query). */
+  | 'BAD_REQUEST'
+  /** A valid document whose operation to run is not named (Apollo Server's code, over HTTP). */
+  | 'OPERATION_RESOLUTION_FAILURE'
   | 'GRAPHQL_PARSE_FAILED'
   | 'GRAPHQL_VALIDATION_FAILED'
   | 'UNAUTHENTICATED'
@@ -33,6 +37,8 @@ export type ErrorCode =
 
 const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
+  BAD_REQUEST: 400,
+  OPERATION_RESOLUTION_FAILURE: 400,
   GRAPHQL_PARSE_FAILED: 400,
   GRAPHQL_VALIDATION_FAILED: 400,
   UNAUTHENTICATED: 401,

@@ -12,17 +12,16 @@ import { createAccessPolicy } from './auth/access.js';
 import { SCOPES } from './auth/principal.js';
 import type { Auth } from './auth/create-auth.js';
 import type { Config } from './config.js';
-import type { GraphQLDeps } from './graphql/context.js';
-import { createErrorMasker } from './graphql/format-error.js';
-import { createOperationResolver } from './graphql/persisted-operations.js';
-import { createSchema } from './graphql/schema.js';
-import { acceptsEventStream, createGraphQLSse } from './graphql/sse-server.js';
-import { attachGraphQLWebSocket } from './graphql/ws-server.js';
-import { createGraphQLServer } from './graphql/yoga.js';
+import type { GraphQLDeps } from './graphql/pipeline/context.js';
+import { createApolloGraphQLServer } from './graphql/http/apollo-server.js';
+import { createGraphQLEndpoint } from './graphql/http/graphql-endpoint.js';
+import { createOperationPipeline } from './graphql/pipeline/operation-pipeline.js';
+import { createOperationResolver } from './graphql/pipeline/persisted-operations.js';
+import { createSchema } from './graphql/schema/schema.js';
+import { createGraphQLSse } from './graphql/sse/sse-server.js';
+import { attachGraphQLWebSocket } from './graphql/ws/ws-server.js';
 import { createMetrics, type ClientSources } from './metrics.js';
 import { createHttpApp, type ApiRoutes, type Readiness } from './http/app.js';
-import { principalOf } from './http/authenticate.js';
-import { requestIdOf } from './http/request-id-header.js';
 import type { ConsumerState } from './ingest/consumer.js';
 import type { Ingest, IngestHandlers } from './ingest/ingest.js';
 import { disposeOnce } from './lifecycle/disposable.js';
@@ -31,7 +30,6 @@ import type { Logger } from './logger.js';
 import { createResultRecorder } from './results/record-result.js';
 import { createStartRecorder } from './results/record-start.js';
 import { createTestStarter } from './results/test-starter.js';
-import { withRequestId } from './request-id.js';
 import type { ResultLog } from './log/result-log.js';
 import { NO_RATE_LIMITS, type RateLimits } from './limits/rate-limits.js';
 
@@ -159,25 +157,24 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
-  const maskError = createErrorMasker({ debug: config.browser.graphqlDebugErrors });
-  const resolveOperation = createOperationResolver(config.persistedOperations);
   logPersistedOperations(config, logger);
-  const graphql = createGraphQLServer({
+  // One pipeline for the three transports: Apollo Server over HTTP, graphql-ws and graphql-sse.
+  const pipeline = createOperationPipeline({
     schema: createSchema(),
     deps,
     limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
     shapeLimits: config.graphqlShape,
     introspection: config.graphql.introspection,
-    resolveOperation,
-    maskError,
+    resolveOperation: createOperationResolver(config.persistedOperations),
+    debugErrors: config.browser.graphqlDebugErrors,
     logger,
   });
+  const apollo = createApolloGraphQLServer(pipeline, logger);
+  await apollo.start();
   const ws = attachGraphQLWebSocket({
     httpServer,
     path: '/graphql',
-    graphql,
-    resolveOperation,
-    maskError,
+    pipeline,
     logger,
     verifyAccessToken: auth.verifyAccessToken,
     allowedOrigins: config.websocket.allowedOrigins,
@@ -187,9 +184,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
     rateLimits,
   });
   const sse = createGraphQLSse({
-    graphql,
-    resolveOperation,
-    maskError,
+    pipeline,
     logger,
     rateLimits,
     maxStreamsPerPrincipal: config.sse.maxStreamsPerPrincipal,
@@ -206,10 +201,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: BROWSER_SCOPE },
       dashboard: { enabled: config.browser.dashboard, signInClientId: auth.issuer ? config.browser.dashboardClientId : null, signInScope: BROWSER_SCOPE },
-      // The request id set by the HTTP app is made current here, past the body parser. A request
-      // that accepts an event stream is served over SSE, anything else by the pipeline over HTTP.
-      graphql: (req, res) =>
-        withRequestId(requestIdOf(res), () => (acceptsEventStream(req) ? sse.handle(req, res, principalOf(res)) : graphql.handle(req, res, { principal: principalOf(res), transport: 'http' }))),
+      graphql: (edge) => createGraphQLEndpoint({ http: apollo, pipeline, sse, ...edge }),
     },
     clients: { subscriptions: () => log.followers(), changeSubscriptions: () => log.changeSubscribers(), connections: () => ws.connections },
     async stop() {
@@ -217,6 +209,8 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       // Last-Event-ID elsewhere), then in-flight HTTP requests drain.
       await Promise.all([ws.dispose(), sse.dispose()]);
       await closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2));
+      // Nothing is in flight any more: Apollo Server's own stop hooks run last.
+      await apollo.stop();
     },
   };
 }

@@ -6,7 +6,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AccessPolicy } from '../auth/access.js';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
-import { SCOPES } from '../auth/principal.js';
+import { SCOPES, type Principal } from '../auth/principal.js';
 import { ServiceError, isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -16,7 +16,7 @@ import type { RateLimits } from '../limits/rate-limits.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
 import { createDashboardRoutes, type DashboardOptions } from './dashboard.js';
-import { createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
+import { createGraphiqlPage, createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
 import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
 import { assignRequestId, requestIdOf } from './request-id-header.js';
@@ -28,6 +28,16 @@ export interface Readiness {
   readonly ready: boolean;
   /** One entry per dependency: `ok`, or why not. */
   readonly checks: Readonly<Record<string, string>>;
+}
+
+/** What the HTTP edge gives the GraphQL endpoint. */
+export interface GraphQLEdge {
+  /** GraphiQL for a browser's page request (or a 404 saying it is off); no token needed. */
+  readonly page: RequestHandler;
+  /** Authentication, the principal's rate limit and the JSON body parser, in order. */
+  readonly guard: readonly RequestHandler[];
+  readonly principalOf: (res: Response) => Principal;
+  readonly requestIdOf: (res: Response) => string;
 }
 
 /** Options of {@link createHttpApp}. */
@@ -43,7 +53,8 @@ export interface HttpAppOptions {
 export interface ApiRoutes {
   readonly log: ResultLog;
   readonly starter: TestStarter;
-  readonly graphql: RequestHandler;
+  /** The GraphQL endpoint, built around what the HTTP edge gives it. */
+  readonly graphql: (edge: GraphQLEdge) => RequestHandler;
   readonly verifyAccessToken: VerifyAccessToken;
   readonly access: AccessPolicy;
   /** Budgets per principal on /graphql and /tests, per client IP on the issuer's sign-in routes. */
@@ -149,16 +160,12 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
     res.setHeader('Cache-Control', 'no-store').json(testToJson(test));
   });
 
-  // Before the GraphQL endpoint: a browser asking for a page gets GraphiQL (or a 404 saying it is
-  // off), never the GraphQL server's own landing page, and without a token.
-  app.use(createGraphiqlRoutes(api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' }));
+  const graphiql = api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' };
+  app.use(createGraphiqlRoutes(graphiql));
   app.use(createDashboardRoutes(api.dashboard ?? { enabled: false, signInClientId: null, signInScope: '' }));
-
-  app.use('/graphql', (_req: Request, res: Response, next: NextFunction) => {
-    // One URL serves every operation, so nothing on it may be cached by URL.
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  }, ...authenticated, express.json({ limit: '1mb' }), api.graphql);
+  // A browser asking for a page gets GraphiQL (or a 404 saying it is off) without a token; every
+  // operation passes the guard first.
+  app.use(api.graphql({ page: createGraphiqlPage(graphiql), guard: [...authenticated, express.json({ limit: '1mb' })], principalOf, requestIdOf }));
 }
 
 /** The body of `POST /tests`: empty, or `{ "name"?: string, "parameters"?: any JSON }`. */

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The dashboard in a real browser, against a real service with its embedded issuer and a (mock)
  * broker to which the test publishes result records as the external system would:

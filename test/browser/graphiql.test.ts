@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * GraphiQL in a real browser: served by the service without a token, with every request staying on
  * the service's origin; a user signs in through the embedded issuer (code + PKCE) from the page,

@@ -1,3 +1,4 @@
+/// <reference lib="dom.iterable" />
 /**
  * CORS over real HTTP: preflights are answered without a token, listed origins get CORS headers on
  * every answer (errors included), other origins get none, and the same list governs the WebSocket

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * A real browser for tests: Debian's Chromium (installed by scripts/setup.sh) driven by
  * playwright-core, which never downloads a browser of its own. Screenshots go to

@@ -41,7 +41,7 @@ export async function postGraphQL<T = Record<string, any>>(
  * extensions) are sent as JSON. It carries a preflight-forcing header, as CSRF prevention asks.
  */
 export async function getGraphQL<T = Record<string, any>>(url: string, params: OperationRequest & { variables?: Record<string, unknown> }): Promise<HttpGraphQLResponse<T>> {
-  const search = new URLSearchParams(Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]));
+  const search = new URLSearchParams(Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]) as Array<[string, string]>);
   const response = await fetch(`${url}/graphql?${search.toString()}`, { headers: { authorization: `Bearer ${await defaultToken()}`, 'graphql-require-preflight': '1' } });
   return { status: response.status, headers: response.headers, body: (await response.json()) as HttpGraphQLResponse<T>['body'] };
 }

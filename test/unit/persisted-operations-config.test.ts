@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { sha256Hex } from '../../src/persisted-operations-config.js';
-import { createOperationResolver } from '../../src/graphql/persisted-operations.js';
+import { createOperationResolver } from '../../src/graphql/pipeline/persisted-operations.js';
 import { configError } from '../support/config-error.js';
 import { runUntilExit } from '../support/process.js';
 import { HS256_ENV } from '../support/tokens.js';

@@ -1,12 +1,12 @@
 /**
  * GraphQL over Server-Sent Events (the graphql-sse protocol, distinct connections mode) on the
- * `/graphql` path, for requests that accept `text/event-stream`: a thin binding of the shared
- * operation pipeline (`yoga.ts`), as the WebSocket one is.
+ * `/graphql` path, for requests that accept `text/event-stream`: protocol glue around the operation
+ * pipeline (`../pipeline/operation-pipeline.ts`), which HTTP (Apollo Server) and WebSocket share.
  *
  * - The HTTP edge authenticates the request (`Authorization: Bearer`, 401 otherwise), applies CORS
  *   and counts it against the principal's `api` budget before it gets here.
- * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
- *   scope check, context and execution are the pipeline's. A refusal before the stream opens is an
+ * - Each operation is prepared by the pipeline: document resolution, parse (cached), validation
+ *   with every limit, admission (scope, cost) and context. A refusal before the stream opens is an
  *   HTTP answer with its status and a GraphQL error body, as for any HTTP request.
  * - The caps are the WebSocket's: one unit of the principal's `subscribe` budget per operation
  *   (shared with graphql-ws), and at most `maxStreamsPerPrincipal` streams open at once.
@@ -15,31 +15,27 @@
  * - The stream ends at the token's expiry with an UNAUTHENTICATED error event, and has one
  *   backpressure point, the response's buffer (`sse-stream.ts`).
  */
-import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { createHandler, type Request as SseRequest, type RequestParams, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
+import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { createHandler, type Request as SseRequest, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidTokenError } from '../auth/auth-error.js';
-import { principalKey, type Principal } from '../auth/principal.js';
-import type { TestMessage } from '../domain/types.js';
-import { ServiceError, type ErrorCode } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
-import { currentRequestId, withRequestId } from '../request-id.js';
-import { asGraphQLError, clientErrors, toClientError, type MaskError } from './format-error.js';
-import { encodeCursor } from './pagination.js';
-import type { ResolveOperation } from './persisted-operations.js';
-import { createSharedSubscribe } from './shared-subscribe.js';
+import { InvalidTokenError } from '../../auth/auth-error.js';
+import { principalKey, type Principal } from '../../auth/principal.js';
+import type { TestMessage } from '../../domain/types.js';
+import { ServiceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { RateLimits } from '../../limits/rate-limits.js';
+import { currentRequestId, withRequestId } from '../../request-id.js';
+import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
+import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+import { admitStreamedOperation } from '../pipeline/stream-admission.js';
+import { encodeCursor } from '../schema/pagination.js';
 import { guardSseStream } from './sse-stream.js';
-import type { GraphQLServer } from './yoga.js';
 
 /** Options of {@link createGraphQLSse}. */
 export interface GraphQLSseOptions {
-  /** The shared operation pipeline. */
-  readonly graphql: GraphQLServer;
-  /** Trusted documents and APQ: turns a document id into the text to run, as over HTTP and WebSocket. */
-  readonly resolveOperation: ResolveOperation;
-  readonly maskError: MaskError;
+  /** The operation pipeline: document resolution, rules, context, error edge, shared subscriptions. */
+  readonly pipeline: OperationPipeline;
   /** Operations per principal (the `subscribe` bucket, shared with the WebSocket). */
   readonly rateLimits: RateLimits;
   /** Streams one principal may hold open at once in this process. */
@@ -59,11 +55,6 @@ export interface GraphQLSse {
   dispose(): Promise<void>;
 }
 
-/** Whether a request asks for an event stream. */
-export function acceptsEventStream(req: IncomingMessage): boolean {
-  return (req.headers.accept ?? '').split(',').some((type) => type.split(';')[0]?.trim().toLowerCase() === 'text/event-stream');
-}
-
 /** What the binding keeps for one request. */
 interface Stream {
   readonly principal: Principal;
@@ -75,14 +66,13 @@ interface Stream {
 }
 
 type Context = Record<PropertyKey, unknown>;
-type Pipeline = ReturnType<GraphQLServer['getEnveloped']>;
 type Handler = ReturnType<typeof createHandler<IncomingMessage, Stream, Context>>;
 
 /** Creates the SSE binding of the pipeline. */
 export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
   const log = options.logger.child({ component: 'sse' });
   const responses = new Set<ServerResponse>();
-  const handler = createOperationHandler(options, log);
+  const handler = createOperationHandler(options);
   return {
     get streams() {
       return responses.size;
@@ -120,12 +110,11 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
   };
 }
 
-/** graphql-sse's handler, with every operation prepared and executed by the pipeline. */
-function createOperationHandler(options: GraphQLSseOptions, log: Logger): Handler {
+/** graphql-sse's handler, with every operation prepared by the pipeline. */
+function createOperationHandler(options: GraphQLSseOptions): Handler {
+  const { pipeline } = options;
   const slots = createStreamSlots(options.maxStreamsPerPrincipal);
   const streamOf = new WeakMap<ExecutionArgs, Stream>();
-  const pipelines = new WeakMap<ExecutionArgs, Pipeline>();
-  const sharedSubscribe = createSharedSubscribe({ logger: log });
   return createHandler<IncomingMessage, Stream, Context>({
     // Validation is the pipeline's, in onSubscribe.
     validate: () => [],
@@ -133,34 +122,25 @@ function createOperationHandler(options: GraphQLSseOptions, log: Logger): Handle
       const stream = req.context;
       try {
         const refused = await admit(options, slots, stream);
-        if (refused !== undefined) return refused;
-        let resolved: RequestParams;
-        try {
-          // graphql-sse keeps only the standard parameters; a document id travels in the body beside them.
-          const documentId = (req.raw as { body?: { documentId?: unknown } }).body?.documentId;
-          resolved = { ...params, query: options.resolveOperation({ ...params, ...(documentId === undefined ? {} : { documentId }) }).query ?? '' };
-        } catch (error) {
-          if (error instanceof GraphQLError) return refusal(error);
-          throw error;
-        }
-        const prepared = await prepare(options.graphql, stream, resolved);
-        if (!('args' in prepared)) return prepared;
-        pipelines.set(prepared.args, prepared.pipeline);
-        streamOf.set(prepared.args, stream);
-        return prepared.args;
+        if (refused !== undefined) return refusal(refused, pipeline, stream);
+        // graphql-sse keeps only the standard parameters; a document id travels in the body beside them.
+        const documentId = (req.raw as { body?: { documentId?: unknown } }).body?.documentId;
+        const prepared = pipeline.prepare({ principal: stream.principal, transport: 'sse', params: { ...params, documentId }, resumeAfter: stream.resumeAfter });
+        if (Array.isArray(prepared)) return refusal(prepared[0]!, pipeline, stream);
+        streamOf.set(prepared, stream);
+        return prepared as ExecutionArgs & { contextValue: Context };
       } catch (error) {
         // Unexpected (a failing dependency, a bug): refused like any operation before its stream
         // opens, with the error masked and logged under the request id, rather than failing the request.
-        const [masked] = clientErrors([asGraphQLError(error)], stream.requestId, options.maskError, log);
-        return [JSON.stringify({ errors: [masked] }), { status: error instanceof ServiceError ? error.httpStatus : 500, statusText: '', headers: { 'content-type': 'application/json; charset=utf-8' } }];
+        return refusal(asGraphQLError(error), pipeline, stream, error instanceof ServiceError ? error.httpStatus : 500);
       }
     },
-    execute: (args) => endsWithError(() => withRequestId(streamOf.get(args)!.requestId, () => pipelines.get(args)!.execute(args))),
+    execute: (args) => endsWithError(() => withRequestId(streamOf.get(args)!.requestId, () => execute(args))),
     subscribe: (args) =>
       endsWithError(async () => {
         const stream = streamOf.get(args)!;
         let event: unknown;
-        const result = await sharedSubscribe(args, (e) => (event = e));
+        const result = await pipeline.subscribe(args, (e) => (event = e));
         if (!(Symbol.asyncIterator in result)) return result;
         return guardSseStream(result, {
           writable: () => writable(stream.res, options.maxBufferedBytes),
@@ -174,7 +154,7 @@ function createOperationHandler(options: GraphQLSseOptions, log: Logger): Handle
     onNext: (_ctx, req, result) => {
       const errors = (result as ExecutionResult).errors;
       if (errors === undefined || errors.length === 0) return undefined;
-      return { ...result, errors: clientErrors(errors, req.context.requestId, options.maskError, log) } as unknown as ExecutionResult;
+      return { ...result, errors: clientErrors(errors, req.context.requestId, pipeline.formatError) } as unknown as ExecutionResult;
     },
   });
 }
@@ -199,33 +179,10 @@ function createStreamSlots(max: number): { take(stream: Stream): boolean } {
 }
 
 /** The caps of the WebSocket: a stream slot, and one unit of the shared operations budget. */
-async function admit(options: GraphQLSseOptions, slots: { take(stream: Stream): boolean }, stream: Stream): Promise<SseResponse | undefined> {
-  if (!slots.take(stream)) return refusal(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`));
-  const budget = await options.rateLimits.consume('subscribe', principalKey(stream.principal));
-  if (budget.allowed) return undefined;
-  const seconds = retryAfterSeconds(budget);
-  return refusal(new ServiceError('RATE_LIMITED', `Too many operations: try again in ${seconds} s.`, { details: { retryAfterSeconds: seconds } }), { 'retry-after': String(seconds) });
-}
-
-/** Parses and validates (with every limit and the scope check) through the pipeline, as over WebSocket. */
-async function prepare(graphql: GraphQLServer, stream: Stream, params: RequestParams): Promise<SseResponse | { args: ExecutionArgs & { contextValue: Context }; pipeline: Pipeline }> {
-  const pipeline = graphql.getEnveloped({ principal: stream.principal, transport: 'sse', params, resumeAfter: stream.resumeAfter });
-  let document;
-  try {
-    document = pipeline.parse(params.query);
-  } catch (error) {
-    return refusal(error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } }));
-  }
-  const [invalid] = pipeline.validate(pipeline.schema, document);
-  if (invalid !== undefined) return refusal(invalid);
-  const args = {
-    schema: pipeline.schema,
-    document,
-    variableValues: params.variables ?? null,
-    operationName: params.operationName ?? null,
-    contextValue: (await pipeline.contextFactory()) as unknown as Context,
-  };
-  return { args, pipeline };
+async function admit(options: GraphQLSseOptions, slots: { take(stream: Stream): boolean }, stream: Stream): Promise<GraphQLError | undefined> {
+  if (!slots.take(stream)) return asGraphQLError(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`));
+  const overBudget = await admitStreamedOperation(options.rateLimits, stream.principal);
+  return overBudget === undefined ? undefined : asGraphQLError(overBudget);
 }
 
 /**
@@ -241,15 +198,19 @@ async function endsWithError<T>(run: () => Promise<T> | T): Promise<T | Executio
   }
 }
 
-/** A refusal before the stream opens: the error's HTTP status and a GraphQL error body. */
-function refusal(error: GraphQLError | ServiceError, headers: Record<string, string> = {}): SseResponse {
-  const graphqlError = error instanceof ServiceError ? new GraphQLError(error.message, { extensions: error.extensions }) : error;
-  const http = graphqlError.extensions.http as { status?: number; headers?: Record<string, string> } | undefined;
-  const status = error instanceof ServiceError ? error.httpStatus : (http?.status ?? 400);
-  return [
-    JSON.stringify({ errors: [toClientError(graphqlError)] }),
-    { status, statusText: '', headers: { 'content-type': 'application/json; charset=utf-8', ...http?.headers, ...headers } },
-  ];
+/**
+ * A refusal before the stream opens: a GraphQL error body (through the pipeline's error edge) with
+ * the refusal's HTTP status and headers (a scope challenge, the seconds to wait when rate limited).
+ */
+function refusal(error: GraphQLError, pipeline: OperationPipeline, stream: Stream, fallbackStatus = 400): SseResponse {
+  const original = error.originalError;
+  const http = error.extensions.http as { status?: number; headers?: Map<string, string> } | undefined;
+  const status = original instanceof ServiceError ? original.httpStatus : (http?.status ?? fallbackStatus);
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...Object.fromEntries(http?.headers ?? []) };
+  const retryAfter = error.extensions.retryAfterSeconds;
+  if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
+  const [formatted] = clientErrors([error], stream.requestId, pipeline.formatError);
+  return [JSON.stringify({ errors: [formatted] }), { status, statusText: '', headers }];
 }
 
 /** Writes graphql-sse's body, naming each `next` event after its result's event id. */

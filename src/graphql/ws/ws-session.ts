@@ -27,12 +27,13 @@
  */
 import { CloseCode } from 'graphql-ws';
 import type { WebSocket } from 'ws';
-import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
-import { bearerToken } from '../auth/bearer.js';
-import { InvalidTokenError } from '../auth/auth-error.js';
-import type { Principal } from '../auth/principal.js';
-import { isServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { VerifyAccessToken } from '../../auth/access-token-verifier.js';
+import { bearerToken } from '../../auth/bearer.js';
+import { InvalidTokenError } from '../../auth/auth-error.js';
+import type { Principal } from '../../auth/principal.js';
+import { isServiceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { delayUntil } from '../pipeline/stream-admission.js';
 
 /** The sockets' principals and deadlines. */
 export interface WebSocketSessions {
@@ -50,16 +51,13 @@ export interface WebSocketSessions {
 /** Reason of the 4403 close at a token's deadline. */
 export const TOKEN_EXPIRED_REASON = 'Forbidden: access token expired';
 
-// Timers hold at most a 32-bit signed number of milliseconds.
-const MAX_TIMER_MS = 2_147_483_647;
-
 /** Creates the sessions of one WebSocket server. */
 export function createWebSocketSessions(verifyAccessToken: VerifyAccessToken, logger: Logger): WebSocketSessions {
   const sessions = new WeakMap<WebSocket, { principal: Principal; expiry: NodeJS.Timeout }>();
 
   const setDeadline = (socket: WebSocket, principal: Principal) => {
     clearTimeout(sessions.get(socket)?.expiry);
-    const expiry = setTimeout(() => socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON), Math.min(Math.max(0, principal.expiresAt - Date.now()), MAX_TIMER_MS));
+    const expiry = setTimeout(() => socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON), delayUntil(principal.expiresAt));
     expiry.unref();
     sessions.set(socket, { principal, expiry });
   };

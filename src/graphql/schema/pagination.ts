@@ -1,7 +1,7 @@
 /** Cursor pagination over a test's ordered messages, and the cursors the subscription resumes from. */
-import type { MessagePage, TestMessage } from '../domain/types.js';
-import { messageGlobalId } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
+import type { MessagePage, TestMessage } from '../../domain/types.js';
+import { messageGlobalId } from '../../domain/types.js';
+import { ServiceError } from '../../errors.js';
 
 /** Largest page a client may ask for. */
 export const MAX_PAGE_SIZE = 1000;

@@ -5,7 +5,7 @@ import type { GraphQLSchema } from 'graphql';
 import { resolvers } from './resolvers.js';
 
 // From src/graphql/ and from dist/graphql/ alike, the SDL lives two levels up.
-const SCHEMA_DIR = new URL('../../schema/', import.meta.url);
+const SCHEMA_DIR = new URL('../../../schema/', import.meta.url);
 
 /** Reads every `.graphql` file of schema/, in name order. */
 export function loadTypeDefs(): string[] {

@@ -1,8 +1,8 @@
 /** Resolvers of schema/*.graphql, typed by the generated resolver types. */
-import { SCOPES } from '../auth/principal.js';
-import type { TestChangeEvent, TestMessage } from '../domain/types.js';
-import { messageGlobalId } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
+import { SCOPES } from '../../auth/principal.js';
+import type { TestChangeEvent, TestMessage } from '../../domain/types.js';
+import { messageGlobalId } from '../../domain/types.js';
+import { ServiceError } from '../../errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
 import { cursorKey, encodeCursor, paginateMessages } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';

@@ -3,11 +3,11 @@
  * shared, so one request's batching and caching cannot leak into another's.
  */
 import DataLoader from 'dataloader';
-import type { AccessPolicy } from '../auth/access.js';
-import type { Principal } from '../auth/principal.js';
-import type { TestRecord } from '../domain/types.js';
-import type { ResultLog } from '../log/result-log.js';
-import type { TestStarter } from '../results/test-starter.js';
+import type { AccessPolicy } from '../../auth/access.js';
+import type { Principal } from '../../auth/principal.js';
+import type { TestRecord } from '../../domain/types.js';
+import type { ResultLog } from '../../log/result-log.js';
+import type { TestStarter } from '../../results/test-starter.js';
 
 /** Long-lived parts the resolvers use; built once per process. */
 export interface GraphQLDeps {

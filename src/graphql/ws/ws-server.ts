@@ -1,6 +1,7 @@
 /**
- * GraphQL over WebSocket (the graphql-ws protocol) on the HTTP server's `/graphql` path: a thin
- * binding of the shared operation pipeline (`yoga.ts`), as Yoga's graphql-ws recipe does it.
+ * GraphQL over WebSocket (the graphql-ws protocol) on the HTTP server's `/graphql` path: protocol
+ * glue around the operation pipeline (`../pipeline/operation-pipeline.ts`), which HTTP (Apollo
+ * Server) and SSE share.
  *
  * - The upgrade checks `Origin` (Cross-Site WebSocket Hijacking): a browser page may connect only
  *   from the service's own origin or an allowed one.
@@ -10,8 +11,9 @@
  *   `ping` that carries a fresh one (ws-session.ts). Operations before the acknowledgement get 4401.
  * - An operation sent by id (trusted documents, APQ) is resolved to its text by the pipeline's
  *   resolver first, the one HTTP requests pass through; `query` is then `""` (the protocol needs a string).
- * - Each operation runs through `getEnveloped`: parse (cached), validation with every limit, the
- *   scope check, context and execution are the pipeline's, exactly as over HTTP. Each operation
+ * - Each operation is prepared by the pipeline (`prepare-operation.ts`): document resolution, parse
+ *   (cached), validation with every limit, admission (scope, cost) and context, with the values
+ *   Apollo Server applies over HTTP; errors leave through the pipeline's error edge. Each operation
  *   has its own request id, which an unexpected error's log line and masked error carry.
  * - An operation that fails (unexpectedly while it is prepared, or its stream, at once or later)
  *   ends alone with an `error` message; no hook rejects, since graphql-ws would then close the
@@ -20,34 +22,29 @@
  *   waiting for a client, its operations wait for it, and a subscription that falls further behind
  *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.
  */
-import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer } from 'ws';
-import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
-import { principalKey, type Principal } from '../auth/principal.js';
-import { isServiceError, type ErrorCode } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { retryAfterSeconds, type RateLimits } from '../limits/rate-limits.js';
-import { withRequestId } from '../request-id.js';
-import { asGraphQLError, clientErrors, type MaskError } from './format-error.js';
-import type { ResolveOperation } from './persisted-operations.js';
-import { createSharedSubscribe } from './shared-subscribe.js';
+import type { VerifyAccessToken } from '../../auth/access-token-verifier.js';
+import { principalKey, type Principal } from '../../auth/principal.js';
+import { isServiceError, type ErrorCode } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { retryAfterSeconds, type RateLimits } from '../../limits/rate-limits.js';
+import { withRequestId } from '../../request-id.js';
+import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
+import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+import { admitStreamedOperation } from '../pipeline/stream-admission.js';
 import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
-import type { GraphQLServer } from './yoga.js';
 
 /** Options of {@link attachGraphQLWebSocket}. */
 export interface GraphQLWebSocketOptions {
   readonly httpServer: Server;
   readonly path: string;
-  /** The shared operation pipeline. */
-  readonly graphql: GraphQLServer;
-  /** The pipeline's document resolver (trusted documents, APQ), the same function HTTP requests pass through. */
-  readonly resolveOperation: ResolveOperation;
-  /** The pipeline's error masker, for errors graphql-ws raises outside it (a stream that fails). */
-  readonly maskError: MaskError;
+  /** The operation pipeline: document resolution, rules, context, error edge, shared subscriptions. */
+  readonly pipeline: OperationPipeline;
   readonly verifyAccessToken: VerifyAccessToken;
   /** Origins allowed besides the service's own (`*` for any). */
   readonly allowedOrigins: readonly string[];
@@ -72,14 +69,13 @@ export interface GraphQLWebSocket {
 }
 
 type SubscribeContext = Context<Record<string, unknown> | undefined, WebSocketExtra>;
-type Pipeline = ReturnType<GraphQLServer['getEnveloped']>;
 
 /** Close code of a connection refused because its principal opened too many in the last minute. */
 export const RATE_LIMITED_CLOSE_CODE = 4429;
 
 /** Attaches graphql-ws to the HTTP server. */
 export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const { maskError } = options;
+  const { pipeline } = options;
   const log = options.logger.child({ component: 'websocket' });
   const wss = new WebSocketServer({
     server: options.httpServer,
@@ -91,13 +87,11 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
   });
   const sessions = createWebSocketSessions(options.verifyAccessToken, log);
-  const pipelines = new WeakMap<ExecutionArgs, Pipeline>();
   // Each operation's request id, by its subscribe payload (what onError is handed) and its arguments.
   const requestIds = new WeakMap<object, string>();
-  const sharedSubscribe = createSharedSubscribe({ logger: log });
-  // Errors leave masked (the pipeline masks what it executes; graphql-ws raises some of its own,
-  // such as a stream that fails) and without the pipeline's internal extensions.
-  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, maskError, log);
+  // Every error leaves through the pipeline's error edge (masked if unexpected, logged once, without
+  // internal extensions), whether execution produced it or graphql-ws raised it (a stream that fails).
+  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, pipeline.formatError);
 
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
@@ -136,9 +130,8 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         try {
           const prepared = await prepare(options, sessions, ctx, payload);
           if (Array.isArray(prepared)) return prepared;
-          pipelines.set(prepared.args, prepared.pipeline);
-          requestIds.set(prepared.args, requestId);
-          return prepared.args;
+          requestIds.set(prepared, requestId);
+          return prepared;
         } catch (error) {
           // A refusal thrown as a GraphQL error, or anything unexpected (a failing dependency, a bug,
           // masked in onError): this operation ends with it. Thrown on, graphql-ws would close the
@@ -149,18 +142,16 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       // graphql-ws hands back the very arguments `onSubscribe` returned.
       execute: async (args) => {
         try {
-          return await withRequestId(requestIds.get(args)!, () => pipelines.get(args)!.execute(args));
+          return await withRequestId(requestIds.get(args)!, () => execute(args));
         } catch (error) {
           return failedStream(error);
         }
       },
       // Subscriptions are prepared by the pipeline like any operation, and then executed once per
-      // event for all the subscribers of the same operation. Not through the pipeline's subscribe:
-      // its hooks wrap every subscriber's stream, a cost paid per subscriber and event when one
-      // message fans out to thousands; errors are masked below with the pipeline's masker instead.
+      // event for all the subscribers of the same operation, over WebSocket and SSE alike.
       subscribe: async (args) => {
         try {
-          return await sharedSubscribe(args);
+          return await pipeline.subscribe(args);
         } catch (error) {
           // Not a GraphQL error (those are results): a stream that cannot be set up, such as a
           // subscription field that resolves to no stream.
@@ -219,13 +210,8 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
 }
 
 
-/** Admits and prepares one operation through the pipeline: its execution arguments and pipeline, or why it is refused. */
-async function prepare(
-  options: GraphQLWebSocketOptions,
-  sessions: WebSocketSessions,
-  ctx: SubscribeContext,
-  payload: SubscribePayload,
-): Promise<{ args: ExecutionArgs; pipeline: Pipeline } | GraphQLError[]> {
+/** Admits and prepares one operation through the pipeline: its execution arguments, or why it is refused. */
+async function prepare(options: GraphQLWebSocketOptions, sessions: WebSocketSessions, ctx: SubscribeContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> {
   // The latest renewal's principal: its scopes apply to operations started from now on.
   const principal = sessions.principal(ctx.extra.socket);
   if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
@@ -237,33 +223,9 @@ async function prepare(
   if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
     return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
   }
-  const budget = await options.rateLimits.consume('subscribe', principalKey(principal));
-  if (!budget.allowed) {
-    const seconds = retryAfterSeconds(budget);
-    return [new GraphQLError(`Too many operations: try again in ${seconds} s.`, { extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } })];
-  }
-  // Trusted documents and APQ first, as over HTTP: `params` holds the text to run. Its refusals
-  // are thrown GraphQL errors, returned by onSubscribe.
-  const params = options.resolveOperation(payload as typeof payload & { documentId?: unknown });
-  // The pipeline's parse cache hands equal queries the same document, which lets the shared
-  // subscription execution recognise subscribers asking for the same thing.
-  const enveloped = options.graphql.getEnveloped({ principal, transport: 'websocket', params });
-  let document;
-  try {
-    document = enveloped.parse(params.query ?? '');
-  } catch (error) {
-    return [error instanceof GraphQLError ? error : new GraphQLError(String(error), { extensions: { code: 'GRAPHQL_PARSE_FAILED' satisfies ErrorCode } })];
-  }
-  const invalid = enveloped.validate(enveloped.schema, document);
-  if (invalid.length > 0) return [...invalid];
-  const args: ExecutionArgs = {
-    schema: enveloped.schema,
-    document,
-    variableValues: params.variables ?? null,
-    operationName: params.operationName ?? null,
-    contextValue: await enveloped.contextFactory(),
-  };
-  return { args, pipeline: enveloped };
+  const overBudget = await admitStreamedOperation(options.rateLimits, principal);
+  if (overBudget !== undefined) return [asGraphQLError(overBudget)];
+  return options.pipeline.prepare({ principal, transport: 'websocket', params: payload as SubscribePayload & { documentId?: unknown } });
 }
 
 /**

@@ -1,21 +1,20 @@
 /**
  * Operations named by id instead of text: trusted documents (only the manifest's operations run)
  * and automatic persisted queries (APQ). One function, {@link createOperationResolver}, turns a
- * request's parameters into the document text to run, and both transports call it before anything
- * else: HTTP through the pipeline's `onParams` hook ({@link useResolvedOperations}), graphql-ws in its
- * `onSubscribe`. What follows (parse, every limit, scopes, execution) is the shared pipeline's.
+ * request's parameters into the document text to run, and every transport calls it before anything
+ * else: Apollo Server's `requestDidStart` hook over HTTP (`http/apollo-server.ts`), and the
+ * streaming bindings through `prepare-operation.ts`. What follows (parse, every limit, scopes,
+ * execution) is the operation rules'.
  *
- * Why not Yoga's persisted-operations and APQ plugins: both work in `onParams`, which only Yoga's
- * HTTP handler runs; graphql-ws operations enter the pipeline at `getEnveloped`, past that hook,
- * so with those plugins alone the WebSocket would run any document in trusted mode.
+ * Why not Apollo Server's own APQ: it works over HTTP only, knows no trusted documents, and would
+ * leave the socket transports running any document in trusted mode; it is switched off.
  *
  * An id arrives as `documentId` (GraphQL over HTTP's persisted documents, GraphQL Code Generator's
  * client preset) or as `extensions.persistedQuery.sha256Hash` (Apollo's APQ and persisted queries).
  */
 import { GraphQLError, parse } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
-import { ConfigError, httpStatusFor, type ErrorCode } from '../errors.js';
-import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../persisted-operations-config.js';
+import { ConfigError, httpStatusFor, type ErrorCode } from '../../errors.js';
+import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../../persisted-operations-config.js';
 
 /** An operation's parameters as a client sends them, over either transport. */
 export interface OperationRequest {
@@ -123,20 +122,6 @@ function createBoundedStore(maxEntries: number, maxBytes: number) {
       entries.set(key, value);
       size += value.length;
       while (entries.size > maxEntries || size > maxBytes) remove(entries.keys().next().value as string);
-    },
-  };
-}
-
-/**
- * The resolver as the first step of an HTTP request: before Yoga checks that a `query` is there.
- * A GET's `documentId` comes from the URL (Yoga's GET parser reads only the four standard ones).
- */
-export function useResolvedOperations(resolve: ResolveOperation): Plugin {
-  return {
-    onParams({ params, request, setParams }) {
-      const documentId = (params as { documentId?: unknown }).documentId ?? (request.method === 'GET' ? (new URL(request.url).searchParams.get('documentId') ?? undefined) : undefined);
-      const resolved = resolve({ ...params, documentId });
-      setParams(resolved);
     },
   };
 }

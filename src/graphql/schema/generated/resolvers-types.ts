@@ -1,7 +1,7 @@
 /* Generated from schema/*.graphql by GraphQL Code Generator (npm run codegen). Do not edit. */
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
-import type { TestView as TestViewModel, TestListPage as TestListPageModel, TestListEdge as TestListEdgeModel, TestChangeEvent as TestChangeEventModel, TestMessage as TestMessageModel, MessagePage as MessagePageModel, MessageEdge as MessageEdgeModel, StartTestResult as StartTestResultModel } from '../../domain/types.js';
-import type { GraphQLContext } from '../context.js';
+import type { TestView as TestViewModel, TestListPage as TestListPageModel, TestListEdge as TestListEdgeModel, TestChangeEvent as TestChangeEventModel, TestMessage as TestMessageModel, MessagePage as MessagePageModel, MessageEdge as MessageEdgeModel, StartTestResult as StartTestResultModel } from '../../../domain/types.js';
+import type { GraphQLContext } from '../../pipeline/context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };

@@ -10,6 +10,7 @@
  * `return()` must end a stream that is waiting for a quiet test's next event.
  */
 import type { ExecutionResult } from 'graphql';
+import { delayUntil } from '../pipeline/stream-admission.js';
 
 /** What {@link guardSseStream} needs besides the source. */
 export interface SseStreamOptions {
@@ -55,7 +56,7 @@ export function guardSseStream(source: AsyncIterator<ExecutionResult>, options: 
       if (settle === undefined) expiredWhileIdle = true;
       else settle(last(options.expired()));
     },
-    Math.min(Math.max(0, options.endsAt - Date.now()), 2_147_483_647),
+    delayUntil(options.endsAt),
   );
   expiry.unref();
 

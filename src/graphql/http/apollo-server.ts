@@ -1,0 +1,112 @@
+/**
+ * Apollo Server, the HTTP transport of the operation pipeline (`../pipeline/operation-pipeline.ts`).
+ * It is given the pipeline's rules through its own options (`parseOptions`, `validationRules`,
+ * `validationOptions`), its error edge as `formatError`, and one plugin that resolves a document
+ * sent by id before Apollo reads it (`requestDidStart`) and admits the operation once it is
+ * resolved (`didResolveOperation`, where a refusal is answered with its own status and code): the
+ * same steps the graphql-ws and graphql-sse bindings take.
+ *
+ * Nothing phones home and no per-field hook runs: the landing page, usage and schema reporting,
+ * inline traces and cache control are off. Apollo's APQ is off too (the pipeline's resolver serves
+ * APQ and trusted documents on every transport), and so is its handling of termination signals:
+ * the service's lifecycle drains HTTP and then stops the server.
+ */
+import { ApolloServer, type ApolloServerPlugin, type GraphQLRequest } from '@apollo/server';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
+import { GraphQLError } from 'graphql';
+import type { Logger } from '../../logger.js';
+import type { GraphQLContext } from '../pipeline/context.js';
+import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+
+/** The HTTP GraphQL server. */
+export type HttpGraphQLServer = ApolloServer<GraphQLContext>;
+
+/**
+ * Headers that force a browser to preflight a cross-site request: a request with a "simple"
+ * content type (a form post) or none (a plain GET) must carry one of them (CSRF prevention).
+ */
+const PREFLIGHT_HEADERS = ['apollo-require-preflight', 'x-apollo-operation-name', 'graphql-require-preflight'];
+
+/** Creates (but does not start) the server for `pipeline`. */
+export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: Logger): HttpGraphQLServer {
+  const { rules } = pipeline;
+  return new ApolloServer<GraphQLContext>({
+    schema: pipeline.schema,
+    // The switch is one of the pipeline's validation rules, the same on every transport: Apollo's
+    // own would add a second rule on HTTP alone, worded for its configuration.
+    introspection: true,
+    parseOptions: rules.parseOptions,
+    validationRules: [...rules.validationRules],
+    validationOptions: rules.validationOptions,
+    formatError: pipeline.formatError,
+    includeStacktraceInErrorResponses: pipeline.debugErrors,
+    allowBatchedHttpRequests: false,
+    persistedQueries: false,
+    csrfPrevention: { requestHeaders: PREFLIGHT_HEADERS },
+    stopOnTerminationSignals: false,
+    logger: logger.child({ component: 'graphql' }),
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginCacheControlDisabled(),
+      pipelinePlugin(pipeline),
+    ],
+  });
+}
+
+/**
+ * Stands in for a refused request's document until the refusal can be answered: Apollo Server
+ * answers an error thrown as the request starts with a bare 500, and one thrown when the operation
+ * is resolved with its own status and code. The refused text itself is never parsed.
+ */
+const REFUSED_PLACEHOLDER = '{ __typename }';
+
+/** The pipeline's document resolution and admission, as Apollo Server hooks. */
+function pipelinePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart({ request }) {
+      let refusal: GraphQLError | undefined;
+      try {
+        // Before Apollo reads `query`.
+        request.query = pipeline.resolveOperation({ ...request, documentId: documentIdOf(request) }).query;
+      } catch (error) {
+        if (!(error instanceof GraphQLError)) throw error;
+        refusal = error;
+        request.query = REFUSED_PLACEHOLDER;
+        request.operationName = undefined;
+        request.variables = undefined;
+      }
+      if (request.extensions?.persistedQuery !== undefined) {
+        // Resolved above: Apollo's own APQ, which is off, would refuse the request for it.
+        const { persistedQuery: _resolved, ...rest } = request.extensions;
+        request.extensions = rest;
+      }
+      return {
+        async didResolveOperation({ document, operation, request: resolved, contextValue }) {
+          if (refusal !== undefined) throw refusal;
+          // No operation to run: Apollo refuses it itself (OPERATION_RESOLUTION_FAILURE) before execution.
+          if (operation === undefined) return;
+          const admitted = pipeline.rules.admit({ document, operation, operationName: resolved.operationName, variables: resolved.variables, principal: contextValue.principal, transport: 'http' });
+          if (admitted !== undefined) throw admitted;
+        },
+      };
+    },
+  };
+}
+
+/** `documentId` from a POST's JSON body or a GET's URL: Apollo reads only the standard parameters. */
+function documentIdOf(request: GraphQLRequest): unknown {
+  const http = request.http;
+  if (http === undefined) return undefined;
+  if (http.method === 'GET') return new URLSearchParams(http.search).get('documentId') ?? undefined;
+  const body = http.body as { documentId?: unknown } | null | undefined;
+  return typeof body === 'object' && body !== null ? body.documentId : undefined;
+}

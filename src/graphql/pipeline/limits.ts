@@ -1,0 +1,123 @@
+/**
+ * Depth and cost limits, checked before execution by the operation rules (`operation-rules.ts`)
+ * on every transport: depth with validation, cost when the operation is admitted.
+ */
+import depthLimit from 'graphql-depth-limit';
+import { GraphQLError, NoFragmentCyclesRule, validate, type DocumentNode, type GraphQLSchema, type ValidationContext, type ValidationRule } from 'graphql';
+import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
+import type { ErrorCode } from '../../errors.js';
+import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from '../schema/resolvers.js';
+
+/** Budgets of one operation. */
+export interface OperationLimits {
+  readonly maxDepth: number;
+  readonly maxCost: number;
+}
+
+/**
+ * Cost model: every field costs 1 plus its children, and list fields multiply their children by
+ * how many items they may return: `tests` by the number of ids, `messages` and `recentTests` by `first`.
+ */
+const listEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  if (type.name === 'Query' && field.name === 'tests') {
+    const ids = Array.isArray(args.correlationIds) ? Math.min(args.correlationIds.length, MAX_IDS_PER_QUERY) : 1;
+    return 1 + ids * childComplexity;
+  }
+  if (type.name === 'Query' && field.name === 'recentTests') {
+    const first = typeof args.first === 'number' && args.first > 0 ? Math.min(args.first, MAX_TESTS_PER_PAGE) : 0;
+    return 1 + first * childComplexity;
+  }
+  if (type.name === 'Test' && field.name === 'messages') {
+    const first = typeof args.first === 'number' && args.first > 0 ? args.first : 0;
+    return 1 + first * childComplexity;
+  }
+  return undefined;
+};
+
+const estimators = [listEstimator, simpleEstimator({ defaultComplexity: 1 })];
+
+/** The cost of an operation under the model above; throws on variables that do not coerce. */
+export function operationCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): number {
+  return getComplexity({ schema, query: document, variables: variables ?? {}, ...(operationName ? { operationName } : {}), estimators });
+}
+
+/**
+ * The depth budget as a validation rule (graphql-depth-limit's), its refusals carrying
+ * QUERY_TOO_DEEP. Depth depends on the document alone, so it is checked with the rest of
+ * validation, whose result every transport keeps per document. Introspection fields (`__schema`,
+ * `__type`) are not counted, so GraphQL IDEs keep working.
+ */
+export function depthRule(maxDepth: number): ValidationRule {
+  const rule = depthLimit(maxDepth) as unknown as ValidationRule;
+  return (context) => {
+    // graphql-depth-limit follows fragment spreads without end on a cycle; graphql-js's own rule
+    // refuses a document with one, and its depth is then not measured.
+    if (validate(context.getSchema(), context.getDocument(), [NoFragmentCyclesRule]).length > 0) return {};
+    // graphql-depth-limit reports through the context it is given: a view of it whose
+    // reportError gives the refusal its code.
+    const coded = Object.create(context) as ValidationContext;
+    coded.reportError = (error) =>
+      context.reportError(new GraphQLError(error.message, { nodes: error.nodes ?? [], extensions: { code: 'QUERY_TOO_DEEP' satisfies ErrorCode, maxDepth, http: { status: 400 } } }));
+    rule(coded);
+    // Its visitor does nothing: the depth was measured above, over the whole document.
+    return {};
+  };
+}
+
+/** Costs of recent operations per document, dropped with the document when its cache lets it go. */
+const costs = new WeakMap<DocumentNode, { maxCost: number; byVariables: Map<string, number> }>();
+
+/**
+ * The cost refusal of a validated operation (`extensions.code` QUERY_TOO_COMPLEX), or undefined
+ * within budget. The cost depends on the variables, so it is checked when the operation is admitted.
+ */
+export function checkOperationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined,
+  maxCost: number,
+): GraphQLError | undefined {
+  // Every transport hands the same parsed document to requests with the same query text, so the
+  // cost is computed once per document and variables.
+  let cached = costs.get(document);
+  if (cached === undefined || cached.maxCost !== maxCost) {
+    cached = { maxCost, byVariables: new Map() };
+    costs.set(document, cached);
+  }
+  const key = `${operationName ?? ''}\u0000${JSON.stringify(variables ?? {})}`;
+  let cost = cached.byVariables.get(key);
+  if (cost === undefined) {
+    try {
+      cost = operationCost(schema, document, variables, operationName);
+    } catch {
+      // Variables that do not coerce: execution rejects the operation with the precise reason.
+      return undefined;
+    }
+    // Bounded: a document used with ever new variables must not grow without end.
+    if (cached.byVariables.size >= 256) cached.byVariables.clear();
+    cached.byVariables.set(key, cost);
+  }
+  if (cost <= maxCost) return undefined;
+  return new GraphQLError(`Operation cost ${cost} exceeds the maximum of ${maxCost}. Ask for fewer ids or smaller pages.`, {
+    extensions: { code: 'QUERY_TOO_COMPLEX' satisfies ErrorCode, cost, maxCost, http: { status: 400 } },
+  });
+}
+
+/**
+ * The limit violations of an already validated operation (depth, then cost), as GraphQL errors
+ * carrying QUERY_TOO_DEEP or QUERY_TOO_COMPLEX; empty when within budget. For tools and tests:
+ * the transports apply the two through {@link depthRule} and {@link checkOperationCost}.
+ */
+export function checkOperationLimits(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined,
+  limits: OperationLimits,
+): GraphQLError[] {
+  const deep = validate(schema, document, [depthRule(limits.maxDepth)]);
+  if (deep.length > 0) return [...deep];
+  const costly = checkOperationCost(schema, document, variables, operationName, limits.maxCost);
+  return costly === undefined ? [] : [costly];
+}

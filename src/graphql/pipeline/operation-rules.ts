@@ -1,0 +1,100 @@
+/**
+ * The rules every GraphQL operation passes before it runs, defined once for the three transports:
+ * Apollo Server takes them through its options (`parseOptions`, `validationRules`,
+ * `validationOptions`) and one plugin (`didResolveOperation` calls {@link OperationRules.admit});
+ * the graphql-ws and graphql-sse bindings apply the same values through `prepare-operation.ts`.
+ *
+ * - Parse: the token budget (graphql-js's `maxTokens`).
+ * - Validation (depends on the document alone, so its result is kept per document): graphql-js's
+ *   rules, the introspection switch, depth, aliases and directives; suggestions hidden where
+ *   configured; at most {@link MAX_VALIDATION_ERRORS} errors per document.
+ * - Admission (depends on the caller and the variables, so it runs for every operation): no
+ *   subscription over plain HTTP, the caller's scope, and the cost budget.
+ *
+ * Every refusal carries its own `extensions.code` and the HTTP status it answers with.
+ */
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type ParseOptions, type ValidationRule } from 'graphql';
+import type { AccessPolicy } from '../../auth/access.js';
+import { InsufficientScopeError, bearerChallenge } from '../../auth/auth-error.js';
+import type { Principal } from '../../auth/principal.js';
+import type { ErrorCode } from '../../errors.js';
+import { checkOperationCost, depthRule, type OperationLimits } from './limits.js';
+import { shapeLimitRules, type ShapeLimits } from './shape-limits.js';
+
+/** How an operation reached the service. */
+export type Transport = 'http' | 'websocket' | 'sse';
+
+/**
+ * Errors one invalid document may produce: ten unknown directives would otherwise answer with ten
+ * errors (error amplification). graphql-js adds one last error saying validation stopped.
+ */
+export const MAX_VALIDATION_ERRORS = 5;
+
+/** Options of {@link createOperationRules}. */
+export interface OperationRulesOptions {
+  readonly schema: GraphQLSchema;
+  readonly access: AccessPolicy;
+  readonly limits: OperationLimits;
+  readonly shapeLimits: ShapeLimits;
+  /** Whether the schema may be introspected (GraphQL IDEs need it). */
+  readonly introspection: boolean;
+}
+
+/** A validated operation, about to be admitted. */
+export interface OperationToAdmit {
+  readonly document: DocumentNode;
+  /** The operation to run, as `getOperationAST` found it (undefined when the document names none). */
+  readonly operation: OperationDefinitionNode | null | undefined;
+  readonly operationName: string | null | undefined;
+  readonly variables: Record<string, unknown> | null | undefined;
+  readonly principal: Principal;
+  readonly transport: Transport;
+}
+
+/** The rules, as values every transport applies. */
+export interface OperationRules {
+  readonly parseOptions: ParseOptions;
+  /** The rules beyond graphql-js's `specifiedRules`. */
+  readonly validationRules: readonly ValidationRule[];
+  readonly validationOptions: { readonly maxErrors: number; readonly hideSuggestions: boolean };
+  /** The first reason not to run a valid operation, if any. */
+  admit(request: OperationToAdmit): GraphQLError | undefined;
+}
+
+/** Creates the rules for `options`. */
+export function createOperationRules(options: OperationRulesOptions): OperationRules {
+  const { schema, access, limits, shapeLimits } = options;
+  return {
+    parseOptions: { maxTokens: shapeLimits.maxTokens },
+    validationRules: [
+      // graphql-js's rule rather than Apollo's `introspection: false`: that one adds a rule on HTTP
+      // alone, worded for Apollo Server's configuration; this one is the same on every transport.
+      ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
+      depthRule(limits.maxDepth),
+      ...shapeLimitRules(shapeLimits),
+    ],
+    validationOptions: { maxErrors: MAX_VALIDATION_ERRORS, hideSuggestions: !shapeLimits.fieldSuggestions },
+    admit(request) {
+      const { operation } = request;
+      if (operation == null) {
+        return refused('Unable to identify the operation to run: name one of the document\'s operations in "operationName".', 'BAD_USER_INPUT');
+      }
+      if (operation.operation === 'subscription' && request.transport === 'http') {
+        return refused('Subscriptions are served over WebSocket (the graphql-ws protocol) or SSE (Accept: text/event-stream) on this same path.', 'BAD_USER_INPUT');
+      }
+      try {
+        access.requireScope(request.principal, access.scopeFor(operation.operation));
+      } catch (error) {
+        if (!(error instanceof InsufficientScopeError)) throw error;
+        // A Map: the header form Apollo Server takes (its HeaderMap is one).
+        const headers = new Map([['www-authenticate', bearerChallenge(error) as string]]);
+        return new GraphQLError(error.message, { extensions: { ...error.extensions, http: { status: 403, headers } } });
+      }
+      return checkOperationCost(schema, request.document, request.variables ?? undefined, request.operationName ?? undefined, limits.maxCost);
+    },
+  };
+}
+
+function refused(message: string, code: ErrorCode): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, http: { status: 400 } } });
+}

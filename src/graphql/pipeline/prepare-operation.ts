@@ -1,0 +1,95 @@
+/**
+ * The first steps of an operation on the streaming transports (graphql-ws and graphql-sse), which
+ * Apollo Server takes for HTTP: resolve the document (trusted documents, APQ), parse it (cached by
+ * text, so equal queries share one document, which the shared subscription execution relies on),
+ * validate it (cached per document), admit it, and create its context. The values applied are the
+ * operation rules' (`operation-rules.ts`), the very ones Apollo Server is given.
+ */
+import { GraphQLError, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import type { Principal } from '../../auth/principal.js';
+import type { ErrorCode } from '../../errors.js';
+import type { OperationRules, Transport } from './operation-rules.js';
+import type { OperationRequest, ResolveOperation } from './persisted-operations.js';
+
+/** Distinct query texts whose parsed documents are kept. */
+const PARSE_CACHE_SIZE = 1000;
+
+/** One operation as a streaming transport received it. */
+export interface StreamedOperation {
+  readonly principal: Principal;
+  readonly transport: Exclude<Transport, 'http'>;
+  /** The request's parameters, before its document is resolved. */
+  readonly params: OperationRequest;
+  /** The cursor a reconnecting SSE client last received (`Last-Event-ID`). */
+  readonly resumeAfter?: string | undefined;
+}
+
+/** Prepares an operation: its execution arguments, or the errors it is refused with. */
+export type PrepareOperation = (operation: StreamedOperation) => ExecutionArgs | GraphQLError[];
+
+/** Options of {@link createOperationPreparer}. */
+export interface PrepareOperationOptions {
+  readonly schema: GraphQLSchema;
+  readonly rules: OperationRules;
+  readonly resolveOperation: ResolveOperation;
+  readonly createContext: (principal: Principal, resumeAfter: string | undefined) => unknown;
+}
+
+/** Creates the preparer, with its parse and validation caches. */
+export function createOperationPreparer(options: PrepareOperationOptions): PrepareOperation {
+  const { schema, rules } = options;
+  const parsed = new Map<string, DocumentNode | GraphQLError>();
+  const validated = new WeakMap<DocumentNode, GraphQLError[]>();
+  const allRules = [...specifiedRules, ...rules.validationRules];
+
+  const parseCached = (query: string): DocumentNode | GraphQLError => {
+    let document = parsed.get(query);
+    if (document !== undefined) {
+      // Least recently used first: a hit moves to the end.
+      parsed.delete(query);
+    } else {
+      try {
+        document = parse(query, rules.parseOptions);
+      } catch (error) {
+        document = coded(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED');
+      }
+      if (parsed.size >= PARSE_CACHE_SIZE) parsed.delete(parsed.keys().next().value as string);
+    }
+    parsed.set(query, document);
+    return document;
+  };
+
+  const validateCached = (document: DocumentNode): GraphQLError[] => {
+    let errors = validated.get(document);
+    if (errors === undefined) {
+      errors = validate(schema, document, allRules, rules.validationOptions).map((error) => coded(error, 'GRAPHQL_VALIDATION_FAILED'));
+      validated.set(document, errors);
+    }
+    return errors;
+  };
+
+  return ({ principal, transport, params, resumeAfter }) => {
+    let query: string | undefined;
+    try {
+      query = options.resolveOperation(params).query;
+    } catch (error) {
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+    const document = parseCached(query ?? '');
+    if (document instanceof GraphQLError) return [document];
+    const invalid = validateCached(document);
+    if (invalid.length > 0) return invalid;
+    const operationName = params.operationName ?? null;
+    const variables = params.variables ?? null;
+    const refusal = rules.admit({ document, operation: getOperationAST(document, operationName), operationName, variables, principal, transport });
+    if (refusal !== undefined) return [refusal];
+    return { schema, document, variableValues: variables, operationName, contextValue: options.createContext(principal, resumeAfter) };
+  };
+}
+
+/** A copy of `error` with `code` unless it has a code of its own (graphql-js shares some errors). */
+function coded(error: GraphQLError, code: ErrorCode): GraphQLError {
+  if (typeof error.extensions.code === 'string') return error;
+  return new GraphQLError(error.message, { nodes: error.nodes ?? null, source: error.source ?? null, positions: error.positions ?? null, extensions: { ...error.extensions, code } });
+}
