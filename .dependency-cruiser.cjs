@@ -8,7 +8,8 @@
  *   state       src/log/                                     (the result log: memory and Redis implementations)
  *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
  *   use cases   src/results/, src/auth/, src/limits/, src/metrics.ts
- *   api         src/graphql/, src/http/                      (siblings: neither imports the other)
+ *   api         src/graphql/, src/http/                      (siblings: neither imports the other;
+ *               src/graphql/ is schema/, pipeline/ (the rules of every transport), http/ (Apollo Server), ws/ and sse/)
  *   service     src/service.ts, src/state.ts, src/start-from-config.ts, src/main.ts
  *
  * Seams are the files that name no client library (src/log/result-log.ts, src/ingest/consumer.ts,
@@ -76,6 +77,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/ingest/', KAFKA_ROOT] },
       to: { path: '^src/ingest/kafka-' },
+    },
+    {
+      name: 'apollo-server-only-in-its-http-binding',
+      comment:
+        'Apollo Server (@apollo/server and its Express integration) is imported only by src/graphql/http/: the server\'s construction (apollo-server.ts) and the HTTP binding (graphql-endpoint.ts). The operation rules, the error edge and the streaming bindings know nothing of it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/graphql/http/' },
+      to: { path: '(^|node_modules/)(@apollo/server|@as-integrations/express5)(/|$)' },
     },
     {
       name: 'src-not-into-test-code',
@@ -166,7 +175,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^src/graphql/generated/' },
+    exclude: { path: '^src/graphql/schema/generated/' },
     // Type-only imports count: a kafkajs type outside src/ingest/ leaks the client as surely as a value.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

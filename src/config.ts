@@ -82,7 +82,7 @@ export interface GraphQLConfig {
   readonly introspection: boolean;
 }
 
-/** Limits of an operation's shape (graphql-armor), on HTTP and WebSocket alike. */
+/** Limits of an operation's shape (graphql-armor's rules, graphql-js's token and suggestion options), on HTTP, WebSocket and SSE alike. */
 export interface GraphQLShapeConfig {
   readonly maxAliases: number;
   readonly maxDirectives: number;

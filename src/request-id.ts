@@ -1,9 +1,9 @@
 /**
  * The request id: one per HTTP request (a well-formed incoming `X-Request-Id`, else a new UUID)
- * and one per GraphQL operation over WebSocket. An unexpected error is logged with it and the
+ * and one per GraphQL operation over WebSocket or SSE. An unexpected error is logged with it and the
  * client is given it, so a report from a client leads to the one log line that explains it.
  * It travels in an AsyncLocalStorage, because the places that mask and log errors (the
- * pipeline's masker, Yoga's logger) are called without the request.
+ * pipeline's error edge, Apollo Server's `formatError`) are called without the request.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';

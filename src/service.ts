@@ -1,9 +1,9 @@
 /**
  * Composition and lifecycle of one service process. The role decides which parts run: the API
- * (HTTP + WebSocket on one port, the issuer, the request publisher), the consumer in the
+ * (HTTP, WebSocket and SSE on one port, the issuer, the request publisher), the consumer in the
  * background, or both; health, readiness and metrics are always served. Every long-lived part is
  * registered in the process's lifecycle with its stop phase (see src/lifecycle/lifecycle.ts):
- * HTTP and WebSockets drain first, then the consumer commits and the producers flush, then the result
+ * HTTP, WebSockets and event streams drain first, then the consumer commits and the producers flush, then the result
  * log and issuer let go, and the connections close last.
  */
 import { createServer, type Server } from 'node:http';
@@ -157,6 +157,8 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
+  // Refuses a manifest whose documents do not parse before anything is said about it.
+  const resolveOperation = createOperationResolver(config.persistedOperations);
   logPersistedOperations(config, logger);
   // One pipeline for the three transports: Apollo Server over HTTP, graphql-ws and graphql-sse.
   const pipeline = createOperationPipeline({
@@ -165,7 +167,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
     limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
     shapeLimits: config.graphqlShape,
     introspection: config.graphql.introspection,
-    resolveOperation: createOperationResolver(config.persistedOperations),
+    resolveOperation,
     debugErrors: config.browser.graphqlDebugErrors,
     logger,
   });

@@ -6,7 +6,8 @@
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { postGraphQL, wsErrors as overWebSocket, type ClientErrors as Errors } from '../support/graphql.js';
+import { postGraphQL, sseErrors as overSse, wsErrors as overWebSocket, type ClientErrors as Errors } from '../support/graphql.js';
+import { MAX_VALIDATION_ERRORS } from '../../src/graphql/pipeline/operation-rules.js';
 import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { countCreates, type TestService } from '../support/service.js';
 import { HS256_ENV } from '../support/tokens.js';
@@ -15,6 +16,8 @@ import { HS256_ENV } from '../support/tokens.js';
 let svc: MockClusterService;
 /** Default limits and suggestions (development). */
 let open: TestService;
+/** Default limits in production, as a GraphQL security scanner finds the service deployed. */
+let production: TestService;
 const created = countCreates();
 
 beforeAll(async () => {
@@ -23,9 +26,11 @@ beforeAll(async () => {
     wrapLog: created.wrapLog,
   });
   open = await svc.startAnother('open');
+  production = await svc.startAnother('production', { env: { NODE_ENV: 'production' } });
 });
 
 afterAll(async () => {
+  await production?.stop();
   await open?.stop();
   await svc?.stop();
 });
@@ -93,6 +98,40 @@ describe('shape limits on both transports', () => {
     expect(response.status).toBe(200);
     expect(response.body.errors).toBeUndefined();
     expect(response.body.data?.__schema.queryType).toMatchObject({ name: 'Query' });
+  });
+});
+
+describe('what a GraphQL security scanner probes, in production, on all three transports', () => {
+  /** HTTP's status and errors, and the errors over WebSocket and SSE. */
+  async function three(query: string): Promise<{ status: number; transports: Errors[] }> {
+    const response = await postGraphQL(production.url, query);
+    // SSE's refusal carries its status on the array: only the errors are compared.
+    return { status: response.status, transports: [(response.body.errors ?? []) as Errors, await overWebSocket(production.url, query), [...(await overSse(production.url, query))]] };
+  }
+
+  it('refuses 101 aliases of __typename with QUERY_TOO_MANY_ALIASES: no field is exempt from the alias budget', async () => {
+    const flood = `{ ${Array.from({ length: 101 }, (_, i) => `a${i}: __typename`).join(' ')} }`;
+    const refused = await three(flood);
+    expect(refused.status).toBe(400);
+    for (const errors of refused.transports) {
+      expect(errors).toEqual([expect.objectContaining({ message: 'Aliases limit of 15 exceeded, found 101.', extensions: { code: 'QUERY_TOO_MANY_ALIASES', maxAliases: 15 } })]);
+    }
+    // Within the budget, aliases of __typename still run.
+    const within = await three(`{ ${Array.from({ length: 15 }, (_, i) => `a${i}: __typename`).join(' ')} }`);
+    expect(within).toEqual({ status: 200, transports: [[], [], []] });
+  });
+
+  it('caps the errors one invalid document produces: ten unknown directives do not answer with ten errors', async () => {
+    const repeated = `{ __typename ${'@nope '.repeat(10)}}`;
+    const refused = await three(repeated);
+    expect(refused.status).toBe(400);
+    for (const errors of refused.transports) {
+      // The first MAX_VALIDATION_ERRORS, and one saying validation stopped there.
+      expect(errors).toHaveLength(MAX_VALIDATION_ERRORS + 1);
+      expect(errors.slice(0, MAX_VALIDATION_ERRORS).map((error) => error.message)).toEqual(Array(MAX_VALIDATION_ERRORS).fill('Unknown directive "@nope".'));
+      expect(errors.at(-1)).toMatchObject({ message: 'Too many validation errors, error limit reached. Validation aborted.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+      for (const error of errors) expect(error.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    }
   });
 });
 

@@ -46,7 +46,7 @@ export function createSharedSubscribe(options: { logger: Logger }): SharedSubscr
   let nextDocumentId = 0;
 
   const operationKey = (args: ExecutionArgs): string => {
-    // Documents are compared by identity: the WebSocket endpoint hands equal queries the same
+    // Documents are compared by identity: the pipeline's parse cache hands equal queries the same
     // parsed document, so identity is as good as text here and much cheaper.
     let documentId = documentIds.get(args.document);
     if (documentId === undefined) {

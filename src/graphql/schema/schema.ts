@@ -15,7 +15,7 @@ export function loadTypeDefs(): string[] {
     .map((name) => readFileSync(new URL(name, SCHEMA_DIR), 'utf8'));
 }
 
-/** Builds the executable schema. Built once per process and shared by HTTP and WebSocket. */
+/** Builds the executable schema. Built once per process and shared by HTTP, WebSocket and SSE. */
 export function createSchema(): GraphQLSchema {
   return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: resolvers as never });
 }

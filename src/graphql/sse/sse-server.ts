@@ -122,17 +122,17 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
       const stream = req.context;
       try {
         const refused = await admit(options, slots, stream);
-        if (refused !== undefined) return refusal(refused, pipeline, stream);
+        if (refused !== undefined) return refusal([refused], pipeline, stream);
         // graphql-sse keeps only the standard parameters; a document id travels in the body beside them.
         const documentId = (req.raw as { body?: { documentId?: unknown } }).body?.documentId;
         const prepared = pipeline.prepare({ principal: stream.principal, transport: 'sse', params: { ...params, documentId }, resumeAfter: stream.resumeAfter });
-        if (Array.isArray(prepared)) return refusal(prepared[0]!, pipeline, stream);
+        if (Array.isArray(prepared)) return refusal(prepared, pipeline, stream);
         streamOf.set(prepared, stream);
         return prepared as ExecutionArgs & { contextValue: Context };
       } catch (error) {
         // Unexpected (a failing dependency, a bug): refused like any operation before its stream
         // opens, with the error masked and logged under the request id, rather than failing the request.
-        return refusal(asGraphQLError(error), pipeline, stream, error instanceof ServiceError ? error.httpStatus : 500);
+        return refusal([asGraphQLError(error)], pipeline, stream, error instanceof ServiceError ? error.httpStatus : 500);
       }
     },
     execute: (args) => endsWithError(() => withRequestId(streamOf.get(args)!.requestId, () => execute(args))),
@@ -202,15 +202,15 @@ async function endsWithError<T>(run: () => Promise<T> | T): Promise<T | Executio
  * A refusal before the stream opens: a GraphQL error body (through the pipeline's error edge) with
  * the refusal's HTTP status and headers (a scope challenge, the seconds to wait when rate limited).
  */
-function refusal(error: GraphQLError, pipeline: OperationPipeline, stream: Stream, fallbackStatus = 400): SseResponse {
+function refusal(errors: readonly GraphQLError[], pipeline: OperationPipeline, stream: Stream, fallbackStatus = 400): SseResponse {
+  const error = errors[0]!;
   const original = error.originalError;
   const http = error.extensions.http as { status?: number; headers?: Map<string, string> } | undefined;
   const status = original instanceof ServiceError ? original.httpStatus : (http?.status ?? fallbackStatus);
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...Object.fromEntries(http?.headers ?? []) };
   const retryAfter = error.extensions.retryAfterSeconds;
   if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
-  const [formatted] = clientErrors([error], stream.requestId, pipeline.formatError);
-  return [JSON.stringify({ errors: [formatted] }), { status, statusText: '', headers }];
+  return [JSON.stringify({ errors: clientErrors(errors, stream.requestId, pipeline.formatError) }), { status, statusText: '', headers }];
 }
 
 /** Writes graphql-sse's body, naming each `next` event after its result's event id. */
