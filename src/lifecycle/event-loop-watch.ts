@@ -6,7 +6,7 @@
  * and a liveness probe fails while that delay is past the bound. One short stall is not enough to
  * restart the process: the orchestrator's failure threshold asks for several probes in a row.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import type { Disposable } from './disposable.js';
 
 /** Options of {@link createEventLoopWatch}. */
@@ -21,33 +21,39 @@ export interface EventLoopWatchOptions {
 export interface EventLoopWatch extends Disposable {
   /** `ok`, or how long the loop was blocked within the window when that was past the bound. */
   check(): { readonly ok: boolean; readonly detail: string };
-  /** The longest delay within the window, in milliseconds. */
+  /** The longest delay within the window (the one in progress included), in milliseconds. */
   recentMaxDelayMs(): number;
 }
 
-/** How often the histogram's maximum is moved into the window. */
-const SAMPLE_MS = 500;
+/** How often the watch's timer is due: its lateness is the event loop's delay. */
+const TICK_MS = 100;
 
-/** Starts watching the event loop; dispose it to stop (its timer never keeps the process alive). */
+/**
+ * Starts watching the event loop; dispose it to stop (its timer never keeps the process alive).
+ * The delay is a timer's lateness, measured here rather than with `monitorEventLoopDelay`: that
+ * histogram records a block only when its own timer fires after it, so a reset (needed for a
+ * window) made before that moment loses the block, and a probe answered in the same turn as the
+ * block's end would not see it.
+ */
 export function createEventLoopWatch(options: EventLoopWatchOptions): EventLoopWatch {
   const windowMs = options.windowMs ?? 10_000;
-  const histogram = monitorEventLoopDelay({ resolution: 20 });
-  histogram.enable();
-  // Maxima per sample period, newest last. A blocked loop delays the timer too, so the period
-  // that contains a block is sampled as soon as the loop runs again.
-  const samples: Array<{ at: number; maxMs: number }> = [];
-  const sample = () => {
-    const now = Date.now();
-    samples.push({ at: now, maxMs: histogram.max / 1e6 });
-    histogram.reset();
-    while (samples.length > 0 && (samples[0]?.at ?? now) < now - windowMs) samples.shift();
-  };
-  const timer = setInterval(sample, SAMPLE_MS);
+  // Delays past one tick, newest last; ordinary ticks are not kept.
+  const delays: Array<{ at: number; delayMs: number }> = [];
+  let lastTick = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const delayMs = now - lastTick - TICK_MS;
+    lastTick = now;
+    if (delayMs > TICK_MS) delays.push({ at: now, delayMs });
+    while (delays.length > 0 && (delays[0]?.at ?? now) < now - windowMs) delays.shift();
+  }, TICK_MS);
   timer.unref();
 
   const recentMaxDelayMs = () => {
-    sample();
-    return Math.max(0, ...samples.map((s) => s.maxMs));
+    const now = performance.now();
+    // The tick that is late right now counts too: a probe may be answered before the timer runs.
+    const current = now - lastTick - TICK_MS;
+    return Math.max(0, current, ...delays.filter((d) => d.at >= now - windowMs).map((d) => d.delayMs));
   };
   return {
     recentMaxDelayMs,
@@ -59,7 +65,6 @@ export function createEventLoopWatch(options: EventLoopWatchOptions): EventLoopW
     },
     async dispose() {
       clearInterval(timer);
-      histogram.disable();
     },
   };
 }
