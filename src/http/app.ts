@@ -30,13 +30,6 @@ export interface Readiness {
   readonly checks: Readonly<Record<string, string>>;
 }
 
-/** The answer of the liveness probe: unhealthy only when the process cannot recover by itself. */
-export interface Health {
-  readonly healthy: boolean;
-  /** One entry per part watched: `ok`, or why the process is wedged. */
-  readonly checks: Readonly<Record<string, string>>;
-}
-
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
   readonly readiness: () => Promise<Readiness>;
@@ -65,6 +58,13 @@ export interface ApiRoutes {
   readonly graphiql?: GraphiqlOptions;
   /** The live dashboard at `/dashboard/`; when absent, a 404 there. */
   readonly dashboard?: DashboardOptions;
+}
+
+/** The answer of the liveness probe: unhealthy only when the process cannot recover by itself. */
+export interface Health {
+  readonly healthy: boolean;
+  /** One entry per part watched: `ok`, or why the process is wedged. */
+  readonly checks: Readonly<Record<string, string>>;
 }
 
 /** Creates the Express application. */
