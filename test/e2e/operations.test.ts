@@ -49,6 +49,19 @@ describe('health and readiness', () => {
     }
   });
 
+  it('in the replicated mode, is not ready until both consumers have joined once and rebuilt the state', async () => {
+    const svc = await startTestService({ brokers: ['127.0.0.1:1'], env: { ...env, KAFKA_GROUP_ID: `${topics.group}-replicated`, STATE_STORE: 'replicated', INSTANCE_ID: 'ops-replicated' } });
+    try {
+      const ready = await fetch(`${svc.url}/readyz`);
+      expect(ready.status).toBe(503);
+      const body = (await ready.json()) as { checks: Record<string, string> };
+      expect(body.checks).toMatchObject({ store: 'ok', replay: 'waiting for both consumers to join once and rebuild the state' });
+      expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('fails liveness after the event loop was blocked past its bound, and recovers once it runs freely again', async () => {
     const svc = await startTestService({ brokers: ['127.0.0.1:1'], env: { ...env, KAFKA_GROUP_ID: `${topics.group}-blocked`, HEALTH_MAX_EVENT_LOOP_DELAY_MS: '300' } });
     try {
