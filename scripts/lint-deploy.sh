@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Lints the deployment files that cannot be run here (no container engine, no cluster):
-# the Dockerfile with dockerfile-utils, the compose file and Kubernetes manifests with yamllint.
+# Lints the deployment files that cannot be run here (no container engine, no cluster, no promtool):
+# the Dockerfile with dockerfile-utils, the compose file, Kubernetes manifests and Prometheus rules
+# with yamllint, and the rules' structure (scripts/check-alert-rules.py: every rule complete, every
+# metric it names exported by src/metrics.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 findings=$(npx --no-install dockerfile-utils lint Dockerfile 2>/dev/null)
@@ -9,3 +11,6 @@ if [ -n "$findings" ]; then
   exit 1
 fi
 yamllint -s -c deploy/.yamllint.yaml deploy/
+# The Python yamllint runs on has PyYAML, whichever python3 comes first on PATH.
+python=$(sed -n '1s/^#! *//p' "$(command -v yamllint)")
+${python:-python3} scripts/check-alert-rules.py deploy/prometheus/alerts.yaml src/metrics.ts

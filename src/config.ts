@@ -44,6 +44,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** After a stop signal, how long the service keeps serving while `/readyz` answers 503. */
   readonly shutdownDelayMs: number;
+  /** `/healthz` fails while the event loop was blocked longer than this within the last 10 s. */
+  readonly healthMaxEventLoopDelayMs: number;
 }
 
 /**
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),
     shutdownTimeoutMs: read.int('SHUTDOWN_TIMEOUT_MS', 10_000, { min: 100 }),
     shutdownDelayMs: read.int('SHUTDOWN_DELAY_MS', 0, { min: 0, max: 300_000 }),
+    healthMaxEventLoopDelayMs: read.int('HEALTH_MAX_EVENT_LOOP_DELAY_MS', 5000, { min: 100 }),
   };
 }
 

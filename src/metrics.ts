@@ -5,7 +5,10 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ResultConsumer } from './ingest/consumer.js';
+import type { ConsumerState, ResultConsumer } from './ingest/consumer.js';
+
+/** Every state the consumer reports, so the state gauge always has one series per state. */
+const CONSUMER_STATES: ReadonlyArray<ConsumerState['state']> = ['idle', 'connecting', 'joined', 'stalled', 'rebalancing', 'crashed', 'stopped'];
 
 /** What the metrics are read from. */
 export interface MetricSources {
@@ -15,6 +18,8 @@ export interface MetricSources {
   readonly clients?: ClientSources;
   /** Tests held in this process's state, when it is held here. */
   readonly storedTests?: () => number;
+  /** Whether the state store answers (checked at scrape time). */
+  readonly storeUp?: () => Promise<boolean>;
 }
 
 /** What the client gauges are read from. */
@@ -49,6 +54,17 @@ export function createMetrics(sources: MetricSources): Metrics {
       registers: [registry],
       collect() {
         this.set(storedTests());
+      },
+    });
+  }
+  if (sources.storeUp !== undefined) {
+    const storeUp = sources.storeUp;
+    new Gauge({
+      name: 'rcs_store_up',
+      help: '1 when the state store answered its check at scrape time, else 0.',
+      registers: [registry],
+      async collect() {
+        this.set((await storeUp()) ? 1 : 0);
       },
     });
   }
@@ -117,6 +133,37 @@ function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): 
     registers: [registry],
     collect() {
       this.set(consumer.state().state === 'joined' ? 1 : 0);
+    },
+  });
+  // Readiness of an API-serving process no longer follows the consumer: these are what operators
+  // alert on instead (see deploy/prometheus/alerts.yaml).
+  new Gauge({
+    name: 'rcs_consumer_state',
+    help: 'The results consumer\'s state: 1 for the state it is in, 0 for the others (stalled: in its group, but no answer from the broker for a session timeout).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const current = consumer.state().state;
+      for (const state of CONSUMER_STATES) this.set({ state }, state === current ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'rcs_consumer_state_changes_total',
+    help: 'Times the results consumer entered each state: a rebalance counts once in rebalancing, each rejoin once in joined.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const { entered } = consumer.activity();
+      this.reset();
+      for (const state of CONSUMER_STATES) if (state !== 'stalled') this.inc({ state }, entered[state]);
+    },
+  });
+  new Gauge({
+    name: 'rcs_consumer_seconds_since_fetch',
+    help: 'Seconds since a fetch of the results consumer last succeeded (an empty one counts), or since it was created if none did yet.',
+    registers: [registry],
+    collect() {
+      this.set(consumer.activity().secondsSinceFetch);
     },
   });
 }

@@ -25,6 +25,8 @@ import { createHttpApp, type ApiRoutes, type Readiness } from './http/app.js';
 import type { ConsumerState } from './ingest/consumer.js';
 import type { Ingest, IngestHandlers } from './ingest/ingest.js';
 import { disposeOnce } from './lifecycle/disposable.js';
+import { createEventLoopWatch } from './lifecycle/event-loop-watch.js';
+import type { Health } from './http/app.js';
 import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { createResultRecorder } from './results/record-result.js';
@@ -96,6 +98,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   if (options.auth) lifecycle.register('state', 'auth', options.auth);
 
   let stopping = false;
+  const storeCheck = () =>
+    log.check().then(
+      () => 'ok',
+      (error: unknown) => `unavailable: ${error instanceof Error ? error.message : String(error)}`,
+    );
   const readiness = async (): Promise<Readiness> => {
     if (stopping) return { ready: false, checks: { service: 'shutting down' } };
     const checks: Record<string, string> = {};
@@ -104,19 +111,43 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       // Replicated mode: until it reads the requests topic, the replica knows no owner of a test started elsewhere.
       if (ingest.requests) checks.requests = consumerCheck(ingest.requests.state());
     }
-    checks.store = await log.check().then(
-      () => 'ok',
-      (error: unknown) => `unavailable: ${error instanceof Error ? error.message : String(error)}`,
-    );
-    return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
+    checks.store = await storeCheck();
+    if (!api) return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
+    // A process that serves the API is ready when it can answer requests: reads never touch the
+    // broker, so a rebalance or a broker outage must not take it (and every other replica, at the
+    // same moment) out of rotation. The consumer's state stays in the body and in the metrics,
+    // for operators to alert on. The embedded issuer is built before the listener opens and keeps
+    // its grants in the store checked above.
+    // Replicated mode: the store is this process's memory, rebuilt by reading both topics; until
+    // both consumers have joined once, it knows no test started elsewhere.
+    const rebuilt = ingest.requests === undefined || (ingest.consumer.activity().joinedOnce && ingest.requests.activity().joinedOnce);
+    if (!rebuilt) checks.replay = 'waiting for both consumers to join once and rebuild the state';
+    return { ready: checks.store === 'ok' && rebuilt, checks };
+  };
+
+  // Liveness: only what the process cannot recover from by itself. A broker or store outage is
+  // waited out (and reported by readiness and the metrics), never a reason for a restart.
+  const eventLoop = createEventLoopWatch({ maxDelayMs: config.healthMaxEventLoopDelayMs });
+  lifecycle.register('connections', 'event loop watch', eventLoop);
+  const health = (): Health => {
+    const loop = eventLoop.check();
+    const checks: Record<string, string> = { eventLoop: loop.detail };
+    let healthy = loop.ok;
+    if (consumes) {
+      const gaveUp = ingest.consumer.activity().gaveUp;
+      checks.consumer = gaveUp === undefined ? 'ok' : `gave up: ${gaveUp}`;
+      healthy &&= gaveUp === undefined;
+    }
+    return { healthy, checks };
   };
 
   const metrics = createMetrics({
     ...(consumes ? { consumer: ingest.consumer } : {}),
     ...(api ? { clients: api.clients } : {}),
     ...(options.storedTests ? { storedTests: options.storedTests } : {}),
+    storeUp: () => storeCheck().then((check) => check === 'ok'),
   });
-  httpServer.on('request', createHttpApp({ metrics, readiness, logger, ...(api ? { api: api.routes } : {}) }));
+  httpServer.on('request', createHttpApp({ metrics, readiness, health, logger, ...(api ? { api: api.routes } : {}) }));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);

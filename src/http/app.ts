@@ -43,6 +43,8 @@ export interface GraphQLEdge {
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
   readonly readiness: () => Promise<Readiness>;
+  /** Liveness; without it `/healthz` answers 200 whenever it answers at all. */
+  readonly health?: () => Health;
   readonly metrics: Metrics;
   readonly logger: Logger;
   /** The API routes; absent in a consumer-only process, which serves health, readiness and metrics only. */
@@ -69,6 +71,13 @@ export interface ApiRoutes {
   readonly dashboard?: DashboardOptions;
 }
 
+/** The answer of the liveness probe: unhealthy only when the process cannot recover by itself. */
+export interface Health {
+  readonly healthy: boolean;
+  /** One entry per part watched: `ok`, or why the process is wedged. */
+  readonly checks: Readonly<Record<string, string>>;
+}
+
 /** Creates the Express application. */
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();
@@ -84,7 +93,8 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   });
 
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    const health = options.health?.() ?? { healthy: true, checks: {} };
+    res.status(health.healthy ? 200 : 503).setHeader('Cache-Control', 'no-store').json({ status: health.healthy ? 'ok' : 'unhealthy', checks: health.checks });
   });
 
   app.get('/readyz', async (_req, res) => {

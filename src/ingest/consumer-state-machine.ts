@@ -5,7 +5,7 @@
  * long to wait before a consumer that died is replaced. No broker client here: the loop reports
  * what happened, and the rules are unit-tested with a clock.
  */
-import type { ConsumerState } from './consumer.js';
+import type { ConsumerActivity, ConsumerState } from './consumer.js';
 
 /** What holds the consumer back while it lasts (a batch that cannot be decompressed). */
 export interface ConsumerFault {
@@ -29,8 +29,12 @@ export interface ConsumerStateMachine {
   state(): ConsumerState;
   /** The loop moved to `state`; joining also counts as an answer from the broker and a recovery. */
   enter(state: ConsumerState['state'], reason?: string): void;
-  /** The broker answered (a heartbeat or a fetch). */
+  /** The broker answered a heartbeat. */
   contact(): void;
+  /** A fetch succeeded (an empty one too): an answer from the broker, and the time operators alert on. */
+  fetched(): void;
+  /** What the loop did since it was created, for metrics and readiness (see {@link ConsumerActivity}). */
+  activity(): ConsumerActivity;
   /** The consumer works again (a fault cleared): the next replacement starts from the shortest pause. */
   recovered(): void;
   /**
@@ -52,9 +56,13 @@ export function createConsumerStateMachine(options: ConsumerStateMachineOptions)
   let current: ConsumerState = { state: 'idle', since: now() };
   let lastContact = now();
   let failures = 0;
+  const startedAt = now();
+  let lastFetchAt: number | undefined;
+  const entered: Record<ConsumerState['state'], number> = { idle: 0, connecting: 0, joined: 0, stalled: 0, rebalancing: 0, crashed: 0, stopped: 0 };
 
   const enter = (state: ConsumerState['state'], reason?: string) => {
     current = reason === undefined ? { state, since: now() } : { state, since: now(), reason };
+    entered[state] += 1;
     if (state !== 'joined') return;
     lastContact = now();
     // Joining proves nothing about a batch that cannot be decompressed: the backoff keeps growing.
@@ -75,6 +83,14 @@ export function createConsumerStateMachine(options: ConsumerStateMachineOptions)
     enter,
     contact() {
       lastContact = now();
+    },
+    fetched() {
+      lastContact = now();
+      lastFetchAt = lastContact;
+    },
+    activity() {
+      // Before the first fetch, the age counts from the start: a consumer that never fetched is as late as one that stopped.
+      return { lastFetchAt, secondsSinceFetch: (now() - (lastFetchAt ?? startedAt)) / 1000, joinedOnce: entered.joined > 0, entered: { ...entered } };
     },
     recovered() {
       failures = 0;

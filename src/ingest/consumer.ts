@@ -22,6 +22,26 @@ export interface ConsumerState {
   readonly reason?: string;
 }
 
+/**
+ * What a consumer did since it was created, beyond its current state: operators alert on it (a
+ * consumer that has not fetched for minutes, one that keeps rebalancing) instead of routing on it.
+ */
+export interface ConsumerActivity {
+  /** When a fetch last succeeded (an empty one counts); undefined before the first. */
+  readonly lastFetchAt: number | undefined;
+  /** Seconds since the last successful fetch, or since the consumer was created if none succeeded yet. */
+  readonly secondsSinceFetch: number;
+  /** Whether it has joined its group at least once. */
+  readonly joinedOnce: boolean;
+  /** How many times it entered each state (`stalled` is derived, never entered). */
+  readonly entered: Readonly<Record<ConsumerState['state'], number>>;
+  /**
+   * Set when the loop stopped for good without being stopped: no consumer runs and none will be
+   * started. Nothing but a new process recovers from it (liveness fails on it).
+   */
+  readonly gaveUp?: string;
+}
+
 /** Counters since start. */
 export interface ConsumerStats {
   consumed: number;
@@ -41,6 +61,7 @@ export interface ResultConsumer extends Disposable {
   /** Starts the loop in the background and returns at once. */
   start(): void;
   state(): ConsumerState;
+  activity(): ConsumerActivity;
   readonly stats: Readonly<ConsumerStats>;
   /** Records behind the end of each assigned partition, as of the last batch fetched from it. */
   lag(): readonly PartitionLag[];

@@ -68,7 +68,7 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
     });
     current = c;
     c.on(c.events.HEARTBEAT, () => machine.contact());
-    c.on(c.events.FETCH, () => machine.contact());
+    c.on(c.events.FETCH, () => machine.fetched());
     c.on(c.events.GROUP_JOIN, () => machine.enter('joined'));
     c.on(c.events.REBALANCING, () => machine.enter('rebalancing'));
     c.on(c.events.STOP, () => machine.enter('stopped'));
@@ -98,6 +98,7 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
   return {
     stats,
     state: () => machine.state(),
+    activity: () => machine.activity(),
     start,
     dispose() {
       disposing ??= (async () => {

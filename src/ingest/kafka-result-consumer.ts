@@ -60,6 +60,8 @@ interface Loop {
   disposing: Promise<void> | undefined;
   /** This member's partitions, as of its last join. */
   assigned: readonly number[];
+  /** Why the loop ended with no consumer running and none to come (see `ConsumerActivity.gaveUp`). */
+  gaveUp: string | undefined;
 }
 
 /** Creates the results consumer over an injected kafkajs client. */
@@ -77,12 +79,13 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   const chunks = createChunkIngest({ onEvents: options.onEvents, deadLetter: options.deadLetter, stats, log });
   const batches = createBatchProcessor({ chunks, commits, consumer: () => loop.consumer, log });
   const machine = createConsumerStateMachine({ sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000, fault: codecFaults.current });
-  const loop: Loop = { options, log, machine, codecFaults, commits, batches, consumer: undefined, disposing: undefined, assigned: [] };
+  const loop: Loop = { options, log, machine, codecFaults, commits, batches, consumer: undefined, disposing: undefined, assigned: [], gaveUp: undefined };
 
   return {
     stats,
     lag: () => [...batches.lag].flatMap(([topic, partitions]) => [...partitions].map(([partition, lag]) => ({ topic, partition, lag }))),
     state: () => machine.state(),
+    activity: () => ({ ...machine.activity(), ...(loop.gaveUp === undefined ? {} : { gaveUp: loop.gaveUp }) }),
     start: () => start(loop),
     dispose() {
       loop.disposing ??= (async () => {
@@ -106,7 +109,15 @@ function start(loop: Loop): void {
   if (loop.consumer !== undefined || loop.disposing !== undefined) return;
   // Not awaited: startup completes while the consumer connects and waits for records.
   run(loop).catch((error: unknown) => {
-    if (loop.consumer !== undefined) replace(loop, loop.consumer, error);
+    if (loop.consumer !== undefined) {
+      replace(loop, loop.consumer, error);
+      return;
+    }
+    // No kafkajs consumer could even be created: there is nothing to replace and no event will
+    // come to retry, so only a new process can recover. Liveness reports it.
+    loop.gaveUp = describeKafkaError(error);
+    loop.machine.enter('crashed', loop.gaveUp);
+    loop.log.error({ err: error, reason: loop.gaveUp }, 'consumer could not be created; giving up');
   });
 }
 
@@ -140,7 +151,7 @@ function listen(loop: Loop, c: Consumer): void {
   c.on(c.events.HEARTBEAT, () => machine.contact());
   c.on(c.events.FETCH_START, (e) => codecFaults.fetchStarted(String(e.payload.nodeId)));
   c.on(c.events.FETCH, (e) => {
-    machine.contact();
+    machine.fetched();
     if (codecFaults.fetched(String(e.payload.nodeId))) {
       machine.recovered();
       log.info('compressed batches decode again; consumer recovered');

@@ -5,7 +5,7 @@
  * implementation lives in kafka-request-consumer.ts.
  */
 import type { Disposable } from '../lifecycle/disposable.js';
-import type { ConsumerState } from './consumer.js';
+import type { ConsumerActivity, ConsumerState } from './consumer.js';
 import type { TestRequest } from './request-publisher.js';
 
 /**
@@ -26,5 +26,6 @@ export interface RequestConsumer extends Disposable {
   /** Starts the loop in the background and returns at once. */
   start(): void;
   state(): ConsumerState;
+  activity(): ConsumerActivity;
   readonly stats: Readonly<RequestConsumerStats>;
 }

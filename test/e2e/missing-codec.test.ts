@@ -2,8 +2,9 @@
  * A compressed batch the service cannot decompress, on a real Kafka broker. The snappy codec is
  * registered as missing, as when its package fails to load; kafkajs then fails the whole fetch,
  * which used to crash the consumer and rejoin the group every second while `/readyz` flapped
- * between 200 and 503. Now: one error line naming the codec and the partition, `/readyz` 503 with
- * that reason for as long as it lasts, retries that slow down, no record skipped; and once an
+ * between 200 and 503. Now: one error line naming the codec and the partition, `/readyz`'s
+ * consumer check naming that reason for as long as it lasts (while the process stays ready, 200:
+ * it serves its API from the store), retries that slow down, no record skipped; and once an
  * operator moves the group past the batch, the consumer recovers by itself.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -65,7 +66,7 @@ describe('a codec that is missing', () => {
     expect(logs.some((l) => l.level === 40 && l.codec === 'snappy' && String(l.msg).includes('snappy codec unavailable'))).toBe(true);
   });
 
-  it('stops the consumer with one clear error and a steady 503 naming the codec and the partition, skipping nothing', async () => {
+  it('stops the consumer with one clear error and a steady consumer check naming the codec and the partition, skipping nothing', async () => {
     const id = `blocked-${Date.now()}`;
     await producer.send(topics.results, [{ ...result(id, { sequence: 1, payload: 'gzip is fine' }), partition: 0 }]);
     await eventually(async () => (await svc.log.get(id))?.messages.length === 1, 15_000, 'the uncompressed record');
@@ -77,7 +78,8 @@ describe('a codec that is missing', () => {
     const reason = `crashed: cannot read snappy-compressed records of ${topics.results} (partition 1): no snappy codec: its package failed to load (simulated: kafkajs-snappy failed to load)`;
     await eventually(async () => (await readyz()).consumer === reason, 15_000, '/readyz to name the codec and the partition');
 
-    // It stays 503 with the same reason while the consumer retries (it used to turn 200 at every rejoin).
+    // The check keeps the same reason while the consumer retries (it used to turn ok at every
+    // rejoin), and the process stays ready throughout.
     const seen = new Set<string>();
     const until = Date.now() + 12_000;
     while (Date.now() < until) {
@@ -85,7 +87,8 @@ describe('a codec that is missing', () => {
       seen.add(`${r.status} ${r.consumer}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect([...seen]).toEqual([`503 ${reason}`]);
+    expect([...seen]).toEqual([`200 ${reason}`]);
+    expect(await (await fetch(`${svc.url}/metrics`)).text()).toMatch(/^rcs_consumer_state\{state="crashed"\} 1$/m);
 
     const errors = logs.filter((l) => l.component === 'consumer' && l.codec === 'snappy');
     expect(errors.length).toBeGreaterThanOrEqual(1);
@@ -104,7 +107,7 @@ describe('a codec that is missing', () => {
     const end = (await admin.fetchTopicOffsets(topics.results)).find((p) => p.partition === 1)?.high as string;
     // Offsets can be set while the group is empty: between two retries of the consumer.
     await eventually(() => admin.setOffsets({ groupId: topics.group, topic: topics.results, partitions: [{ partition: 1, offset: end }] }).then(() => true, () => false), 40_000, 'the group to be empty');
-    await eventually(async () => (await readyz()).status === 200, 70_000, '/readyz to answer 200');
+    await eventually(async () => (await readyz()).consumer === 'ok', 70_000, "/readyz's consumer check to turn ok");
     const id = `after-${Date.now()}`;
     await producer.send(topics.results, [{ ...result(id, { sequence: 1 }), partition: 1 }]);
     await eventually(async () => (await svc.log.get(id))?.messages.length === 1, 15_000, 'a record after the batch');

@@ -58,9 +58,28 @@ export async function spawnService(name: string, env: Record<string, string>): P
   };
 }
 
-/** Waits until `GET /readyz` answers 200. */
+/** One answer of `GET /readyz`. */
+export interface ReadyzAnswer {
+  readonly status: number;
+  readonly checks: Readonly<Record<string, string>>;
+}
+
+/** Asks a process's `/readyz`. */
+export async function readyz(service: { readonly url: string }): Promise<ReadyzAnswer> {
+  const response = await fetch(`${service.url}/readyz`);
+  return { status: response.status, checks: ((await response.json()) as { checks: Record<string, string> }).checks };
+}
+
+/**
+ * Waits until `GET /readyz` answers 200 and the consumers it reports (if any) have joined their
+ * groups: an API-serving process is ready before that, and most tests need the consumer in.
+ */
 export async function waitReady(service: ServiceProcess, timeoutMs = 60_000): Promise<void> {
-  await eventually(async () => (await fetch(`${service.url}/readyz`)).status === 200, timeoutMs, `${service.name} to be ready`);
+  const joined = (check: string | undefined) => check === undefined || check === 'ok';
+  await eventually(async () => {
+    const { status, checks } = await readyz(service);
+    return status === 200 && joined(checks.consumer) && joined(checks.requests);
+  }, timeoutMs, `${service.name} to be ready`);
 }
 
 /** Reads one counter of `/metrics`. */

@@ -22,7 +22,7 @@ export interface TestService {
   readonly url: string;
   readonly config: Config;
   readonly log: ResultLog;
-  /** Resolves once the consumer has joined its group (readiness is 200). */
+  /** Resolves once readiness is 200 and the consumers have joined their groups. */
   ready(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -90,7 +90,13 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     config,
     log,
     ready: async () => {
-      await eventually(async () => (await service.readiness()).ready, 30_000, 'consumer to join its group');
+      // Readiness of an API-serving process no longer waits for the consumer: the tests that need
+      // it in its group (most of them) wait for its check too.
+      const joined = (check: string | undefined) => check === undefined || check === 'ok';
+      await eventually(async () => {
+        const { ready, checks } = await service.readiness();
+        return ready && joined(checks.consumer) && joined(checks.requests);
+      }, 30_000, 'consumer to join its group');
     },
     stop: async () => {
       await service.stop();

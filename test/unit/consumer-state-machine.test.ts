@@ -76,4 +76,23 @@ describe('createConsumerStateMachine', () => {
     machine.recovered();
     expect(machine.replaced('other').delayMs).toBe(1000);
   });
+
+  it('counts the states it entered and the time since the last fetch, for the metrics that replace routing on them', () => {
+    const { machine, advance } = setup();
+    advance(4000);
+    // Before the first fetch the age counts from the start.
+    expect(machine.activity()).toMatchObject({ lastFetchAt: undefined, secondsSinceFetch: 4, joinedOnce: false });
+    machine.enter('connecting');
+    machine.enter('joined');
+    machine.fetched();
+    advance(1500);
+    machine.enter('rebalancing');
+    machine.enter('joined');
+    machine.contact(); // a heartbeat is not a fetch
+    advance(500);
+    const activity = machine.activity();
+    expect(activity.secondsSinceFetch).toBe(2);
+    expect(activity.joinedOnce).toBe(true);
+    expect(activity.entered).toEqual({ idle: 0, connecting: 1, joined: 2, stalled: 0, rebalancing: 1, crashed: 0, stopped: 0 });
+  });
 });
