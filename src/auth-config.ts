@@ -50,7 +50,7 @@ export function readIssuer(read: Reader, where: { production: boolean; runsIssue
     clientsFile: read.string('OIDC_CLIENTS_FILE', '') || null,
     usersFile: read.string('OIDC_USERS_FILE', '') || null,
     signingKey: read.json('OIDC_SIGNING_KEY'),
-    cookieKeys: read.list('OIDC_COOKIE_KEYS', [], /^.{32,}$/),
+    cookieKeys: read.list('OIDC_COOKIE_KEYS', [], /^.{32,}$/, 'key of at least 32 characters'),
     accessTokenTtlSeconds: read.int('OIDC_ACCESS_TOKEN_TTL_SECONDS', 600, { min: 10, max: 7200 }),
     refreshTokenTtlSeconds: read.int('OIDC_REFRESH_TOKEN_TTL_SECONDS', 14 * 86_400, { min: 60 }),
   };
@@ -84,7 +84,7 @@ export function readAuth(read: Reader, env: Env): AuthConfig {
     }
     return { ...common, mode: 'hs256', issuer: read.string('AUTH_ISSUER', ''), jwksUri: null, hs256Secret: new TextEncoder().encode(secret), algorithms: ['HS256'] };
   }
-  const algorithms = read.list('AUTH_ALGORITHMS', ['RS256', 'ES256'], /^(RS|PS|ES)(256|384|512)$|^EdDSA$/);
+  const algorithms = read.list('AUTH_ALGORITHMS', ['RS256', 'ES256'], /^(RS|PS|ES)(256|384|512)$|^EdDSA$/, 'algorithm (RS256, PS384, ES512, EdDSA, …)');
   if (externalIssuer !== null || jwksUri !== null) {
     if (externalIssuer === null) throw new ConfigError('AUTH_ISSUER', 'is required with AUTH_JWKS_URI (the trusted "iss" of the tokens)');
     return { ...common, mode: 'jwks', issuer: read.string('AUTH_ISSUER', ''), jwksUri, hs256Secret: null, algorithms };

@@ -74,13 +74,14 @@ export function createReader(env: Env) {
         throw new ConfigError(name, `expected an http(s) URL, got "${value}"`);
       }
     },
-    list(name: string, fallback: readonly string[], item: RegExp): readonly string[] {
+    /** A comma-separated list of `what` (e.g. "host:port", "origin"), each matching `item`. */
+    list(name: string, fallback: readonly string[], item: RegExp, what: string): readonly string[] {
       const value = raw(name);
       if (value === undefined) return fallback;
       const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
-      if (items.length === 0) throw new ConfigError(name, 'must list at least one host:port');
+      if (items.length === 0) throw new ConfigError(name, `must list at least one ${what}`);
       for (const entry of items) {
-        if (!item.test(entry)) throw new ConfigError(name, `"${entry}" is not valid here`);
+        if (!item.test(entry)) throw new ConfigError(name, `"${entry}" is not a valid ${what}`);
       }
       return items;
     },

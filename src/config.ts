@@ -110,13 +110,13 @@ export interface BrowserConfig {
   readonly graphqlDebugErrors: boolean;
 }
 
-/** Limits of GraphQL over WebSocket. */
 /** GraphQL over SSE (its buffer limit is the WebSocket's `maxBufferedBytes`). */
 export interface SseConfig {
   /** Event streams one principal may hold open at once in one process. */
   readonly maxStreamsPerPrincipal: number;
 }
 
+/** Limits of GraphQL over WebSocket. */
 export interface WebSocketConfig {
   /** Origins a browser may open a WebSocket from, besides the service's own; `*` allows all. */
   readonly allowedOrigins: readonly string[];
@@ -187,7 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
     issuer: readIssuer(read, { production, runsIssuer: auth.mode === 'embedded' && role !== 'consumer' }),
     websocket: {
       // The CORS list governs WebSockets too, unless WS_ALLOWED_ORIGINS sets them apart.
-      allowedOrigins: read.list('WS_ALLOWED_ORIGINS', browser.corsAllowedOrigins, /^(\*|https?:\/\/[^\s/,]+)$/),
+      allowedOrigins: read.list('WS_ALLOWED_ORIGINS', browser.corsAllowedOrigins, /^(\*|https?:\/\/[^\s/,]+)$/, 'origin (https://host[:port] or *)'),
       maxSubscriptionsPerConnection: read.int('WS_MAX_SUBSCRIPTIONS', 20, { min: 1, max: 10_000 }),
       maxMessageBytes: read.int('WS_MAX_MESSAGE_BYTES', 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
       maxBufferedBytes: read.int('WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, { min: 64 * 1024 }),
@@ -222,7 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
  * text, which a manifest refuses).
  */
 function readBrowser(read: Reader, pagesOffByDefault: boolean): BrowserConfig {
-  const origins = read.list('CORS_ALLOWED_ORIGINS', [], /^https?:\/\/[^\s/,]+$/);
+  const origins = read.list('CORS_ALLOWED_ORIGINS', [], /^https?:\/\/[^\s/,]+$/, 'origin (https://host[:port])');
   for (const origin of origins) {
     // Browsers send the serialized origin (lower case, no default port, no path): only that form ever matches.
     const serialized = URL.canParse(origin) ? new URL(origin).origin : 'null';

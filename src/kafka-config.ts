@@ -66,7 +66,7 @@ export function readKafka(read: Reader, env: Env, stateKind: 'memory' | 'redis' 
     groupId = `${baseGroup}.${instance}`;
   }
   return {
-    brokers: read.list('KAFKA_BROKERS', ['127.0.0.1:9092'], /^[^\s:,]+:\d{1,5}$/),
+    brokers: read.list('KAFKA_BROKERS', ['127.0.0.1:9092'], /^[^\s:,]+:\d{1,5}$/, 'host:port'),
     clientId: read.string('KAFKA_CLIENT_ID', 'result-collection-service'),
     groupId,
     resultsTopic: read.string('KAFKA_RESULTS_TOPIC', 'test-results'),

@@ -10,16 +10,8 @@ import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: `invalid configuration: ${error.message}`, variable: error.variable })}\n`);
-      process.exit(78); // EX_CONFIG
-    }
-    throw error;
-  }
+  // A ConfigError thrown here or while the service is built ends the process below, with exit 78.
+  const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
   const { otlpEndpoint, serviceName, sampleRatio } = config.telemetry;
   const telemetry = otlpEndpoint === null ? undefined : await (await import('./telemetry/start-telemetry.js')).startTelemetry({ otlpEndpoint, serviceName, sampleRatio });
@@ -53,7 +45,7 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: `invalid configuration: ${error.message}`, variable: error.variable })}\n`);
-    process.exit(78);
+    process.exit(78); // EX_CONFIG
   }
   process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'startup failed', err: String((error as Error)?.stack ?? error) })}\n`);
   process.exit(1);

@@ -90,8 +90,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const httpServer = createServer();
   const api = config.role === 'consumer' ? undefined : await createApiSide(options, ingest, httpServer);
 
-  const drainMs = Math.floor(config.shutdownTimeoutMs / 2);
-  lifecycle.register('drain', 'http', { dispose: api ? () => api.stop() : () => closeHttpServer(httpServer, drainMs) });
+  lifecycle.register('drain', 'http', { dispose: api ? () => api.stop() : () => closeHttpServer(httpServer, drainGraceMs(config)) });
   // The consumer commits what it stored as it leaves the group.
   lifecycle.register('ingest', 'broker', ingest);
   lifecycle.register('state', 'result log', log);
@@ -241,7 +240,7 @@ async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer
       // WebSockets first (closed with 1001) and event streams (cut: their clients reconnect with
       // Last-Event-ID elsewhere), then in-flight HTTP requests drain.
       await Promise.all([ws.dispose(), sse.dispose()]);
-      await closeHttpServer(httpServer, Math.floor(config.shutdownTimeoutMs / 2));
+      await closeHttpServer(httpServer, drainGraceMs(config));
       // Nothing is in flight any more: Apollo Server's own stop hooks run last.
       await apollo.stop();
     },
@@ -264,6 +263,11 @@ function logPersistedOperations(config: Config, logger: Logger): void {
   if (config.browser.graphqlIde) {
     logger.warn('GRAPHQL_IDE is on with GRAPHQL_TRUSTED_DOCUMENTS: GraphiQL sends operation text, which is refused (its schema introspection too)');
   }
+}
+
+/** How long in-flight HTTP requests may finish at shutdown: half the shutdown's time, the rest is the consumer's and the state's. */
+function drainGraceMs(config: Config): number {
+  return Math.floor(config.shutdownTimeoutMs / 2);
 }
 
 /** Stops listening, then lets in-flight requests finish for up to `graceMs` before their sockets are cut. */

@@ -82,12 +82,6 @@ export interface TestChangeEvent {
   readonly test: TestSummary;
 }
 
-/** The summary of a whole record. */
-export function summarize(test: TestRecord): TestSummary {
-  const { correlationId, status, input, owner, createdAt, updatedAt } = test;
-  return { correlationId, status, input, owner, createdAt, updatedAt, messageCount: test.messages.length };
-}
-
 /** What the result log reports for each message of an append. */
 export interface AppendResult {
   /**

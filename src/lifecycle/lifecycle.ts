@@ -4,7 +4,7 @@
  *
  *   drain        HTTP requests and WebSockets finish or are closed (no new work comes in)
  *   ingest       the consumer stops fetching, commits what it stored and leaves; producers flush
- *   state        store, PubSub and issuer release what they hold
+ *   state        the result log and the issuer release what they hold
  *   connections  the clients those parts used (Redis connections), closed last
  *
  * A part that fails to stop is logged and the shutdown goes on: one stuck producer must not keep
@@ -28,8 +28,6 @@ export interface Lifecycle extends Disposable {
   register(phase: StopPhase, name: string, part: Disposable): void;
   /** Stops every part, phase by phase. Safe to call twice (the second call waits for the first). */
   stop(): Promise<void>;
-  /** True once `stop()` has been called. */
-  readonly stopping: boolean;
 }
 
 interface Part {
@@ -44,7 +42,6 @@ export function createLifecycle(options: { logger: Logger }): Lifecycle {
   const begun = new Set<StopPhase>();
   // Parts registered after their phase began; stop() waits for them as well.
   const late: Promise<void>[] = [];
-  let started = false;
 
   const stopPart = async (phase: StopPhase, { name, part }: Part): Promise<void> => {
     try {
@@ -55,7 +52,6 @@ export function createLifecycle(options: { logger: Logger }): Lifecycle {
   };
 
   const stop = disposeOnce(async () => {
-    started = true;
     for (const phase of STOP_PHASES) {
       begun.add(phase);
       const inPhase = parts.get(phase) as Part[];
@@ -78,8 +74,5 @@ export function createLifecycle(options: { logger: Logger }): Lifecycle {
     },
     stop,
     dispose: stop,
-    get stopping() {
-      return started;
-    },
   };
 }

@@ -158,6 +158,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RATE_LIMIT_AUTH_PER_MINUTE: 'lots' })).toThrow(/^RATE_LIMIT_AUTH_PER_MINUTE: expected an integer/);
   });
 
+  it('says what each list holds when it is empty or has a bad entry', () => {
+    expect(() => loadConfig({ KAFKA_BROKERS: ' , ' })).toThrow(/^KAFKA_BROKERS: must list at least one host:port$/);
+    expect(() => loadConfig({ KAFKA_BROKERS: 'no-port' })).toThrow(/^KAFKA_BROKERS: "no-port" is not a valid host:port$/);
+    expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: ',' })).toThrow(/^CORS_ALLOWED_ORIGINS: must list at least one origin/);
+    expect(() => loadConfig({ WS_ALLOWED_ORIGINS: 'ftp://x' })).toThrow(/^WS_ALLOWED_ORIGINS: "ftp:\/\/x" is not a valid origin/);
+    expect(() => loadConfig({ OIDC_COOKIE_KEYS: 'short' })).toThrow(/^OIDC_COOKIE_KEYS: "short" is not a valid key of at least 32 characters$/);
+    expect(() => loadConfig({ AUTH_ISSUER: 'https://issuer.example', AUTH_ALGORITHMS: 'none' })).toThrow(/^AUTH_ALGORITHMS: "none" is not a valid algorithm/);
+  });
+
   it('reads the SSE stream cap per caller: 20 by default, errors naming the variable', () => {
     expect(loadConfig({}).sse).toEqual({ maxStreamsPerPrincipal: 20 });
     expect(loadConfig({ SSE_MAX_STREAMS: '3' }).sse.maxStreamsPerPrincipal).toBe(3);

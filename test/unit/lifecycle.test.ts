@@ -54,17 +54,16 @@ describe('lifecycle', () => {
     // Registered out of order on purpose: the phase decides, not the order of registration.
     const redis = part('redis', events);
     const store = part('store', events);
-    const pubsub = part('pubsub', events);
+    const issuer = part('issuer', events);
     const consumer = part('consumer', events);
     const http = part('http', events);
     lifecycle.register('connections', 'redis', redis.disposable);
     lifecycle.register('state', 'store', store.disposable);
-    lifecycle.register('state', 'pubsub', pubsub.disposable);
+    lifecycle.register('state', 'issuer', issuer.disposable);
     lifecycle.register('ingest', 'consumer', consumer.disposable);
     lifecycle.register('drain', 'http', http.disposable);
 
     const stopped = lifecycle.stop();
-    expect(lifecycle.stopping).toBe(true);
     await tick();
     expect(events).toEqual(['http:start']);
     http.release();
@@ -73,8 +72,8 @@ describe('lifecycle', () => {
     consumer.release();
     await tick();
     // Both state parts are stopping at once, before either has finished.
-    expect(events.slice(3)).toEqual(['consumer:end', 'store:start', 'pubsub:start']);
-    pubsub.release();
+    expect(events.slice(3)).toEqual(['consumer:end', 'store:start', 'issuer:start']);
+    issuer.release();
     await tick();
     expect(events).not.toContain('redis:start');
     store.release();

@@ -22,7 +22,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
 import { principalKey, type Principal } from '../../auth/principal.js';
 import type { TestMessage } from '../../domain/types.js';
-import { ServiceError } from '../../errors.js';
+import { ServiceError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { RateLimits } from '../../limits/rate-limits.js';
 import { currentRequestId, withRequestId } from '../../request-id.js';
@@ -51,7 +51,7 @@ export interface GraphQLSse {
   handle(req: IncomingMessage & { body?: unknown }, res: ServerResponse, principal: Principal): Promise<void>;
   /** Open streams, for metrics and tests. */
   readonly streams: number;
-  /** Cuts every open stream (its clients reconnect with `Last-Event-ID` elsewhere). */
+  /** Cuts every open stream (its clients reconnect with `Last-Event-ID` elsewhere) and refuses new ones with 503 SHUTTING_DOWN. */
   dispose(): Promise<void>;
 }
 
@@ -73,11 +73,19 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
   const log = options.logger.child({ component: 'sse' });
   const responses = new Set<ServerResponse>();
   const handler = createOperationHandler(options);
+  let disposed = false;
   return {
     get streams() {
       return responses.size;
     },
     async handle(req, res, principal) {
+      if (disposed) {
+        // Draining: the load balancer sends new streams elsewhere once readiness says so; one that
+        // still arrives is told to reconnect rather than opened and cut.
+        res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
+        res.end(JSON.stringify({ errors: [{ message: 'The service is shutting down: reconnect to resume (Last-Event-ID).', extensions: { code: 'SHUTTING_DOWN' satisfies ErrorCode } }] }));
+        return;
+      }
       const lastEventId = req.headers['last-event-id'];
       const stream: Stream = {
         principal,
@@ -105,6 +113,7 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
       await writeBody(res, body, stream.ids, log);
     },
     async dispose() {
+      disposed = true;
       for (const res of responses) res.destroy();
     },
   };
