@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { clientSecretMatches, hashPassword, loadClients, loadUsers, verifyPassword } from '../../src/auth/credentials.js';
+import { clientSecretMatches, hashPassword, loadClients, loadUsers, verifyPassword } from '../../../src/auth/credentials.js';
 
 const file = (content: unknown) => {
   const path = join(mkdtempSync(join(tmpdir(), 'rcs-cred-')), 'f.json');

@@ -1,6 +1,6 @@
 /** The fan-out ceiling's frames: the bytes graphql-ws's server writes for the same result. */
 import { describe, expect, it } from 'vitest';
-import { nextFrame, testMessagesResult } from '../../bench/lib/next-frame.js';
+import { nextFrame, testMessagesResult } from '../../../bench/lib/next-frame.js';
 
 describe('nextFrame', () => {
   it('writes what JSON.stringify of the graphql-ws next message gives, field for field', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { BrokerRecord } from '../../src/ingest/broker-record.js';
-import { decodeRequest } from '../../src/ingest/decode-request.js';
+import type { BrokerRecord } from '../../../src/ingest/broker-record.js';
+import { decodeRequest } from '../../../src/ingest/decode-request.js';
 
 const record = (value: unknown, headers: Record<string, string> = {}): BrokerRecord => ({
   topic: 'requests',

@@ -9,8 +9,8 @@ import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { compressFrame } from 'lz4-napi';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createCodecFaultWatch } from '../../src/ingest/codec-fault.js';
-import { findCodecFailure, KafkaCodecError, registerKafkaCodecs, type KafkaCodec } from '../../src/ingest/kafka-codecs.js';
+import { createCodecFaultWatch } from '../../../src/ingest/codec-fault.js';
+import { findCodecFailure, KafkaCodecError, registerKafkaCodecs, type KafkaCodec } from '../../../src/ingest/kafka-codecs.js';
 
 // First registration wins for the whole process (this test file): lz4 stands for a package that failed to load.
 const registration = registerKafkaCodecs({ lz4: () => { throw new Error('Cannot find native binding'); } });

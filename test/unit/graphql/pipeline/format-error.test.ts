@@ -6,8 +6,8 @@
 import { GraphQLError, parse } from 'graphql';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/errors.js';
-import { clientErrors, createErrorFormatter } from '../../src/graphql/pipeline/format-error.js';
+import { ServiceError } from '../../../../src/errors.js';
+import { clientErrors, createErrorFormatter } from '../../../../src/graphql/pipeline/format-error.js';
 
 function edge(debug = false) {
   const lines: Array<{ msg: string; requestId?: string; err?: { message: string } }> = [];

@@ -5,7 +5,7 @@
  */
 import type { ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { guardSseStream, type SseStreamOptions } from '../../src/graphql/sse/sse-stream.js';
+import { guardSseStream, type SseStreamOptions } from '../../../../src/graphql/sse/sse-stream.js';
 
 /** A source whose next() waits until the test pushes a result, fails it, or ends it. */
 function handSource() {

@@ -3,13 +3,13 @@
  * dead-lettered in order, the rest stored with one call, however often storing is retried.
  */
 import { describe, expect, it } from 'vitest';
-import type { IncomingMessage } from '../../src/domain/types.js';
-import type { BrokerRecord } from '../../src/ingest/broker-record.js';
-import { createChunkIngest } from '../../src/ingest/chunk-ingest.js';
-import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from '../../src/ingest/consumer.js';
-import { createSilentLogger } from '../../src/logger.js';
-import { createResultRecorder } from '../../src/results/record-result.js';
-import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
+import type { IncomingMessage } from '../../../src/domain/types.js';
+import type { BrokerRecord } from '../../../src/ingest/broker-record.js';
+import { createChunkIngest } from '../../../src/ingest/chunk-ingest.js';
+import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from '../../../src/ingest/consumer.js';
+import { createSilentLogger } from '../../../src/logger.js';
+import { createResultRecorder } from '../../../src/results/record-result.js';
+import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
 
 let offset = 0;
 const record = (value: string | object): BrokerRecord => ({

@@ -1,6 +1,6 @@
 /** The fan-out benchmark's search for the highest rate a server sustains. */
 import { describe, expect, it } from 'vitest';
-import { stepSearch } from '../../bench/lib/step-search.js';
+import { stepSearch } from '../../../bench/lib/step-search.js';
 
 describe('stepSearch', () => {
   it('tries rates in increasing order and stops at the first that fails', async () => {

@@ -4,11 +4,11 @@
  * common case, so the store does not serialize it again.
  */
 import { describe, expect, it } from 'vitest';
-import type { IncomingMessage } from '../../src/domain/types.js';
-import type { BrokerRecord } from '../../src/ingest/broker-record.js';
-import { decodeResult } from '../../src/ingest/decode-result.js';
-import { payloadText } from '../../src/ingest/payload-text.js';
-import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
+import type { IncomingMessage } from '../../../src/domain/types.js';
+import type { BrokerRecord } from '../../../src/ingest/broker-record.js';
+import { decodeResult } from '../../../src/ingest/decode-result.js';
+import { payloadText } from '../../../src/ingest/payload-text.js';
+import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
 
 const record = (text: string): BrokerRecord => ({ topic: 'results', partition: 0, offset: '7', key: null, value: Buffer.from(text, 'utf8'), headers: {} });
 

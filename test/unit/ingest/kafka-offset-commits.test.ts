@@ -2,7 +2,7 @@
 import type { Consumer } from 'kafkajs';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createOffsetCommits } from '../../src/ingest/kafka-offset-commits.js';
+import { createOffsetCommits } from '../../../src/ingest/kafka-offset-commits.js';
 
 type Offsets = Array<{ topic: string; partition: number; offset: string }>;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { BrokerRecord } from '../../src/ingest/broker-record.js';
-import { decodeResult } from '../../src/ingest/decode-result.js';
+import type { BrokerRecord } from '../../../src/ingest/broker-record.js';
+import { decodeResult } from '../../../src/ingest/decode-result.js';
 
 const record = (value: unknown, headers: Record<string, string> = {}, offset = '42'): BrokerRecord => ({
   topic: 'results',

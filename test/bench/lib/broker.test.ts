@@ -1,6 +1,6 @@
 /** The benchmark harness's `--broker=` option: which brokers run, in which order. */
 import { describe, expect, it } from 'vitest';
-import { parseBrokerOption } from '../../bench/lib/broker.js';
+import { parseBrokerOption } from '../../../bench/lib/broker.js';
 
 describe('parseBrokerOption', () => {
   it('gives the default without the option', () => {

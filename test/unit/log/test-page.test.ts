@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeTestCursor, encodeTestCursor, selectPage, type PageCandidate } from '../../src/log/test-page.js';
+import { decodeTestCursor, encodeTestCursor, selectPage, type PageCandidate } from '../../../src/log/test-page.js';
 
 const test = (correlationId: string, createdAt: number, status: PageCandidate['status'] = 'PENDING'): PageCandidate => ({ correlationId, createdAt, status });
 

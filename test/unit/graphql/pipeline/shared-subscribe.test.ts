@@ -1,8 +1,8 @@
 import { parse, type ExecutionResult } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { describe, expect, it } from 'vitest';
-import { createSharedSubscribe } from '../../src/graphql/pipeline/shared-subscribe.js';
-import { createSilentLogger } from '../../src/logger.js';
+import { createSharedSubscribe } from '../../../../src/graphql/pipeline/shared-subscribe.js';
+import { createSilentLogger } from '../../../../src/logger.js';
 
 /** A broadcast source: every listener gets the same event objects, as from the service's PubSub. */
 function createBroadcast() {

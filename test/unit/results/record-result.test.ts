@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { IncomingMessage, TestMessage } from '../../src/domain/types.js';
-import { ServiceError } from '../../src/errors.js';
-import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
-import type { ResultLog } from '../../src/log/result-log.js';
-import { createResultRecorder } from '../../src/results/record-result.js';
-import { incoming } from '../log/storage-contract.js';
+import type { IncomingMessage, TestMessage } from '../../../src/domain/types.js';
+import { ServiceError } from '../../../src/errors.js';
+import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
+import type { ResultLog } from '../../../src/log/result-log.js';
+import { createResultRecorder } from '../../../src/results/record-result.js';
+import { incoming } from '../../log/storage-contract.js';
 
 /** A real memory log that counts the calls that reach it. */
 function setup(options: { maxMessagesPerTest?: number; wrap?: (log: ResultLog) => Partial<ResultLog> } = {}) {

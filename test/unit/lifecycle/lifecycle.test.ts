@@ -2,8 +2,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Disposable } from '../../src/lifecycle/disposable.js';
-import { createLifecycle, STOP_PHASES } from '../../src/lifecycle/lifecycle.js';
+import type { Disposable } from '../../../src/lifecycle/disposable.js';
+import { createLifecycle, STOP_PHASES } from '../../../src/lifecycle/lifecycle.js';
 
 interface LogLine {
   level: number;

@@ -4,10 +4,10 @@ import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
-import { configError } from '../support/config-error.js';
-import { createTestPki, type TestPki } from '../support/tls.js';
+import { loadConfig } from '../../../src/config.js';
+import { ConfigError } from '../../../src/errors.js';
+import { configError } from '../../support/config-error.js';
+import { createTestPki, type TestPki } from '../../support/tls.js';
 
 describe('loadConfig', () => {
   it('has working defaults', () => {

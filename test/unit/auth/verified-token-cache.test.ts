@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidTokenError } from '../../src/auth/auth-error.js';
-import type { VerifyAccessToken } from '../../src/auth/access-token-verifier.js';
-import type { Principal } from '../../src/auth/principal.js';
-import { cacheVerifiedTokens } from '../../src/auth/verified-token-cache.js';
+import { InvalidTokenError } from '../../../src/auth/auth-error.js';
+import type { VerifyAccessToken } from '../../../src/auth/access-token-verifier.js';
+import type { Principal } from '../../../src/auth/principal.js';
+import { cacheVerifiedTokens } from '../../../src/auth/verified-token-cache.js';
 
 function setup(expiresAt: number) {
   let clock = 1_000_000;

@@ -1,6 +1,6 @@
 /** The consumer's state as readiness sees it, driven by a clock instead of a broker. */
 import { describe, expect, it } from 'vitest';
-import { createConsumerStateMachine, type ConsumerFault } from '../../src/ingest/consumer-state-machine.js';
+import { createConsumerStateMachine, type ConsumerFault } from '../../../src/ingest/consumer-state-machine.js';
 
 function setup(sessionTimeoutMs = 30_000) {
   let time = 1_000_000;

@@ -4,7 +4,7 @@
  * changes come in, and a replayed message is kept once.
  */
 import { describe, expect, it } from 'vitest';
-import { addMessage, mergeTests, upsertTest, type TestSummary } from '../../web/dashboard/merge.js';
+import { addMessage, mergeTests, upsertTest, type TestSummary } from '../../../web/dashboard/merge.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 23, 9, 0, second)).toISOString();
 const test = (correlationId: string, created: number, updated: number, status: string, messageCount: number): TestSummary => ({ correlationId, status, messageCount, createdAt: at(created), updatedAt: at(updated) });

@@ -5,10 +5,10 @@
  * implementations.)
  */
 import { describe, expect, it } from 'vitest';
-import { openFollower, type EventListener, type FollowSource } from '../../src/log/follower.js';
-import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
-import { take } from '../log/follow-contract.js';
-import { incoming } from '../log/storage-contract.js';
+import { openFollower, type EventListener, type FollowSource } from '../../../src/log/follower.js';
+import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
+import { take } from '../../log/follow-contract.js';
+import { incoming } from '../../log/storage-contract.js';
 
 describe('openFollower', () => {
   it('has no gap and no duplicate when a message is stored while the snapshot is read', async () => {

@@ -7,10 +7,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CompactSign, createLocalJWKSet, createRemoteJWKSet, errors, exportJWK, generateKeyPair, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidTokenError } from '../../src/auth/auth-error.js';
-import { createKeyResolver } from '../../src/auth/key-source.js';
-import { translateJoseError } from '../../src/auth/translate-jose-error.js';
-import { ServiceError } from '../../src/errors.js';
+import { InvalidTokenError } from '../../../src/auth/auth-error.js';
+import { createKeyResolver } from '../../../src/auth/key-source.js';
+import { translateJoseError } from '../../../src/auth/translate-jose-error.js';
+import { ServiceError } from '../../../src/errors.js';
 
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'urn:result-collection-service';

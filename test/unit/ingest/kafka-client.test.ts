@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createKafkaClient } from '../../src/ingest/kafka-client.js';
+import { createKafkaClient } from '../../../src/ingest/kafka-client.js';
 
 function capture() {
   const lines: Array<{ level: number; msg: string; error?: string }> = [];
