@@ -35,19 +35,19 @@ export default defineConfig(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/config.ts'],
+    ignores: ['src/config/config.ts'],
     rules: {
-      // Only src/config.ts reads the environment (typed, validated, errors name the variable).
+      // Only src/config/config.ts reads the environment (typed, validated, errors name the variable).
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: 'Only src/config.ts reads process.env: add a typed, validated field to Config instead.' },
+        { object: 'process', property: 'env', message: 'Only src/config/config.ts reads process.env: add a typed, validated field to Config instead.' },
       ],
       'no-restricted-imports': [
         'error',
         {
           paths: [
-            { name: 'node:process', importNames: ['env'], message: 'Only src/config.ts reads the environment: add a field to Config instead.' },
-            { name: 'process', importNames: ['env'], message: 'Only src/config.ts reads the environment: add a field to Config instead.' },
+            { name: 'node:process', importNames: ['env'], message: 'Only src/config/config.ts reads the environment: add a field to Config instead.' },
+            { name: 'process', importNames: ['env'], message: 'Only src/config/config.ts reads the environment: add a field to Config instead.' },
           ],
         },
       ],

@@ -4,7 +4,7 @@
  * is. Either way the topics the service is configured with exist before it starts.
  */
 import type { Admin } from 'kafkajs';
-import type { KafkaConfig } from '../src/config.js';
+import type { KafkaConfig } from '../src/config/config.js';
 import { createKafkaClient } from '../src/ingest/kafka-client.js';
 import type { Logger } from '../src/logger.js';
 import { startKafka } from '../tools/kafka/kafka-cluster.js';

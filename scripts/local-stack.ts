@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hashPassword } from '../src/auth/credentials.js';
-import { loadConfig, type Config } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config/config.js';
 import { createLogger } from '../src/logger.js';
 import { createSimulator, type Simulator } from '../tools/simulator/simulator.js';
 import { startLocalBroker, type LocalBroker, type LocalBrokerKind } from './local-broker.js';

@@ -10,9 +10,11 @@ echo "== lint (eslint.config.js) and import boundaries (.dependency-cruiser.cjs)
 npm run --silent lint
 echo "== generated types (resolvers, the dashboard's operations) are up to date with schema/" >&2
 if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
-  echo "src/graphql/generated/ or web/dashboard/gql/ is stale: run 'npm run codegen' and commit the result" >&2
+  echo "src/graphql/schema/generated/ or web/dashboard/gql/ is stale: run 'npm run codegen' and commit the result" >&2
   exit 1
 fi
+echo "== the configuration reference (docs/configuration.md) is up to date with src/config/settings.ts" >&2
+npx tsx scripts/config-reference.ts --check
 echo "== deployment files lint" >&2
 bash scripts/lint-deploy.sh
 if [ $# -eq 0 ]; then

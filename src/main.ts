@@ -5,7 +5,7 @@
  * The service itself is imported only after tracing has started (when it is configured): the
  * instrumentations' loader hooks see only modules loaded after them.
  */
-import { loadConfig } from './config.js';
+import { loadConfig } from './config/config.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
 

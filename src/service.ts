@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { createAccessPolicy } from './auth/access.js';
 import { SCOPES } from './auth/principal.js';
 import type { Auth } from './auth/create-auth.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { GraphQLDeps } from './graphql/pipeline/context.js';
 import { createApolloGraphQLServer } from './graphql/http/apollo-server.js';
 import { createGraphQLEndpoint } from './graphql/http/graphql-endpoint.js';

@@ -5,7 +5,7 @@
  */
 import { createAuth } from './auth/auth-from-config.js';
 import type { EmbeddedAuthOptions } from './auth/embedded-issuer.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { createKafkaIngest } from './ingest/kafka-ingest.js';
 import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';

@@ -3,7 +3,7 @@
  * Redis, with the Redis connections it needs (owned and closed here).
  */
 import { Redis } from 'ioredis';
-import type { RateLimitConfig, StoreConfig } from './config.js';
+import type { RateLimitConfig, StoreConfig } from './config/config.js';
 import type { Disposable } from './lifecycle/disposable.js';
 import { disposeOnce } from './lifecycle/disposable.js';
 import type { Logger } from './logger.js';

@@ -5,7 +5,7 @@
  * producer to the moment a client received its push. The harness talks to either server only over
  * HTTP (`/readyz`, `/metrics`) and graphql-ws.
  */
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { BenchBroker, BrokerKind } from './broker.js';
 import { runWorker, startWorker } from './worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './token.js';

@@ -3,7 +3,7 @@
  * port, optionally seeded with `--tests N --messages M` (through the store, as consumed records
  * would be), with rate limits off (the load comes from one principal and one address). Prints `{ url, ids }` once listening, runs until SIGTERM.
  */
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startFromConfig } from '../../src/start-from-config.js';
 import { BENCH_AUTH_ENV } from '../lib/token.js';

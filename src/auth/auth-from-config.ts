@@ -1,5 +1,5 @@
 /** Chooses the auth side of a process from its configuration. */
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../logger.js';
 import { createExternalAuth, type Auth } from './create-auth.js';
 import type { EmbeddedAuthOptions } from './embedded-issuer.js';

@@ -1,6 +1,6 @@
 /** Builds the token verifier (and, in embedded mode, the issuer) from the configuration. */
 import type { RequestHandler } from 'express';
-import type { AuthConfig } from '../config.js';
+import type { AuthConfig } from '../config/config.js';
 import type { Disposable } from '../lifecycle/disposable.js';
 import { createAccessTokenVerifier, type VerifyAccessToken } from './access-token-verifier.js';
 import type { KeySource } from './key-source.js';

@@ -20,7 +20,7 @@ import express, { Router, type Request, type Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider, { errors as oidcErrors, type AdapterFactory, type ClientMetadata, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createAccessTokenVerifier } from './access-token-verifier.js';

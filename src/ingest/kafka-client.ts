@@ -5,7 +5,7 @@
  */
 import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel as KafkaLogLevel, type LogEntry, type SASLOptions } from 'kafkajs';
-import type { KafkaConfig } from '../config.js';
+import type { KafkaConfig } from '../config/config.js';
 import type { Logger } from '../logger.js';
 import { registerKafkaCodecs } from './kafka-codecs.js';
 

@@ -2,7 +2,7 @@
  * The one entry point the rest of the service uses for the broker: it gets back the two seams
  * (consumer and request publisher) and never a kafkajs type.
  */
-import type { KafkaConfig } from '../config.js';
+import type { KafkaConfig } from '../config/config.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
 import type { Ingest, IngestHandlers } from './ingest.js';

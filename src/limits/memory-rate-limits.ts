@@ -1,6 +1,6 @@
 /** Rate limits counted in this process (rate-limiter-flexible's memory limiter). */
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { RateLimitConfig } from '../config.js';
+import type { RateLimitConfig } from '../config/config.js';
 import { RATE_LIMIT_BUCKETS, type RateLimitBucket, type RateLimits } from './rate-limits.js';
 
 /** Creates per-process rate limits with the configured budgets per minute. */

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import type { RateLimitConfig } from '../config.js';
+import type { RateLimitConfig } from '../config/config.js';
 import { limitsFrom } from './memory-rate-limits.js';
 import type { RateLimits } from './rate-limits.js';
 

@@ -5,7 +5,7 @@
  * duplicated, and the partitions end up shared.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { createState, type State } from '../../src/state.js';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';

@@ -14,7 +14,7 @@ import { createTestProducer, result, type TestProducer } from '../support/kafka.
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { authedFetch } from '../support/tokens.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { createState, type State } from '../../src/state.js';
 

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { createState, type State } from '../../src/state.js';

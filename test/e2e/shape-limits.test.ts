@@ -5,7 +5,7 @@
  */
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { postGraphQL, sseErrors as overSse, wsErrors as overWebSocket, type ClientErrors as Errors } from '../support/graphql.js';
 import { MAX_VALIDATION_ERRORS } from '../../src/graphql/pipeline/operation-rules.js';
 import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';

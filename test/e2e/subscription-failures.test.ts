@@ -7,7 +7,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestChangeEvent, TestMessage } from '../../src/domain/types.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { ServiceError } from '../../src/errors.js';
 import type { FollowOptions, ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/logger.js';

@@ -45,7 +45,7 @@ function setup(kind: 'memory' | 'redis') {
     const settings = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
     let log;
     if (kind === 'redis') {
-      const { loadConfig } = await import('../../src/config.js');
+      const { loadConfig } = await import('../../src/config/config.js');
       const { createState } = await import('../../src/state.js');
       const { createSilentLogger } = await import('../../src/logger.js');
       const prefix = `tracing-${topics.group}`;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/persisted-operations-config.js';
+import { sha256Hex } from '../../src/config/persisted-documents.js';
 import { collect, createSseClient, createWsClient, eventually, getGraphQL, postGraphQL, sseErrors, wsErrors, type ClientErrors, type OperationRequest } from '../support/graphql.js';
 import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { countCreates, type TestService } from '../support/service.js';

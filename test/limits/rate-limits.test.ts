@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type RateLimitConfig } from '../../src/config.js';
+import { loadConfig, type RateLimitConfig } from '../../src/config/config.js';
 import { createMemoryRateLimits } from '../../src/limits/memory-rate-limits.js';
 import type { RateLimits } from '../../src/limits/rate-limits.js';
 import { createRedisRateLimits } from '../../src/limits/redis-rate-limits.js';

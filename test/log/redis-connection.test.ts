@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { createState } from '../../src/state.js';
 import { eventually } from '../support/graphql.js';

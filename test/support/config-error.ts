@@ -1,5 +1,5 @@
 /** The refusal of a configuration, for tests of what loadConfig accepts. */
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 /** The ConfigError `env` makes loadConfig throw; fails when it throws none or another error. */

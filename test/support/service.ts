@@ -3,7 +3,7 @@
  * group of its own so tests never see each other's records.
  */
 import { randomUUID } from 'node:crypto';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import { freePort } from '../../tools/kafka/kafka-process.js';
 import { createAuth } from '../../src/auth/auth-from-config.js';
 import { createExternalAuth, type Auth } from '../../src/auth/create-auth.js';

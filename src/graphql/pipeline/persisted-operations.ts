@@ -14,7 +14,7 @@
  */
 import { GraphQLError, parse } from 'graphql';
 import { ConfigError, httpStatusFor, type ErrorCode } from '../../errors.js';
-import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../../persisted-operations-config.js';
+import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../../config/persisted-documents.js';
 
 /** An operation's parameters as a client sends them, over either transport. */
 export interface OperationRequest {

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { ConfigError } from '../../../src/errors.js';
 import { configError } from '../../support/config-error.js';
 import { createTestPki, type TestPki } from '../../support/tls.js';

@@ -2,18 +2,18 @@
  * The service's configuration: the one place that reads the environment. Every value is parsed and
  * validated up front, so a bad value stops startup with a message that names the variable.
  */
-import { readAuth, readIssuer, type AuthConfig, type IssuerConfig } from './auth-config.js';
-import { createReader, type Env, type Reader } from './config-reader.js';
-import { ConfigError } from './errors.js';
-import { readKafka, type KafkaConfig } from './kafka-config.js';
-import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-operations-config.js';
-import { readRedisConfig } from './redis-config.js';
+import { readAuth, readIssuer, type AuthConfig, type IssuerConfig } from './auth.js';
+import { createReader, type Env, type Reader } from './reader.js';
+import { ConfigError } from '../errors.js';
+import { readKafka, type KafkaConfig } from './kafka.js';
+import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-documents.js';
+import { readRedisConfig } from './redis.js';
 
-export type { AuthConfig, IssuerConfig } from './auth-config.js';
-export type { Reader } from './config-reader.js';
-export type { KafkaConfig } from './kafka-config.js';
-export type { KafkaSaslConfig, KafkaSslConfig } from './kafka-security-config.js';
-export type { PersistedOperationsConfig, TrustedDocuments } from './persisted-operations-config.js';
+export type { AuthConfig, IssuerConfig } from './auth.js';
+export type { Reader } from './reader.js';
+export type { KafkaConfig } from './kafka.js';
+export type { KafkaSaslConfig, KafkaSslConfig } from './kafka-security.js';
+export type { PersistedOperationsConfig, TrustedDocuments } from './persisted-documents.js';
 
 /** Validated configuration of one service process. */
 export interface Config {
@@ -151,21 +151,22 @@ export function loadConfig(env: Env = process.env): Config {
   const stateKind = read.oneOf('STATE_STORE', 'memory', ['memory', 'redis', 'replicated']);
   const role = readRole(read, stateKind);
   const production = read.string('NODE_ENV', 'development') === 'production';
-  const auth = readAuth(read, env);
+  const port = read.int('PORT', 4000, { min: 0, max: 65535 });
+  const auth = readAuth(read, port);
   const persistedOperations = readPersistedOperations(read, production);
   // With trusted documents the IDE could run nothing (its own introspection query included).
   const browser = readBrowser(read, production || persistedOperations.trustedDocuments !== null);
   return {
     role,
-    port: read.int('PORT', 4000, { min: 0, max: 65535 }),
+    port,
     host: read.string('HOST', '0.0.0.0'),
     production,
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    kafka: readKafka(read, env, stateKind),
+    kafka: readKafka(read, stateKind),
     store: {
       kind: stateKind,
       // Checked only where it is used: a memory process never connects to Redis.
-      ...(stateKind === 'redis' ? readRedisConfig(env) : { redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'), redisTlsCa: null }),
+      ...(stateKind === 'redis' ? readRedisConfig(read) : { redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'), redisTlsCa: null }),
       redisKeyPrefix: read.string('REDIS_KEY_PREFIX', 'rcs'),
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),
       maxTests: read.int('STORE_MAX_TESTS', 10_000, { min: 1 }),

@@ -1,12 +1,10 @@
 /**
  * The Kafka part of the configuration: brokers, topics, consumer group timing, and (through
- * kafka-security-config.ts) TLS and SASL. Called by config.ts with the environment it read.
+ * kafka-security.ts) TLS and SASL. Read through the configuration's reader.
  */
-import type { Reader } from './config.js';
-import { ConfigError } from './errors.js';
-import { readKafkaSasl, readKafkaSsl, type KafkaSaslConfig, type KafkaSslConfig } from './kafka-security-config.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import type { Reader } from './reader.js';
+import { ConfigError } from '../errors.js';
+import { readKafkaSasl, readKafkaSsl, type KafkaSaslConfig, type KafkaSslConfig } from './kafka-security.js';
 
 /** Broker connection and topics. */
 export interface KafkaConfig {
@@ -52,7 +50,7 @@ export interface KafkaConfig {
 }
 
 /** Reads the Kafka settings; `stateKind` decides the replicated mode's group and commits. */
-export function readKafka(read: Reader, env: Env, stateKind: 'memory' | 'redis' | 'replicated'): KafkaConfig {
+export function readKafka(read: Reader, stateKind: 'memory' | 'redis' | 'replicated'): KafkaConfig {
   const sessionTimeoutMs = read.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 3000, max: 300_000 });
   const baseGroup = read.string('KAFKA_GROUP_ID', 'result-collection-service');
   let groupId = baseGroup;
@@ -84,8 +82,8 @@ export function readKafka(read: Reader, env: Env, stateKind: 'memory' | 'redis' 
     // subscribed to all of them.
     requestsGroupId: stateKind === 'replicated' ? `${groupId}.requests` : null,
     commitIntervalMs: read.int('KAFKA_COMMIT_INTERVAL_MS', 5000, { min: 0, max: 3_600_000 }),
-    ssl: readKafkaSsl(env),
-    sasl: readKafkaSasl(env),
+    ssl: readKafkaSsl(read),
+    sasl: readKafkaSasl(read),
   };
 }
 

@@ -1,9 +1,9 @@
 /**
  * The authentication part of the configuration: how access tokens are verified (`AUTH_*`) and the
- * embedded issuer's settings (`OIDC_*`). Called by config.ts with the environment it read.
+ * embedded issuer's settings (`OIDC_*`). Read through the configuration's reader.
  */
-import type { Env, Reader } from './config-reader.js';
-import { ConfigError } from './errors.js';
+import type { Reader } from './reader.js';
+import { ConfigError } from '../errors.js';
 
 /**
  * How access tokens are verified. `embedded`: tokens of the issuer built into this service (the
@@ -63,23 +63,23 @@ export function readIssuer(read: Reader, where: { production: boolean; runsIssue
 }
 
 /** Reads how access tokens are verified (`AUTH_*`, `PUBLIC_URL`). */
-export function readAuth(read: Reader, env: Env): AuthConfig {
+export function readAuth(read: Reader, port: number): AuthConfig {
   const secret = read.string('AUTH_HS256_SECRET', '');
   const externalIssuer = read.url('AUTH_ISSUER');
   const jwksUri = read.url('AUTH_JWKS_URI');
-  const port = read.int('PORT', 4000, { min: 0, max: 65535 });
   const common = {
     audience: read.string('AUTH_AUDIENCE', 'urn:result-collection-service'),
     clockToleranceSeconds: read.int('AUTH_CLOCK_TOLERANCE_SECONDS', 5, { min: 0, max: 300 }),
     verifiedTokenCacheSeconds: read.int('AUTH_VERIFIED_TOKEN_CACHE_SECONDS', 60, { min: 0, max: 3600 }),
     // Set and empty turns the check off (issuers that do not type their access tokens).
-    tokenType: env.AUTH_ACCESS_TOKEN_TYP !== undefined && env.AUTH_ACCESS_TOKEN_TYP.trim() === '' ? null : read.string('AUTH_ACCESS_TOKEN_TYP', 'at+jwt'),
+    tokenType: read.isSetEmpty('AUTH_ACCESS_TOKEN_TYP') ? null : read.string('AUTH_ACCESS_TOKEN_TYP', 'at+jwt'),
     adminScope: read.string('AUTH_ADMIN_SCOPE', 'tests:admin'),
   };
   if (secret !== '') {
     if (Buffer.byteLength(secret, 'utf8') < 32) throw new ConfigError('AUTH_HS256_SECRET', 'must be at least 32 bytes (256 bits)');
     if (externalIssuer === null) throw new ConfigError('AUTH_ISSUER', 'is required with AUTH_HS256_SECRET (the trusted "iss" of the tokens)');
-    if (env.AUTH_ALGORITHMS !== undefined && env.AUTH_ALGORITHMS.trim() !== 'HS256') {
+    const algorithms = read.optional('AUTH_ALGORITHMS');
+    if (algorithms !== undefined && algorithms !== 'HS256') {
       throw new ConfigError('AUTH_ALGORITHMS', 'only HS256 can be used with AUTH_HS256_SECRET');
     }
     return { ...common, mode: 'hs256', issuer: read.string('AUTH_ISSUER', ''), jwksUri: null, hs256Secret: new TextEncoder().encode(secret), algorithms: ['HS256'] };
