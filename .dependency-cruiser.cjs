@@ -1,21 +1,9 @@
 /**
  * Import boundaries of the service, checked by `npm run lint` (dependency-cruiser over src/).
  *
- * Layers, lowest first; a folder may import its own layer and the layers below it, never above:
- *
- *   base        src/domain/, src/lifecycle/, src/errors.ts, src/logger.ts, src/config.ts (with config-reader.ts, auth-config.ts), src/kafka-config.ts, src/kafka-security-config.ts, src/redis-config.ts, src/persisted-operations-config.ts,
- *               src/telemetry/ (trace context with @opentelemetry/api; the SDK's bootstrap is loaded by src/main.ts alone)
- *   state       src/log/                                     (the result log: memory and Redis implementations)
- *   ingest      src/ingest/                                  (kafkajs lives here and nowhere else)
- *   use cases   src/results/, src/auth/, src/limits/, src/metrics.ts
- *   api         src/graphql/, src/http/                      (siblings: neither imports the other;
- *               src/graphql/ is schema/, pipeline/ (the rules of every transport), http/ (Apollo Server), ws/ and sse/)
- *   service     src/service.ts, src/state.ts, src/start-from-config.ts, src/main.ts
- *
- * Seams are the files that name no client library (src/log/result-log.ts, src/ingest/consumer.ts,
- * src/ingest/request-publisher.ts, src/ingest/request-consumer.ts, src/ingest/ingest.ts, src/limits/rate-limits.ts); the Kafka and Redis
- * implementations are wired together only by the composition roots. Test code (test/, bench/,
- * tools/, scripts/) may import anything in src/; src/ imports none of it.
+ * The layers these rules enforce (which folder may import which, and where each client library may
+ * be imported) are described once, in ARCHITECTURE.md ("Folders: what each owns and may import").
+ * Change the rules and that table together.
  *
  * Rules about code inside a file (process.env outside src/config/config.ts) are in eslint.config.js.
  */

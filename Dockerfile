@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Multi-stage build: compile TypeScript with dev dependencies, ship production dependencies only.
 # Node 26 is the Active LTS line as of late 2026; package.json's engines (>=20.19) is the floor, and
-# README.md's "Node.js versions" tells the whole rule.
+# docs/operations.md's "Node.js versions" tells the whole rule.
 ARG NODE_VERSION=26
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build

@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 const [url = 'http://localhost:4000', idArg] = process.argv.slice(2);
 const token = process.env.TOKEN;
 if (!token) {
-  process.stderr.write('Set TOKEN to an access token (see the Quick start in README.md).\n');
+  process.stderr.write('Set TOKEN to an access token (see "What to try first" in README.md).\n');
   process.exit(2);
 }
 const authorization = `Bearer ${token}`;

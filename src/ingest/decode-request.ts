@@ -2,7 +2,7 @@
  * Turns a record of the requests topic back into the start request it carries, for the replicated
  * mode, where every replica reads the requests topic to learn each test's owner and input. Pure:
  * no I/O, no broker client. The record format is the one kafka-request-publisher.ts writes (see
- * the README's "Requests"); the owner travels in a header of the service's own, so the value the
+ * docs/kafka.md, "Requests"); the owner travels in a header of the service's own, so the value the
  * external system reads is unchanged.
  */
 import type { BrokerRecord } from './broker-record.js';

@@ -1,6 +1,7 @@
 /**
  * Turns a raw result record into a message, or says precisely why it cannot. Pure: no I/O, no
- * broker client, so every rule is unit-tested and the README's format table is checked here.
+ * broker client, so every rule is unit-tested and the format table in docs/kafka.md ("Results") is
+ * checked here.
  */
 import type { IncomingMessage, TestStatus } from '../domain/types.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
@@ -31,7 +32,7 @@ const STATUS_ALIASES: Readonly<Record<string, TestStatus>> = {
   error: 'FAILED',
 };
 
-/** Decodes one result record; see the README's "Result message format". */
+/** Decodes one result record; see docs/kafka.md, "Results". */
 export function decodeResult(record: BrokerRecord): DecodeResult {
   const envelope = readEnvelope(record);
   if (!envelope.ok) return envelope;

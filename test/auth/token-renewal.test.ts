@@ -83,7 +83,7 @@ describe('token renewal on a live WebSocket', () => {
     await client.dispose();
   });
 
-  it("keeps a subscription over several token lifetimes with the README's client pattern (renew ahead of exp, on every pong)", async () => {
+  it("keeps a subscription over several token lifetimes with the client pattern of docs/authentication.md (renew ahead of exp, on every pong)", async () => {
     const id = await startTest();
     const { client, state } = await connect(await token({}, 2));
     let renewal: NodeJS.Timeout | undefined;

@@ -136,7 +136,7 @@ describe('what a GraphQL security scanner probes, in production, on all three tr
 });
 
 describe('shape limit configuration', () => {
-  it('defaults as the README says, hiding suggestions in production only', () => {
+  it('defaults as docs/configuration.md says, hiding suggestions in production only', () => {
     const base = { KAFKA_BROKERS: '127.0.0.1:9092', ...HS256_ENV };
     const development = loadConfig(base).graphqlShape;
     expect(development).toMatchObject({ maxAliases: 15, maxDirectives: 50, maxTokens: 1000, fieldSuggestions: true });

@@ -27,7 +27,7 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-/** Options: the brokers, and environment overrides as the README documents them. */
+/** Options: the brokers, and environment overrides as docs/configuration.md documents them. */
 export interface TestServiceOptions {
   readonly brokers: readonly string[];
   readonly env?: Record<string, string>;

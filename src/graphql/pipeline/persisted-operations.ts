@@ -31,7 +31,7 @@ export type ResolvedOperation<T extends OperationRequest> = Omit<T, 'documentId'
 /** Resolves a request's document; throws a GraphQLError with its `extensions.code` when refused. */
 export type ResolveOperation = <T extends OperationRequest>(request: T) => ResolvedOperation<T>;
 
-/** Creates the resolver for `config` (see the README's "Trusted documents and automatic persisted queries"). */
+/** Creates the resolver for `config` (see docs/api.md, "Trusted documents and automatic persisted queries"). */
 export function createOperationResolver(config: PersistedOperationsConfig): ResolveOperation {
   if (config.trustedDocuments !== null) checkDocumentsParse(config.trustedDocuments.file, config.trustedDocuments.documents);
   const trusted = config.trustedDocuments?.documents;
