@@ -16,7 +16,7 @@ const KAFKA_ROOT = '^src/start-from-config\\.ts$';
  * Where ioredis may be imported: the Redis implementations (of the result log and of the issuer's
  * storage), and src/state.ts, which creates every Redis connection.
  */
-const REDIS_FILES = ['^src/(log|auth|limits)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
+const REDIS_FILES = ['^src/(log|auth|rate-limits)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
 const BASE_FILES = ['^src/(errors|logger|request-id)\\.ts$', '^src/config/', '^src/lifecycle/', '^src/telemetry/'];
 /** The one file that loads the OpenTelemetry SDK, its instrumentations and the loader hook. */
@@ -38,7 +38,7 @@ module.exports = {
     {
       name: 'ioredis-only-in-redis-implementations',
       comment:
-        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/limits/redis-*.ts) and by src/state.ts, the one place that creates Redis connections.',
+        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/rate-limits/redis-*.ts) and by src/state.ts, the one place that creates Redis connections.',
       severity: 'error',
       from: { path: '^src/', pathNot: REDIS_FILES },
       to: { path: '(^|node_modules/)ioredis(/|$)' },
@@ -122,14 +122,14 @@ module.exports = {
       name: 'use-cases-below-api',
       comment: 'Results, auth and metrics are used by GraphQL and HTTP, never the other way round.',
       severity: 'error',
-      from: { path: ['^src/(results|subscriptions|auth|limits)/', '^src/metrics\\.ts$'] },
+      from: { path: ['^src/(results|auth|rate-limits)/', '^src/metrics\\.ts$'] },
       to: { path: ['^src/(graphql|http)/', SERVICE] },
     },
     {
       name: 'graphql-never-reaches-the-broker',
       comment: 'GraphQL, HTTP, auth and the result log never import src/ingest/ (start requests go through src/results/test-starter.ts).',
       severity: 'error',
-      from: { path: '^src/(graphql|http|auth|log|limits)/' },
+      from: { path: '^src/(graphql|http|auth|log|rate-limits)/' },
       to: { path: ['^src/ingest/', KAFKA_PACKAGES] },
     },
     {

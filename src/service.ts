@@ -33,7 +33,7 @@ import { createResultRecorder } from './results/record-result.js';
 import { createStartRecorder } from './results/record-start.js';
 import { createTestStarter } from './results/test-starter.js';
 import type { ResultLog } from './log/result-log.js';
-import { NO_RATE_LIMITS, type RateLimits } from './limits/rate-limits.js';
+import { NO_RATE_LIMITS, type RateLimits } from './rate-limits/rate-limits.js';
 
 /** What the service's own pages (GraphiQL, the dashboard) ask for when a user signs in. */
 const BROWSER_SCOPE = `openid profile ${SCOPES.read} ${SCOPES.write}`;

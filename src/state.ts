@@ -10,9 +10,9 @@ import type { Logger } from './logger.js';
 import { createMemoryResultLog } from './log/memory-result-log.js';
 import { createRedisResultLog } from './log/redis-result-log.js';
 import type { ResultLog } from './log/result-log.js';
-import { createMemoryRateLimits } from './limits/memory-rate-limits.js';
-import { NO_RATE_LIMITS, type RateLimits } from './limits/rate-limits.js';
-import { createRedisRateLimits } from './limits/redis-rate-limits.js';
+import { createMemoryRateLimits } from './rate-limits/memory-rate-limits.js';
+import { NO_RATE_LIMITS, type RateLimits } from './rate-limits/rate-limits.js';
+import { createRedisRateLimits } from './rate-limits/redis-rate-limits.js';
 
 /** The result log of one process. */
 export interface State extends Disposable {

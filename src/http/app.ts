@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { TestStarter } from '../results/test-starter.js';
 import type { ResultLog } from '../log/result-log.js';
-import type { RateLimits } from '../limits/rate-limits.js';
+import type { RateLimits } from '../rate-limits/rate-limits.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
 import { createDashboardRoutes, type DashboardOptions } from './dashboard.js';

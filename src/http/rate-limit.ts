@@ -5,7 +5,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { principalKey } from '../auth/principal.js';
 import type { ErrorCode } from '../errors.js';
-import { retryAfterSeconds, type RateLimitBucket, type RateLimits } from '../limits/rate-limits.js';
+import { retryAfterSeconds, type RateLimitBucket, type RateLimits } from '../rate-limits/rate-limits.js';
 import { principalOf } from './authenticate.js';
 import { sendProblem } from './problem.js';
 

@@ -5,7 +5,7 @@
  */
 import { getIntrospectionQuery, MaxIntrospectionDepthRule, parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOperationLimits } from '../../src/graphql/pipeline/limits.js';
+import { checkOperationLimits } from '../../src/graphql/pipeline/operation-limits.js';
 import { createSchema } from '../../src/graphql/schema/schema.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';

@@ -11,7 +11,7 @@ import type { Principal } from '../../auth/principal.js';
 import type { Logger } from '../../logger.js';
 import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './context.js';
 import { createErrorFormatter, type FormatError } from './format-error.js';
-import type { OperationLimits } from './limits.js';
+import type { OperationLimits } from './operation-limits.js';
 import { createOperationRules, type OperationRules } from './operation-rules.js';
 import type { ResolveOperation } from './persisted-operations.js';
 import { createOperationPreparer, type PrepareOperation } from './prepare-operation.js';

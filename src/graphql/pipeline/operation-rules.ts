@@ -18,7 +18,7 @@ import type { AccessPolicy } from '../../auth/access.js';
 import { InsufficientScopeError, bearerChallenge } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ErrorCode } from '../../errors.js';
-import { checkOperationCost, depthRule, type OperationLimits } from './limits.js';
+import { checkOperationCost, depthRule, type OperationLimits } from './operation-limits.js';
 import { shapeLimitRules, type ShapeLimits } from './shape-limits.js';
 
 /** How an operation reached the service. */

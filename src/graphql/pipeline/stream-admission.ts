@@ -5,7 +5,7 @@
  */
 import { principalKey, type Principal } from '../../auth/principal.js';
 import { ServiceError } from '../../errors.js';
-import { retryAfterSeconds, type RateLimits } from '../../limits/rate-limits.js';
+import { retryAfterSeconds, type RateLimits } from '../../rate-limits/rate-limits.js';
 
 /** The longest delay `setTimeout` takes; a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;

@@ -24,7 +24,7 @@ import { principalKey, type Principal } from '../../auth/principal.js';
 import type { TestMessage } from '../../domain/types.js';
 import { ServiceError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { RateLimits } from '../../limits/rate-limits.js';
+import type { RateLimits } from '../../rate-limits/rate-limits.js';
 import { currentRequestId, withRequestId } from '../../request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';

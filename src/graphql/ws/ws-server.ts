@@ -31,7 +31,7 @@ import type { VerifyAccessToken } from '../../auth/access-token-verifier.js';
 import { principalKey, type Principal } from '../../auth/principal.js';
 import { isServiceError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { retryAfterSeconds, type RateLimits } from '../../limits/rate-limits.js';
+import { retryAfterSeconds, type RateLimits } from '../../rate-limits/rate-limits.js';
 import { withRequestId } from '../../request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';

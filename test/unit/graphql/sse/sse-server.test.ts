@@ -13,7 +13,7 @@ import { createOperationPipeline } from '../../../../src/graphql/pipeline/operat
 import { createOperationResolver } from '../../../../src/graphql/pipeline/persisted-operations.js';
 import { createSchema } from '../../../../src/graphql/schema/schema.js';
 import { createGraphQLSse, type GraphQLSse } from '../../../../src/graphql/sse/sse-server.js';
-import { NO_RATE_LIMITS } from '../../../../src/limits/rate-limits.js';
+import { NO_RATE_LIMITS } from '../../../../src/rate-limits/rate-limits.js';
 import { createMemoryResultLog } from '../../../../src/log/memory-result-log.js';
 import { createSilentLogger } from '../../../../src/logger.js';
 import { createTestStarter } from '../../../../src/results/test-starter.js';

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type RateLimitConfig } from '../../src/config/config.js';
-import { createMemoryRateLimits } from '../../src/limits/memory-rate-limits.js';
-import type { RateLimits } from '../../src/limits/rate-limits.js';
-import { createRedisRateLimits } from '../../src/limits/redis-rate-limits.js';
+import { createMemoryRateLimits } from '../../src/rate-limits/memory-rate-limits.js';
+import type { RateLimits } from '../../src/rate-limits/rate-limits.js';
+import { createRedisRateLimits } from '../../src/rate-limits/redis-rate-limits.js';
 import { createLogger } from '../../src/logger.js';
 import { createRedisConnection } from '../../src/state.js';
 import { eventually } from '../support/graphql.js';
