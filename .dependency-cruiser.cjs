@@ -30,7 +30,7 @@ module.exports = {
     // --- client libraries stay behind their seams ---
     {
       name: 'kafkajs-only-in-ingest',
-      comment: 'kafkajs (and its codec packages) is imported only under src/ingest/: the rest of the service sees the seams in src/ingest/consumer.ts, request-publisher.ts, request-consumer.ts and ingest.ts.',
+      comment: 'kafkajs (and its codec packages) is imported only under src/ingest/: the rest of the service sees the seams in src/ingest/consumer.ts, request-publisher.ts, request-consumer.ts and broker-side.ts.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/ingest/' },
       to: { path: KAFKA_PACKAGES },
@@ -61,7 +61,7 @@ module.exports = {
     {
       name: 'kafka-files-only-from-composition-root',
       comment:
-        'Outside src/ingest/ only src/start-from-config.ts (which builds the Kafka ingest) imports src/ingest/kafka-*.ts; everything else uses the seam files (consumer.ts, request-publisher.ts, request-consumer.ts, ingest.ts).',
+        'Outside src/ingest/ only src/start-from-config.ts (which builds the Kafka broker side) imports src/ingest/kafka-*.ts; everything else uses the seam files (consumer.ts, request-publisher.ts, request-consumer.ts, broker-side.ts).',
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/ingest/', KAFKA_ROOT] },
       to: { path: '^src/ingest/kafka-' },

@@ -1,5 +1,5 @@
 /**
- * Ingest: the same pre-produced topic consumed by a bare kafkajs consumer (the ceiling), by the
+ * BrokerSide: the same pre-produced topic consumed by a bare kafkajs consumer (the ceiling), by the
  * service's consumer into the memory store, and into the Redis store, one after the other.
  */
 import { Kafka, Partitioners, logLevel } from 'kafkajs';

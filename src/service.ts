@@ -23,7 +23,7 @@ import { attachGraphQLWebSocket } from './graphql/ws/ws-server.js';
 import { createMetrics, type ClientSources } from './metrics.js';
 import { createHttpApp, type ApiRoutes, type Readiness } from './http/app.js';
 import type { ConsumerState } from './ingest/consumer.js';
-import type { Ingest, IngestHandlers } from './ingest/ingest.js';
+import type { BrokerSide, BrokerHandlers } from './ingest/broker-side.js';
 import { disposeOnce } from './lifecycle/disposable.js';
 import { createEventLoopWatch } from './lifecycle/event-loop-watch.js';
 import type { Health } from './http/app.js';
@@ -44,7 +44,7 @@ export interface ServiceOptions {
   readonly logger: Logger;
   readonly log: ResultLog;
   /** Builds the broker side around the handlers of what it consumes (results; start requests in the replicated mode). */
-  readonly createIngest: (handlers: IngestHandlers) => Ingest;
+  readonly createBrokerSide: (handlers: BrokerHandlers) => BrokerSide;
   /** Token verification (and the embedded issuer, if any); required unless the role is `consumer`. */
   readonly auth?: Auth;
   /** Request budgets (see src/limits/rate-limits.ts); none when absent. */
@@ -64,7 +64,7 @@ export interface Service {
   readonly url: string;
   readonly port: number;
   readonly httpServer: Server;
-  readonly ingest: Ingest;
+  readonly broker: BrokerSide;
   readiness(): Promise<Readiness>;
   /** Graceful shutdown, phase by phase; safe to call twice (the second call waits for the first). */
   stop(): Promise<void>;
@@ -86,13 +86,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const { config, logger, log } = options;
   const lifecycle = options.lifecycle ?? createLifecycle({ logger });
   const consumes = config.role !== 'api';
-  const ingest = options.createIngest({ onEvents: createResultRecorder({ log }), onRequests: createStartRecorder({ log }) });
+  const broker = options.createBrokerSide({ onEvents: createResultRecorder({ log }), onRequests: createStartRecorder({ log }) });
   const httpServer = createServer();
-  const api = config.role === 'consumer' ? undefined : await createApiSide(options, ingest, httpServer);
+  const api = config.role === 'consumer' ? undefined : await createApiSide(options, broker, httpServer);
 
   lifecycle.register('drain', 'http', { dispose: api ? () => api.stop() : () => closeHttpServer(httpServer, drainGraceMs(config)) });
   // The consumer commits what it stored as it leaves the group.
-  lifecycle.register('ingest', 'broker', ingest);
+  lifecycle.register('ingest', 'broker', broker);
   lifecycle.register('state', 'result log', log);
   if (options.auth) lifecycle.register('state', 'auth', options.auth);
 
@@ -106,9 +106,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     if (stopping) return { ready: false, checks: { service: 'shutting down' } };
     const checks: Record<string, string> = {};
     if (consumes) {
-      checks.consumer = consumerCheck(ingest.consumer.state());
+      checks.consumer = consumerCheck(broker.consumer.state());
       // Replicated mode: until it reads the requests topic, the replica knows no owner of a test started elsewhere.
-      if (ingest.requests) checks.requests = consumerCheck(ingest.requests.state());
+      if (broker.requests) checks.requests = consumerCheck(broker.requests.state());
     }
     checks.store = await storeCheck();
     if (!api) return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
@@ -119,7 +119,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     // its grants in the store checked above.
     // Replicated mode: the store is this process's memory, rebuilt by reading both topics; until
     // both consumers have joined once, it knows no test started elsewhere.
-    const rebuilt = ingest.requests === undefined || (ingest.consumer.activity().joinedOnce && ingest.requests.activity().joinedOnce);
+    const rebuilt = broker.requests === undefined || (broker.consumer.activity().joinedOnce && broker.requests.activity().joinedOnce);
     if (!rebuilt) checks.replay = 'waiting for both consumers to join once and rebuild the state';
     return { ready: checks.store === 'ok' && rebuilt, checks };
   };
@@ -133,7 +133,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     const checks: Record<string, string> = { eventLoop: loop.detail };
     let healthy = loop.ok;
     if (consumes) {
-      const gaveUp = ingest.consumer.activity().gaveUp;
+      const gaveUp = broker.consumer.activity().gaveUp;
       checks.consumer = gaveUp === undefined ? 'ok' : `gave up: ${gaveUp}`;
       healthy &&= gaveUp === undefined;
     }
@@ -141,7 +141,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   };
 
   const metrics = createMetrics({
-    ...(consumes ? { consumer: ingest.consumer } : {}),
+    ...(consumes ? { consumer: broker.consumer } : {}),
     ...(api ? { clients: api.clients } : {}),
     ...(options.storedTests ? { storedTests: options.storedTests } : {}),
     storeUp: () => storeCheck().then((check) => check === 'ok'),
@@ -158,10 +158,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const port = (httpServer.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
-  if (api) ingest.publisher.start();
+  if (api) broker.publisher.start();
   if (consumes) {
-    ingest.consumer.start();
-    ingest.requests?.start();
+    broker.consumer.start();
+    broker.requests?.start();
   }
   logger.info({ port, role: config.role, topic: config.kafka.resultsTopic, groupId: config.kafka.groupId }, 'service listening');
 
@@ -175,15 +175,15 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     logger.info('stopped');
   });
 
-  return { url: `http://${host}:${port}`, port, httpServer, ingest, readiness, stop };
+  return { url: `http://${host}:${port}`, port, httpServer, broker, readiness, stop };
 }
 
 /** GraphQL over HTTP, WebSocket and SSE (one pipeline), the REST routes and the issuer. */
-async function createApiSide(options: ServiceOptions, ingest: Ingest, httpServer: Server): Promise<ApiSide> {
+async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpServer: Server): Promise<ApiSide> {
   const { config, logger, log, auth } = options;
   const rateLimits = options.rateLimits ?? NO_RATE_LIMITS;
   if (auth === undefined) throw new Error(`startService: the ${config.role} role serves the API and needs auth`);
-  const starter = createTestStarter({ log, publisher: ingest.publisher, logger });
+  const starter = createTestStarter({ log, publisher: broker.publisher, logger });
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 

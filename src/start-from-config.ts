@@ -6,7 +6,7 @@
 import { createAuth } from './auth/auth-from-config.js';
 import type { EmbeddedAuthOptions } from './auth/embedded-issuer.js';
 import type { Config } from './config/config.js';
-import { createKafkaIngest } from './ingest/kafka-ingest.js';
+import { createKafkaBrokerSide } from './ingest/kafka-broker-side.js';
 import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { startService, type Service } from './service.js';
@@ -37,7 +37,7 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
       log: state.log,
       rateLimits: limits.rateLimits,
       ...(state.storedTests ? { storedTests: state.storedTests } : {}),
-      createIngest: (handlers) => createKafkaIngest({ config: config.kafka, logger, ...handlers }),
+      createBrokerSide: (handlers) => createKafkaBrokerSide({ config: config.kafka, logger, ...handlers }),
       // A consumer-only process serves no API, so it verifies no token and runs no issuer.
       ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger, await issuerStorage(config, logger, lifecycle)) }),
     });

@@ -69,7 +69,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       expect(seen[0]).toMatchObject({ key: 'k1', value: 'not json', headers: { trace: 'abc', [DEAD_LETTER_HEADERS.topic]: topics.results, [DEAD_LETTER_HEADERS.partition]: '1', [DEAD_LETTER_HEADERS.offset]: '0', [DEAD_LETTER_HEADERS.error]: 'value is not JSON' } });
       expect(seen[1]?.headers[DEAD_LETTER_HEADERS.offset]).toBe('1');
       expect(seen[1]?.headers[DEAD_LETTER_HEADERS.error]).toContain('sequence');
-      expect(svc.service.ingest.consumer.stats.deadLettered).toBe(2);
+      expect(svc.service.broker.consumer.stats.deadLettered).toBe(2);
     });
   });
 

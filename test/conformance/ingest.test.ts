@@ -32,7 +32,7 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
 
   it('skips malformed records with a count, and keeps consuming the same partition', async () => {
     const id = `malformed-${Date.now()}`;
-    const before = svc.service.ingest.consumer.stats.malformed;
+    const before = svc.service.broker.consumer.stats.malformed;
     // All on partition 0, so a stuck record would block the good ones behind it.
     await producer.send(topics.results, [
       { partition: 0, value: 'not json at all' },
@@ -45,7 +45,7 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
     ]);
     const stored = await eventually(async () => (await svc.log.get(id))?.messages.length === 1 && svc.log.get(id), 15_000, 'the good record');
     expect(stored && stored.messages[0]?.payload).toBe('good');
-    expect(svc.service.ingest.consumer.stats.malformed - before).toBe(6);
+    expect(svc.service.broker.consumer.stats.malformed - before).toBe(6);
     expect((await svc.service.readiness()).ready).toBe(true);
   });
 
@@ -63,7 +63,7 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
     const shared = svc.log;
     const replayTopics = { ...env(), KAFKA_GROUP_ID: `${topics.group}-replay` };
     const replayer = await startTestService({ brokers: broker.bootstrapServers, env: replayTopics, log: shared });
-    const stats = replayer.service.ingest.consumer.stats;
+    const stats = replayer.service.broker.consumer.stats;
     const total = await eventually(() => {
       const seen = stats.stored + stats.duplicates + stats.malformed;
       return seen >= 11 && seen;
@@ -98,7 +98,7 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
 
     // The second pass writes into the same state.
     const second = await startTestService({ brokers: broker.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-b` }, log });
-    await eventually(() => second.service.ingest.consumer.stats.duplicates >= 2, 20_000, 'second pass');
+    await eventually(() => second.service.broker.consumer.stats.duplicates >= 2, 20_000, 'second pass');
     await second.stop();
     await follower.return?.();
     await reading;

@@ -74,7 +74,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
 
     it('share the partitions of the results topic', async () => {
       const assigned = await eventually(() => {
-        const states = replicas.map((r) => r.service.ingest.consumer.state().state);
+        const states = replicas.map((r) => r.service.broker.consumer.state().state);
         return states.every((s) => s === 'joined') && states;
       }, 30_000, 'both replicas in the group');
       expect(assigned).toEqual(['joined', 'joined']);
@@ -108,10 +108,10 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
         }
       }
       // Both replicas consumed part of the records, and the duplicates were stored nowhere.
-      const stored = replicas.map((r) => r.service.ingest.consumer.stats.stored);
+      const stored = replicas.map((r) => r.service.broker.consumer.stats.stored);
       expect(stored.every((n) => n > 0)).toBe(true);
       expect(stored.reduce((x, y) => x + y, 0)).toBe(16);
-      expect(replicas.map((r) => r.service.ingest.consumer.stats.duplicates).reduce((x, y) => x + y, 0)).toBe(4);
+      expect(replicas.map((r) => r.service.broker.consumer.stats.duplicates).reduce((x, y) => x + y, 0)).toBe(4);
     });
   });
 

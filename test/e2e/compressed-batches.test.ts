@@ -75,7 +75,7 @@ describe('compressed batches on real Kafka', () => {
   });
 
   it('read them all without a malformed record or a crash, and stays ready', async () => {
-    const stats = svc.service.ingest.consumer.stats;
+    const stats = svc.service.broker.consumer.stats;
     expect(stats.malformed).toBe(0);
     expect(stats.stored).toBe(CASES.length * COUNT);
     const ready = await fetch(`${svc.url}/readyz`);

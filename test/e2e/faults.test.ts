@@ -158,7 +158,7 @@ describe('Redis outage', () => {
     // Not a reason to restart the process: it resumes by itself once Redis returns.
     expect(await health(svc)).toBe(200);
 
-    const { stats } = svc.service.ingest.consumer;
+    const { stats } = svc.service.broker.consumer;
     const storedBefore = stats.stored;
     const consumedBefore = stats.consumed;
     await producer.send(topics.results, sequences(11, 20).map((sequence) => result(id, { sequence })));

@@ -50,8 +50,8 @@ describe('replicated memory mode', () => {
     await producer.send(topics.results, ids.flatMap((id, partition) => [1, 2, 2, 3].map((sequence) => ({ ...result(id, { sequence, final: sequence === 3 }), partition }))));
     for (const svc of [a, b]) {
       for (const id of ids) await eventually(async () => (await svc.log.get(id))?.messages.length === 3, 20_000, `${id} complete`);
-      expect(svc.service.ingest.consumer.stats.stored).toBe(9);
-      expect(svc.service.ingest.consumer.stats.duplicates).toBe(3);
+      expect(svc.service.broker.consumer.stats.stored).toBe(9);
+      expect(svc.service.broker.consumer.stats.duplicates).toBe(3);
     }
 
     // Owned on both: B learned each test's owner from the start request A produced.
@@ -61,7 +61,7 @@ describe('replicated memory mode', () => {
     const again = await replica('b');
     await again.ready();
     for (const id of ids) await eventually(async () => (await again.log.get(id))?.status === 'COMPLETED', 20_000, `${id} rebuilt`);
-    expect(again.service.ingest.consumer.stats.stored).toBe(9);
+    expect(again.service.broker.consumer.stats.stored).toBe(9);
 
     // Live pushes work on the rebuilt replica too: it consumes the new record itself.
     const id = ids[1] as string;
@@ -134,6 +134,6 @@ describe('replicated memory mode', () => {
     expect((await read(again, alice)).body.data?.test).toEqual({ status: 'COMPLETED', input: { name: 'on c' } });
     expect(await listed(again, bob)).toBeUndefined();
     expect((await again.log.get(early))?.owner).toBe('alice');
-    expect(again.service.ingest.requests?.stats.malformed).toBe(0);
+    expect(again.service.broker.requests?.stats.malformed).toBe(0);
   });
 });

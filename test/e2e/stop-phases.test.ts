@@ -52,7 +52,7 @@ describe('stopping a service', () => {
     const failure = lines.find((l) => l.part === 'result log');
     expect(failure).toMatchObject({ level: 50, phase: 'state', err: { message: 'the result log refused to close' } });
     // The other parts stopped regardless: the consumer left its group, the listener is closed.
-    expect(svc.service.ingest.consumer.state().state).toBe('stopped');
+    expect(svc.service.broker.consumer.state().state).toBe('stopped');
     expect(svc.service.httpServer.listening).toBe(false);
     await expect(fetch(`${svc.url}/healthz`)).rejects.toThrow();
     expect(lines.filter((l) => l.msg === 'stopped')).toHaveLength(1);

@@ -87,7 +87,7 @@ async function recovery(name: string, victim: number, killedAt: number, stream: 
   }, 180_000, `${name}: the backlog to be pushed`).catch(async (error: unknown) => {
     const missing = stream.produced.filter((r) => r.ackedAt !== undefined && pushedAt(r) === undefined);
     const stored = await Promise.all(missing.slice(0, 5).map(async (r) => (await svc.log.get(r.id))?.messages.some((m) => m.sequence === r.sequence)));
-    const consumer = svc.service.ingest.consumer;
+    const consumer = svc.service.broker.consumer;
     throw new Error(`${String(error)}; ${missing.length} acknowledged records not pushed, on partitions ${[...new Set(missing.map((r) => r.partition))].join(',')}, first ${JSON.stringify(missing.slice(0, 5))}, stored: ${JSON.stringify(stored)}; consumer ${JSON.stringify(consumer.state())}, lag ${JSON.stringify(consumer.lag())}, stats ${JSON.stringify(consumer.stats)}`);
   });
   const longest = Math.max(...stream.produced.filter((r) => r.sentAt >= killedAt - 2000 && r.sentAt < caughtUp).map((r) => (pushedAt(r) ?? caughtUp) - r.sentAt));
@@ -196,7 +196,7 @@ describe('a three-node cluster losing nodes under a steady stream', () => {
     const joinedAt = Date.now();
     const second = await startTestService({ brokers: cluster.bootstrapServers, log: svc.log, env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group } });
     await second.ready();
-    await eventually(() => second.service.ingest.consumer.stats.consumed > 0, 60_000, 'the second replica to consume');
+    await eventually(() => second.service.broker.consumer.stats.consumed > 0, 60_000, 'the second replica to consume');
     const leftAt = Date.now();
     await second.stop();
     await new Promise((resolve) => setTimeout(resolve, 5000));

@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../../src/config/config.js';
 import { freePort } from '../../tools/kafka/kafka-process.js';
 import { createAuth } from '../../src/auth/auth-from-config.js';
 import { createExternalAuth, type Auth } from '../../src/auth/create-auth.js';
-import { createKafkaIngest } from '../../src/ingest/kafka-ingest.js';
+import { createKafkaBrokerSide } from '../../src/ingest/kafka-broker-side.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createLogger, type Logger } from '../../src/logger.js';
@@ -81,7 +81,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     log,
     rateLimits: limits.rateLimits,
     ...(own ? { storedTests: () => own.size } : {}),
-    createIngest: (handlers) => createKafkaIngest({ config: config.kafka, logger, ...handlers }),
+    createBrokerSide: (handlers) => createKafkaBrokerSide({ config: config.kafka, logger, ...handlers }),
     auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
   });
   return {

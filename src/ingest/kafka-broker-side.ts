@@ -5,7 +5,7 @@
 import type { KafkaConfig } from '../config/config.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
-import type { Ingest, IngestHandlers } from './ingest.js';
+import type { BrokerSide, BrokerHandlers } from './broker-side.js';
 import { createKafkaClient } from './kafka-client.js';
 import { createKafkaDeadLetter } from './kafka-dead-letter.js';
 import { createKafkaRequestConsumer } from './kafka-request-consumer.js';
@@ -16,7 +16,7 @@ import { createKafkaResultConsumer } from './kafka-result-consumer.js';
  * Creates the consumer, the request publisher and the dead-letter sink over one Kafka client, and
  * in the replicated mode the requests consumer.
  */
-export function createKafkaIngest(options: { config: KafkaConfig; logger: Logger } & IngestHandlers): Ingest {
+export function createKafkaBrokerSide(options: { config: KafkaConfig; logger: Logger } & BrokerHandlers): BrokerSide {
   const kafka = createKafkaClient(options.config, options.logger);
   const deadLetter = options.config.deadLetterTopic === null ? undefined : createKafkaDeadLetter({ kafka, topic: options.config.deadLetterTopic });
   const consumer = createKafkaResultConsumer({

@@ -1,6 +1,6 @@
 /**
  * The broker-facing parts of one process, as the service sees them: the seams and their
- * shutdown. Built by kafka-ingest.ts (the only place that wires kafkajs together).
+ * shutdown. Built by kafka-broker-side.ts (the only place that wires kafkajs together).
  */
 import type { Disposable } from '../lifecycle/disposable.js';
 import type { ResultConsumer, ResultEventHandler } from './consumer.js';
@@ -8,7 +8,7 @@ import type { RequestConsumer, StartRequestHandler } from './request-consumer.js
 import type { RequestPublisher } from './request-publisher.js';
 
 /** The broker-facing parts of one process. Disposing it stops the consumers (committing), then the producers. */
-export interface Ingest extends Disposable {
+export interface BrokerSide extends Disposable {
   readonly consumer: ResultConsumer;
   readonly publisher: RequestPublisher;
   /** The requests topic's consumer: in the replicated mode only. */
@@ -16,7 +16,7 @@ export interface Ingest extends Disposable {
 }
 
 /** What the service does with what the consumers read. */
-export interface IngestHandlers {
+export interface BrokerHandlers {
   /** Stores each chunk of results. */
   readonly onEvents: ResultEventHandler;
   /** Records the tests of each batch of start requests (replicated mode). */
