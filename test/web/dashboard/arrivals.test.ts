@@ -1,6 +1,6 @@
 /** Arrivals per second for the dashboard's chart (web/dashboard/arrivals.ts). */
 import { describe, expect, it } from 'vitest';
-import { arrivalsPerSecond } from '../../web/dashboard/arrivals.js';
+import { arrivalsPerSecond } from '../../../web/dashboard/arrivals.js';
 
 const base = Date.UTC(2026, 10, 23, 9, 0, 0);
 const at = (ms: number) => new Date(base + ms).toISOString();
