@@ -10,7 +10,11 @@
  * - the list of the user's tests (`recentTests` + `testChanges`) shows the test and updates its
  *   status and message count live, once per test across reloads;
  * - the access token is renewed with the refresh token before it expires (rotated at each use),
- *   and the live connection reconnects with the new one and keeps delivering.
+ *   and the live connection reconnects with the new one and keeps delivering;
+ * - what is looked at rather than read: a live chart of arrivals per second from the messages'
+ *   `receivedAt`, status colours in the list (the status word kept), payloads pretty-printed in
+ *   collapsible blocks; and a Sign out button that revokes the session, closes the connection and
+ *   keeps the page signed out until the user signs in again with their password.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,9 +98,15 @@ async function signIn(page: Page): Promise<void> {
 async function startFromForm(page: Page, name: string, parameters: string): Promise<string> {
   await page.locator('input[name="name"]').fill(name);
   await page.locator('textarea[name="parameters"]').fill(parameters);
+  const before = new URL(page.url()).hash;
   await page.getByRole('button', { name: 'Start' }).click();
-  const correlationId = await page.getByTestId('detail-id').innerText();
-  expect(new URL(page.url()).hash).toBe(`#/tests/${correlationId}`);
+  // With another test open, its detail shows until the new one's opens: wait for the new address.
+  const hash = await eventually(() => {
+    const now = new URL(page.url()).hash;
+    return now.startsWith('#/tests/') && now !== before ? now : undefined;
+  }, 15_000, 'the started test\'s address');
+  const correlationId = decodeURIComponent(hash.slice('#/tests/'.length));
+  await eventually(async () => (await page.getByTestId('detail-id').innerText()) === correlationId, 15_000, 'the started test\'s detail');
   return correlationId;
 }
 
@@ -128,6 +138,56 @@ async function listRow(page: Page, correlationId: string) {
 }
 
 const publish = (correlationId: string, fields: ReadonlyArray<Record<string, unknown>>) => producer.send(svc.topics.results, fields.map((f) => result(correlationId, f)));
+
+/** Each `testMessages` message the page received over its sockets: id → receivedAt, as the service sent it. */
+function receivedTimes(page: Page): Map<string, string> {
+  const times = new Map<string, string>();
+  page.on('websocket', (socket) =>
+    socket.on('framereceived', ({ payload }) => {
+      const message = JSON.parse(String(payload)) as { type: string; payload?: { data?: { testMessages?: { id: string; receivedAt: string } } } };
+      const received = message.type === 'next' ? message.payload?.data?.testMessages : undefined;
+      if (received) times.set(received.id, received.receivedAt);
+    }),
+  );
+  return times;
+}
+
+/** The chart's bars as drawn: the second each stands for, its count, and its drawn height. */
+async function chartBars(page: Page) {
+  return page.getByTestId('arrival-bar').evaluateAll((bars) =>
+    bars.map((bar) => ({ second: bar.getAttribute('data-second') ?? '', count: Number(bar.getAttribute('data-count')), height: (bar as SVGGraphicsElement).getBBox().height })),
+  );
+}
+
+/**
+ * Arrivals per second worked out here from the received times: every second from the first
+ * arrival's to the last one's, quiet ones as zero.
+ */
+function expectedBars(receivedAt: Iterable<string>): Array<{ second: string; count: number }> {
+  const counts = new Map<number, number>();
+  for (const time of receivedAt) {
+    const second = Math.floor(Date.parse(time) / 1000) * 1000;
+    counts.set(second, (counts.get(second) ?? 0) + 1);
+  }
+  const bars: Array<{ second: string; count: number }> = [];
+  for (let second = Math.min(...counts.keys()); second <= Math.max(...counts.keys()); second += 1000) bars.push({ second: new Date(second).toISOString(), count: counts.get(second) ?? 0 });
+  return bars;
+}
+
+/**
+ * Waits until the detail view lists `messages` messages and the chart draws exactly the bars
+ * their received times (as the socket delivered them) call for; returns the bars.
+ */
+async function chartMatches(page: Page, times: Map<string, string>, messages: number) {
+  return eventually(async () => {
+    const { ids } = await detail(page);
+    const shown = ids.map((id) => times.get(id));
+    if (ids.length !== messages || shown.some((t) => t === undefined)) return undefined;
+    const bars = await chartBars(page);
+    const expected = expectedBars(shown as string[]);
+    return JSON.stringify(bars.map(({ second, count }) => ({ second, count }))) === JSON.stringify(expected) ? bars : undefined;
+  }, 15_000, `the chart to show the arrivals of ${messages} messages per second`);
+}
 
 describe('dashboard', () => {
   it('is served at /dashboard/ without a token, under the CSP, with its sign-in settings', async () => {
@@ -259,6 +319,162 @@ describe('dashboard', () => {
       });
       expect(spent.status).toBe(400);
       expect(((await spent.json()) as { error: string }).error).toBe('invalid_grant');
+    });
+  }, 90_000);
+});
+
+describe('dashboard, what is looked at', () => {
+  it('charts arrivals per second live from the received times, pretty-prints each payload in a collapsible block, and colours statuses in the list', async () => {
+    await inContext(await watchedContext(), 'dashboard-visuals-failure', async ({ page }) => {
+      const times = receivedTimes(page);
+      await signIn(page);
+      // One test in each status, for the list's colours.
+      const pending = await startFromForm(page, 'waiting run', '{}');
+      const running = await startFromForm(page, 'busy run', '{}');
+      await publish(running, [{ sequence: 1, status: 'running' }]);
+      const failed = await startFromForm(page, 'broken run', '{}');
+      await publish(failed, [{ sequence: 1, final: true, status: 'failed', payload: { error: 'disk full' } }]);
+      await detailShows(page, 1, 'FAILED');
+
+      const charted = await startFromForm(page, 'charted run', '{ "steps": 5 }');
+      expect(await page.getByTestId('arrivals-chart').count()).toBe(0);
+      const payloads = [
+        { step: 1, checks: { passed: 3, failed: 0 }, tags: ['smoke', 'fast'], host: 'runner-07.example.internal' },
+        { step: 2, checks: { passed: 5, failed: 0 } },
+        { step: 3 },
+      ];
+      await publish(charted, payloads.map((payload, i) => ({ sequence: i + 1, status: 'running', payload })));
+      await detailShows(page, 3, 'RUNNING');
+      const first = await chartMatches(page, times, 3);
+      expect(first.reduce((sum, bar) => sum + bar.count, 0)).toBe(3);
+      await screenshot(page, 'dashboard-chart-live');
+
+      // The next messages in a later second of the service's clock (the machine's), so the chart
+      // has more than one bar; then it must grow live, with no reload.
+      const lastSecond = Math.max(...first.map((bar) => Date.parse(bar.second) / 1000));
+      await eventually(() => Math.floor(Date.now() / 1000) > lastSecond, 5_000, 'the clock to pass into the next second');
+      await publish(charted, [
+        { sequence: 4, status: 'running', payload: { step: 4 } },
+        { sequence: 5, final: true, status: 'completed', payload: { passed: true, summary: { steps: 5, duration: 'PT3S' } } },
+      ]);
+      await detailShows(page, 5, 'COMPLETED');
+      const bars = await chartMatches(page, times, 5);
+      expect(bars.length).toBeGreaterThanOrEqual(2);
+      expect(bars.reduce((sum, bar) => sum + bar.count, 0)).toBe(5);
+      // Heights in proportion to the counts: the busiest second fills the plot.
+      const peak = Math.max(...bars.map((b) => b.count));
+      const full = Math.max(...bars.map((b) => b.height));
+      for (const bar of bars) expect(bar.height).toBeCloseTo((full * bar.count) / peak, 1);
+      expect(await page.getByRole('img', { name: /^Arrivals per second: 5 messages over \d+ seconds?, at most \d+ in one second$/ }).count()).toBe(1);
+      await screenshot(page, 'dashboard-chart');
+
+      // Payloads: closed at first, showing one line (cut short when long); opened, the indented JSON.
+      const blocks = page.getByTestId('payload');
+      expect(await blocks.count()).toBe(5);
+      const firstBlock = blocks.first();
+      expect(await firstBlock.evaluate((e) => (e as HTMLDetailsElement).open)).toBe(false);
+      expect(await firstBlock.getByTestId('payload-json').isVisible()).toBe(false);
+      const summary = await firstBlock.locator('summary').innerText();
+      expect(summary.endsWith('…')).toBe(true);
+      expect(JSON.stringify(payloads[0]).startsWith(summary.slice(0, -1))).toBe(true);
+      expect(await blocks.nth(2).locator('summary').innerText()).toBe(JSON.stringify(payloads[2]));
+
+      await firstBlock.locator('summary').click();
+      expect(await firstBlock.evaluate((e) => (e as HTMLDetailsElement).open)).toBe(true);
+      expect(await firstBlock.getByTestId('payload-json').isVisible()).toBe(true);
+      expect(await firstBlock.getByTestId('payload-json').innerText()).toBe(JSON.stringify(payloads[0], null, 2));
+      const last = blocks.nth(4);
+      await last.locator('summary').click();
+      expect(await last.getByTestId('payload-json').innerText()).toBe(JSON.stringify({ passed: true, summary: { steps: 5, duration: 'PT3S' } }, null, 2));
+      // Each block on its own: the others stay closed.
+      expect(await blocks.evaluateAll((all) => all.map((e) => (e as HTMLDetailsElement).open))).toEqual([true, false, false, false, true]);
+      await screenshot(page, 'dashboard-payload-expanded');
+      await firstBlock.locator('summary').click();
+      expect(await firstBlock.evaluate((e) => (e as HTMLDetailsElement).open)).toBe(false);
+      expect(await firstBlock.getByTestId('payload-json').isVisible()).toBe(false);
+
+      // The list: each row coloured by its status, the status word still there; four colours.
+      const expected = { [pending]: 'PENDING', [running]: 'RUNNING', [failed]: 'FAILED', [charted]: 'COMPLETED' };
+      const colours = await eventually(async () => {
+        const seen: Array<{ badge: string; edge: string }> = [];
+        for (const [correlationId, status] of Object.entries(expected)) {
+          const row = page.locator(`[data-testid="test-row"][data-correlation-id="${correlationId}"]`);
+          if ((await row.count()) !== 1 || (await row.getByTestId('row-status').innerText()) !== status) return undefined;
+          expect(await row.getAttribute('class')).toBe(`rcs-row-${status.toLowerCase()}`);
+          const badge = row.getByTestId('row-status');
+          expect(await badge.getAttribute('class')).toBe(`rcs-status rcs-status-${status.toLowerCase()}`);
+          seen.push({
+            badge: await badge.evaluate((e) => getComputedStyle(e).backgroundColor),
+            edge: await row.evaluate((e) => getComputedStyle(e).borderLeftColor),
+          });
+        }
+        return seen;
+      }, 15_000, 'every list row in its status');
+      expect(new Set(colours.map((c) => c.badge)).size).toBe(4);
+      expect(new Set(colours.map((c) => c.edge)).size).toBe(4);
+      await screenshot(page, 'dashboard-list-statuses');
+    });
+  }, 90_000);
+
+  it('signs out: the session is revoked, the connection closed, no token kept, and the page stays signed out until the password is given again', async () => {
+    await inContext(await watchedContext(), 'dashboard-sign-out-failure', async (watched) => {
+      const { page } = watched;
+      const open: Set<string> = new Set();
+      let socketsOpened = 0;
+      page.on('websocket', (socket) => {
+        const id = String((socketsOpened += 1));
+        open.add(id);
+        socket.on('close', () => open.delete(id));
+      });
+      const revocations: number[] = [];
+      watched.context.on('response', (response) => {
+        if (new URL(response.url()).pathname === '/oauth/revoke') revocations.push(response.status());
+      });
+      await signIn(page);
+      const correlationId = await startFromForm(page, 'before signing out', '{}');
+      await publish(correlationId, [{ sequence: 1, status: 'running' }]);
+      await detailShows(page, 1, 'RUNNING');
+      expect(open.size).toBe(1);
+      await eventually(() => watched.tokens.some((t) => t.grantType === 'authorization_code'), 5_000, 'the sign-in\'s token answer');
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      expect(await page.getByRole('status').innerText()).toBe('You signed out.');
+      expect(await page.getByRole('alert').count()).toBe(0);
+      expect(await page.getByTestId('signed-in').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+      expect(await page.getByTestId('message').count()).toBe(0);
+      expect(revocations).toEqual([200]);
+      await eventually(() => open.size === 0, 10_000, 'the live connection to close');
+      await screenshot(page, 'dashboard-signed-out');
+
+      // The newest refresh token (the one the page held) no longer renews anything: the grant is gone.
+      const held = watched.tokens.filter((t) => t.refreshToken !== undefined).at(-1)?.refreshToken ?? '';
+      const refused = await fetch(`${svc.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: held, client_id: 'dashboard' }),
+      });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');
+      // Nothing a script can read holds a token; only the note that the user signed out remains.
+      const issued = watched.tokens.flatMap((t) => [t.accessToken, t.refreshToken]).filter((t): t is string => t !== undefined);
+      const storage = await page.evaluate(() => ({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
+      for (const token of issued) expect(JSON.stringify(storage)).not.toContain(token);
+      expect(storage.local).toEqual({ 'rcs.dashboard.signed-out': 'true' });
+
+      // A reload stays signed out: no silent sign-in through the issuer's still-open session.
+      const requestsBefore = watched.urls.length;
+      await page.reload();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      expect(await page.getByTestId('signed-in').count()).toBe(0);
+      expect(watched.urls.slice(requestsBefore).filter((url) => new URL(url).pathname.startsWith('/oauth/'))).toEqual([]);
+
+      // Signing in again asks for the password (the login page), then clears the note.
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await signInOnLoginPage(page, USER);
+      expect(await page.evaluate(() => localStorage.getItem('rcs.dashboard.signed-out'))).toBeNull();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
     });
   }, 90_000);
 });

@@ -22,7 +22,7 @@ function useOpenTest(): [string | null, (id: string) => void] {
   return [open, (id) => (window.location.hash = `#/tests/${encodeURIComponent(id)}`)];
 }
 
-function Header(props: { userName?: string | null; onSignIn?: () => void }) {
+function Header(props: { userName?: string | null; onSignIn?: () => void; onSignOut?: () => void }) {
   return (
     <header className="rcs-header">
       <strong>Result Collection Service · Dashboard</strong>
@@ -32,17 +32,28 @@ function Header(props: { userName?: string | null; onSignIn?: () => void }) {
           Sign in
         </button>
       ) : null}
+      {props.onSignOut ? (
+        <button type="button" onClick={props.onSignOut}>
+          Sign out
+        </button>
+      ) : null}
     </header>
   );
 }
 
-/** The page before signing in (or after the session ended). */
-export function SignedOut(props: { problem: string | null; onSignIn?: () => void }) {
+/**
+ * The page before signing in, after signing out, or after the session ended. `notice` says what
+ * just happened (e.g. "You signed out."), `problem` what went wrong; without either it invites
+ * the user to sign in. No Sign in button while `onSignIn` is absent (signing out is still under way).
+ */
+export function SignedOut(props: { problem: string | null; notice?: string; onSignIn?: () => void }) {
   return (
     <div className="rcs-page">
       <Header {...(props.onSignIn ? { onSignIn: props.onSignIn } : {})} />
-      <main className="rcs-signed-out">
-        {props.problem ? <p role="alert">{props.problem}</p> : <p>Sign in to start tests and follow their results live.</p>}
+      <main className="rcs-signed-out" data-testid="signed-out">
+        {props.notice ? <p role="status">{props.notice}</p> : null}
+        {props.problem ? <p role="alert">{props.problem}</p> : null}
+        {!props.notice && !props.problem ? <p>Sign in to start tests and follow their results live.</p> : null}
       </main>
     </div>
   );
@@ -50,13 +61,14 @@ export function SignedOut(props: { problem: string | null; onSignIn?: () => void
 
 /**
  * The signed-in page. `reconnects` counts the times the live connection came back: the list
- * reads its query again on each, for what changed while it was away.
+ * reads its query again on each, for what changed while it was away. `onSignOut` is the header's
+ * Sign out button.
  */
-export function App(props: { userName: string | null; reconnects: number }) {
+export function App(props: { userName: string | null; reconnects: number; onSignOut: () => void }) {
   const [openTest, setOpenTest] = useOpenTest();
   return (
     <div className="rcs-page">
-      <Header userName={props.userName} />
+      <Header userName={props.userName} onSignOut={props.onSignOut} />
       <div className="rcs-columns">
         <aside>
           <StartForm onStarted={setOpenTest} />

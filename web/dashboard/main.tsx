@@ -7,6 +7,12 @@
  * the issuer's sign-in session (its own httpOnly cookie) lasts, and with `login_required` when it
  * does not, when the page offers the Sign in button. The open test (`#/tests/<id>`) is kept across
  * the round trip in sessionStorage; tokens never are.
+ *
+ * Signing out drops the tokens from memory, closes the live connection and revokes the refresh
+ * token at the issuer. The issuer's own sign-in session outlives that (its cookie is not the
+ * page's to clear), so the page also remembers that the user signed out: no silent sign-in on the
+ * next load, and the next Sign in asks for the password again (`prompt=login`) instead of
+ * coming straight back through the open session.
  */
 import './page.css';
 import { StrictMode } from 'react';
@@ -23,11 +29,16 @@ interface PageSettings {
 }
 
 const RETURN_TO = 'rcs.dashboard.return-to';
+/**
+ * Set when the user signed out, removed when they sign in again. In localStorage, not
+ * sessionStorage: a tab opened later must not sign them back in silently either. It holds no token.
+ */
+const SIGNED_OUT = 'rcs.dashboard.signed-out';
 
-/** Leaves for the issuer, remembering which test was open. */
+/** Leaves for the issuer, remembering which test was open; asks for the password after a sign-out. */
 function signIn(settings: SignInSettings, silent: boolean): Promise<void> {
   sessionStorage.setItem(RETURN_TO, window.location.hash);
-  return startSignIn(settings, silent ? { prompt: 'none' } : {});
+  return startSignIn(settings, silent ? { prompt: 'none' } : localStorage.getItem(SIGNED_OUT) !== null ? { prompt: 'login' } : {});
 }
 
 /** The session this load ends with: a finished sign-in, or null with what to tell the user. */
@@ -40,6 +51,7 @@ async function establish(settings: SignInSettings): Promise<{ session: Session |
     try {
       const session = await finishSignIn(settings);
       if (hash) window.history.replaceState(null, '', `${window.location.pathname}${hash}`);
+      if (session !== null) localStorage.removeItem(SIGNED_OUT);
       return { session, problem: null, leaving: false };
     } catch (error) {
       if (hash) window.history.replaceState(null, '', `${window.location.pathname}${hash}`);
@@ -50,6 +62,8 @@ async function establish(settings: SignInSettings): Promise<{ session: Session |
   }
   // `/dashboard/?sign-in`: straight to the login page (the local stack prints this link).
   const interactive = params.has('sign-in');
+  // Signed out: stay out until the user asks to sign in.
+  if (!interactive && localStorage.getItem(SIGNED_OUT) !== null) return { session: null, problem: null, leaving: false };
   await signIn(settings, !interactive);
   return { session: null, problem: null, leaving: true };
 }
@@ -86,11 +100,22 @@ async function start(): Promise<void> {
       render();
     },
   });
+  const signOut = async () => {
+    localStorage.setItem(SIGNED_OUT, 'true');
+    // The signed-in views go first, ending their subscriptions, then the socket closes.
+    root.render(<SignedOut problem={null} notice="Signing out…" />);
+    api.dispose();
+    const problem = await tokens.signOut().then(
+      () => null,
+      (error: unknown) => `Signed out on this page, but the issuer could not be told (${error instanceof Error ? error.message : String(error)}).`,
+    );
+    root.render(<SignedOut problem={problem} notice="You signed out." onSignIn={signInButton} />);
+  };
   render = () =>
     root.render(
       <StrictMode>
         <Provider value={api.client}>
-          <App userName={tokens.name} reconnects={reconnects} />
+          <App userName={tokens.name} reconnects={reconnects} onSignOut={() => void signOut()} />
         </Provider>
       </StrictMode>,
     );

@@ -9,8 +9,10 @@
 import { useEffect } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import type { TestMessagesSubscription } from './gql/graphql.js';
+import { ArrivalsChart } from './arrivals-chart.js';
 import { addMessage } from './merge.js';
 import { OneTest, TestMessages } from './operations.js';
+import { PayloadView } from './payload-view.js';
 import { StatusBadge, messageCountText, testName } from './test-view.js';
 
 type Message = TestMessagesSubscription['testMessages'];
@@ -63,6 +65,7 @@ export function TestDetail(props: { correlationId: string }) {
           {problem}
         </p>
       ) : null}
+      <ArrivalsChart receivedAt={messages.map((m) => m.receivedAt)} />
       <table>
         <thead>
           <tr>
@@ -76,9 +79,9 @@ export function TestDetail(props: { correlationId: string }) {
           {messages.map((m) => (
             <tr key={m.id} data-testid="message" data-id={m.id} className={m.final ? 'rcs-final' : undefined}>
               <td>{m.sequence ?? '–'}</td>
-              <td>{m.status ?? ''}</td>
+              <td>{m.status ? <StatusBadge status={m.status} /> : null}</td>
               <td>
-                <code>{JSON.stringify(m.payload)}</code>
+                <PayloadView payload={m.payload} />
               </td>
               <td>{new Date(m.receivedAt).toLocaleTimeString()}</td>
             </tr>

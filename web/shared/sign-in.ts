@@ -28,8 +28,9 @@ export interface StartOptions {
   /**
    * `none`: never show the login page; come back at once with a code when the issuer's session is
    * still open (its httpOnly cookie), or with `error=login_required` when it is not.
+   * `login`: always show the login page, even while the issuer's session is open (after signing out).
    */
-  readonly prompt?: 'none';
+  readonly prompt?: 'none' | 'login';
 }
 
 /** A sign-in that did not succeed, with the issuer's error code (e.g. `login_required`). */
@@ -46,6 +47,7 @@ export class SignInError extends Error {
 interface Discovery {
   readonly authorization_endpoint: string;
   readonly token_endpoint: string;
+  readonly revocation_endpoint?: string;
 }
 
 interface TokenAnswer {
@@ -112,6 +114,24 @@ export async function finishSignIn(settings: SignInSettings): Promise<Session | 
 export async function refreshSession(settings: SignInSettings, session: Session): Promise<Session> {
   if (session.refreshToken === null) throw new SignInError('no_refresh_token', 'The issuer gave no refresh token; sign in again.');
   return tokenRequest({ grant_type: 'refresh_token', refresh_token: session.refreshToken, client_id: settings.clientId }, session.name);
+}
+
+/**
+ * Revokes `session`'s refresh token at the issuer, which ends its whole grant: the token cannot
+ * renew anything afterwards, even if a copy survived somewhere. (The access token is a JWT the
+ * API verifies on its own; it stays valid until it expires, minutes at most.) Throws when the
+ * issuer did not confirm.
+ */
+export async function revokeSession(settings: SignInSettings, session: Session): Promise<void> {
+  if (session.refreshToken === null) return;
+  const { revocation_endpoint: endpoint } = await discover();
+  if (endpoint === undefined) throw new Error('The issuer offers no revocation endpoint');
+  const response = await fetch(endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: session.refreshToken, token_type_hint: 'refresh_token', client_id: settings.clientId }),
+  });
+  if (!response.ok) throw new Error(`The issuer did not revoke the session (${response.status})`);
 }
 
 async function tokenRequest(form: Record<string, string>, name: string | null): Promise<Session> {
