@@ -9,14 +9,14 @@
  */
 
 /** Files of the service layer (composition roots); they may import each other, nothing below them may import them. */
-const SERVICE = '^src/(service|state|start-from-config|main)\\.ts$';
+const SERVICE = '^src/(service|result-log-from-config|rate-limits-from-config|start-from-config|main)\\.ts$';
 /** The composition root that builds the Kafka ingest: the only file outside src/ingest/ that imports src/ingest/kafka-*.ts. */
 const KAFKA_ROOT = '^src/start-from-config\\.ts$';
 /**
  * Where ioredis may be imported: the Redis implementations (of the result log and of the issuer's
- * storage), and src/state.ts, which creates every Redis connection.
+ * storage), and src/result-log-from-config.ts, which opens every Redis connection.
  */
-const REDIS_FILES = ['^src/(log|auth|rate-limits)/redis-[^/]+\\.ts$', '^src/state\\.ts$'];
+const REDIS_FILES = ['^src/(log|auth|rate-limits)/redis-[^/]+\\.ts$', '^src/result-log-from-config\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
 const BASE_FILES = ['^src/(errors|logger|request-id)\\.ts$', '^src/config/', '^src/lifecycle/', '^src/telemetry/'];
 /** The one file that loads the OpenTelemetry SDK, its instrumentations and the loader hook. */
@@ -38,7 +38,7 @@ module.exports = {
     {
       name: 'ioredis-only-in-redis-implementations',
       comment:
-        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/rate-limits/redis-*.ts) and by src/state.ts, the one place that creates Redis connections.',
+        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/rate-limits/redis-*.ts) and by src/result-log-from-config.ts, whose createRedisConnection is the one place that opens Redis connections.',
       severity: 'error',
       from: { path: '^src/', pathNot: REDIS_FILES },
       to: { path: '(^|node_modules/)ioredis(/|$)' },

@@ -3,30 +3,31 @@
  * the roles that serve the API).
  * The process entry point and the benchmarks start the service the same way through this.
  */
-import { createAuth } from './auth/auth-from-config.js';
+import { createAuth } from './auth/create-auth.js';
 import type { EmbeddedAuthOptions } from './auth/embedded-issuer.js';
 import type { Config } from './config/config.js';
 import { createKafkaBrokerSide } from './ingest/kafka-broker-side.js';
 import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { startService, type Service } from './service.js';
-import { createRateLimitState, createRedisConnection, createState, type State } from './state.js';
+import { createRateLimitsFromConfig } from './rate-limits-from-config.js';
+import { createRedisConnection, createResultLogFromConfig, type ConfiguredResultLog } from './result-log-from-config.js';
 
 /** A started service with the state it owns. */
 export interface RunningService {
   readonly service: Service;
-  readonly state: State;
+  readonly state: ConfiguredResultLog;
   /** Graceful shutdown of the service, phase by phase, its connections last. Safe to call twice. */
   stop(): Promise<void>;
 }
 
 /** Starts the configured service; `prepare` runs on the state before the service starts. */
-export async function startFromConfig(config: Config, logger: Logger, prepare?: (state: State) => Promise<void>): Promise<RunningService> {
+export async function startFromConfig(config: Config, logger: Logger, prepare?: (state: ConfiguredResultLog) => Promise<void>): Promise<RunningService> {
   const lifecycle = createLifecycle({ logger });
-  const state = createState(config.store, logger);
+  const state = createResultLogFromConfig(config.resultLog, logger);
   // The Redis connections close after every part that uses them has stopped.
   lifecycle.register('connections', 'state connections', state);
-  const limits = createRateLimitState(config.rateLimits, config.store, logger);
+  const limits = createRateLimitsFromConfig(config.rateLimits, config.resultLog, logger);
   lifecycle.register('connections', 'rate-limit connection', limits);
   try {
     await prepare?.(state);
@@ -55,12 +56,12 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
  * them; otherwise oidc-provider keeps them in memory.
  */
 async function issuerStorage(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<EmbeddedAuthOptions> {
-  if (config.store.kind !== 'redis' || config.auth.mode !== 'embedded') return {};
+  if (config.resultLog.kind !== 'redis' || config.auth.mode !== 'embedded') return {};
   // Loaded only when used, like the issuer itself (it loads oidc-provider).
   const { createRedisOidcAdapter } = await import('./auth/redis-oidc-adapter.js');
   // Like the state's connections: no offline queue and a command timeout, so a Redis that is down
   // or hangs fails token requests at once instead of piling them up.
-  const redis = createRedisConnection(config.store, logger, 'issuer');
+  const redis = createRedisConnection(config.resultLog, logger, 'issuer');
   lifecycle.register('connections', 'issuer connection', { dispose: () => redis.quit().then(() => undefined, () => undefined) });
-  return { adapter: createRedisOidcAdapter({ redis, prefix: `${config.store.redisKeyPrefix}:oidc:` }) };
+  return { adapter: createRedisOidcAdapter({ redis, prefix: `${config.resultLog.redisKeyPrefix}:oidc:` }) };
 }

@@ -24,7 +24,7 @@ import type { Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createAccessTokenVerifier } from './access-token-verifier.js';
-import type { Auth } from './create-auth.js';
+import type { Auth } from './external-auth.js';
 import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
 import { loginPage } from './login-page.js';
 import { SCOPES } from './principal.js';

@@ -25,7 +25,7 @@ export interface Config {
   readonly production: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly kafka: KafkaConfig;
-  readonly store: StoreConfig;
+  readonly resultLog: ResultLogConfig;
   readonly graphql: GraphQLConfig;
   readonly graphqlShape: GraphQLShapeConfig;
   /** Trusted documents (the only operations that run) and automatic persisted queries. */
@@ -56,7 +56,7 @@ export interface Config {
 export type ServiceRole = 'all' | 'api' | 'consumer';
 
 /** Where the state lives, and its bounds. */
-export interface StoreConfig {
+export interface ResultLogConfig {
   /**
    * `memory`: this process only. `redis`: shared by every replica. `replicated`: in memory, but
    * every replica consumes every partition (a consumer group of its own) and rebuilds its state
@@ -163,7 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     kafka: readKafka(read, stateKind),
-    store: {
+    resultLog: {
       kind: stateKind,
       // Checked only where it is used: a memory process never connects to Redis.
       ...(stateKind === 'redis' ? readRedisConfig(read) : { redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'), redisTlsCa: null }),
@@ -240,7 +240,7 @@ function readBrowser(read: Reader, pagesOffByDefault: boolean): BrowserConfig {
 }
 
 /** A split role needs state that outlives the process and is seen by the others: Redis. */
-function readRole(read: Reader, stateKind: StoreConfig['kind']): ServiceRole {
+function readRole(read: Reader, stateKind: ResultLogConfig['kind']): ServiceRole {
   const role = read.oneOf<ServiceRole>('SERVICE_ROLE', 'all', ['all', 'api', 'consumer']);
   if (role !== 'all' && stateKind !== 'redis') {
     throw new ConfigError('SERVICE_ROLE', `${role} needs STATE_STORE=redis, got STATE_STORE=${stateKind}: api and consumer processes share their state through Redis (use SERVICE_ROLE=all with the ${stateKind} state)`);

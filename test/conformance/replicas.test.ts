@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { createSilentLogger } from '../../src/logger.js';
-import { createState, type State } from '../../src/state.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
@@ -43,7 +43,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
   });
 
   describe('two replicas sharing Redis', () => {
-    const states: State[] = [];
+    const states: ConfiguredResultLog[] = [];
     const replicas: TestService[] = [];
 
     async function replica(): Promise<TestService> {
@@ -55,7 +55,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
         KAFKA_GROUP_ID: topics.group,
         ...broker.groupEnv,
       };
-      const state = createState(loadConfig(env).store, createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig(env).resultLog, createSilentLogger());
       states.push(state);
       const svc = await startTestService({ brokers: broker.bootstrapServers, env, log: state.log });
       replicas.push(svc);

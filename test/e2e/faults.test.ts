@@ -16,7 +16,7 @@ import { startTestService, uniqueTopics, type TestService } from '../support/ser
 import { authedFetch } from '../support/tokens.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createSilentLogger } from '../../src/logger.js';
-import { createState, type State } from '../../src/state.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
 
 const topics = uniqueTopics('faults');
 let cluster: MockCluster;
@@ -32,7 +32,7 @@ const env = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-async function service(group: string, extra: Record<string, string> = {}, state?: State): Promise<TestService> {
+async function service(group: string, extra: Record<string, string> = {}, state?: ConfiguredResultLog): Promise<TestService> {
   const svc = await startTestService({
     brokers: cluster.bootstrapServers,
     env: env({ KAFKA_GROUP_ID: `${topics.group}-${group}`, ...extra }),
@@ -127,10 +127,10 @@ describe('broker faults', () => {
 
 describe('Redis outage', () => {
   let redis: PrivateRedis;
-  let state: State;
+  let state: ConfiguredResultLog;
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    state = createState(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'outage' }).store, createSilentLogger());
+    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'outage' }).resultLog, createSilentLogger());
   });
   afterAll(async () => {
     await state?.dispose();

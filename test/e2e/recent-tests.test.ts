@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { createSilentLogger } from '../../src/logger.js';
-import { createState, type State } from '../../src/state.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { subscribeChanges } from '../support/changes.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
@@ -21,7 +21,7 @@ const redisPrefix = `recent-${randomUUID().slice(0, 8)}`;
 let cluster: MockCluster;
 let producer: TestProducer;
 const services: TestService[] = [];
-const states: State[] = [];
+const states: ConfiguredResultLog[] = [];
 const tokens = { alice: '', bob: '', admin: '', writer: '' };
 /** The instances of each mode: two sharing one Redis, or one memory instance twice. */
 const modes: Record<'memory' | 'redis', { a?: TestService; b?: TestService }> = { memory: {}, redis: {} };
@@ -42,7 +42,7 @@ beforeAll(async () => {
   const redisEnv = { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix };
   const [a, b] = await Promise.all(
     ['a', 'b'].map(async (name) => {
-      const state = createState(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).store, createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).resultLog, createSilentLogger());
       states.push(state);
       return startTestService({ brokers: cluster.bootstrapServers, env: { ...redisEnv, KAFKA_GROUP_ID: `${topics.group}-redis-${name}` }, log: state.log });
     }),

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { createSilentLogger } from '../../src/logger.js';
-import { createState, type State } from '../../src/state.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { incoming, uniqueId } from '../log/storage-contract.js';
 import { collect, eventually, postGraphQL, subscriptionTransports, type ClientErrors } from '../support/graphql.js';
@@ -29,14 +29,14 @@ afterAll(async () => {
   await deleteRedisKeys(`${redisPrefix}:*`);
 });
 
-const stores: ReadonlyArray<{ name: string; state: () => State | undefined }> = [
+const stores: ReadonlyArray<{ name: string; state: () => ConfiguredResultLog | undefined }> = [
   { name: 'memory', state: () => undefined },
-  { name: 'Redis', state: () => createState(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).store, createSilentLogger()) },
+  { name: 'Redis', state: () => createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).resultLog, createSilentLogger()) },
 ];
 
 describe.each(stores)('over the $name log', (store) => {
   let svc: TestService;
-  let state: State | undefined;
+  let state: ConfiguredResultLog | undefined;
 
   beforeAll(async () => {
     state = store.state();

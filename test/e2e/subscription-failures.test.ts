@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { ServiceError } from '../../src/errors.js';
 import type { FollowOptions, ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/logger.js';
-import { createState, type State } from '../../src/state.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { incoming, uniqueId } from '../log/storage-contract.js';
 import { collect, createSseClient, createWsClient, eventually, subscriptionTransports, type ClientErrors, type Collected } from '../support/graphql.js';
@@ -237,12 +237,12 @@ describe('a failing subscription over graphql-ws', () => {
 
 describe('subscriptions over a Redis log that goes down', () => {
   let redis: PrivateRedis;
-  let state: State;
+  let state: ConfiguredResultLog;
   let onRedis: TestService;
 
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    state = createState(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'subfail' }).store, createSilentLogger());
+    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'subfail' }).resultLog, createSilentLogger());
     await eventually(() => state.log.check().then(() => true), 10_000, 'Redis to be usable');
     onRedis = await startTestService({
       brokers: cluster.bootstrapServers,

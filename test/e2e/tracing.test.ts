@@ -46,10 +46,10 @@ function setup(kind: 'memory' | 'redis') {
     let log;
     if (kind === 'redis') {
       const { loadConfig } = await import('../../src/config/config.js');
-      const { createState } = await import('../../src/state.js');
+      const { createResultLogFromConfig } = await import('../../src/result-log-from-config.js');
       const { createSilentLogger } = await import('../../src/logger.js');
       const prefix = `tracing-${topics.group}`;
-      const state = createState(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: prefix }).store, createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: prefix }).resultLog, createSilentLogger());
       const { deleteRedisKeys } = await import('../support/redis-keys.js');
       env.stop.push(async () => {
         await state.dispose();

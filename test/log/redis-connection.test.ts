@@ -1,14 +1,14 @@
 /**
  * REDIS_URL as managed Redis services require it: TLS (`rediss://`, with a private CA in
  * REDIS_TLS_CA_FILE) and a password, against real private Redis servers started for this file.
- * The state is built the way a process builds it (loadConfig, then createState).
+ * The state is built the way a process builds it (loadConfig, then createResultLogFromConfig).
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { createSilentLogger } from '../../src/logger.js';
-import { createState } from '../../src/state.js';
+import { createResultLogFromConfig } from '../../src/result-log-from-config.js';
 import { eventually } from '../support/graphql.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { createTestPki, type TestPki } from '../support/tls.js';
@@ -31,7 +31,7 @@ afterAll(async () => {
   await pki?.remove();
 });
 
-const stateFor = (env: Record<string, string>, logger = createSilentLogger()) => createState(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: 'conn', ...env }).store, logger);
+const stateFor = (env: Record<string, string>, logger = createSilentLogger()) => createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: 'conn', ...env }).resultLog, logger);
 
 describe('REDIS_URL with TLS and a password', () => {
   it('stores and follows over rediss:// with a password, trusting the CA of REDIS_TLS_CA_FILE', async () => {
@@ -113,6 +113,6 @@ describe('REDIS_URL with TLS and a password', () => {
     expect(bad({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_TLS_CA_FILE: pki.caFile })).toMatch(/REDIS_TLS_CA_FILE.*rediss:\/\//);
     expect(bad({ REDIS_URL: 'rediss://127.0.0.1:6379', REDIS_TLS_CA_FILE: `${pki.dir}/missing.pem` })).toMatch(/REDIS_TLS_CA_FILE.*cannot read/);
     // A memory process never connects, so its REDIS_URL is not checked.
-    expect(loadConfig({ STATE_STORE: 'memory', REDIS_URL: 'anything' }).store.kind).toBe('memory');
+    expect(loadConfig({ STATE_STORE: 'memory', REDIS_URL: 'anything' }).resultLog.kind).toBe('memory');
   });
 });

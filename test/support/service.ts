@@ -5,14 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { freePort } from '../../tools/kafka/kafka-process.js';
-import { createAuth } from '../../src/auth/auth-from-config.js';
-import { createExternalAuth, type Auth } from '../../src/auth/create-auth.js';
+import { createAuth } from '../../src/auth/create-auth.js';
+import { createExternalAuth, type Auth } from '../../src/auth/external-auth.js';
 import { createKafkaBrokerSide } from '../../src/ingest/kafka-broker-side.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { startService, type Service } from '../../src/service.js';
-import { createRateLimitState } from '../../src/state.js';
+import { createRateLimitsFromConfig } from '../../src/rate-limits-from-config.js';
 import { eventually } from './graphql.js';
 import { HS256_ENV } from './tokens.js';
 
@@ -70,11 +70,11 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   });
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   // Shared state belongs to whoever passed it in: this instance's stop() must not dispose it.
-  const own = options.log ? undefined : createMemoryResultLog(config.store);
+  const own = options.log ? undefined : createMemoryResultLog(config.resultLog);
   const shared = own ?? { ...(options.log as ResultLog), dispose: async () => {} };
   const log = options.wrapLog ? options.wrapLog(shared) : shared;
   // In Redis with STATE_STORE=redis, so two instances with one REDIS_KEY_PREFIX share the budgets.
-  const limits = createRateLimitState(config.rateLimits, config.store, logger);
+  const limits = createRateLimitsFromConfig(config.rateLimits, config.resultLog, logger);
   const service = await startService({
     config,
     logger,

@@ -14,7 +14,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
     expect(config.kafka).toMatchObject({ brokers: ['127.0.0.1:9092'], resultsTopic: 'test-results', requestsTopic: 'test-requests', groupId: 'result-collection-service' });
-    expect(config.store).toEqual({ kind: 'memory', redisUrl: 'redis://127.0.0.1:6379', redisTlsCa: null, redisKeyPrefix: 'rcs', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000 });
+    expect(config.resultLog).toEqual({ kind: 'memory', redisUrl: 'redis://127.0.0.1:6379', redisTlsCa: null, redisKeyPrefix: 'rcs', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000 });
     expect(config.auth).toMatchObject({ mode: 'embedded', issuer: 'http://localhost:4000', audience: 'urn:result-collection-service', tokenType: 'at+jwt', algorithms: ['RS256'] });
     expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 10_000, introspection: true });
   });
@@ -39,8 +39,8 @@ describe('loadConfig', () => {
     expect(config.issuer.signingKey).toEqual({ kty: 'RSA', d: 'private' });
     expect(config.issuer.cookieKeys).toEqual(['a-cookie-key-of-at-least-32-characters']);
     expect(config).toMatchObject({ port: 8080, production: true, kafka: { brokers: ['a:1', 'b:2'], clientId: 'cid', groupId: 'gid', resultsTopic: 'r', requestsTopic: 'q', fromBeginning: false } });
-    expect(config.store.ttlSeconds).toBe(60);
-    expect(config.store.maxTests).toBe(5);
+    expect(config.resultLog.ttlSeconds).toBe(60);
+    expect(config.resultLog.maxTests).toBe(5);
     expect(config.graphql.maxDepth).toBe(4);
   });
 

@@ -27,7 +27,7 @@ let url: string;
 beforeAll(async () => {
   const config = loadConfig({ ...HS256_ENV, KAFKA_BROKERS: '127.0.0.1:9092' });
   const logger = createSilentLogger();
-  const log = createMemoryResultLog(config.store);
+  const log = createMemoryResultLog(config.resultLog);
   // Nothing here starts a test: a start request reaching the publisher is a failure of the test.
   const publisher = { start() {}, publish: () => Promise.reject(new Error('no start requests in this test')), dispose: async () => {} };
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });

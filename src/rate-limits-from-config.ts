@@ -1,0 +1,33 @@
+/**
+ * Builds the rate limits of a process from its configuration (see src/rate-limits/), on a Redis
+ * connection of their own when the result log is in Redis.
+ */
+import type { RateLimitConfig, ResultLogConfig } from './config/config.js';
+import { disposeOnce, type Disposable } from './lifecycle/disposable.js';
+import type { Logger } from './logger.js';
+import { createMemoryRateLimits } from './rate-limits/memory-rate-limits.js';
+import { NO_RATE_LIMITS, type RateLimits } from './rate-limits/rate-limits.js';
+import { createRedisRateLimits } from './rate-limits/redis-rate-limits.js';
+import { createRedisConnection } from './result-log-from-config.js';
+
+/** The rate limits of one process, with the connection they own (if any). */
+export interface ConfiguredRateLimits extends Disposable {
+  readonly rateLimits: RateLimits;
+}
+
+/**
+ * Creates the configured rate limits: none when `RATE_LIMITS=off`, in Redis (on a connection of
+ * their own) with the Redis result log so that replicas share each budget, in memory otherwise.
+ */
+export function createRateLimitsFromConfig(limits: RateLimitConfig, resultLog: ResultLogConfig, logger: Logger): ConfiguredRateLimits {
+  if (!limits.enabled) return { rateLimits: NO_RATE_LIMITS, dispose: async () => {} };
+  if (resultLog.kind !== 'redis') return { rateLimits: createMemoryRateLimits(limits), dispose: async () => {} };
+  const redis = createRedisConnection(resultLog, logger, 'rate-limits');
+  return {
+    rateLimits: createRedisRateLimits({ config: limits, redis, prefix: resultLog.redisKeyPrefix }),
+    dispose: disposeOnce(async () => {
+      await redis.quit().then(() => undefined, () => undefined);
+    }),
+  };
+}
+
