@@ -27,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { readFile } from 'node:fs/promises';
 import { startKafka, type KafkaCluster } from '../../tools/kafka/kafka-cluster.js';
+import { fullyReplicated } from '../support/kafka-cluster.js';
 import { eventually, postGraphQL } from '../support/graphql.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { sampleReadiness, startSteadyStream, subscribeAll, type Produced, type Pushes, type ReadinessSample } from '../support/steady-stream.js';
@@ -50,14 +51,6 @@ afterAll(async () => {
   await cluster?.stop();
 }, 60_000);
 
-/** Waits until every partition of the topics has all three replicas in sync (a restarted node caught up). */
-async function fullyReplicated(): Promise<void> {
-  const admin = await cluster.admin();
-  await eventually(async () => {
-    const { topics: meta } = await admin.fetchTopicMetadata({ topics: [topics.results, topics.requests, '__consumer_offsets'] });
-    return meta.every((t) => t.partitions.every((p) => p.leader > 0 && p.isr.length === 3));
-  }, 120_000, 'every replica back in sync');
-}
 
 /** A fault: kill a node, measure how the stream recovers, start it again. */
 async function fault(name: string, victim: number, stream: { produced: readonly Produced[] }, pushes: Pushes, affected: (r: Produced) => boolean) {
@@ -68,7 +61,7 @@ async function fault(name: string, victim: number, stream: { produced: readonly 
   } finally {
     // Back even when the recovery failed, so that what follows runs on a whole cluster.
     await cluster.startNode(victim);
-    await fullyReplicated();
+    await fullyReplicated(cluster, [topics.results, topics.requests]);
   }
 }
 
@@ -230,7 +223,7 @@ describe('a three-node cluster losing nodes under a steady stream', () => {
     }
     const moved = await cluster.leaderOf(topics.requests, 0);
     await cluster.startNode(victim);
-    await fullyReplicated();
+    await fullyReplicated(cluster, [topics.results, topics.requests]);
 
     const failures = answers.filter((a) => a.id === undefined);
     for (const f of failures) expect(f.code).toBe('BROKER_UNAVAILABLE');

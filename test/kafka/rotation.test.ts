@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startKafka, type KafkaCluster } from '../../tools/kafka/kafka-cluster.js';
-import { eventually } from '../support/graphql.js';
+import { fullyReplicated } from '../support/kafka-cluster.js';
 import { createTestProducer, type TestProducer } from '../support/kafka.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 import { ROTATION_PARTITIONS, runRotation } from '../support/rotation.js';
@@ -31,14 +31,6 @@ afterAll(async () => {
   await deleteRedisKeys(`${redisPrefix}*`);
 }, 60_000);
 
-/** Waits until every partition of the topics has all three replicas in sync (a restarted node caught up). */
-async function fullyReplicated(): Promise<void> {
-  const admin = await cluster.admin();
-  await eventually(async () => {
-    const { topics: meta } = await admin.fetchTopicMetadata({ topics: [topics.results, topics.requests, '__consumer_offsets'] });
-    return meta.every((t) => t.partitions.every((p) => p.leader > 0 && p.isr.length === 3));
-  }, 120_000, 'every replica back in sync');
-}
 
 describe('three replicas on a three-node cluster', () => {
   it('keep serving every read, ready throughout, through a join, a graceful leave, the coordinator killed and a replica killed', { timeout: 600_000 }, async () => {
@@ -57,7 +49,7 @@ describe('three replicas on a three-node cluster', () => {
         return {
           async restore() {
             await cluster.startNode(victim);
-            await fullyReplicated();
+            await fullyReplicated(cluster, [topics.results, topics.requests]);
           },
         };
       },
