@@ -28,7 +28,7 @@ import type { RateLimits } from '../../rate-limits/rate-limits.js';
 import { currentRequestId, withRequestId } from '../../request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
-import { admitStreamedOperation } from '../pipeline/stream-admission.js';
+import { admitStreamedOperation, endOnFailure } from '../pipeline/stream-admission.js';
 import { encodeCursor } from '../schema/pagination.js';
 import { guardSseStream } from './sse-stream.js';
 
@@ -144,9 +144,9 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
         return refusal([asGraphQLError(error)], pipeline, stream, error instanceof ServiceError ? error.httpStatus : 500);
       }
     },
-    execute: (args) => endsWithError(() => withRequestId(streamOf.get(args)!.requestId, () => execute(args))),
+    execute: (args) => endOnFailure(() => withRequestId(streamOf.get(args)!.requestId, () => execute(args)), endedWithError),
     subscribe: (args) =>
-      endsWithError(async () => {
+      endOnFailure(async () => {
         const stream = streamOf.get(args)!;
         let event: unknown;
         const result = await pipeline.subscribe(args, (e) => (event = e));
@@ -159,13 +159,18 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
           eventId: () => (isTestMessage(event) ? encodeCursor(event) : undefined),
           onResult: (id) => stream.ids.push(id),
         });
-      }),
+      }, endedWithError),
     onNext: (_ctx, req, result) => {
       const errors = (result as ExecutionResult).errors;
       if (errors === undefined || errors.length === 0) return undefined;
       return { ...result, errors: clientErrors(errors, req.context.requestId, pipeline.formatError) } as unknown as ExecutionResult;
     },
   });
+}
+
+/** How a stream that failed before its first result ends over SSE: with the error as its one result, masked in onNext. */
+function endedWithError(error: unknown): ExecutionResult {
+  return { errors: [asGraphQLError(error)] };
 }
 
 /** Counts the streams each principal holds open; a slot is given back when its response closes. */
@@ -194,18 +199,6 @@ async function admit(options: GraphQLSseOptions, slots: { take(stream: Stream): 
   return overBudget === undefined ? undefined : asGraphQLError(overBudget);
 }
 
-/**
- * An operation that fails before its first result (not with a GraphQL error, which is a result:
- * e.g. a subscription field that resolves to no stream) ends its stream with the error as its one
- * result, masked in onNext, as a stream that fails later does, instead of failing the request.
- */
-async function endsWithError<T>(run: () => Promise<T> | T): Promise<T | ExecutionResult> {
-  try {
-    return await run();
-  } catch (error) {
-    return { errors: [asGraphQLError(error)] };
-  }
-}
 
 /**
  * A refusal before the stream opens: a GraphQL error body (through the pipeline's error edge) with

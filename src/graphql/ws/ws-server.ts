@@ -35,7 +35,7 @@ import { retryAfterSeconds, type RateLimits } from '../../rate-limits/rate-limit
 import { withRequestId } from '../../request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
-import { admitStreamedOperation } from '../pipeline/stream-admission.js';
+import { admitStreamedOperation, endOnFailure } from '../pipeline/stream-admission.js';
 import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
 
@@ -140,24 +140,10 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         }
       },
       // graphql-ws hands back the very arguments `onSubscribe` returned.
-      execute: async (args) => {
-        try {
-          return await withRequestId(requestIds.get(args)!, () => execute(args));
-        } catch (error) {
-          return failedStream(error);
-        }
-      },
+      execute: (args) => endOnFailure(() => withRequestId(requestIds.get(args)!, () => execute(args)), failedStream),
       // Subscriptions are prepared by the pipeline like any operation, and then executed once per
       // event for all the subscribers of the same operation, over WebSocket and SSE alike.
-      subscribe: async (args) => {
-        try {
-          return await pipeline.subscribe(args);
-        } catch (error) {
-          // Not a GraphQL error (those are results): a stream that cannot be set up, such as a
-          // subscription field that resolves to no stream.
-          return failedStream(error);
-        }
-      },
+      subscribe: (args) => endOnFailure(() => pipeline.subscribe(args), failedStream),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (result.errors === undefined || result.errors.length === 0) return undefined;
         return { ...result, errors: forClient(result.errors, requestIds.get(args)) };
