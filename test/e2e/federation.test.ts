@@ -3,11 +3,14 @@
  * its own surface (`_entities` batched through the DataLoader, counted in the cost limit and capped;
  * `_service` behind the introspection switch; both refused with trusted documents), and a supergraph
  * composed in-process with `@apollo/composition` from this service's `_service { sdl }` and a
- * second subgraph written here (`Build { id, tests }`), served by `@apollo/gateway`: a query
- * joining both subgraphs, the caller's bearer token forwarded, and depth and cost refusals passed
- * through.
+ * second subgraph written here (`Build { id, tests }`), served by `@apollo/gateway` (a query
+ * joining both subgraphs, the caller's bearer token forwarded, depth and cost refusals passed
+ * through) and by Hive Gateway's runtime (the same join and token, and `testMessages` forwarded to
+ * an SSE client from this service's graphql-ws: replay, then live, then complete).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeServices } from '@apollo/composition';
@@ -16,11 +19,14 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { buildSubgraphSchema } from '@apollo/subgraph';
+import { createGatewayRuntime, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/config/persisted-documents.js';
+import type { IncomingMessage } from '../../src/domain/types.js';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { postGraphQL, type ClientErrors } from '../support/graphql.js';
+import { incoming } from '../log/storage-contract.js';
+import { collect, createSseClient, eventually, postGraphQL, type ClientErrors } from '../support/graphql.js';
 import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import type { TestService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
@@ -71,6 +77,10 @@ let builds: ApolloServer;
 let buildsUrl: string;
 let gateway: ApolloServer;
 let gatewayUrl: string;
+/** Hive Gateway's runtime over the same supergraph: SSE to clients, graphql-ws to this service. */
+let hive: GatewayRuntime;
+let hiveServer: Server;
+let hiveUrl: string;
 /** Build id to the correlation ids it names; filled by the tests. */
 const buildTests = new Map<string, string[]>();
 
@@ -142,9 +152,35 @@ beforeAll(async () => {
       context: async ({ req }) => (req.headers.authorization === undefined ? {} : { authorization: req.headers.authorization }),
     })
   ).url;
+
+  hive = createGatewayRuntime({
+    supergraph: composed.supergraphSdl,
+    logging: false,
+    // Queries and the token go over HTTP; subscriptions over graphql-ws on the same path, the token
+    // in `connection_init` as this service reads it there.
+    propagateHeaders: {
+      fromClientToSubgraphs: ({ request }) => {
+        const authorization = request.headers.get('authorization');
+        return authorization === null ? {} : { authorization };
+      },
+    },
+    transportEntries: {
+      results: {
+        options: {
+          subscriptions: { kind: 'ws', location: '/graphql', options: { connectionParams: { authorization: '{context.headers.authorization}' } } },
+        },
+      },
+    },
+  });
+  hiveServer = createServer((request, response) => void hive(request, response));
+  await new Promise<void>((resolve) => hiveServer.listen(0, '127.0.0.1', resolve));
+  hiveUrl = `http://127.0.0.1:${(hiveServer.address() as AddressInfo).port}`;
 }, 60_000);
 
 afterAll(async () => {
+  hiveServer?.closeAllConnections();
+  await new Promise((resolve) => hiveServer?.close(resolve));
+  await hive?.dispose();
   await gateway?.stop();
   await builds?.stop();
   await trusted?.stop();
@@ -284,5 +320,43 @@ describe('through @apollo/gateway', () => {
     const costly = await viaGateway('{ build(id: "build-3") { tests { messages(first: 1000) { totalCount } } } }', undefined, token);
     expect(refusals(costly.body.errors)).toEqual([{ status: 400, codes: ['QUERY_TOO_COMPLEX'] }]);
     expect(costly.body.errors?.[0]?.extensions?.response).toMatchObject({ body: { errors: [{ extensions: { cost: 2003, maxCost: MAX_COST } }] } });
+  });
+});
+
+const FOLLOW = 'subscription Follow($id: ID!) { testMessages(correlationId: $id) { sequence payload final } }';
+const append = (id: string, fields: Partial<IncomingMessage>) => results.log.append([incoming(id, fields)]);
+
+describe('through Hive Gateway', () => {
+  it('joins both subgraphs over HTTP', async () => {
+    const ids = await createTests('hive', 2);
+    buildTests.set('build-4', ids);
+    const { body } = await postGraphQL(hiveUrl, '{ build(id: "build-4") { id tests { correlationId status } } }', undefined, { token: await mintToken() });
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({ build: { id: 'build-4', tests: ids.map((correlationId) => ({ correlationId, status: 'PENDING' })) } });
+  });
+
+  it('forwards testMessages over SSE from graphql-ws: replay, then live, nothing lost or repeated, then complete', async () => {
+    const [id] = await createTests('hive-follow', 1);
+    await append(id!, { sequence: 1, payload: 'stored' });
+    const client = createSseClient(hiveUrl, { token: await mintToken() });
+    const sub = collect<{ testMessages: { sequence: number; payload: unknown; final: boolean } }>(client, FOLLOW, { id });
+    await sub.waitFor(1);
+    await append(id!, { sequence: 2, payload: 'live' });
+    await append(id!, { sequence: 3, payload: 'final', final: true });
+    await sub.done;
+    client.dispose();
+    expect(sub.results.map((result) => result.errors ?? result.data?.testMessages.payload)).toEqual(['stored', 'live', 'final']);
+    await eventually(() => results.log.followers(id!) === 0, 5000, 'the follower to end');
+  });
+
+  it('forwards the token over HTTP: refused when missing or wrong', async () => {
+    const [id] = await createTests('hive-refused', 1);
+    buildTests.set('build-5', [id!]);
+    const query = '{ build(id: "build-5") { id tests { correlationId status } } }';
+    for (const token of [null, await mintToken({}, { secret: 'another-secret-of-at-least-thirty-two-bytes' })]) {
+      const { body } = await postGraphQL(hiveUrl, query, undefined, { token });
+      expect(body.data).toEqual({ build: { id: 'build-5', tests: [null] } });
+      expect(codes(body.errors)).toEqual(['UNAUTHENTICATED']);
+    }
   });
 });
