@@ -120,8 +120,10 @@ function federationFieldsRules(options: OperationRulesOptions): ValidationRule[]
   const rule: ValidationRule = (context) => ({
     Field(node) {
       const message = refusedFields.get(node.name.value);
-      // Fragments included: the parent type is Query wherever the field is selected from it.
-      if (message === undefined || context.getParentType() !== context.getSchema().getQueryType()) return;
+      // Fragments included: the parent type is Query wherever the field is selected from it. A
+      // schema without the field (FEDERATION off) leaves the refusal to graphql-js's own rule.
+      const query = context.getSchema().getQueryType();
+      if (message === undefined || query == null || context.getParentType() !== query || query.getFields()[node.name.value] === undefined) return;
       context.reportError(new GraphQLError(message, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' satisfies ErrorCode, http: { status: 400 } } }));
     },
   });
