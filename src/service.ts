@@ -192,11 +192,12 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   logPersistedOperations(config, logger);
   // One pipeline for the three transports: Apollo Server over HTTP, graphql-ws and graphql-sse.
   const pipeline = createOperationPipeline({
-    schema: createSchema(),
+    schema: createSchema({ federation: config.graphql.federation }),
     deps,
     limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
     shapeLimits: config.graphqlShape,
     introspection: config.graphql.introspection,
+    trustedDocuments: config.persistedOperations.trustedDocuments !== null,
     resolveOperation,
     debugErrors: config.browser.graphqlDebugErrors,
     logger,

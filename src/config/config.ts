@@ -82,6 +82,8 @@ export interface GraphQLConfig {
   readonly maxDepth: number;
   readonly maxCost: number;
   readonly introspection: boolean;
+  /** Serve the schema as an Apollo Federation 2 subgraph (`FEDERATION`). */
+  readonly federation: boolean;
 }
 
 /** Limits of an operation's shape (graphql-armor's rules, graphql-js's token and suggestion options), on HTTP, WebSocket and SSE alike. */
@@ -176,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxDepth: read.int('GRAPHQL_MAX_DEPTH', 10, { min: 1, max: 100 }),
       maxCost: read.int('GRAPHQL_MAX_COST', 10_000, { min: 1 }),
       introspection: read.bool('GRAPHQL_INTROSPECTION', true),
+      federation: read.bool('FEDERATION', false),
     },
     graphqlShape: {
       maxAliases: read.int('GRAPHQL_MAX_ALIASES', 15, { min: 0, max: 1000 }),

@@ -16,12 +16,19 @@ export interface OperationLimits {
 
 /**
  * Cost model: every field costs 1 plus its children, and list fields multiply their children by
- * how many items they may return: `tests` by the number of ids, `messages` and `recentTests` by `first`.
+ * how many items they may return: `tests` by the number of ids, a federation gateway's `_entities`
+ * by the number of representations (each one entity, as each id of `tests` is one test), `messages`
+ * and `recentTests` by `first`.
  */
 const listEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   if (type.name === 'Query' && field.name === 'tests') {
     const ids = Array.isArray(args.correlationIds) ? Math.min(args.correlationIds.length, MAX_IDS_PER_QUERY) : 1;
     return 1 + ids * childComplexity;
+  }
+  if (type.name === 'Query' && field.name === '_entities') {
+    // Past the cap the resolver refuses the batch (schema.ts), so it never costs more than the cap.
+    const representations = Array.isArray(args.representations) ? Math.min(args.representations.length, MAX_IDS_PER_QUERY) : 1;
+    return 1 + representations * childComplexity;
   }
   if (type.name === 'Query' && field.name === 'recentTests') {
     const first = typeof args.first === 'number' && args.first > 0 ? Math.min(args.first, MAX_TESTS_PER_PAGE) : 0;

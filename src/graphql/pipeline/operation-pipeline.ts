@@ -26,6 +26,8 @@ export interface OperationPipelineOptions {
   readonly shapeLimits: ShapeLimits;
   /** Whether the schema may be introspected (GraphQL IDEs need it). */
   readonly introspection: boolean;
+  /** Whether trusted documents are on (a federated subgraph then refuses `_entities` and `_service`). */
+  readonly trustedDocuments?: boolean;
   /** Turns a request's document id (trusted documents, APQ) into its text. */
   readonly resolveOperation: ResolveOperation;
   /** Unexpected errors' own messages and stack traces to clients (GRAPHQL_DEBUG_ERRORS). */
@@ -52,7 +54,7 @@ export interface OperationPipeline {
 /** Composes the pipeline. */
 export function createOperationPipeline(options: OperationPipelineOptions): OperationPipeline {
   const { schema, deps, resolveOperation } = options;
-  const rules = createOperationRules({ schema, access: deps.access, limits: options.limits, shapeLimits: options.shapeLimits, introspection: options.introspection });
+  const rules = createOperationRules({ schema, access: deps.access, limits: options.limits, shapeLimits: options.shapeLimits, introspection: options.introspection, trustedDocuments: options.trustedDocuments ?? false });
   const createContext = (principal: Principal, resumeAfter?: string) => createGraphQLContext(deps, principal, resumeAfter);
   return {
     schema,

@@ -36,8 +36,13 @@ export interface OperationRulesOptions {
   readonly access: AccessPolicy;
   readonly limits: OperationLimits;
   readonly shapeLimits: ShapeLimits;
-  /** Whether the schema may be introspected (GraphQL IDEs need it). */
+  /** Whether the schema may be introspected (GraphQL IDEs need it); also governs a subgraph's `_service`. */
   readonly introspection: boolean;
+  /**
+   * Trusted documents are on: a federated subgraph then refuses `_entities` and `_service`, since a
+   * gateway's query plans are documents no manifest lists (see docs/api.md, "Federation").
+   */
+  readonly trustedDocuments?: boolean;
 }
 
 /** A validated operation, about to be admitted. */
@@ -70,6 +75,7 @@ export function createOperationRules(options: OperationRulesOptions): OperationR
       // graphql-js's rule rather than Apollo's `introspection: false`: that one adds a rule on HTTP
       // alone, worded for Apollo Server's configuration; this one is the same on every transport.
       ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
+      ...federationFieldsRules(options),
       depthRule(limits.maxDepth),
       ...shapeLimitRules(shapeLimits),
     ],
@@ -88,11 +94,40 @@ export function createOperationRules(options: OperationRulesOptions): OperationR
         if (!(error instanceof InsufficientScopeError)) throw error;
         // A Map: the header form Apollo Server takes (its HeaderMap is one).
         const headers = new Map([['www-authenticate', bearerChallenge(error) as string]]);
-        return new GraphQLError(error.message, { extensions: { ...error.extensions, http: { status: 403, headers } } });
+        // Typed loosely: GraphQL Yoga (in a gateway test's type graph) declares `http.headers` a record.
+        const extensions: Record<string, unknown> = { ...error.extensions, http: { status: 403, headers } };
+        return new GraphQLError(error.message, { extensions });
       }
       return checkOperationCost(schema, request.document, request.variables ?? undefined, request.operationName ?? undefined, limits.maxCost);
     },
   };
+}
+
+/**
+ * The subgraph fields a configuration refuses: `_service { sdl }` reveals the whole schema, so it
+ * follows the introspection switch; with trusted documents both federation fields are refused.
+ * Without `FEDERATION=on` the schema has neither field and the rule never reports.
+ */
+function federationFieldsRules(options: OperationRulesOptions): ValidationRule[] {
+  const refusedFields = new Map<string, string>();
+  if (options.trustedDocuments === true) {
+    const message = 'Only trusted documents run here, and a federation gateway\'s query plans are not among them: this subgraph serves no gateway while GRAPHQL_TRUSTED_DOCUMENTS is set.';
+    refusedFields.set('_entities', message).set('_service', message);
+  } else if (!options.introspection) {
+    refusedFields.set('_service', 'GraphQL introspection has been disabled, and "_service" reveals the schema as introspection does.');
+  }
+  if (refusedFields.size === 0) return [];
+  const rule: ValidationRule = (context) => ({
+    Field(node) {
+      const message = refusedFields.get(node.name.value);
+      // Fragments included: the parent type is Query wherever the field is selected from it. A
+      // schema without the field (FEDERATION off) leaves the refusal to graphql-js's own rule.
+      const query = context.getSchema().getQueryType();
+      if (message === undefined || query == null || context.getParentType() !== query || query.getFields()[node.name.value] === undefined) return;
+      context.reportError(new GraphQLError(message, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' satisfies ErrorCode, http: { status: 400 } } }));
+    },
+  });
+  return [rule];
 }
 
 function refused(message: string, code: ErrorCode): GraphQLError {

@@ -1,11 +1,24 @@
 /** The executable schema: SDL from schema/*.graphql (the single source of truth) plus resolvers. */
 import { readdirSync, readFileSync } from 'node:fs';
+import { buildSubgraphSchema } from '@apollo/subgraph';
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import type { GraphQLSchema } from 'graphql';
-import { resolvers } from './resolvers.js';
+import { Kind, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import { SCOPES } from '../../auth/principal.js';
+import { ServiceError } from '../../errors.js';
+import type { GraphQLContext } from '../pipeline/context.js';
+import { MAX_IDS_PER_QUERY, resolvers } from './resolvers.js';
 
 // From src/graphql/ and from dist/graphql/ alike, the SDL lives two levels up.
 const SCHEMA_DIR = new URL('../../../schema/', import.meta.url);
+
+/** The Federation 2 version the subgraph SDL links to. */
+export const FEDERATION_SPEC_URL = 'https://specs.apollo.dev/federation/v2.7';
+
+/** Options of {@link createSchema}. */
+export interface SchemaOptions {
+  /** Build an Apollo Federation 2 subgraph (`FEDERATION=on`) instead of the plain schema. */
+  readonly federation?: boolean;
+}
 
 /** Reads every `.graphql` file of schema/, in name order. */
 export function loadTypeDefs(): string[] {
@@ -16,6 +29,66 @@ export function loadTypeDefs(): string[] {
 }
 
 /** Builds the executable schema. Built once per process and shared by HTTP, WebSocket and SSE. */
-export function createSchema(): GraphQLSchema {
+export function createSchema(options: SchemaOptions = {}): GraphQLSchema {
+  if (options.federation === true) return createSubgraphSchema();
   return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: resolvers as never });
+}
+
+/**
+ * The subgraph SDL: schema/*.graphql with the federation link and `Test @key(fields: "correlationId")`
+ * added to the parsed document, so the federated and the plain schema stay one text.
+ */
+export function subgraphTypeDefs(): DocumentNode {
+  const documents = loadTypeDefs().map((text) => parse(text));
+  const definitions = documents.flatMap((document) =>
+    document.definitions.map((definition) => {
+      if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION || definition.name.value !== 'Test') return definition;
+      const key = parse('type Test @key(fields: "correlationId") { _: Int }').definitions[0];
+      if (key?.kind !== Kind.OBJECT_TYPE_DEFINITION) throw new Error('unreachable');
+      return { ...definition, directives: [...(definition.directives ?? []), ...(key.directives ?? [])] };
+    }),
+  );
+  const link = parse(`extend schema @link(url: "${FEDERATION_SPEC_URL}", import: ["@key"])`).definitions;
+  return { kind: Kind.DOCUMENT, definitions: [...link, ...definitions] };
+}
+
+/**
+ * The federated schema. A gateway's `_entities` batch resolves each representation through
+ * `Test.__resolveReference`, and every one of them goes through the request's DataLoader, so the
+ * batch is one `log.getMany`; scope and ownership are those of `test(correlationId:)`.
+ */
+function createSubgraphSchema(): GraphQLSchema {
+  const testResolvers = resolvers.Test ?? {};
+  const schema = buildSubgraphSchema({
+    typeDefs: subgraphTypeDefs(),
+    resolvers: {
+      ...resolvers,
+      Test: {
+        ...testResolvers,
+        __resolveReference: async (reference: { correlationId: string }, { loaders, access, principal }: GraphQLContext) => {
+          access.requireScope(principal, SCOPES.read);
+          const test = await loaders.test.load(reference.correlationId);
+          return test !== null && access.canSee(principal, test) ? test : null;
+        },
+      },
+    } as never,
+  });
+  capEntities(schema);
+  return schema;
+}
+
+/** Caps `_entities` at the ids `tests(correlationIds:)` takes, with the same refusal. */
+function capEntities(schema: GraphQLSchema): void {
+  const field = schema.getQueryType()?.getFields()['_entities'];
+  if (field === undefined) throw new Error('buildSubgraphSchema added no _entities field');
+  const resolve = field.resolve as GraphQLFieldResolver<unknown, GraphQLContext>;
+  field.resolve = (root, args: { representations?: unknown[] }, context, info) => {
+    const count = Array.isArray(args.representations) ? args.representations.length : 0;
+    if (count > MAX_IDS_PER_QUERY) {
+      throw new ServiceError('BAD_USER_INPUT', `At most ${MAX_IDS_PER_QUERY} representations per query, got ${count}.`, {
+        details: { argument: 'representations' },
+      });
+    }
+    return resolve(root, args, context, info);
+  };
 }
