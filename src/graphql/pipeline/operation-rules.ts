@@ -94,7 +94,7 @@ export function createOperationRules(options: OperationRulesOptions): OperationR
         if (!(error instanceof InsufficientScopeError)) throw error;
         // A Map: the header form Apollo Server takes (its HeaderMap is one).
         const headers = new Map([['www-authenticate', bearerChallenge(error) as string]]);
-        // Typed loosely: GraphQL Yoga (in a gateway test's type graph) declares `http.headers` a record.
+        // Typed loosely: a federation gateway package in the test type graph declares `http.headers` a record.
         const extensions: Record<string, unknown> = { ...error.extensions, http: { status: 403, headers } };
         return new GraphQLError(error.message, { extensions });
       }
