@@ -5,8 +5,9 @@
  * composed in-process with `@apollo/composition` from this service's `_service { sdl }` and a
  * second subgraph written here (`Build { id, tests }`), served by `@apollo/gateway` (a query
  * joining both subgraphs, the caller's bearer token forwarded, depth and cost refusals passed
- * through) and by Hive Gateway's runtime (the same join and token, and `testMessages` forwarded to
- * an SSE client from this service's graphql-ws: replay, then live, then complete).
+ * through) and by Hive Gateway's runtime (the same join and token, and `testMessages` forwarded
+ * from this service's graphql-ws to an SSE client and to a graphql-ws client: replay, then live,
+ * then complete).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -19,14 +20,16 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { buildSubgraphSchema } from '@apollo/subgraph';
-import { createGatewayRuntime, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
+import { createGatewayRuntime, getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { parse } from 'graphql';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import { sha256Hex } from '../../src/config/persisted-documents.js';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { incoming } from '../log/storage-contract.js';
-import { collect, createSseClient, eventually, postGraphQL, type ClientErrors } from '../support/graphql.js';
+import { collect, createSseClient, createWsClient, eventually, postGraphQL, type ClientErrors } from '../support/graphql.js';
 import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import type { TestService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
@@ -77,9 +80,12 @@ let builds: ApolloServer;
 let buildsUrl: string;
 let gateway: ApolloServer;
 let gatewayUrl: string;
-/** Hive Gateway's runtime over the same supergraph: SSE to clients, graphql-ws to this service. */
+/** Hive Gateway's runtime over the same supergraph: SSE and graphql-ws to clients, graphql-ws to this service. */
 let hive: GatewayRuntime;
 let hiveServer: Server;
+/** The gateway's graphql-ws endpoint for its clients, on `/graphql` of the same server. */
+let hiveWs: WebSocketServer;
+let hiveWsServer: { dispose: () => unknown };
 let hiveUrl: string;
 /** Build id to the correlation ids it names; filled by the tests. */
 const buildTests = new Map<string, string[]>();
@@ -173,11 +179,20 @@ beforeAll(async () => {
     },
   });
   hiveServer = createServer((request, response) => void hive(request, response));
+  // graphql-ws for the gateway's own clients: a client's `connection_init` payload is merged into
+  // the headers the gateway propagates, so its `authorization` reaches this service as over HTTP.
+  hiveWs = new WebSocketServer({ server: hiveServer, path: '/graphql' });
+  hiveWsServer = useServer(
+    getGraphQLWSOptions(hive, ({ extra }) => ({ req: (extra as Extra).request, socket: (extra as Extra).socket })),
+    hiveWs,
+  );
   await new Promise<void>((resolve) => hiveServer.listen(0, '127.0.0.1', resolve));
   hiveUrl = `http://127.0.0.1:${(hiveServer.address() as AddressInfo).port}`;
 }, 60_000);
 
 afterAll(async () => {
+  await hiveWsServer?.dispose();
+  await new Promise((resolve) => (hiveWs === undefined ? resolve(undefined) : hiveWs.close(resolve)));
   hiveServer?.closeAllConnections();
   await new Promise((resolve) => hiveServer?.close(resolve));
   await hive?.dispose();
@@ -346,6 +361,25 @@ describe('through Hive Gateway', () => {
     await sub.done;
     client.dispose();
     expect(sub.results.map((result) => result.errors ?? result.data?.testMessages.payload)).toEqual(['stored', 'live', 'final']);
+    await eventually(() => results.log.followers(id!) === 0, 5000, 'the follower to end');
+  });
+
+  it('forwards testMessages to a graphql-ws client from graphql-ws: replay, then live, nothing lost or repeated, then complete', async () => {
+    const [id] = await createTests('hive-follow-ws', 1);
+    await append(id!, { sequence: 1, payload: 'stored' });
+    const token = await mintToken();
+    const client = createWsClient(hiveUrl, { connectionParams: { authorization: `Bearer ${token}` } });
+    const sub = collect<{ testMessages: { sequence: number; payload: unknown; final: boolean } }>(client, FOLLOW, { id });
+    await sub.waitFor(1);
+    await append(id!, { sequence: 2, payload: 'live' });
+    await append(id!, { sequence: 3, payload: 'final', final: true });
+    await sub.done;
+    await client.dispose();
+    expect(sub.results.map((result) => result.errors ?? result.data?.testMessages)).toEqual([
+      { sequence: 1, payload: 'stored', final: false },
+      { sequence: 2, payload: 'live', final: false },
+      { sequence: 3, payload: 'final', final: true },
+    ]);
     await eventually(() => results.log.followers(id!) === 0, 5000, 'the follower to end');
   });
 
