@@ -7,7 +7,7 @@
  * joining both subgraphs, the caller's bearer token forwarded, depth and cost refusals passed
  * through) and by Hive Gateway's runtime (the same join and token, and `testMessages` forwarded
  * from this service's graphql-ws to an SSE client and to a graphql-ws client: replay, then live,
- * then complete).
+ * then complete; `testChanges` to a graphql-ws client).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -29,6 +29,7 @@ import { sha256Hex } from '../../src/config/persisted-documents.js';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { incoming } from '../log/storage-contract.js';
+import { subscribeChanges } from '../support/changes.js';
 import { collect, createSseClient, createWsClient, eventually, postGraphQL, type ClientErrors } from '../support/graphql.js';
 import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import type { TestService } from '../support/service.js';
@@ -381,6 +382,22 @@ describe('through Hive Gateway', () => {
       { sequence: 3, payload: 'final', final: true },
     ]);
     await eventually(() => results.log.followers(id!) === 0, 5000, 'the follower to end');
+  });
+
+  it('forwards testChanges to a graphql-ws client: a test started, then its new status and message count', async () => {
+    const changes = await subscribeChanges({
+      url: hiveUrl,
+      token: await mintToken(),
+      query: 'subscription { testChanges { kind test { correlationId status messageCount } } }',
+      owner: 'tester',
+      probeLog: results.log,
+    });
+    const [id] = await createTests('hive-changes', 1);
+    await append(id!, { sequence: 1, payload: 'done', final: true });
+    await eventually(() => changes.of(id!).at(-1)?.test.messageCount === 1, 5000, 'the message count to arrive');
+    await changes.client.dispose();
+    expect(changes.of(id!)[0]).toEqual({ kind: 'CREATED', test: { correlationId: id, status: 'PENDING', messageCount: 0 } });
+    expect(changes.of(id!).at(-1)).toMatchObject({ kind: 'UPDATED', test: { correlationId: id, messageCount: 1 } });
   });
 
   it('forwards the token over HTTP: refused when missing or wrong', async () => {
