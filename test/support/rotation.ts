@@ -13,9 +13,9 @@
  *   balancer takes it out before its listener closes;
  * - each group change shows on replica `a`, which stays to the end: `rcs_consumer_state_changes_total`
  *   counts a rejoin for each, and its `/readyz` body's consumer check leaves `ok` while it stays 200
- *   (where rebalances last seconds, for each change; where they take a fraction of a second, the
- *   1-in-5 probe is only required to see one, but the coordinator's death lasts tens of seconds
- *   and is always seen);
+ *   (where rebalances last seconds, for each change; where they take a fraction of a second, a
+ *   change may settle between two probes and the metric alone records it, but the coordinator's
+ *   death lasts tens of seconds and is always seen);
  * - nothing is lost or stored twice: every result is in the store once, in order, and a live
  *   subscriber on `a` was pushed each exactly once.
  * Used by test/conformance/rotation.test.ts (mock cluster, one Kafka node) and
@@ -351,8 +351,10 @@ export async function runRotation(setup: RotationSetup): Promise<void> {
     }));
     console.log(`${setup.label}: /readyz of a stayed 200; its consumer check during the group changes: ${JSON.stringify(seen.map(({ event, states }) => ({ event, states })))}; ${reads.length} reads, ${reads.filter((r) => r.retriedFrom).length} resent after the kill`);
     for (const w of seen) for (const state of w.states) expect(state).toMatch(/^(connecting|rebalancing|stalled: .+|crashed: .+)$/);
+    // Where a change lasts longer than the probe period (the mock's rebalances, a dead coordinator)
+    // the body must show it; a real broker's join or leave may settle between two probes, and the
+    // state-change metric (asserted for every change) is what records it then.
     expect(seen.filter((w) => w.mustShow && w.states.length === 0).map((w) => w.event)).toEqual([]);
-    expect(seen.some((w) => w.states.length > 0)).toBe(true);
 
     // Nothing lost, nothing stored or pushed twice.
     const expected = Array.from({ length: last }, (_, k) => k + 1);
