@@ -16,7 +16,7 @@ const KAFKA_ROOT = '^src/start-from-config\\.ts$';
  * Where ioredis may be imported: the Redis implementations (of the result log and of the issuer's
  * storage), and src/result-log-from-config.ts, which opens every Redis connection.
  */
-const REDIS_FILES = ['^src/(log|auth|rate-limits)/redis-[^/]+\\.ts$', '^src/result-log-from-config\\.ts$'];
+const REDIS_FILES = ['^src/(log|auth|rate-limits)/redis-[^/]+\\.ts$', '^src/redis-from-config\\.ts$'];
 /** Files and folders of the base layer outside src/domain/. */
 const BASE_FILES = ['^src/(errors|logger|request-id)\\.ts$', '^src/config/', '^src/lifecycle/', '^src/telemetry/'];
 /** The one file that loads the OpenTelemetry SDK, its instrumentations and the loader hook. */
@@ -38,7 +38,7 @@ module.exports = {
     {
       name: 'ioredis-only-in-redis-implementations',
       comment:
-        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/rate-limits/redis-*.ts) and by src/result-log-from-config.ts, whose createRedisConnection is the one place that opens Redis connections.',
+        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/rate-limits/redis-*.ts) and by src/redis-from-config.ts, whose createRedisConnection is the one place that opens Redis connections.',
       severity: 'error',
       from: { path: '^src/', pathNot: REDIS_FILES },
       to: { path: '(^|node_modules/)ioredis(/|$)' },

@@ -8,7 +8,7 @@ import type { Logger } from './logger.js';
 import { createMemoryRateLimits } from './rate-limits/memory-rate-limits.js';
 import { NO_RATE_LIMITS, type RateLimits } from './rate-limits/rate-limits.js';
 import { createRedisRateLimits } from './rate-limits/redis-rate-limits.js';
-import { createRedisConnection } from './result-log-from-config.js';
+import { createRedisConnection } from './redis-from-config.js';
 
 /** The rate limits of one process, with the connection they own (if any). */
 export interface ConfiguredRateLimits extends Disposable {

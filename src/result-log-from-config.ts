@@ -1,15 +1,14 @@
 /**
  * Builds the result log of a process from its configuration, in memory or in Redis, with the
- * Redis connections it needs (owned and closed here); `createRedisConnection` is the one place
- * that opens a Redis connection for any part of the service.
+ * Redis connections it needs (owned and closed here, opened by redis-from-config.ts).
  */
-import { Redis } from 'ioredis';
 import type { ResultLogConfig } from './config/config.js';
 import type { Disposable } from './lifecycle/disposable.js';
 import { disposeOnce } from './lifecycle/disposable.js';
 import type { Logger } from './logger.js';
 import { createMemoryResultLog } from './log/memory-result-log.js';
 import { createRedisResultLog } from './log/redis-result-log.js';
+import { createRedisConnection } from './redis-from-config.js';
 import type { ResultLog } from './log/result-log.js';
 
 /** The result log of one process. */
@@ -29,7 +28,7 @@ export function createResultLogFromConfig(config: ResultLogConfig, logger: Logge
   }
   const commands = createRedisConnection(config, logger, 'commands');
   // ioredis re-subscribes its channels by itself after a reconnect; the log re-reads what it missed.
-  const subscriber = createRedisConnection(config, logger, 'subscriber');
+  const subscriber = createRedisConnection(config, logger, 'subscriber', { subscriber: true });
   const log = createRedisResultLog({ redis: commands, subscriber, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: config.redisKeyPrefix, logger });
   return {
     log,
@@ -38,19 +37,4 @@ export function createResultLogFromConfig(config: ResultLogConfig, logger: Logge
       await Promise.allSettled([commands.quit(), subscriber.quit()]);
     }),
   };
-}
-
-/**
- * Opens one Redis connection as every part of the service uses it: no offline queue, so while
- * Redis is down commands fail at once (503 for reads, the consumer stops committing) instead of
- * piling up in memory; a command timeout, so a Redis that hangs (rather than refusing) does not
- * hang requests; `rediss://` turns TLS on (ioredis reads it, and the credentials, from the URL),
- * and a private CA replaces the public ones.
- */
-export function createRedisConnection(config: ResultLogConfig, logger: Logger, role: string): Redis {
-  const tls = config.redisTlsCa === null ? {} : { tls: { ca: config.redisTlsCa } };
-  const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectionName: `rcs-${role}`, ...tls });
-  const log = logger.child({ component: 'redis' });
-  client.on('error', (error: Error) => log.warn({ role, err: error.message }, 'redis connection error'));
-  return client;
 }

@@ -11,7 +11,8 @@ import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
 import type { Logger } from './logger.js';
 import { startService, type Service } from './service.js';
 import { createRateLimitsFromConfig } from './rate-limits-from-config.js';
-import { createRedisConnection, createResultLogFromConfig, type ConfiguredResultLog } from './result-log-from-config.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from './result-log-from-config.js';
+import { createRedisConnection } from './redis-from-config.js';
 
 /** A started service with the state it owns. */
 export interface RunningService {
@@ -63,5 +64,8 @@ async function issuerStorage(config: Config, logger: Logger, lifecycle: Lifecycl
   // or hangs fails token requests at once instead of piling them up.
   const redis = createRedisConnection(config.resultLog, logger, 'issuer');
   lifecycle.register('connections', 'issuer connection', { dispose: () => redis.quit().then(() => undefined, () => undefined) });
-  return { adapter: createRedisOidcAdapter({ redis, prefix: `${config.resultLog.redisKeyPrefix}:oidc:` }) };
+  // A token, its grant's set and its session's index are written in one MULTI: on Redis Cluster
+  // the issuer's keys share one hash tag (so one slot; they are few and small).
+  const tag = config.resultLog.redisTopology.mode === 'cluster' ? '{oidc}' : 'oidc';
+  return { adapter: createRedisOidcAdapter({ redis, prefix: `${config.resultLog.redisKeyPrefix}:${tag}:` }) };
 }

@@ -11,7 +11,7 @@
  * refresh token (or code) at once, one wins and the other is treated as a replay, which revokes
  * the whole grant, as oidc-provider does for a replay it sees itself.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../log/redis-pubsub.js';
 import { errors, type Adapter, type AdapterFactory, type AdapterPayload } from 'oidc-provider';
 
 /** Models whose entries belong to a grant and are revoked with it. */
@@ -25,8 +25,11 @@ return redis.call('HSETNX', KEYS[1], 'consumed', ARGV[1])`;
 /** Options of {@link createRedisOidcAdapter}. */
 export interface RedisOidcAdapterOptions {
   /** A connection of its own or shared; closed by whoever created it. */
-  readonly redis: Redis;
-  /** Prepended to every key, e.g. `rcs:oidc:`. */
+  readonly redis: RedisClient;
+  /**
+   * Prepended to every key, e.g. `rcs:oidc:`; on Redis Cluster with a hash tag (`rcs:{oidc}:`),
+   * since one MULTI writes several of them.
+   */
   readonly prefix: string;
 }
 
@@ -106,7 +109,7 @@ export function createRedisOidcAdapter(options: RedisOidcAdapterOptions): Adapte
 }
 
 /** Runs a MULTI and rejects if any of its commands failed (ioredis reports them per command). */
-async function execOrThrow(multi: ReturnType<Redis['multi']>): Promise<void> {
+async function execOrThrow(multi: ReturnType<RedisClient['multi']>): Promise<void> {
   const results = await multi.exec();
   const failed = results?.find(([error]) => error !== null);
   if (failed?.[0]) throw failed[0];

@@ -5,16 +5,16 @@
  */
 
 /**
- * Publishes a change of the test on the change channel (`changes`, a local of the script) and
- * answers the test's owner. The change is a JSON object (decoded by message-format.ts): the
+ * Publishes a change of the test on its change channel `changes` (with `publish`, a local of the
+ * script: `PUBLISH`, or `SPUBLISH` on Redis Cluster) and answers the test's owner. The change is a JSON object (decoded by message-format.ts): the
  * correlation id, `created` (1 created, 0 updated, 2 filled in by a create), the owner ('' for none), the first finishing status ('' for
  * none), the message count, createdAt, updatedAt (the script's `now`) and the input's JSON text.
  */
 const CHANGE = `
-local function change(meta, id, created, count)
+local function change(meta, id, created, count, changes)
   local fields = redis.call('HMGET', meta, 'owner', 'finishedAs', 'createdAt', 'input')
   local owner = fields[1] or ''
-  redis.call('PUBLISH', changes, cjson.encode({ id = id, created = created, owner = owner, finishedAs = fields[2] or '', count = count, createdAt = fields[3], updatedAt = now, input = fields[4] or 'null' }))
+  redis.call(publish, changes, cjson.encode({ id = id, created = created, owner = owner, finishedAs = fields[2] or '', count = count, createdAt = fields[3], updatedAt = now, input = fields[4] or 'null' }))
   return owner
 end
 `;
@@ -25,8 +25,9 @@ end
  * slot); on a single primary one call carries the whole batch.
  *
  * KEYS: meta, msgs and keys of each test, 3 per test.
- * ARGV: now, ttl, max messages per test, the change channel, then per test, in the order of KEYS:
- * its correlation id, its channel, its
+ * ARGV: now, ttl, max messages per test, the publish command (`PUBLISH`, or `SPUBLISH` on Redis
+ * Cluster), then per test, in the order of KEYS: its correlation id, its notice channel, its change
+ * channel (redis-channels.ts), its
  * number of messages n, the number f of its messages that finish an unfinished test, f pairs of
  * such a message's position (1..n) and the status it finishes the test with, then 2 per message:
  * its deduplication key and its stored text (message-format.ts).
@@ -39,10 +40,11 @@ end
  * test's list in one RPUSH (the list keeps arrival order; readers order by sequence), its keys in
  * one HSET, and one notice with the new count is published on the test's channel, and one change
  * (see CHANGE) on the change channel, in the same atomic step: nothing can store without announcing.
- * A change channel is not a key: PUBLISH in a script is allowed on Redis Cluster too.
+ * On Redis Cluster both channels of a test hash to the slot of its keys, as SPUBLISH in a script
+ * requires: a notice goes to the shard of its test only.
  */
 export const APPEND = `
-local now, ttl, max, changes = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local now, ttl, max, publish = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local CHUNK = 1000
 ${CHANGE}
 -- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
@@ -63,10 +65,10 @@ for t = 1, #KEYS, 3 do
   local meta, msgs, keys = KEYS[t], KEYS[t + 1], KEYS[t + 2]
   local id = ARGV[a]
   a = a + 1
-  local channel, n, f = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local channel, changes, n, f = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local finishing = {}
-  for p = a + 3, a + 1 + 2 * f, 2 do finishing[tonumber(ARGV[p])] = ARGV[p + 1] end
-  local first = a + 3 + 2 * f
+  for p = a + 4, a + 2 + 2 * f, 2 do finishing[tonumber(ARGV[p])] = ARGV[p + 1] end
+  local first = a + 4 + 2 * f
   local last = first + 2 * (n - 1)
   a = last + 2
 
@@ -114,11 +116,11 @@ for t = 1, #KEYS, 3 do
     call('RPUSH', msgs, items)
     call('HSET', keys, fresh)
     redis.call('HSET', meta, 'updatedAt', now)
-    out[owned] = change(meta, id, created, count + #items)
+    out[owned] = change(meta, id, created, count + #items, changes)
     redis.call('EXPIRE', meta, ttl)
     redis.call('EXPIRE', msgs, ttl)
     redis.call('EXPIRE', keys, ttl)
-    redis.call('PUBLISH', channel, count + #items)
+    redis.call(publish, channel, count + #items)
   end
 end
 return out
@@ -129,25 +131,25 @@ return out
  * its results (its meta hash has no `input`) is filled in: input, owner and, when given, createdAt.
  * Then answers it.
  *
- * KEYS: meta, msgs. ARGV: now, ttl, input (JSON), owner ('' for none), the change channel, the
- * correlation id, createdAt ('' for now). Publishes a change when it creates the test (`created`
+ * KEYS: meta, msgs. ARGV: now, ttl, input (JSON), owner ('' for none), the test's change channel,
+ * the correlation id, createdAt ('' for now), the publish command. Publishes a change when it creates the test (`created`
  * 1) or fills it in (`created` 2).
  * Returns the meta hash as a flat list of fields and values, then the stored messages.
  */
 export const CREATE = `
 local meta, msgs = KEYS[1], KEYS[2]
-local now, changes = ARGV[1], ARGV[5]
+local now, changes, publish = ARGV[1], ARGV[5], ARGV[8]
 local createdAt = ARGV[7]
 if createdAt == '' then createdAt = now end
 ${CHANGE}
 local created = redis.call('HSETNX', meta, 'createdAt', createdAt)
 if created == 1 then
   redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4], 'updatedAt', now)
-  change(meta, ARGV[6], 1, redis.call('LLEN', msgs))
+  change(meta, ARGV[6], 1, redis.call('LLEN', msgs), changes)
 elseif redis.call('HEXISTS', meta, 'input') == 0 then
   redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4], 'updatedAt', now)
   if ARGV[7] ~= '' then redis.call('HSET', meta, 'createdAt', ARGV[7]) end
-  change(meta, ARGV[6], 2, redis.call('LLEN', msgs))
+  change(meta, ARGV[6], 2, redis.call('LLEN', msgs), changes)
 end
 redis.call('EXPIRE', meta, ARGV[2])
 return { redis.call('HGETALL', meta), redis.call('LRANGE', msgs, 0, -1) }

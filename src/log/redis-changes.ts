@@ -8,12 +8,12 @@
  * Changes published while the subscriber connection is down are lost (the feed replays nothing);
  * a dashboard that resubscribes rereads the list.
  */
-import type { Redis } from 'ioredis';
 import type { TestChangeEvent } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createChangeFeed } from './change-feed.js';
 import { decodeChange } from './message-format.js';
+import type { RedisPubSub } from './redis-pubsub.js';
 import type { ChangeOptions } from './result-log.js';
 
 /** The change feed of one process over Redis. */
@@ -24,29 +24,34 @@ export interface RedisChanges {
   dispose(): void;
 }
 
-/** Creates the feed; `channel` is where the scripts publish. */
-export function createRedisChanges(options: { readonly subscriber: Redis; readonly channel: string; readonly logger: Logger }): RedisChanges {
-  const { subscriber, channel } = options;
+/**
+ * Creates the feed; `channels` are where the scripts publish (one on a single node, one per slot
+ * on Redis Cluster: redis-channels.ts).
+ */
+export function createRedisChanges(options: { readonly pubsub: RedisPubSub; readonly channels: () => readonly string[]; readonly logger: Logger }): RedisChanges {
+  const { pubsub } = options;
+  let channels: ReadonlySet<string> | undefined;
+  const channelsOf = () => (channels ??= new Set(options.channels()));
   const log = options.logger.child({ component: 'redis-changes' });
   let subscribed: Promise<unknown> | undefined;
   const feed = createChangeFeed(() => {
     // No subscriber left here: stop receiving every change of the log.
     subscribed = undefined;
-    subscriber.unsubscribe(channel).catch((error: unknown) => log.warn({ err: error }, 'unsubscribe failed'));
+    pubsub.unsubscribe([...channelsOf()]).catch((error: unknown) => log.warn({ err: error }, 'unsubscribe failed'));
   });
 
   const onMessage = (from: string, text: string) => {
-    if (from !== channel || feed.count() === 0) return;
+    if (feed.count() === 0 || !channelsOf().has(from)) return;
     const published = decodeChange(text);
     if (published === null) log.warn('a change that is not one was published on the change channel');
     else feed.emit(published.change, published.before);
   };
-  subscriber.on('message', onMessage);
+  const stopMessages = pubsub.onMessage(onMessage);
 
   return {
     async open(changeOptions) {
       for (;;) {
-        const pending = (subscribed ??= subscriber.subscribe(channel));
+        const pending = (subscribed ??= pubsub.subscribe([...channelsOf()]));
         try {
           await pending;
         } catch (error) {
@@ -59,7 +64,7 @@ export function createRedisChanges(options: { readonly subscriber: Redis; readon
     },
     count: () => feed.count(),
     dispose() {
-      subscriber.off('message', onMessage);
+      stopMessages();
       feed.clear();
     },
   };

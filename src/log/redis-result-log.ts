@@ -17,7 +17,6 @@
  * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
  * `{prefix}:changes` (redis-changes.ts).
  */
-import type { ChainableCommander, Redis } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
@@ -29,58 +28,71 @@ import { decodeMessage, encodeMessage } from './message-format.js';
 import { APPEND, CREATE } from './redis-append-script.js';
 import type { NewTest, ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
+import { createRedisChannels } from './redis-channels.js';
+import { createRedisPubSub, type RedisClient } from './redis-pubsub.js';
 import { createRedisTails } from './redis-tail.js';
 import { createRedisTestIndex } from './redis-test-index.js';
 import { decodeTestCursor } from './test-page.js';
 
 /** Options of {@link createRedisResultLog}. */
 export interface RedisResultLogOptions {
-  /** The command connection; the log does not own it and does not close it. */
-  readonly redis: Redis;
-  /** A connection of its own for the notices (subscriber mode); not closed by the log either. */
-  readonly subscriber: Redis;
+  /**
+   * The command connection (one node, or a Redis Cluster); the log does not own it and does not
+   * close it. With ioredis' `enableAutoPipelining`, the commands a call sends together go in one
+   * round trip per node.
+   */
+  readonly redis: RedisClient;
+  /** A connection of its own for the notices (subscriber mode; on Redis Cluster with `shardedSubscribers`); not closed by the log either. */
+  readonly subscriber: RedisClient;
   readonly ttlSeconds: number;
   readonly maxMessagesPerTest: number;
   /** Key prefix, so several deployments can share one Redis. */
   readonly prefix?: string;
   /**
-   * `per-batch` (the default): one append script call per batch, naming the keys of all its tests,
-   * which a single Redis primary allows. `per-test`: one call per test of the batch, sent together,
-   * as Redis Cluster requires (a script's keys must share a slot; a test's keys share a hash tag).
+   * `per-batch` (the default on one node): one append script call per batch, naming the keys of
+   * all its tests, which a single Redis primary allows. `per-test` (always on Redis Cluster): one
+   * call per test of the batch, sent together, as Redis Cluster requires (a script's keys must
+   * share a slot; a test's keys share a hash tag).
    */
   readonly scriptCalls?: 'per-batch' | 'per-test';
   readonly logger: Logger;
 }
 
-/** The scripts, queued on a pipeline (after the list entries of their tests). */
+/** The scripts, as ioredis defines them on the connection. */
 interface Scripts {
-  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): ChainableCommander;
-  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): ChainableCommander;
+  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
+  rcsAppendOne(meta: string, msgs: string, keys: string, ...args: Array<string | number>): Promise<Array<string | number>>;
+  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
 }
 
 /** Creates the Redis {@link ResultLog}. */
 export function createRedisResultLog(options: RedisResultLogOptions): ResultLog {
   const { redis, ttlSeconds, maxMessagesPerTest } = options;
-  const callPerTest = options.scriptCalls === 'per-test';
+  const callPerTest = options.scriptCalls === 'per-test' || redis.isCluster;
   const prefix = options.prefix ?? 'rcs';
   const keysOf = (id: string) => {
     const base = `${prefix}:{${id}}`;
     return { meta: `${base}:meta`, msgs: `${base}:msgs`, keys: `${base}:keys`, channel: `${base}:notices` } as const;
   };
   // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
-  // The append's number of keys varies with the tests of the call: it is its first argument.
+  // The append's number of keys varies with the tests of the call: it is its first argument. A
+  // call for one test names its 3 keys first, as ioredis' auto-pipelining needs on a cluster (it
+  // routes a script by its first argument).
   redis.defineCommand('rcsAppend', { lua: APPEND });
+  redis.defineCommand('rcsAppendOne', { lua: APPEND, numberOfKeys: 3 });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
   const log = options.logger.child({ component: 'redis-result-log' });
-  const changesChannel = `${prefix}:changes`;
+  const scripts = redis as unknown as Scripts;
+  const pubsub = createRedisPubSub(options.subscriber);
+  const channels = createRedisChannels(prefix, redis.isCluster);
   const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf });
-  const changes = createRedisChanges({ subscriber: options.subscriber, channel: changesChannel, logger: options.logger });
-  /** Runs `pipeline` (the scripts' answer last); answers the last command's reply. */
-  const lastReply = async <T>(pipeline: ChainableCommander): Promise<T> => {
-    const replies = (await pipeline.exec()) ?? [];
-    for (const [error] of replies) if (error) throw error;
-    return replies.at(-1)?.[1] as T;
-  };
+  const changes = createRedisChanges({ pubsub, channels: channels.changeChannels, logger: options.logger });
+  /**
+   * Sends the list entries (first, so on one node they are written before the script) and the
+   * script together, and answers the script's reply once both are stored. On Redis Cluster the
+   * lists live on other shards: both are awaited before the append counts as stored.
+   */
+  const listedThen = async <T>(listed: Promise<void>, script: Promise<T>): Promise<T> => (await Promise.all([listed, script]))[1];
   /** Pushes the expiry of the lists back; a failure only leaves it as it was (the next write retries). */
   const refreshLists = (owners: Iterable<string>) => index.refresh(owners).catch((error: unknown) => log.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
 
@@ -94,11 +106,11 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   /** Appends the messages of the given tests in one script call; answers per test, in order. */
   const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number, written: Written): Promise<AppendResult[][]> => {
     const keys: string[] = [];
-    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, changesChannel];
+    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, pubsub.publishCommand];
     for (const [id, messages] of tests) {
       const k = keysOf(id);
       keys.push(k.meta, k.msgs, k.keys);
-      args.push(id, k.channel, messages.length);
+      args.push(id, k.channel, channels.changeChannelOf(k.meta), messages.length);
       // The few messages that finish the test, by position; most messages finish nothing.
       const finishing: Array<string | number> = [];
       messages.forEach((message, i) => {
@@ -109,9 +121,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       for (const message of messages) args.push(message.key, encodeMessage(message, now));
     }
     // Listed (if new) in the same round trip, before the script writes them.
-    const pipeline = redis.pipeline();
-    index.stage(pipeline, tests.map(([id]) => ({ correlationId: id, owner: null })), now);
-    const reply = await lastReply<Array<string | number>>((pipeline as unknown as Scripts).rcsAppend(keys.length, ...keys, ...args));
+    const reply = await listedThen(index.stage(tests.map(([id]) => ({ correlationId: id, owner: null })), now), tests.length === 1 ? scripts.rcsAppendOne(...(keys as [string, string, string]), ...args) : scripts.rcsAppend(keys.length, ...keys, ...args));
     let at = 0;
     return tests.map(([, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
@@ -152,12 +162,14 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
   const read = async (correlationId: string): Promise<TestRecord | null> => {
     const k = keysOf(correlationId);
+    // One MULTI: the meta and the messages as of one instant (a test's keys share a slot).
     const results = await redis.multi().hgetall(k.meta).lrange(k.msgs, 0, -1).exec();
+    for (const [error] of results ?? []) if (error) throw error;
     return toRecord(correlationId, results?.[0]?.[1] as Record<string, string>, results?.[1]?.[1] as string[]);
   };
 
   const tails = createRedisTails({
-    subscriber: options.subscriber,
+    pubsub,
     channelOf: (id) => keysOf(id).channel,
     logger: options.logger,
     reads: {
@@ -185,9 +197,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         const k = keysOf(test.correlationId);
         const now = Date.now();
         // Listed (if new) in the same round trip, before the script writes it.
-        const pipeline = redis.pipeline();
-        index.stage(pipeline, [test], test.createdAt ?? now);
-        const [meta, messages] = await lastReply<[string[], string[]]>((pipeline as unknown as Scripts).rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', changesChannel, test.correlationId, test.createdAt ?? ''));
+        const [meta, messages] = await listedThen(
+          index.stage([test], test.createdAt ?? now),
+          scripts.rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', channels.changeChannelOf(k.meta), test.correlationId, test.createdAt ?? '', pubsub.publishCommand),
+        );
         await refreshLists(test.owner === null ? [] : [test.owner]);
         const fields: Record<string, string> = {};
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
@@ -199,18 +212,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     getMany: (correlationIds) =>
       wrap(async () => {
         if (correlationIds.length === 0) return [];
-        const pipeline = redis.pipeline();
-        for (const id of correlationIds) {
-          const k = keysOf(id);
-          pipeline.hgetall(k.meta).lrange(k.msgs, 0, -1);
-        }
-        const results = (await pipeline.exec()) ?? [];
-        return correlationIds.map((id, i) => {
-          const [metaError, meta] = results[2 * i] ?? [];
-          const [msgsError, msgs] = results[2 * i + 1] ?? [];
-          if (metaError || msgsError) throw metaError ?? msgsError;
-          return toRecord(id, meta as Record<string, string>, msgs as string[]);
-        });
+        // Sent together: every test's MULTI goes out at once, to the node of its slot.
+        return Promise.all(correlationIds.map((id) => read(id)));
       }),
 
     append: (batch) => wrap(() => append(batch)),

@@ -7,7 +7,6 @@
  * was down loses nothing: when the connection is back (and subscribed again), every tail re-reads
  * after the last message it delivered.
  */
-import type { Redis } from 'ioredis';
 import { nextStatus } from '../domain/status.js';
 import type { TestMessage, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
@@ -15,6 +14,7 @@ import type { Logger } from '../logger.js';
 import type { EventListener } from './follower.js';
 import { createLocalFanout } from './local-fanout.js';
 import { decodeNotice } from './message-format.js';
+import type { RedisPubSub } from './redis-pubsub.js';
 
 /** What a tail reads from the log. */
 export interface TailReads {
@@ -26,8 +26,8 @@ export interface TailReads {
 
 /** Options of {@link createRedisTails}. */
 export interface RedisTailsOptions {
-  /** A connection of its own: once it subscribes, Redis allows it nothing else. Not closed here. */
-  readonly subscriber: Redis;
+  /** Pub/sub on the subscriber connection (classic on one node, sharded on Redis Cluster). */
+  readonly pubsub: RedisPubSub;
   readonly channelOf: (correlationId: string) => string;
   readonly reads: TailReads;
   readonly logger: Logger;
@@ -54,7 +54,7 @@ interface Tail {
 
 /** Creates the tails of a process over `subscriber`. */
 export function createRedisTails(options: RedisTailsOptions): RedisTails {
-  const { subscriber, channelOf, reads } = options;
+  const { pubsub, channelOf, reads } = options;
   const log = options.logger.child({ component: 'redis-tail' });
   const tails = new Map<string, Tail>();
   const byChannel = new Map<string, Tail>();
@@ -63,7 +63,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
     if (tail === undefined) return;
     tails.delete(correlationId);
     byChannel.delete(channelOf(correlationId));
-    subscriber.unsubscribe(channelOf(correlationId)).catch((error: unknown) => log.warn({ err: error, correlationId }, 'unsubscribe failed'));
+    pubsub.unsubscribe([channelOf(correlationId)]).catch((error: unknown) => log.warn({ err: error, correlationId }, 'unsubscribe failed'));
   });
 
   async function catchUp(tail: Tail): Promise<void> {
@@ -97,29 +97,15 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
     if (decodeNotice(notice) > tail.next) void catchUp(tail);
   };
 
-  // After a reconnect ioredis subscribes again by itself; subscribing once more (a no-op for Redis)
-  // and awaiting it makes sure every notice from now on arrives before the tails re-read.
-  let connectedOnce = false;
-  const onReady = () => {
-    if (!connectedOnce) {
-      connectedOnce = true;
-      return;
-    }
-    const channels = [...byChannel.keys()];
-    if (channels.length === 0) return;
-    subscriber.subscribe(...channels).then(
-      () => {
-        for (const tail of tails.values()) if (tail.next >= 0) void catchUp(tail);
-      },
-      (error: unknown) => log.warn({ err: error }, 'could not subscribe again after a reconnect'),
-    );
-  };
-  if (subscriber.status === 'ready') connectedOnce = true;
-  subscriber.on('message', onMessage);
-  subscriber.on('ready', onReady);
+  // After a reconnect, a failover or a slot move, notices may have been missed: every tail
+  // re-reads after the last message it delivered.
+  const stopMessages = pubsub.onMessage(onMessage);
+  const stopResubscribed = pubsub.onResubscribed(() => {
+    for (const tail of tails.values()) if (tail.next >= 0) void catchUp(tail);
+  });
 
   async function start(tail: Tail): Promise<void> {
-    await subscriber.subscribe(channelOf(tail.correlationId));
+    await pubsub.subscribe([channelOf(tail.correlationId)]);
     const head = await reads.head(tail.correlationId);
     tail.next = head.count;
     tail.status = head.status;
@@ -146,8 +132,8 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
     },
     count: (correlationId) => fanout.count(correlationId),
     dispose() {
-      subscriber.off('message', onMessage);
-      subscriber.off('ready', onReady);
+      stopMessages();
+      stopResubscribed();
       tails.clear();
       byChannel.clear();
       fanout.clear();

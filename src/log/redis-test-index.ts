@@ -12,7 +12,10 @@
  * gone goes too.
  *
  * The index keys carry no hash tag: every command here names one key, and the scripts never touch
- * them, so on Redis Cluster they may live in any slot.
+ * them, so on Redis Cluster they may live in any slot. Commands that a step sends together are
+ * sent as separate commands, which ioredis' auto-pipelining puts in one round trip per node; on
+ * Redis Cluster an entry and its test's write land on different shards, each awaited before the
+ * append counts as stored (ARCHITECTURE.md, "The shared state on Redis Cluster").
  *   {prefix}:tests:all            sorted set  correlation id, scored by createdAt
  *   {prefix}:tests:owner:<owner>  sorted set  the same, for the tests that subject started
  *
@@ -20,15 +23,15 @@
  * LLEN; pipelined) to order, filter and count them, and one HMGET per test of the page for its
  * input and owner: never a test's messages.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
 import { statusOf } from '../domain/status.js';
 import type { TestListPage, TestStatus, TestSummary } from '../domain/types.js';
+import type { RedisClient } from './redis-pubsub.js';
 import type { ListOptions } from './result-log.js';
 import { selectPage, toListPage, type PageCandidate } from './test-page.js';
 
 /** Options of {@link createRedisTestIndex}. */
 export interface RedisTestIndexOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly ttlSeconds: number;
   /** The keys of a test (redis-result-log.ts). */
@@ -38,10 +41,10 @@ export interface RedisTestIndexOptions {
 /** The test lists of one Redis log. */
 export interface RedisTestIndex {
   /**
-   * Queues on `pipeline` (before the script that writes them) the entries of tests about to be
-   * written, scored `createdAt` where they are new: in every test's list, and in its owner's.
+   * Sends (before the script that writes them) the entries of tests about to be written, scored
+   * `createdAt` where they are new: in every test's list, and in its owner's. Resolves once stored.
    */
-  stage(pipeline: ChainableCommander, tests: ReadonlyArray<{ readonly correlationId: string; readonly owner: string | null }>, createdAt: number): void;
+  stage(tests: ReadonlyArray<{ readonly correlationId: string; readonly owner: string | null }>, createdAt: number): Promise<void>;
   /** Pushes back the expiry of every test's list and of these owners' lists (when due). */
   refresh(owners: Iterable<string>): Promise<void>;
   list(options: ListOptions): Promise<TestListPage>;
@@ -75,14 +78,10 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     const gone: string[] = [];
     for (let from = 0; from < ids.length; from += CHUNK) {
       const chunk = ids.slice(from, from + CHUNK);
-      const pipeline = redis.pipeline();
-      for (const id of chunk) pipeline.hmget(keysOf(id).meta, 'createdAt', 'finishedAs', 'updatedAt', 'owner').llen(keysOf(id).msgs);
-      const replies = (await pipeline.exec()) ?? [];
+      const replies = await Promise.all(chunk.map((id) => Promise.all([redis.hmget(keysOf(id).meta, 'createdAt', 'finishedAs', 'updatedAt', 'owner'), redis.llen(keysOf(id).msgs)])));
       chunk.forEach((correlationId, i) => {
-        const [metaError, meta] = replies[2 * i] ?? [];
-        const [countError, count] = replies[2 * i + 1] ?? [];
-        if (metaError || countError) throw metaError ?? countError;
-        const [createdAt, finishedAs, updatedAt, testOwner] = meta as Array<string | null>;
+        const [meta, count] = replies[i] as [Array<string | null>, number];
+        const [createdAt, finishedAs, updatedAt, testOwner] = meta;
         if (createdAt === null || createdAt === undefined || (owner !== undefined && testOwner !== owner)) {
           gone.push(correlationId);
           return;
@@ -102,20 +101,20 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
   }
 
   return {
-    stage(pipeline, tests, createdAt) {
+    async stage(tests, createdAt) {
+      const added: Array<Promise<unknown>> = [];
       for (const { correlationId, owner } of tests) {
-        pipeline.zadd(all, 'NX', createdAt, correlationId);
-        if (owner !== null) pipeline.zadd(ofOwner(owner), 'NX', createdAt, correlationId);
+        added.push(redis.zadd(all, 'NX', createdAt, correlationId));
+        if (owner !== null) added.push(redis.zadd(ofOwner(owner), 'NX', createdAt, correlationId));
       }
+      await Promise.all(added);
     },
 
     async refresh(owners) {
       const now = Date.now();
       const due = [all, ...[...owners].map(ofOwner)].filter((key) => (refreshed.get(key) ?? -Infinity) <= now - marginSeconds * 1000);
       if (due.length === 0) return;
-      const pipeline = redis.pipeline();
-      for (const key of due) pipeline.expire(key, ttlSeconds + marginSeconds);
-      await execOrThrow(pipeline.exec());
+      await Promise.all(due.map((key) => redis.expire(key, ttlSeconds + marginSeconds)));
       // Bounded: forgetting only costs an early refresh.
       if (refreshed.size > 10_000) refreshed.clear();
       for (const key of due) refreshed.set(key, now);
@@ -124,20 +123,12 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     async list(listOptions) {
       const { page, hasNextPage, totalCount } = selectPage(await candidates(listOptions.owner === undefined ? all : ofOwner(listOptions.owner), listOptions.owner), listOptions);
       if (page.length === 0) return toListPage([], hasNextPage, totalCount);
-      const pipeline = redis.pipeline();
-      for (const test of page) pipeline.hmget(keysOf(test.correlationId).meta, 'input', 'owner');
-      const replies = (await pipeline.exec()) ?? [];
+      const replies = await Promise.all(page.map((test) => redis.hmget(keysOf(test.correlationId).meta, 'input', 'owner')));
       const summaries = page.map((test, i): TestSummary => {
-        const [error, fields] = replies[i] ?? [];
-        if (error) throw error;
-        const [input, owner] = (fields ?? []) as Array<string | null>;
+        const [input, owner] = replies[i] ?? [];
         return { ...test, input: JSON.parse(input ?? 'null') as unknown, owner: owner ? owner : null };
       });
       return toListPage(summaries, hasNextPage, totalCount);
     },
   };
-}
-
-async function execOrThrow(replies: Promise<Array<[Error | null, unknown]> | null>): Promise<void> {
-  for (const [error] of (await replies) ?? []) if (error) throw error;
 }

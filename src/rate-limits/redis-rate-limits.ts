@@ -2,7 +2,7 @@
  * Rate limits counted in Redis (rate-limiter-flexible's Redis limiter, one atomic script per
  * request), so every replica that shares the Redis shares each budget.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../log/redis-pubsub.js';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RateLimitConfig } from '../config/config.js';
 import { limitsFrom } from './memory-rate-limits.js';
@@ -11,7 +11,7 @@ import type { RateLimits } from './rate-limits.js';
 /** Options of {@link createRedisRateLimits}. */
 export interface RedisRateLimitsOptions {
   readonly config: RateLimitConfig;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Prefix of the keys (the deployment's `REDIS_KEY_PREFIX`). */
   readonly prefix: string;
 }

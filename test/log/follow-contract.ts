@@ -13,7 +13,7 @@ import { incoming, uniqueId } from './storage-contract.js';
 
 /** Two handles on one log: two replicas sharing it, or the same log twice where it lives in one process. */
 export interface FollowContext {
-  readonly pair: () => { readonly log: ResultLog; readonly peer: ResultLog };
+  readonly pair: () => Promise<{ readonly log: ResultLog; readonly peer: ResultLog }>;
   /** Drops the connection of `log` that carries live updates, and lets it reconnect (Redis). */
   readonly dropLiveConnection?: (log: ResultLog) => Promise<void>;
 }
@@ -41,8 +41,8 @@ export function describeFollowContract(context: FollowContext): void {
   describe('following', () => {
     let log: ResultLog;
     let peer: ResultLog;
-    beforeEach(() => {
-      ({ log, peer } = context.pair());
+    beforeEach(async () => {
+      ({ log, peer } = await context.pair());
     });
     const record = (message: ReturnType<typeof incoming>, on: ResultLog = peer) => on.append([message]);
 

@@ -12,9 +12,9 @@ import { incoming, uniqueId } from './storage-contract.js';
 /** Logs for the listing tests. */
 export interface ListContext {
   /** Two handles on one log: two replicas sharing it, or the same log twice. */
-  readonly pair: () => { readonly log: ResultLog; readonly peer: ResultLog };
+  readonly pair: () => Promise<{ readonly log: ResultLog; readonly peer: ResultLog }>;
   /** A fresh log whose tests expire after `ttlSeconds` without writes. */
-  readonly ttl: (ttlSeconds: number) => ResultLog;
+  readonly ttl: (ttlSeconds: number) => Promise<ResultLog>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -38,8 +38,8 @@ export function describeListContract(context: ListContext): void {
   describe('listing', () => {
     let log: ResultLog;
     let peer: ResultLog;
-    beforeEach(() => {
-      ({ log, peer } = context.pair());
+    beforeEach(async () => {
+      ({ log, peer } = await context.pair());
     });
 
     /** Starts tests of `owner` one after the other, a few milliseconds apart; the ids, oldest first. */
@@ -108,7 +108,7 @@ export function describeListContract(context: ListContext): void {
     });
 
     it('never lists an expired test, and a write keeps it listed', async () => {
-      const short = context.ttl(1);
+      const short = await context.ttl(1);
       const owner = uniqueId('owner');
       const [a, b] = (await start(owner, 2, short)) as [string, string];
       await short.append([incoming(b, { sequence: 1 })]);

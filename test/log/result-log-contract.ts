@@ -13,9 +13,9 @@ import { describeStorageContract } from './storage-contract.js';
 /** How an implementation's logs are made for the contract. */
 export interface ResultLogFactory {
   /** A fresh log (it may share its data with other logs of the factory, e.g. one Redis). */
-  create(bounds: { readonly ttlSeconds: number; readonly maxMessagesPerTest: number }): ResultLog;
+  create(bounds: { readonly ttlSeconds: number; readonly maxMessagesPerTest: number }): ResultLog | Promise<ResultLog>;
   /** A second handle on the data of `log`: another replica, or `log` itself for a log held in one process. */
-  peer(log: ResultLog): ResultLog;
+  peer(log: ResultLog): ResultLog | Promise<ResultLog>;
   /** Drops the connection of `log` that carries live updates, and resolves once it is back. */
   dropLiveConnection?(log: ResultLog): Promise<void>;
   /** The factory's `maxMessagesPerTest` for the storage tests; 10,000 unless told. */
@@ -27,7 +27,9 @@ export function describeResultLogContract(name: string, factory: ResultLogFactor
   const maxMessagesPerTest = factory.maxMessagesPerTest ?? 10_000;
   describe(`Result log contract: ${name}`, () => {
     const opened: ResultLog[] = [];
-    const open = (log: ResultLog) => {
+    // A log on a Redis Cluster is ready once its connections are (the factory may wait for them).
+    const open = async (made: ResultLog | Promise<ResultLog>) => {
+      const log = await made;
       opened.push(log);
       return log;
     };
@@ -38,10 +40,10 @@ export function describeResultLogContract(name: string, factory: ResultLogFactor
     const storage = { log: fresh, maxMessagesPerTest, ttl: (ttlSeconds: number) => open(factory.create({ ttlSeconds, maxMessagesPerTest })) };
     describeStorageContract(storage);
     describeBatchStorageContract(storage);
-    const pair = () => {
-      const log = fresh();
-      const peer = factory.peer(log);
-      return { log, peer: peer === log ? log : open(peer) };
+    const pair = async () => {
+      const log = await fresh();
+      const peer = await factory.peer(log);
+      return { log, peer: peer === log ? log : await open(peer) };
     };
     describeListContract({ pair, ttl: storage.ttl });
     describeFollowContract({

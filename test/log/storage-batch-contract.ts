@@ -12,8 +12,8 @@ export function describeBatchStorageContract(context: StorageContext): void {
   const { maxMessagesPerTest } = context;
   describe('append of a batch', () => {
     let log: ResultLog;
-    beforeEach(() => {
-      log = context.log();
+    beforeEach(async () => {
+      log = await context.log();
     });
     /** Appends one message: a batch of one. */
     const appendOne = async (message: IncomingMessage): Promise<AppendResult> => (await log.append([message]))[0] as AppendResult;

@@ -28,10 +28,10 @@ export function incoming(correlationId: string, fields: Partial<IncomingMessage>
 
 /** The log under test and its bounds. */
 export interface StorageContext {
-  readonly log: () => ResultLog;
+  readonly log: () => Promise<ResultLog>;
   readonly maxMessagesPerTest: number;
   /** A fresh log whose tests expire after `ttlSeconds` without writes. */
-  readonly ttl: (ttlSeconds: number) => ResultLog;
+  readonly ttl: (ttlSeconds: number) => Promise<ResultLog>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,14 +40,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export function describeStorageContract(context: StorageContext): void {
   describe('storage', () => {
     let log: ResultLog;
-    beforeEach(() => {
-      log = context.log();
+    beforeEach(async () => {
+      log = await context.log();
     });
     /** Appends one message: a batch of one. */
     const appendOne = async (message: IncomingMessage): Promise<AppendResult> => (await log.append([message]))[0] as AppendResult;
 
     it('expires a test after the TTL without writes, and a write refreshes it', async () => {
-      const short = context.ttl(1);
+      const short = await context.ttl(1);
       const a = uniqueId('ttl-a');
       const b = uniqueId('ttl-b');
       await short.create({ correlationId: a, input: null, owner: null });

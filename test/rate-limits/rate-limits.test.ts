@@ -10,7 +10,7 @@ import { createMemoryRateLimits } from '../../src/rate-limits/memory-rate-limits
 import type { RateLimits } from '../../src/rate-limits/rate-limits.js';
 import { createRedisRateLimits } from '../../src/rate-limits/redis-rate-limits.js';
 import { createLogger } from '../../src/logger.js';
-import { createRedisConnection } from '../../src/result-log-from-config.js';
+import { createRedisConnection } from '../../src/redis-from-config.js';
 import { eventually } from '../support/graphql.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 

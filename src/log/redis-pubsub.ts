@@ -1,0 +1,108 @@
+/**
+ * Pub/sub on the log's subscriber connection, the same for one Redis and for Redis Cluster. On one
+ * node (standalone or a Sentinel-managed primary) it is classic pub/sub: SUBSCRIBE, `message`, and
+ * ioredis subscribes again by itself after a reconnect (`ready`). On Redis Cluster it is sharded
+ * pub/sub (Redis 7): SSUBSCRIBE, `smessage`; a notice is published to, and read from, the shard
+ * that owns its channel's slot only, not broadcast over the cluster bus to every node. ioredis keeps
+ * one subscriber connection per primary (`shardedSubscribers`) and subscribes them again after a
+ * failover or a slot move (`subscribersReady`). An SSUBSCRIBE may name the channels of one slot
+ * only, so channels are subscribed one command each.
+ */
+import type { Cluster, Redis } from 'ioredis';
+
+/** A connection of the log: one node, or a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** Pub/sub over one subscriber connection. */
+export interface RedisPubSub {
+  /** `PUBLISH` or `SPUBLISH`: what the log's scripts publish with. */
+  readonly publishCommand: 'PUBLISH' | 'SPUBLISH';
+  subscribe(channels: readonly string[]): Promise<void>;
+  unsubscribe(channels: readonly string[]): Promise<void>;
+  /** Calls `handler` with every message; answers the function that stops it. */
+  onMessage(handler: (channel: string, message: string) => void): () => void;
+  /**
+   * Calls `handler` each time the connection is subscribed again after a loss (a reconnect, a
+   * failover, a slot move), when notices published meanwhile may have been missed; not on the
+   * first connection. Answers the function that stops it.
+   */
+  onResubscribed(handler: () => void): () => void;
+}
+
+/** Creates the pub/sub of `subscriber` (a connection of its own: once it subscribes, Redis allows it nothing else). */
+export function createRedisPubSub(subscriber: RedisClient): RedisPubSub {
+  const sharded = subscriber.isCluster;
+  // The channels subscribed through this object, subscribed again after a reconnect on one node.
+  const subscribed = new Set<string>();
+  const each = async (channels: readonly string[], call: (channel: string) => Promise<unknown>) => {
+    await Promise.all(channels.map(call));
+  };
+  return {
+    publishCommand: sharded ? 'SPUBLISH' : 'PUBLISH',
+    async subscribe(channels) {
+      const fresh = channels.filter((channel) => !subscribed.has(channel));
+      // Listed before the command is answered: a reconnect meanwhile subscribes them again.
+      for (const channel of fresh) subscribed.add(channel);
+      if (fresh.length === 0) {
+        // Already asked for: a no-op for Redis, awaited so the caller knows the subscription holds.
+        if (!sharded && channels.length > 0) await subscriber.subscribe(...channels);
+        return;
+      }
+      try {
+        if (sharded) await each(fresh, (channel) => subscriber.ssubscribe(channel));
+        else await subscriber.subscribe(...fresh);
+      } catch (error) {
+        for (const channel of fresh) subscribed.delete(channel);
+        throw error;
+      }
+    },
+    async unsubscribe(channels) {
+      const gone = channels.filter((channel) => subscribed.delete(channel));
+      if (gone.length === 0) return;
+      if (sharded) await each(gone, (channel) => subscriber.sunsubscribe(channel));
+      else await subscriber.unsubscribe(...gone);
+    },
+    onMessage(handler) {
+      const event = sharded ? 'smessage' : 'message';
+      subscriber.on(event, handler);
+      return () => subscriber.off(event, handler);
+    },
+    onResubscribed(handler) {
+      if (sharded) {
+        // ioredis sends the SSUBSCRIBEs again and emits `subscribersReady` without waiting for
+        // their answers, and also on its first connection: the handler runs every time (a re-read
+        // with nothing new costs one LRANGE), and once more a second later, when the
+        // subscriptions are surely in place, for what was published in between.
+        const timers = new Set<NodeJS.Timeout>();
+        const listener = () => {
+          handler();
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            handler();
+          }, 1000);
+          timer.unref();
+          timers.add(timer);
+        };
+        subscriber.on('subscribersReady', listener);
+        return () => {
+          subscriber.off('subscribersReady', listener);
+          for (const timer of timers) clearTimeout(timer);
+        };
+      }
+      // The first `ready` is the first connection, not a return.
+      let connectedOnce = (subscriber as Redis).status === 'ready';
+      // ioredis subscribes again by itself after a reconnect; subscribing once more (a no-op for
+      // Redis) and awaiting it makes sure every notice from now on arrives before the re-read.
+      const listener = () => {
+        if (!connectedOnce) {
+          connectedOnce = true;
+          return;
+        }
+        if (subscribed.size === 0) return handler();
+        (subscriber as Redis).subscribe(...subscribed).then(handler, () => undefined);
+      };
+      subscriber.on('ready', listener);
+      return () => subscriber.off('ready', listener);
+    },
+  };
+}

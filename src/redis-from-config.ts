@@ -1,0 +1,77 @@
+/**
+ * `createRedisConnection`: the one place that opens a Redis connection, for every part of the
+ * service (the result log and its notices, the rate limits, the embedded issuer's storage), in
+ * each of the three shapes `REDIS_MODE` names: one node, a Redis Cluster, a Sentinel-managed
+ * primary.
+ */
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { ResultLogConfig } from './config/config.js';
+import type { RedisClient } from './log/redis-pubsub.js';
+import type { Logger } from './logger.js';
+
+/**
+ * Opens one Redis connection as every part of the service uses it: no offline queue, so while
+ * Redis is down commands fail at once (503 for reads, the consumer stops committing) instead of
+ * piling up in memory; a command timeout, so a Redis that hangs (rather than refusing) does not
+ * hang requests; auto-pipelining, so the commands a step sends together share a round trip (per
+ * node on a cluster); `rediss://` turns TLS on (ioredis reads it, and the credentials, from the
+ * URL), and a private CA replaces the public ones. On Redis Cluster and Sentinel, `REDIS_URL`
+ * gives the scheme and the data nodes' credentials; the nodes come from the topology.
+ */
+export function createRedisConnection(config: ResultLogConfig, logger: Logger, role: string, use: RedisUse = {}): RedisClient {
+  const log = logger.child({ component: 'redis' });
+  const client = open(config, role, use.subscriber === true);
+  client.on('error', (error: Error) => log.warn({ role, err: error.message }, 'redis connection error'));
+  if (client.isCluster) client.on('node error', (error: Error, node: string) => log.warn({ role, node, err: error.message }, 'redis cluster node error'));
+  return client;
+}
+
+/** How a connection is used. */
+export interface RedisUse {
+  /** For pub/sub only: on Redis Cluster it gets a sharded subscriber per primary. */
+  readonly subscriber?: boolean;
+}
+
+/** `role` names the connection (`CLIENT LIST` shows `rcs-<role>`). */
+function open(config: ResultLogConfig, role: string, subscriber: boolean): RedisClient {
+  const topology = config.redisTopology;
+  const common: RedisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 2000,
+    connectionName: `rcs-${role}`,
+    ...(config.redisTlsCa === null ? {} : { tls: { ca: config.redisTlsCa } }),
+  };
+  if (topology.mode === 'standalone') return new Redis(config.redisUrl, { ...common, enableAutoPipelining: true });
+  const url = new URL(config.redisUrl);
+  const tls = url.protocol === 'rediss:' ? { tls: common.tls ?? {} } : {};
+  const credentials = {
+    ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
+    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+  };
+  if (topology.mode === 'sentinel') {
+    return new Redis({
+      ...common,
+      ...credentials,
+      ...tls,
+      enableAutoPipelining: true,
+      sentinels: topology.sentinels.map(({ host, port }) => ({ host, port })),
+      name: topology.masterName,
+      ...(topology.sentinelUsername === null ? {} : { sentinelUsername: topology.sentinelUsername }),
+      ...(topology.sentinelPassword === null ? {} : { sentinelPassword: topology.sentinelPassword }),
+      // TLS to the sentinels and to the nodes they name, as `rediss://` asks.
+      ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true, sentinelTLS: common.tls ?? {} } : {}),
+    });
+  }
+  const options: ClusterOptions = {
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    // A subscriber listens on every primary (sharded pub/sub); ioredis follows failovers and slot moves.
+    shardedSubscribers: subscriber,
+    // Redirections and failovers are retried by ioredis itself, a little apart, within the command timeout.
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    redisOptions: { ...common, ...credentials, ...tls },
+  };
+  return new Cluster(topology.nodes.map(({ host, port }) => ({ host, port })), options);
+}
