@@ -15,6 +15,8 @@ export interface ClusterEntry {
   readonly role: 'master' | 'slave';
   /** The id of its master ('-' for a master). */
   readonly masterId: string;
+  /** The config epoch of the node (of its master, for a replica): the newer claim on a slot wins. */
+  readonly epoch: number;
   /** Slot ranges it serves, inclusive. */
   readonly slots: ReadonlyArray<readonly [number, number]>;
 }
@@ -25,7 +27,7 @@ export function parseClusterNodes(text: unknown): ClusterEntry[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => {
-      const [id = '', address = '', flagList = '', masterId = '-', , , , , ...slotFields] = line.trim().split(' ');
+      const [id = '', address = '', flagList = '', masterId = '-', , , epoch = '0', , ...slotFields] = line.trim().split(' ');
       const flags = new Set(flagList.split(','));
       const port = Number(/:(\d+)@/.exec(address)?.[1] ?? NaN);
       // "[slot->-id]" / "[slot-<-id]" are slots being migrated, not served.
@@ -35,7 +37,7 @@ export function parseClusterNodes(text: unknown): ClusterEntry[] {
           const [from, to = from] = s.split('-');
           return [Number(from), Number(to)] as const;
         });
-      return { id, port, flags, role: flags.has('master') ? 'master' : 'slave', masterId, slots } as const;
+      return { id, port, flags, role: flags.has('master') ? 'master' : 'slave', masterId, epoch: Number(epoch), slots } as const;
     });
 }
 
@@ -110,7 +112,19 @@ export async function clusterRejoined(node: ManagedNode, nodes: readonly Managed
   return linkUp(node);
 }
 
-/** The unflagged master serving `slot` in a view, if any. */
-export function masterOfSlot(view: readonly ClusterEntry[], slot: number): ClusterEntry | undefined {
-  return view.find((e) => e.role === 'master' && !troubled(e) && e.slots.some(([a, b]) => slot >= a && slot <= b));
+/**
+ * The master serving `slot`: among the unflagged masters the live nodes' views name for it, the
+ * one with the newest config epoch. Right after a failover some nodes still name the old master
+ * until gossip reaches them; the promoted replica's claim carries the higher epoch, which is also
+ * how the nodes themselves settle it.
+ */
+export function masterOfSlot(views: Iterable<readonly ClusterEntry[]>, slot: number): ClusterEntry | undefined {
+  let best: ClusterEntry | undefined;
+  for (const view of views) {
+    for (const e of view) {
+      const serves = e.role === 'master' && !troubled(e) && e.slots.some(([a, b]) => slot >= a && slot <= b);
+      if (serves && (best === undefined || e.epoch > best.epoch)) best = e;
+    }
+  }
+  return best;
 }

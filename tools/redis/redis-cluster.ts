@@ -45,7 +45,10 @@ export interface RedisCluster {
   readonly seeds: string[];
   /** The folder of the nodes' data, configuration and logs (`node-<port>/redis.log`). */
   readonly dir: string;
-  /** The node a live node names as serving `key`'s slot as master now (fails while no master serves it). */
+  /**
+   * The node serving `key`'s slot as master now: of the masters the live nodes name for the slot,
+   * the one with the newest config epoch. Fails while no live, unflagged master serves it.
+   */
   primaryOf(key: string): Promise<RedisNode>;
   /** The replica (the first, if several) of a master, as a live node other than it sees the cluster. */
   replicaOf(node: RedisNode): Promise<RedisNode>;
@@ -150,8 +153,8 @@ async function startOnce(options: RedisClusterOptions): Promise<RedisCluster> {
     async primaryOf(key) {
       const node = asker();
       const slot = Number(await node.call('CLUSTER', 'KEYSLOT', key));
-      const master = masterOfSlot(parseClusterNodes(await node.call('CLUSTER', 'NODES')), slot);
-      if (master === undefined) throw new Error(`no master serves slot ${slot} (of ${JSON.stringify(key)}) now, as ${node.address} sees it`);
+      const master = masterOfSlot((await liveViews(nodes)).values(), slot);
+      if (master === undefined) throw new Error(`no master serves slot ${slot} (of ${JSON.stringify(key)}) now, as the live nodes see it`);
       return byPort(master.port);
     },
     replicasOf,

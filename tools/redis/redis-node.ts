@@ -58,8 +58,11 @@ export interface NodeSpec {
   readonly port: number;
   /** Its own folder (data, logs, pid file), created if missing. */
   readonly dir: string;
-  /** redis-server arguments; the first may be a configuration file (a sentinel's). */
-  readonly args: readonly string[];
+  /**
+   * redis-server arguments (the first may be a configuration file, a sentinel's), or a function
+   * that decides them at each start (a restarted Sentinel-managed server rejoins as a replica).
+   */
+  readonly args: readonly string[] | (() => Promise<readonly string[]>);
   /** The `requirepass` the node's own commands authenticate with. */
   readonly password?: string;
   /** A process group of its own, so a Ctrl-C at the terminal does not reach it. */
@@ -72,8 +75,9 @@ export interface NodeSpec {
 export function baseArgs(port: number, dir: string, password: string | undefined): string[] {
   // appendonly keeps writes across a SIGKILL and restart as a real outage would; no RDB snapshots
   // (their forks would only slow a small machine); a bounded shutdown so stop() is quick even when
-  // a primary's replicas are gone.
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--logfile', join(dir, 'redis.log'), '--appendonly', 'yes', '--save', '', '--shutdown-timeout', '2'];
+  // a primary's replicas are gone. A primary sends a (re)starting replica its data at once: by
+  // default it waits 5 s for more replicas to share the transfer, which only delays a restart here.
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--logfile', join(dir, 'redis.log'), '--appendonly', 'yes', '--save', '', '--shutdown-timeout', '2', '--repl-diskless-sync-delay', '0'];
   if (password !== undefined) args.push('--requirepass', password, '--masterauth', password);
   return args;
 }
@@ -88,7 +92,8 @@ export function createNode(spec: NodeSpec): ManagedNode {
   const launch = async () => {
     if (child !== undefined) throw new Error(`redis node ${spec.port} is running`);
     await mkdir(spec.dir, { recursive: true });
-    const started = spawn('redis-server', [...spec.args], { stdio: ['ignore', 'ignore', 'pipe'], detached: spec.detached ?? false });
+    const args = typeof spec.args === 'function' ? await spec.args() : spec.args;
+    const started = spawn('redis-server', [...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: spec.detached ?? false });
     track(started);
     let stderr = '';
     started.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));

@@ -100,9 +100,17 @@ async function startOnce(options: RedisSentinelOptions): Promise<RedisSentinelSe
   for (let i = 0; i < 2; i++) {
     const port = await freePort();
     const dir = join(root, `server-${port}`);
-    // The replica is started as one; after a failover Sentinel reconfigures whichever comes back.
-    const replicaOf = i === 0 ? [] : ['--replicaof', '127.0.0.1', String(servers[0]?.port)];
-    servers.push(createNode({ port, dir, args: [...baseArgs(port, dir, options.password), ...replicaOf], password: options.password, detached, rejoined }));
+    let started = false;
+    // The first start makes servers[0] the primary. A restart comes back as a replica of the master
+    // the sentinels name, as an orchestrator restarting a pod would configure it: left to itself a
+    // returning old primary is converted by Sentinel too, but only after ~10-20 s of serving as a
+    // second, stale master (Sentinel first watches it report that role for a while).
+    const args = async () => {
+      const primaryPort = started ? await masterPort() : servers[0]?.port;
+      started = true;
+      return [...baseArgs(port, dir, options.password), ...(primaryPort === port ? [] : ['--replicaof', '127.0.0.1', String(primaryPort)])];
+    };
+    servers.push(createNode({ port, dir, args, password: options.password, detached, rejoined }));
   }
   for (let i = 0; i < count; i++) {
     const port = await freePort();
@@ -178,7 +186,9 @@ async function sentinelHealthy(servers: readonly ManagedNode[], sentinels: reado
     const master = pairs(await sentinel.call('SENTINEL', 'MASTER', name));
     if (master.get('flags') !== 'master' || master.get('num-other-sentinels') !== String(sentinels.length - 1)) return false;
     const replicas = ((await sentinel.call('SENTINEL', 'REPLICAS', name)) as unknown[]).map(pairs);
-    if (replicas.length !== servers.length - 1 || replicas.some((r) => r.get('flags') !== 'slave' || r.get('master-link-status') !== 'ok')) return false;
+    // The replication link itself is checked on the servers below: a sentinel refreshes its copy
+    // of a replica's link status only every 10 s while the master is fine.
+    if (replicas.length !== servers.length - 1 || replicas.some((r) => r.get('flags') !== 'slave')) return false;
   }
   if (masters.size !== 1) return false;
   const masterPort = [...masters][0];
