@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { clusterHealthy, clusterRejoined, liveViews, masterOfSlot, parseClusterNodes } from './cluster-view.js';
 import { baseArgs, createNode, type ManagedNode, type RedisNode } from './redis-node.js';
 import { freePort, startWatchdog, until } from './redis-process.js';
+import type { RedisSentinelSet } from './redis-sentinel.js';
 
 export type { RedisNode } from './redis-node.js';
 export { startRedisSentinel, type RedisSentinelOptions, type RedisSentinelSet } from './redis-sentinel.js';
@@ -182,4 +183,17 @@ async function createCluster(nodes: readonly ManagedNode[], replicas: number, pa
 
 function unknownNode(port: number): never {
   throw new Error(`the cluster names a node on port ${port} that this helper did not start`);
+}
+
+/**
+ * The service's settings for a cluster started here: `STATE_STORE=redis`, `REDIS_MODE=cluster`
+ * and the seed list. A password is not included (pass it the way the service's settings take it).
+ */
+export function clusterEnv(cluster: Pick<RedisCluster, 'seeds'>): Record<string, string> {
+  return { STATE_STORE: 'redis', REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: cluster.seeds.join(',') };
+}
+
+/** The service's settings for a Sentinel set started here (as clusterEnv, without a password). */
+export function sentinelEnv(set: Pick<RedisSentinelSet, 'sentinels' | 'masterName'>): Record<string, string> {
+  return { STATE_STORE: 'redis', REDIS_MODE: 'sentinel', REDIS_SENTINELS: set.sentinels.join(','), REDIS_SENTINEL_MASTER_NAME: set.masterName };
 }
