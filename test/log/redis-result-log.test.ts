@@ -6,6 +6,7 @@ import type { ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { eventually } from '../support/graphql.js';
 import { describeResultLogContract } from './result-log-contract.js';
+import { openRedisShape, REDIS_SHAPES, stopRedisShapes, type RedisShape } from '../support/redis-shapes.js';
 import { incoming, uniqueId } from './storage-contract.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -24,42 +25,41 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.quit()));
 });
 
-/** A log on connections of its own, as a replica has; the subscriber is named so it can be found and cut. */
+/** A log on connections of its own, as a replica has. */
 let replicas = 0;
-const subscriberNames = new WeakMap<ResultLog, string>();
 function replica(bounds: { ttlSeconds: number; maxMessagesPerTest: number }, scriptCalls: 'per-batch' | 'per-test' = 'per-batch'): ResultLog {
-  const name = `rcs-test-subscriber-${process.pid}-${++replicas}`;
-  // A slow reconnect, so that messages are surely appended while the subscriber is away.
-  const subscriber = connect({ connectionName: name, retryStrategy: () => 300 });
-  const log = createRedisResultLog({ redis: connect(), subscriber, prefix, logger: createSilentLogger(), scriptCalls, ...bounds });
-  subscriberNames.set(log, name);
-  return log;
+  const subscriber = connect({ connectionName: `rcs-test-subscriber-${process.pid}-${++replicas}` });
+  return createRedisResultLog({ redis: connect(), subscriber, prefix, logger: createSilentLogger(), scriptCalls, ...bounds });
 }
 
-describeResultLogContract('redis, one script call per batch (a single primary)', {
-  create: replica,
-  // Another replica on the same Redis, with its own connections.
-  peer: () => replica({ ttlSeconds: 3600, maxMessagesPerTest: 10_000 }),
-  dropLiveConnection: (log) => cutSubscriber(log),
+// The contract on each Redis shape the service runs on: one node, a Redis Cluster (one script
+// call per test, sharded pub/sub) and a Sentinel-managed primary, on connections opened the way
+// the service opens them.
+describe.each(REDIS_SHAPES)('on Redis %s', (shapeName) => {
+  let shape: RedisShape;
+  beforeAll(async () => {
+    shape = await openRedisShape(shapeName);
+  }, 90_000);
+  afterAll(() => shape.close());
+  const roles = new WeakMap<ResultLog, string>();
+  const shapeReplica = async (bounds: { ttlSeconds: number; maxMessagesPerTest: number }): Promise<ResultLog> => {
+    const role = `subscriber-${process.pid}-${++replicas}`;
+    const [redis, subscriber] = await Promise.all([shape.connect('commands'), shape.connect(role, { subscriber: true })]);
+    const log = createRedisResultLog({ redis, subscriber, prefix, logger: createSilentLogger(), ...bounds });
+    roles.set(log, role);
+    return log;
+  };
+  describeResultLogContract(`redis (${shapeName})`, {
+    create: shapeReplica,
+    // Another replica on the same Redis, with its own connections.
+    peer: () => shapeReplica({ ttlSeconds: 3600, maxMessagesPerTest: 10_000 }),
+    // Cut by a second, real connection, the way a network failure or a failover would.
+    dropLiveConnection: async (log) => {
+      expect(await shape.killConnections(roles.get(log) as string)).toBeGreaterThan(0);
+    },
+  });
 });
-
-// One call per test, as Redis Cluster requires: each call names the keys of one hash tag only.
-describeResultLogContract('redis, one script call per test (Redis Cluster)', {
-  create: (bounds) => replica(bounds, 'per-test'),
-  // Another replica on the same Redis, with its own connections.
-  peer: () => replica({ ttlSeconds: 3600, maxMessagesPerTest: 10_000 }, 'per-test'),
-  dropLiveConnection: cutSubscriber,
-});
-
-/** Cuts the subscriber connection of `log` by a second, real connection, the way a network failure or a Redis failover would. */
-async function cutSubscriber(log: ResultLog): Promise<void> {
-  const admin = connect();
-  const name = subscriberNames.get(log) as string;
-  const line = ((await admin.client('LIST')) as string).split('\n').find((entry) => entry.includes(` name=${name} `));
-  const id = /(?:^| )id=(\d+)/.exec(line ?? '')?.[1];
-  expect(id, `the subscriber connection ${name}`).toBeDefined();
-  expect(await admin.client('KILL', 'ID', id as string)).toBe(1);
-}
+afterAll(stopRedisShapes, 60_000);
 
 const log = (bounds: { ttlSeconds?: number; maxMessagesPerTest?: number } = {}) => replica({ ttlSeconds: bounds.ttlSeconds ?? 100, maxMessagesPerTest: bounds.maxMessagesPerTest ?? 100 });
 const one = async (target: ResultLog, message: IncomingMessage) => (await target.append([message]))[0];
