@@ -1,6 +1,7 @@
 /**
- * Conformance (e), on each broker: replicas in one consumer group sharing Redis. Two replicas: whichever
- * consumes a record, a read or a subscription on any replica sees it, without gap or duplicate.
+ * Conformance (e), on each broker: replicas in one consumer group sharing Redis. Two replicas, on
+ * each Redis shape (one node, a Redis Cluster, a Sentinel set): whichever consumes a record, a
+ * read or a subscription on any replica sees it, without gap or duplicate.
  * Scaling out from one replica process to three while results stream in: nothing lost, nothing
  * duplicated, and the partitions end up shared.
  */
@@ -13,6 +14,7 @@ import { collect, createWsClient, eventually, postGraphQL } from '../support/gra
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
 import { metric, spawnService, waitReady, type ServiceProcess } from '../support/process.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
+import { openRedisShape, REDIS_SHAPES, stopRedisShapes, type RedisShape } from '../support/redis-shapes.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { authedFetch } from '../support/tokens.js';
 
@@ -20,7 +22,8 @@ const FOLLOW = `subscription($id: ID!) { testMessages(correlationId: $id) { sequ
 const READ_ALL = `query($id: ID!) { test(correlationId: $id) { messages(first: 1000) { nodes { sequence } } } }`;
 
 describe.each(TEST_BROKERS)('on $name', (kind) => {
-  const topics = uniqueTopics(`replicas-${kind.name}`);
+  // The two-replica scenario on each Redis shape, with topics (and a consumer group) of its own.
+  const topicsOf = Object.fromEntries(REDIS_SHAPES.map((shape) => [shape, uniqueTopics(`replicas-${kind.name}-${shape}`)]));
   const scale = uniqueTopics(`scale-${kind.name}`);
   const prefix = `rcs-replicas-${kind.name}-${process.pid}-${Date.now()}`;
   let broker: TestBroker;
@@ -28,8 +31,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
 
   beforeAll(async () => {
     broker = await kind.start([
-      { name: topics.results, partitions: 4 },
-      { name: topics.requests, partitions: 1 },
+      ...Object.values(topicsOf).flatMap((topics) => [{ name: topics.results, partitions: 4 }, { name: topics.requests, partitions: 1 }]),
       { name: scale.results, partitions: 6 },
       { name: scale.requests, partitions: 1 },
     ]);
@@ -42,13 +44,15 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
     await deleteRedisKeys(`${prefix}*`);
   });
 
-  describe('two replicas sharing Redis', () => {
+  describe.each(REDIS_SHAPES)('two replicas sharing Redis (%s)', (shapeName) => {
+    const topics = topicsOf[shapeName] as ReturnType<typeof uniqueTopics>;
     const states: ConfiguredResultLog[] = [];
     const replicas: TestService[] = [];
+    let shape: RedisShape;
 
     async function replica(): Promise<TestService> {
       const env = {
-        STATE_STORE: 'redis',
+        ...shape.env,
         REDIS_KEY_PREFIX: `${prefix}-two`,
         KAFKA_RESULTS_TOPIC: topics.results,
         KAFKA_REQUESTS_TOPIC: topics.requests,
@@ -63,13 +67,15 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
     }
 
     beforeAll(async () => {
+      shape = await openRedisShape(shapeName);
       await Promise.all([replica(), replica()]);
       await Promise.all(replicas.map((r) => r.ready()));
-    });
+    }, 90_000);
 
     afterAll(async () => {
       await Promise.all(replicas.map((r) => r.stop()));
       await Promise.all(states.map((s) => s.dispose()));
+      await shape?.close();
     });
 
     it('share the partitions of the results topic', async () => {
@@ -115,6 +121,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
     });
   });
 
+  // About the consumer group rather than Redis: on one Redis node only.
   describe('scaling out from one replica to three during a stream', () => {
     const processes: ServiceProcess[] = [];
     const start = async (name: string) => {
@@ -200,3 +207,5 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
     });
   });
 });
+
+afterAll(stopRedisShapes, 60_000);
