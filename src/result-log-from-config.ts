@@ -29,7 +29,7 @@ export function createResultLogFromConfig(config: ResultLogConfig, logger: Logge
   const commands = createRedisConnection(config, logger, 'commands');
   // ioredis re-subscribes its channels by itself after a reconnect; the log re-reads what it missed.
   const subscriber = createRedisConnection(config, logger, 'subscriber', { subscriber: true });
-  const log = createRedisResultLog({ redis: commands, subscriber, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: config.redisKeyPrefix, logger });
+  const log = createRedisResultLog({ redis: commands, subscriber, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: config.redisKeyPrefix, waitReplicas: config.redisWait.replicas, waitTimeoutMs: config.redisWait.timeoutMs, logger });
   return {
     log,
     dispose: disposeOnce(async () => {

@@ -7,7 +7,7 @@ import { createReader, type Env, type Reader } from './reader.js';
 import { ConfigError } from '../errors.js';
 import { readKafka, type KafkaConfig } from './kafka.js';
 import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-documents.js';
-import { readRedisConfig, STANDALONE, type RedisTopology } from './redis.js';
+import { NO_WAIT, readRedisConfig, STANDALONE, type RedisTopology } from './redis.js';
 
 export type { AuthConfig, IssuerConfig } from './auth.js';
 export type { Reader } from './reader.js';
@@ -69,6 +69,8 @@ export interface ResultLogConfig {
   readonly redisTlsCa: string | null;
   /** Standalone, Cluster or Sentinel (`REDIS_MODE` and its settings). */
   readonly redisTopology: RedisTopology;
+  /** Replicas that must hold a write before it counts as stored (`REDIS_WAIT_REPLICAS`, `REDIS_WAIT_TIMEOUT_MS`). */
+  readonly redisWait: { readonly replicas: number; readonly timeoutMs: number };
   /** Prefix of every Redis key and channel, so deployments can share one Redis. */
   readonly redisKeyPrefix: string;
   /** A test with no new result for this long is dropped. */
@@ -170,7 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
     resultLog: {
       kind: stateKind,
       // Checked only where it is used: a memory process never connects to Redis.
-      ...(stateKind === 'redis' ? readRedisConfig(read) : { redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'), redisTlsCa: null, redisTopology: STANDALONE }),
+      ...(stateKind === 'redis' ? readRedisConfig(read) : { redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'), redisTlsCa: null, redisTopology: STANDALONE, redisWait: NO_WAIT }),
       redisKeyPrefix: read.string('REDIS_KEY_PREFIX', 'rcs'),
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),
       maxTests: read.int('STORE_MAX_TESTS', 10_000, { min: 1 }),

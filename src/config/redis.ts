@@ -40,6 +40,8 @@ export interface RedisConnectionConfig {
   readonly redisTlsCa: string | null;
   /** Standalone, Cluster or Sentinel (`REDIS_MODE`). */
   readonly redisTopology: RedisTopology;
+  /** Replicas that must hold a write before it counts as stored (`REDIS_WAIT_REPLICAS`), and for how long to wait. */
+  readonly redisWait: { readonly replicas: number; readonly timeoutMs: number };
 }
 
 const SENTINEL_ONLY = ['REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER_NAME', 'REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD', 'REDIS_SENTINEL_PASSWORD_FILE'] as const;
@@ -65,13 +67,16 @@ export function readRedisConfig(read: Reader): RedisConnectionConfig {
   }
   if (parsed.hostname === '') throw new ConfigError('REDIS_URL', 'names no host');
   const redisTopology = readTopology(read);
-  if (read.optional('REDIS_TLS_CA_FILE') === undefined) return { redisUrl, redisTlsCa: null, redisTopology };
+  const redisWait = { replicas: read.int('REDIS_WAIT_REPLICAS', 0, { min: 0, max: 16 }), timeoutMs: read.int('REDIS_WAIT_TIMEOUT_MS', 1000, { min: 1, max: 60_000 }) };
+  if (read.optional('REDIS_TLS_CA_FILE') === undefined) return { redisUrl, redisTlsCa: null, redisTopology, redisWait };
   if (parsed.protocol !== 'rediss:') throw new ConfigError('REDIS_TLS_CA_FILE', 'is set, but REDIS_URL is not a rediss:// (TLS) URL');
-  return { redisUrl, redisTlsCa: read.certificates('REDIS_TLS_CA_FILE'), redisTopology };
+  return { redisUrl, redisTlsCa: read.certificates('REDIS_TLS_CA_FILE'), redisTopology, redisWait };
 }
 
 /** The standalone default: what a process that never connects to Redis carries. */
 export const STANDALONE: RedisTopology = { mode: 'standalone' };
+/** No waiting for replicas: the default. */
+export const NO_WAIT = { replicas: 0, timeoutMs: 1000 } as const;
 
 function readTopology(read: Reader): RedisTopology {
   const mode = read.oneOf('REDIS_MODE', 'standalone', ['standalone', 'cluster', 'sentinel']);

@@ -17,6 +17,7 @@
  * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
  * `{prefix}:changes` (redis-changes.ts).
  */
+import type { Cluster } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
@@ -55,6 +56,15 @@ export interface RedisResultLogOptions {
    * share a slot; a test's keys share a hash tag).
    */
   readonly scriptCalls?: 'per-batch' | 'per-test';
+  /**
+   * Replicas that must hold a write before an append or a create counts as stored (Redis `WAIT`,
+   * sent after the script on the same node): with 1, a primary killed right after acknowledging a
+   * write cannot take it with it when its replica is promoted, so the consumer never commits a
+   * record the promoted replica lacks. 0 (the default) does not wait, as a single Redis needs.
+   */
+  readonly waitReplicas?: number;
+  /** How long a write may wait for its replicas; fewer acknowledgements fail the write (it is retried). */
+  readonly waitTimeoutMs?: number;
   readonly logger: Logger;
 }
 
@@ -82,7 +92,25 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   redis.defineCommand('rcsAppendOne', { lua: APPEND, numberOfKeys: 3 });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
   const log = options.logger.child({ component: 'redis-result-log' });
+  const waitReplicas = options.waitReplicas ?? 0;
+  const waitTimeoutMs = options.waitTimeoutMs ?? 1000;
   const scripts = redis as unknown as Scripts;
+  /**
+   * Runs a script; with `waitReplicas`, in one pipeline with WAIT, so both run on the node of the
+   * script's keys (a pipeline goes to the node of its keyed commands), and fails unless enough
+   * replicas acknowledged the write.
+   */
+  const run = async <T>(name: keyof Scripts, args: Array<string | number>): Promise<T> => {
+    if (waitReplicas === 0) return (scripts[name] as (...a: Array<string | number>) => Promise<T>).apply(redis, args);
+    const pipeline = redis.pipeline();
+    (pipeline as unknown as Record<keyof Scripts, (...a: Array<string | number>) => unknown>)[name](...args);
+    pipeline.wait(waitReplicas, waitTimeoutMs);
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [error] of replies) if (error) throw error;
+    const acknowledged = Number(replies[1]?.[1]);
+    if (acknowledged < waitReplicas) throw new Error(`${acknowledged} of ${waitReplicas} replicas acknowledged the write within ${waitTimeoutMs} ms`);
+    return replies[0]?.[1] as T;
+  };
   const pubsub = createRedisPubSub(options.subscriber);
   const channels = createRedisChannels(prefix, redis.isCluster);
   const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf });
@@ -121,7 +149,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       for (const message of messages) args.push(message.key, encodeMessage(message, now));
     }
     // Listed (if new) in the same round trip, before the script writes them.
-    const reply = await listedThen(index.stage(tests.map(([id]) => ({ correlationId: id, owner: null })), now), tests.length === 1 ? scripts.rcsAppendOne(...(keys as [string, string, string]), ...args) : scripts.rcsAppend(keys.length, ...keys, ...args));
+    const reply = await listedThen(index.stage(tests.map(([id]) => ({ correlationId: id, owner: null })), now), tests.length === 1 ? run<Array<string | number>>('rcsAppendOne', [...keys, ...args]) : run<Array<string | number>>('rcsAppend', [keys.length, ...keys, ...args]));
     let at = 0;
     return tests.map(([, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
@@ -199,7 +227,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         // Listed (if new) in the same round trip, before the script writes it.
         const [meta, messages] = await listedThen(
           index.stage([test], test.createdAt ?? now),
-          scripts.rcsCreate(k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', channels.changeChannelOf(k.meta), test.correlationId, test.createdAt ?? '', pubsub.publishCommand),
+          run<[string[], string[]]>('rcsCreate', [k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', channels.changeChannelOf(k.meta), test.correlationId, test.createdAt ?? '', pubsub.publishCommand]),
         );
         await refreshLists(test.owner === null ? [] : [test.owner]);
         const fields: Record<string, string> = {};
@@ -238,9 +266,12 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
       }),
 
+    // On Redis Cluster every primary must answer: a shard that is down (until its replica is
+    // promoted) is an outage for the tests it holds.
     check: () =>
       wrap(async () => {
-        await redis.ping();
+        if (redis.isCluster) await Promise.all((redis as Cluster).nodes('master').map((node) => node.ping()));
+        else await redis.ping();
       }),
 
     // The connections are injected and closed by their owner.

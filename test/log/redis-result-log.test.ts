@@ -45,7 +45,8 @@ describe.each(REDIS_SHAPES)('on Redis %s', (shapeName) => {
   const shapeReplica = async (bounds: { ttlSeconds: number; maxMessagesPerTest: number }): Promise<ResultLog> => {
     const role = `subscriber-${process.pid}-${++replicas}`;
     const [redis, subscriber] = await Promise.all([shape.connect('commands'), shape.connect(role, { subscriber: true })]);
-    const log = createRedisResultLog({ redis, subscriber, prefix, logger: createSilentLogger(), ...bounds });
+    // With replicas, as deployed: a write counts once a replica holds it (REDIS_WAIT_REPLICAS=1).
+    const log = createRedisResultLog({ redis, subscriber, prefix, logger: createSilentLogger(), waitReplicas: shapeName === 'standalone' ? 0 : 1, ...bounds });
     roles.set(log, role);
     return log;
   };
@@ -84,6 +85,18 @@ describe('redis log specifics', () => {
     // EVALSHA <sha> <number of keys> <keys...>: three keys, all under the test's hash tag.
     const named = calls.map((args) => args.slice(3, 3 + Number(args[2])));
     expect(named.map((keys) => keys.map((key) => /\{([^}]*)\}/.exec(key)?.[1]))).toEqual(ids.map((id) => [id, id, id]));
+  });
+
+  it('fails a write that fewer replicas than asked acknowledge in time, and its retry finds it stored', async () => {
+    // The machine's Redis has no replica: WAIT 1 answers 0 after its timeout.
+    const store = createRedisResultLog({ redis: connect(), subscriber: connect(), prefix, logger: createSilentLogger(), ttlSeconds: 100, maxMessagesPerTest: 100, waitReplicas: 1, waitTimeoutMs: 50 });
+    const id = uniqueId('wait');
+    await expect(store.append([incoming(id, { sequence: 1 })])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { message: '0 of 1 replicas acknowledged the write within 50 ms' } });
+    await expect(store.create({ correlationId: id, input: null, owner: null })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const plain = log();
+    expect((await one(plain, incoming(id, { sequence: 1 })))?.outcome).toBe('duplicate');
+    expect((await plain.get(id))?.messages).toHaveLength(1);
+    await store.dispose();
   });
 
   it('sets the TTL on create and refreshes it on every append', async () => {

@@ -14,7 +14,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
     expect(config.kafka).toMatchObject({ brokers: ['127.0.0.1:9092'], resultsTopic: 'test-results', requestsTopic: 'test-requests', groupId: 'result-collection-service' });
-    expect(config.resultLog).toEqual({ kind: 'memory', redisUrl: 'redis://127.0.0.1:6379', redisTlsCa: null, redisTopology: { mode: 'standalone' }, redisKeyPrefix: 'rcs', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000 });
+    expect(config.resultLog).toEqual({ kind: 'memory', redisUrl: 'redis://127.0.0.1:6379', redisTlsCa: null, redisTopology: { mode: 'standalone' }, redisWait: { replicas: 0, timeoutMs: 1000 }, redisKeyPrefix: 'rcs', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000 });
     expect(config.auth).toMatchObject({ mode: 'embedded', issuer: 'http://localhost:4000', audience: 'urn:result-collection-service', tokenType: 'at+jwt', algorithms: ['RS256'] });
     expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 10_000, introspection: true, federation: false });
   });
