@@ -73,7 +73,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     try {
       return await startOnce(options);
     } catch (error) {
-      if (attempt >= BIND_ATTEMPTS || !/Address already in use|bind/i.test(String(error))) throw error;
+      if (attempt >= BIND_ATTEMPTS || !/Address already in use/.test(String(error))) throw error;
     }
   }
 }

@@ -122,12 +122,14 @@ class NodeProcess implements ManagedNode {
     });
     // The watchdog kills the process by this file if the process that started it dies.
     await writeFile(join(this.dir, 'pid'), String(started.pid));
-    await until(`redis node ${this.port} to answer PING`, START_TIMEOUT_MS, async () => {
-      if (this.child !== started) throw new Error(`exited while starting: ${stderr.trim()}\n${await logTail(this.logFile)}`);
-      return (await this.call('PING')) === 'PONG';
+    const outcome = await until(`redis node ${this.port} to answer PING`, START_TIMEOUT_MS, async () => {
+      // An exit (a port taken, a bad option) ends the wait at once rather than at the deadline.
+      if (this.child !== started) return 'exited';
+      return (await this.call('PING')) === 'PONG' && 'serving';
     }).catch((error: Error) => {
       throw new Error(`${error.message}\nsee ${this.logFile}`);
     });
+    if (outcome === 'exited') throw new Error(`redis node ${this.port} exited while starting: ${stderr.trim()}\n${await logTail(this.logFile)}`);
   }
 
   async halt(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {

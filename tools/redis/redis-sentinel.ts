@@ -54,7 +54,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     try {
       return await startOnce(options);
     } catch (error) {
-      if (attempt >= BIND_ATTEMPTS || !/Address already in use|bind/i.test(String(error))) throw error;
+      if (attempt >= BIND_ATTEMPTS || !/Address already in use/.test(String(error))) throw error;
     }
   }
 }
