@@ -5,6 +5,8 @@
  *
  *   scripts/dev.sh            librdkafka's mock cluster (light, starts at once)
  *   scripts/dev.sh --kafka    a real Apache Kafka node (KRaft), started here and stopped at the end
+ *   scripts/dev.sh --redis-cluster    the state in a local Redis Cluster (3 primaries, 3 replicas)
+ *   scripts/dev.sh --redis-sentinel   the state in a local Sentinel-managed Redis (1 primary, 1 replica, 3 sentinels)
  *   KAFKA_BROKERS=host:9092 scripts/dev.sh   that cluster; no broker is started, missing topics are created
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,15 +16,20 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hashPassword } from '../src/auth/credentials.js';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { createLogger } from '../src/logger.js';
+import { clusterEnv, sentinelEnv, startRedisCluster, startRedisSentinel } from '../tools/redis/redis-cluster.js';
 import { createSimulator, type Simulator } from '../tools/simulator/simulator.js';
 import { startLocalBroker, type LocalBroker, type LocalBrokerKind } from './local-broker.js';
 
-const USAGE = 'usage: scripts/dev.sh [--kafka]   (with KAFKA_BROKERS set, that cluster is used and no broker is started)';
-const unknown = process.argv.slice(2).filter((a) => a !== '--kafka');
-if (unknown.length > 0) {
-  process.stderr.write(`${unknown.includes('--help') || unknown.includes('-h') ? '' : `unknown option ${unknown.join(' ')}\n`}${USAGE}\n`);
+const USAGE = 'usage: scripts/dev.sh [--kafka] [--redis-cluster | --redis-sentinel]   (with KAFKA_BROKERS set, that cluster is used and no broker is started)';
+const OPTIONS = ['--kafka', '--redis-cluster', '--redis-sentinel'];
+const unknown = process.argv.slice(2).filter((a) => !OPTIONS.includes(a));
+if (unknown.length > 0 || (process.argv.includes('--redis-cluster') && process.argv.includes('--redis-sentinel'))) {
+  const message = unknown.length > 0 ? `unknown option ${unknown.join(' ')}\n` : '--redis-cluster and --redis-sentinel exclude each other\n';
+  process.stderr.write(`${unknown.includes('--help') || unknown.includes('-h') ? '' : message}${USAGE}\n`);
   process.exit(unknown.includes('--help') || unknown.includes('-h') ? 0 : 2);
 }
+// The shared state in a Redis topology started here (STATE_STORE=redis), or as configured.
+const redisKind = process.argv.includes('--redis-cluster') ? 'cluster' : process.argv.includes('--redis-sentinel') ? 'sentinel' : undefined;
 const external = (process.env.KAFKA_BROKERS ?? '').trim() !== '';
 const kind: LocalBrokerKind = external ? 'external' : process.argv.includes('--kafka') ? 'kafka' : 'mock';
 const port = process.env.PORT ?? '4000';
@@ -74,8 +81,9 @@ try {
 const { resultsTopic, requestsTopic } = config.kafka;
 
 // Stopped in this order on Ctrl-C, SIGTERM, a failed start or the service's end: the service (it
-// commits its offsets on the way out), the simulator, then the broker.
+// commits its offsets on the way out), the simulator, the Redis topology, then the broker.
 let broker: LocalBroker | undefined;
+let redis: { env: Record<string, string>; description: string; stop(): Promise<void> } | undefined;
 let simulator: Simulator | undefined;
 let service: ChildProcess | undefined;
 let stopping: Promise<void> | undefined;
@@ -87,6 +95,7 @@ const stop = (code: number) =>
       await exited;
     }
     await simulator?.dispose().catch(() => undefined);
+    await redis?.stop().catch(() => undefined);
     await broker?.stop();
     process.exit(code);
   })());
@@ -101,6 +110,10 @@ try {
   brokers = broker.bootstrapServers;
   simulator = createSimulator({ brokers, requestsTopic, resultsTopic, steps: 5, intervalMs: 500 });
   await simulator.start();
+  if (redisKind !== undefined) {
+    process.stderr.write(`Starting a local Redis ${redisKind === 'cluster' ? 'Cluster (3 primaries, 3 replicas)' : 'Sentinel set (1 primary, 1 replica, 3 sentinels)'}...\n`);
+    redis = await startRedis(redisKind);
+  }
 } catch (error) {
   process.stderr.write(`the local stack did not start: ${(error as Error).message}\n`);
   await stop(1);
@@ -110,7 +123,7 @@ try {
 // Its own process group: a Ctrl-C at the terminal reaches only this process, which stops the
 // service before the broker.
 service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-  env: { ...baseEnv, KAFKA_BROKERS: brokers.join(','), KAFKA_RESULTS_TOPIC: resultsTopic, KAFKA_REQUESTS_TOPIC: requestsTopic },
+  env: { ...baseEnv, KAFKA_BROKERS: brokers.join(','), KAFKA_RESULTS_TOPIC: resultsTopic, KAFKA_REQUESTS_TOPIC: requestsTopic, ...redis?.env },
   stdio: ['ignore', 'inherit', 'inherit'],
   detached: true,
 });
@@ -142,7 +155,7 @@ Result Collection Service is running.
   Kafka                         ${brokers.join(',')}
                                 ${broker?.description ?? ''}
                                 topics: results ${resultsTopic}, requests ${requestsTopic}${config.kafka.deadLetterTopic === null ? '' : `, dead letters ${config.kafka.deadLetterTopic}`}
-
+${redis === undefined ? '' : `  Redis                         ${redis.description}\n                                ${Object.entries(redis.env).map(([k, v]) => `${k}=${v}`).join(' ')}\n`}
 Get an access token (client "demo", client credentials; the secret is in .cache/dev/clients.json):
   export TOKEN=$(npm run --silent token)
   # the same by hand:
@@ -167,3 +180,16 @@ them live; GraphiQL sends the token with every operation.
 Ctrl-C stops everything.
 `);
 
+
+/**
+ * Starts the Redis topology the state lives in, in process groups of its own (a Ctrl-C reaches
+ * only the stack, which stops the service before it), with the settings the service reads.
+ */
+async function startRedis(kind: 'cluster' | 'sentinel') {
+  if (kind === 'cluster') {
+    const cluster = await startRedisCluster({ detached: true });
+    return { env: clusterEnv(cluster), description: `Redis Cluster, ${cluster.nodes.length} nodes, started here (logs under ${cluster.dir})`, stop: cluster.stop };
+  }
+  const set = await startRedisSentinel({ detached: true });
+  return { env: sentinelEnv(set), description: `Redis Sentinel set "${set.masterName}", started here (logs under ${set.dir})`, stop: set.stop };
+}

@@ -2,7 +2,7 @@
  * The Redis topology helpers (tools/redis/) with real redis-server processes: a 3+3 cluster whose
  * killed primary is failed over to its replica and comes back as a replica, a paused primary
  * failed over and resumed, and a Sentinel set whose killed primary is replaced while a Sentinel
- * client keeps writing. The measured failover times are printed.
+ * client keeps writing; a password-protected cluster. The measured failover times are printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster, Redis } from 'ioredis';
@@ -55,8 +55,8 @@ describe('startRedisCluster', { timeout: 60_000 }, () => {
   it('starts 3 primaries with a replica each, and serves keys of every slot through a cluster client', async () => {
     expect(cluster.nodes).toHaveLength(6);
     expect(cluster.seeds).toEqual(cluster.nodes.map((n) => n.address));
-    const roles = await Promise.all(cluster.nodes.map((n) => n.role()));
-    expect(roles.filter((r) => r === 'master')).toHaveLength(3);
+    // redis-cli makes the first nodes it is given the primaries.
+    expect(await Promise.all(cluster.nodes.map((n) => n.role()))).toEqual(['master', 'master', 'master', 'slave', 'slave', 'slave']);
     for (let i = 0; i < 50; i++) await client.set(`k${i}`, `v${i}`);
     expect(await client.get('k49')).toBe('v49');
     const owners = new Set<RedisNode>();
@@ -117,6 +117,26 @@ describe('startRedisCluster', { timeout: 60_000 }, () => {
     await replica.restart();
     expect(await replica.role()).toBe('slave');
     await cluster.waitHealthy();
+  });
+});
+
+describe('startRedisCluster with a password', { timeout: 60_000 }, () => {
+  it('refuses clients without it and serves those with it', async () => {
+    const cluster = await startRedisCluster({ replicasPerPrimary: 0, password: 'cluster-secret' });
+    const plain = new Redis({ ...hostPort(cluster.seeds[0] as string), lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    plain.on('error', () => undefined);
+    const client = new Cluster(cluster.seeds.map(hostPort), { redisOptions: { password: 'cluster-secret' } });
+    try {
+      await plain.connect();
+      await expect(plain.get('k')).rejects.toThrow(/NOAUTH/);
+      await client.set('k', 'v');
+      expect(await client.get('k')).toBe('v');
+      expect(await (await cluster.primaryOf('k')).role()).toBe('master');
+    } finally {
+      plain.disconnect();
+      client.disconnect();
+      await cluster.stop();
+    }
   });
 });
 

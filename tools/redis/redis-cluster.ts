@@ -73,7 +73,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     try {
       return await startOnce(options);
     } catch (error) {
-      if (attempt >= BIND_ATTEMPTS || !/Address already in use|bind/i.test(String(error))) throw error;
+      if (attempt >= BIND_ATTEMPTS || !/Address already in use/.test(String(error))) throw error;
     }
   }
 }
@@ -136,6 +136,11 @@ async function startOnce(options: RedisClusterOptions): Promise<RedisCluster> {
     throw error;
   }
 
+  return { nodes, seeds: nodes.map((n) => n.address), dir: root, ...queries(nodes), waitHealthy, stop };
+}
+
+/** Who serves what, asked of the live nodes. */
+function queries(nodes: readonly ManagedNode[]): Pick<RedisCluster, 'primaryOf' | 'replicaOf' | 'replicasOf'> {
   const asker = (not?: RedisNode) => {
     const node = nodes.find((n) => n.live && n !== not);
     if (node === undefined) throw new Error('no live node of the Redis cluster to ask');
@@ -148,12 +153,8 @@ async function startOnce(options: RedisClusterOptions): Promise<RedisCluster> {
     return view.filter((e) => e.role === 'slave' && e.masterId === id).map((e) => byPort(e.port));
   };
   return {
-    nodes,
-    seeds: nodes.map((n) => n.address),
-    dir: root,
     async primaryOf(key) {
-      const node = asker();
-      const slot = Number(await node.call('CLUSTER', 'KEYSLOT', key));
+      const slot = Number(await asker().call('CLUSTER', 'KEYSLOT', key));
       const master = masterOfSlot((await liveViews(nodes)).values(), slot);
       if (master === undefined) throw new Error(`no master serves slot ${slot} (of ${JSON.stringify(key)}) now, as the live nodes see it`);
       return byPort(master.port);
@@ -163,8 +164,6 @@ async function startOnce(options: RedisClusterOptions): Promise<RedisCluster> {
       const found = await replicasOf(primary);
       return found[0] ?? Promise.reject(new Error(`${primary.address} has no replica`));
     },
-    waitHealthy,
-    stop,
   };
 }
 

@@ -84,78 +84,102 @@ export function baseArgs(port: number, dir: string, password: string | undefined
 
 /** A node not started yet: call `launch()`. */
 export function createNode(spec: NodeSpec): ManagedNode {
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
-  let paused = false;
-  const logFile = join(spec.dir, 'redis.log');
+  return new NodeProcess(spec);
+}
 
-  const launch = async () => {
-    if (child !== undefined) throw new Error(`redis node ${spec.port} is running`);
-    await mkdir(spec.dir, { recursive: true });
-    const args = typeof spec.args === 'function' ? await spec.args() : spec.args;
-    const started = spawn('redis-server', [...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: spec.detached ?? false });
+class NodeProcess implements ManagedNode {
+  readonly port: number;
+  readonly address: string;
+  readonly dir: string;
+  readonly logFile: string;
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private paused = false;
+
+  constructor(private readonly spec: NodeSpec) {
+    this.port = spec.port;
+    this.address = `127.0.0.1:${spec.port}`;
+    this.dir = spec.dir;
+    this.logFile = join(spec.dir, 'redis.log');
+  }
+
+  get live(): boolean {
+    return this.child !== undefined && !this.paused;
+  }
+
+  async launch(): Promise<void> {
+    if (this.child !== undefined) throw new Error(`redis node ${this.port} is running`);
+    await mkdir(this.dir, { recursive: true });
+    const args = typeof this.spec.args === 'function' ? await this.spec.args() : this.spec.args;
+    const started = spawn('redis-server', [...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: this.spec.detached ?? false });
     track(started);
     let stderr = '';
     started.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-    child = started;
-    paused = false;
-    exited = once(started, 'exit').then(() => {
-      if (child === started) child = undefined;
+    this.child = started;
+    this.paused = false;
+    this.exited = once(started, 'exit').then(() => {
+      if (this.child === started) this.child = undefined;
     });
     // The watchdog kills the process by this file if the process that started it dies.
-    await writeFile(join(spec.dir, 'pid'), String(started.pid));
-    await until(`redis node ${spec.port} to answer PING`, START_TIMEOUT_MS, async () => {
-      if (child !== started) throw new Error(`exited while starting: ${stderr.trim()}\n${await logTail(logFile)}`);
-      return (await node.call('PING')) === 'PONG';
+    await writeFile(join(this.dir, 'pid'), String(started.pid));
+    const outcome = await until(`redis node ${this.port} to answer PING`, START_TIMEOUT_MS, async () => {
+      // An exit (a port taken, a bad option) ends the wait at once rather than at the deadline.
+      if (this.child !== started) return 'exited';
+      return (await this.call('PING')) === 'PONG' && 'serving';
     }).catch((error: Error) => {
-      throw new Error(`${error.message}\nsee ${logFile}`);
+      throw new Error(`${error.message}\nsee ${this.logFile}`);
     });
-  };
+    if (outcome === 'exited') throw new Error(`redis node ${this.port} exited while starting: ${stderr.trim()}\n${await logTail(this.logFile)}`);
+  }
 
-  const halt = async (signal: 'SIGTERM' | 'SIGKILL') => {
-    const current = child;
+  async halt(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+    const current = this.child;
     if (current === undefined) return;
     current.kill(signal);
     // A stopped process does not act on SIGTERM until it runs again.
-    if (paused) current.kill('SIGCONT');
-    paused = false;
+    if (this.paused) current.kill('SIGCONT');
+    this.paused = false;
     const killer = setTimeout(() => current.kill('SIGKILL'), STOP_GRACE_MS);
-    await exited;
+    await this.exited;
     clearTimeout(killer);
-  };
+  }
 
-  const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
-    if (child === undefined) throw new Error(`redis node ${spec.port} is not running`);
-    child.kill(name);
-    paused = name === 'SIGSTOP';
-  };
+  call(...args: string[]): Promise<unknown> {
+    return command(this.port, this.spec.password, args);
+  }
 
-  const node: ManagedNode = {
-    port: spec.port,
-    address: `127.0.0.1:${spec.port}`,
-    dir: spec.dir,
-    logFile,
-    get live() {
-      return child !== undefined && !paused;
-    },
-    launch,
-    halt,
-    call: (...args) => command(spec.port, spec.password, args),
-    kill: () => halt('SIGKILL'),
-    stop: () => halt('SIGTERM'),
-    async restart() {
-      if (child !== undefined) throw new Error(`redis node ${spec.port} is running; stop or kill it first`);
-      await launch();
-      await until(`redis node ${spec.port} to rejoin`, REJOIN_TIMEOUT_MS, () => spec.rejoined(node), 200);
-    },
-    pause: () => signal('SIGSTOP'),
-    resume: () => signal('SIGCONT'),
-    async role() {
-      const answer = (await node.call('ROLE')) as unknown[];
-      const role = String(answer[0]);
-      if (role !== 'master' && role !== 'slave') throw new Error(`redis node ${spec.port} answers ROLE ${role}`);
-      return role;
-    },
-  };
-  return node;
+  kill(): Promise<void> {
+    return this.halt('SIGKILL');
+  }
+
+  stop(): Promise<void> {
+    return this.halt('SIGTERM');
+  }
+
+  async restart(): Promise<void> {
+    if (this.child !== undefined) throw new Error(`redis node ${this.port} is running; stop or kill it first`);
+    await this.launch();
+    await until(`redis node ${this.port} to rejoin`, REJOIN_TIMEOUT_MS, () => this.spec.rejoined(this), 200);
+  }
+
+  pause(): void {
+    this.signal('SIGSTOP');
+  }
+
+  resume(): void {
+    this.signal('SIGCONT');
+  }
+
+  async role(): Promise<'master' | 'slave'> {
+    const answer = (await this.call('ROLE')) as unknown[];
+    const role = String(answer[0]);
+    if (role !== 'master' && role !== 'slave') throw new Error(`redis node ${this.port} answers ROLE ${role}`);
+    return role;
+  }
+
+  private signal(name: 'SIGSTOP' | 'SIGCONT'): void {
+    if (this.child === undefined) throw new Error(`redis node ${this.port} is not running`);
+    this.child.kill(name);
+    this.paused = name === 'SIGSTOP';
+  }
 }

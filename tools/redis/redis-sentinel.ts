@@ -54,7 +54,7 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     try {
       return await startOnce(options);
     } catch (error) {
-      if (attempt >= BIND_ATTEMPTS || !/Address already in use|bind/i.test(String(error))) throw error;
+      if (attempt >= BIND_ATTEMPTS || !/Address already in use/.test(String(error))) throw error;
     }
   }
 }
@@ -84,34 +84,10 @@ async function startOnce(options: RedisSentinelOptions): Promise<RedisSentinelSe
   const quorum = Math.floor(count / 2) + 1;
   const root = await mkdtemp(join(tmpdir(), 'rcs-redis-sentinel-'));
   const watchdog = startWatchdog(root, true);
-  const detached = options.detached ?? false;
   const sentinelPorts: number[] = [];
-  const servers: ManagedNode[] = [];
+  const masterPort = async () => Number(((await askSentinels(sentinelPorts, options.sentinelPassword, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name])) as string[])[1]);
+  const servers = await createServers(root, options, masterPort);
   const sentinels: ManagedNode[] = [];
-  const ask = (...args: string[]) => askSentinels(sentinelPorts, options.sentinelPassword, args);
-  const masterPort = async () => Number(((await ask('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as string[])[1]);
-  const rejoined = async (node: ManagedNode) => {
-    const master = await masterPort();
-    if (node.port === master) return (await node.role()) === 'master';
-    const info = infoFields(await node.call('INFO', 'replication'));
-    return info.get('master_port') === String(master) && info.get('master_link_status') === 'up';
-  };
-
-  for (let i = 0; i < 2; i++) {
-    const port = await freePort();
-    const dir = join(root, `server-${port}`);
-    let started = false;
-    // The first start makes servers[0] the primary. A restart comes back as a replica of the master
-    // the sentinels name, as an orchestrator restarting a pod would configure it: left to itself a
-    // returning old primary is converted by Sentinel too, but only after ~10-20 s of serving as a
-    // second, stale master (Sentinel first watches it report that role for a while).
-    const args = async () => {
-      const primaryPort = started ? await masterPort() : servers[0]?.port;
-      started = true;
-      return [...baseArgs(port, dir, options.password), ...(primaryPort === port ? [] : ['--replicaof', '127.0.0.1', String(primaryPort)])];
-    };
-    servers.push(createNode({ port, dir, args, password: options.password, detached, rejoined }));
-  }
   for (let i = 0; i < count; i++) {
     const port = await freePort();
     const dir = join(root, `sentinel-${port}`);
@@ -119,7 +95,7 @@ async function startOnce(options: RedisSentinelOptions): Promise<RedisSentinelSe
     const conf = join(dir, 'sentinel.conf');
     await writeFile(conf, sentinelConf(port, dir, servers[0]?.port as number, name, quorum, options));
     sentinelPorts.push(port);
-    sentinels.push(createNode({ port, dir, args: [conf, '--sentinel'], password: options.sentinelPassword, detached, rejoined: async () => true }));
+    sentinels.push(createNode({ port, dir, args: [conf, '--sentinel'], password: options.sentinelPassword, detached: options.detached ?? false, rejoined: async () => true }));
   }
 
   let stopping: Promise<void> | undefined;
@@ -154,6 +130,33 @@ async function startOnce(options: RedisSentinelOptions): Promise<RedisSentinelSe
     waitHealthy,
     stop,
   };
+}
+
+/** The primary and the replica, not started yet; `masterPort` asks the sentinels for the current master. */
+async function createServers(root: string, options: RedisSentinelOptions, masterPort: () => Promise<number>): Promise<ManagedNode[]> {
+  const servers: ManagedNode[] = [];
+  const rejoined = async (node: ManagedNode) => {
+    const master = await masterPort();
+    if (node.port === master) return (await node.role()) === 'master';
+    const info = infoFields(await node.call('INFO', 'replication'));
+    return info.get('master_port') === String(master) && info.get('master_link_status') === 'up';
+  };
+  for (let i = 0; i < 2; i++) {
+    const port = await freePort();
+    const dir = join(root, `server-${port}`);
+    let started = false;
+    // The first start makes servers[0] the primary. A restart comes back as a replica of the master
+    // the sentinels name, as an orchestrator restarting a pod would configure it: left to itself a
+    // returning old primary is converted by Sentinel too, but only after ~10-20 s of serving as a
+    // second, stale master (Sentinel first watches it report that role for a while).
+    const args = async () => {
+      const primaryPort = started ? await masterPort() : servers[0]?.port;
+      started = true;
+      return [...baseArgs(port, dir, options.password), ...(primaryPort === port ? [] : ['--replicaof', '127.0.0.1', String(primaryPort)])];
+    };
+    servers.push(createNode({ port, dir, args, password: options.password, detached: options.detached ?? false, rejoined }));
+  }
+  return servers;
 }
 
 /** Asks the sentinels in turn; the first answer counts (a sentinel may be down or paused). */
