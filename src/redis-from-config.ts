@@ -63,6 +63,7 @@ function open(config: ResultLogConfig, role: string, subscriber: boolean): Redis
       ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true, sentinelTLS: common.tls ?? {} } : {}),
     });
   }
+  const { enableOfflineQueue: _nodesQueue, ...nodeOptions } = common;
   const options: ClusterOptions = {
     enableOfflineQueue: false,
     enableAutoPipelining: true,
@@ -71,7 +72,10 @@ function open(config: ResultLogConfig, role: string, subscriber: boolean): Redis
     // Redirections and failovers are retried by ioredis itself, a little apart, within the command timeout.
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 200,
-    redisOptions: { ...common, ...credentials, ...tls },
+    // The cluster fails fast while it is not ready (above); a node's own connection is opened
+    // lazily by ioredis on its first command, which must wait for it rather than fail, so the
+    // nodes keep ioredis' own offline queue.
+    redisOptions: { ...nodeOptions, ...credentials, ...tls },
   };
   return new Cluster(topology.nodes.map(({ host, port }) => ({ host, port })), options);
 }

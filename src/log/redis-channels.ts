@@ -21,7 +21,7 @@ const SLOTS = 16_384;
 let tags: string[] | undefined;
 
 /** A short hash tag for every slot: `tags[slot]` hashes to `slot`. Computed once (tens of milliseconds). */
-function slotTags(): string[] {
+export function slotTags(): readonly string[] {
   if (tags !== undefined) return tags;
   const found = new Array<string>(SLOTS);
   let left = SLOTS;

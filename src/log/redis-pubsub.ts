@@ -70,23 +70,24 @@ export function createRedisPubSub(subscriber: RedisClient): RedisPubSub {
     onResubscribed(handler) {
       if (sharded) {
         // ioredis sends the SSUBSCRIBEs again and emits `subscribersReady` without waiting for
-        // their answers, and also on its first connection: the handler runs every time (a re-read
-        // with nothing new costs one LRANGE), and once more a second later, when the
-        // subscriptions are surely in place, for what was published in between.
-        const timers = new Set<NodeJS.Timeout>();
+        // their answers, also on its first connection, and while a shard is down it retries (and
+        // emits) many times a second: the handler runs at most every 200 ms, and once more a
+        // second after the last event, when the subscriptions are surely in place.
+        let last = 0;
+        let trailing: NodeJS.Timeout | undefined;
         const listener = () => {
-          handler();
-          const timer = setTimeout(() => {
-            timers.delete(timer);
+          if (Date.now() - last >= 200) {
+            last = Date.now();
             handler();
-          }, 1000);
-          timer.unref();
-          timers.add(timer);
+          }
+          clearTimeout(trailing);
+          trailing = setTimeout(handler, 1000);
+          trailing.unref();
         };
         subscriber.on('subscribersReady', listener);
         return () => {
           subscriber.off('subscribersReady', listener);
-          for (const timer of timers) clearTimeout(timer);
+          clearTimeout(trailing);
         };
       }
       // The first `ready` is the first connection, not a return.

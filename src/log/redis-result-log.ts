@@ -17,7 +17,6 @@
  * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
  * `{prefix}:changes` (redis-changes.ts).
  */
-import type { Cluster } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
@@ -30,6 +29,7 @@ import { APPEND, CREATE } from './redis-append-script.js';
 import type { NewTest, ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
+import { checkRedis } from './redis-health.js';
 import { createRedisPubSub, type RedisClient } from './redis-pubsub.js';
 import { createRedisTails } from './redis-tail.js';
 import { createRedisTestIndex } from './redis-test-index.js';
@@ -198,6 +198,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
   const tails = createRedisTails({
     pubsub,
+    ...(redis.isCluster ? { recheckMs: 2000 } : {}),
     channelOf: (id) => keysOf(id).channel,
     logger: options.logger,
     reads: {
@@ -266,13 +267,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
       }),
 
-    // On Redis Cluster every primary must answer: a shard that is down (until its replica is
-    // promoted) is an outage for the tests it holds.
-    check: () =>
-      wrap(async () => {
-        if (redis.isCluster) await Promise.all((redis as Cluster).nodes('master').map((node) => node.ping()));
-        else await redis.ping();
-      }),
+    // On Redis Cluster every slot's primary must answer (redis-health.ts).
+    check: () => wrap(() => checkRedis(redis)),
 
     // The connections are injected and closed by their owner.
     dispose: disposeOnce(async () => {

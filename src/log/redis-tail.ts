@@ -30,6 +30,8 @@ export interface RedisTailsOptions {
   readonly pubsub: RedisPubSub;
   readonly channelOf: (correlationId: string) => string;
   readonly reads: TailReads;
+  /** Re-read every tail this often, whether or not a notice came (Redis Cluster); never when absent. */
+  readonly recheckMs?: number;
   readonly logger: Logger;
 }
 
@@ -100,9 +102,16 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
   // After a reconnect, a failover or a slot move, notices may have been missed: every tail
   // re-reads after the last message it delivered.
   const stopMessages = pubsub.onMessage(onMessage);
-  const stopResubscribed = pubsub.onResubscribed(() => {
+  const catchUpAll = () => {
     for (const tail of tails.values()) if (tail.next >= 0) void catchUp(tail);
-  });
+  };
+  const stopResubscribed = pubsub.onResubscribed(catchUpAll);
+  // A safety net where notices travel by sharded pub/sub: ioredis follows failovers and slot moves
+  // with subscribers of its own making, and a subscription lost on the way would stall a tail until
+  // its test's next notice. Every `recheckMs` each tail re-reads after its last message (an LRANGE
+  // that is empty when nothing was missed), so a lost notice delays messages, never loses them.
+  const recheck = options.recheckMs === undefined ? undefined : setInterval(catchUpAll, options.recheckMs);
+  recheck?.unref();
 
   async function start(tail: Tail): Promise<void> {
     await pubsub.subscribe([channelOf(tail.correlationId)]);
@@ -134,6 +143,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
     dispose() {
       stopMessages();
       stopResubscribed();
+      clearInterval(recheck);
       tails.clear();
       byChannel.clear();
       fanout.clear();

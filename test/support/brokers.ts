@@ -65,7 +65,8 @@ function adminsFor(bootstrapServers: string[]) {
 
 const MOCK_GROUP_ENV = { KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_FETCH_MAX_WAIT_MS: '100' };
 
-const mock: BrokerKind = {
+/** librdkafka's mock cluster: light, for suites whose subject is not the broker. */
+export const MOCK_BROKER: BrokerKind = {
   name: 'mock',
   async start(topics) {
     const cluster = await startMockCluster({ brokers: 1, topics: topics.map((t) => ({ ...t })) });
@@ -115,5 +116,5 @@ export const TEST_BROKERS: readonly BrokerKind[] = (() => {
   const wanted = (process.env.TEST_BROKERS ?? 'mock,kafka').split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = wanted.filter((w) => w !== 'mock' && w !== 'kafka');
   if (unknown.length > 0) throw new Error(`TEST_BROKERS names unknown brokers: ${unknown.join(', ')} (known: mock, kafka)`);
-  return [mock, kafka].filter((b) => wanted.includes(b.name));
+  return [MOCK_BROKER, kafka].filter((b) => wanted.includes(b.name));
 })();

@@ -3,9 +3,8 @@
  * (retrying what the broker refused, as the external system would), a live graphql-ws subscriber
  * per test that timestamps every push, and a sampler of `/readyz`.
  */
-import type { Client } from 'graphql-ws';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { createWsClient } from './graphql.js';
+import { createSseClient, createWsClient, type Subscriber } from './graphql.js';
 
 /** One record produced by the stream. */
 export interface Produced {
@@ -29,11 +28,12 @@ export interface SteadyStream {
  * Every `tickMs`, one record for each test, test `i` on partition `i % partitions`. A batch the
  * broker refuses is sent again until it is acknowledged (the store keys messages by sequence, so
  * a copy written twice is one message). The producer is idempotent with acks from all in-sync
- * replicas, as a careful external system would run it.
+ * replicas, as a careful external system would run it (`idempotent: false` on the mock broker,
+ * which cannot serve it).
  */
-export async function startSteadyStream(options: { brokers: readonly string[]; topic: string; ids: readonly string[]; partitions: number; tickMs: number }): Promise<SteadyStream> {
+export async function startSteadyStream(options: { brokers: readonly string[]; topic: string; ids: readonly string[]; partitions: number; tickMs: number; idempotent?: boolean }): Promise<SteadyStream> {
   const kafka = new Kafka({ clientId: 'steady-stream', brokers: [...options.brokers], logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
-  const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const producer: Producer = kafka.producer({ idempotent: options.idempotent ?? true, maxInFlightRequests: 1 });
   await producer.connect();
   const produced: Produced[] = [];
   let running = true;
@@ -85,9 +85,13 @@ export interface Pushes {
   dispose(): Promise<void>;
 }
 
-/** Subscribes to every test over one graphql-ws socket and timestamps each push. */
-export async function subscribeAll(url: string, ids: readonly string[]): Promise<Pushes> {
-  const client: Client = createWsClient(url);
+/**
+ * Subscribes to every test and timestamps each push: over one graphql-ws socket, or over
+ * graphql-sse (a stream per subscription). Either way a subscription replays what is stored before
+ * it goes live, so none is missed for subscribing late.
+ */
+export async function subscribeAll(url: string, ids: readonly string[], transport: 'ws' | 'sse' = 'ws'): Promise<Pushes> {
+  const client: Subscriber & { dispose(): void | Promise<void> } = transport === 'ws' ? createWsClient(url) : createSseClient(url);
   const received = new Map<string, number[]>();
   const ended: string[] = [];
   for (const id of ids) {
@@ -103,9 +107,9 @@ export async function subscribeAll(url: string, ids: readonly string[]): Promise
       },
     );
   }
-  // The subscriptions are registered once the socket answered an operation sent after them.
-  await new Promise<void>((resolve, reject) => client.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }));
-  return { received, ended, dispose: () => client.dispose() as Promise<void> };
+  // Over graphql-ws the subscriptions are registered once the socket answered an operation sent after them.
+  if (transport === 'ws') await new Promise<void>((resolve, reject) => client.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }));
+  return { received, ended, dispose: async () => void (await client.dispose()) };
 }
 
 /** One answer of `/readyz`. */
