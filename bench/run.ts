@@ -88,9 +88,9 @@ const lines = [
   `Result Collection Service benchmarks${smoke ? ' (smoke: sizes too small to mean anything)' : ''}`,
   `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${Math.round((Date.now() - started) / 1000)} s`,
   '',
-  `${'benchmark'.padEnd(12)} ${'broker'.padEnd(6)} ${'variant'.padEnd(84)} ${'value'.padStart(12)} ${'unit'.padEnd(14)} ${'ratio'.padStart(6)}  target     met`,
+  `${'benchmark'.padEnd(12)} ${'broker'.padEnd(6)} ${'variant'.padEnd(84)} ${'value'.padStart(12)} ${'unit'.padEnd(14)} ${'ratio'.padStart(6)} ${'÷peer'.padStart(6)}  target     met`,
   ...rows.map((r) =>
-    [r.benchmark.padEnd(12), (r.broker ?? '').padEnd(6), r.variant.padEnd(84), fmt(r.value).padStart(12), r.unit.padEnd(14), (r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(6), ` ${(r.target ?? '').padEnd(10)}`, r.met === undefined ? '' : r.met ? 'yes' : 'NO'].join(' '),
+    [r.benchmark.padEnd(12), (r.broker ?? '').padEnd(6), r.variant.padEnd(84), fmt(r.value).padStart(12), r.unit.padEnd(14), (r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(6), (r.ratioToPeer === undefined ? '' : r.ratioToPeer.toFixed(2)).padStart(6), ` ${(r.target ?? '').padEnd(10)}`, r.met === undefined ? '' : r.met ? 'yes' : 'NO'].join(' '),
   ),
 ];
 console.log(lines.join('\n'));
