@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { benchIngest, type Row } from './ingest.js';
 import { benchMemory } from './memory.js';
+import { benchCorrectness } from './correctness.js';
 import { benchQueries } from './queries.js';
 import { benchFanout } from './fanout.js';
 import { benchLatency } from './latency.js';
@@ -48,6 +49,8 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
   { name: 'memory', everyBroker: false, run: (b) => benchMemory(sizes.memory, sizes.sockets, b) },
   // The cost of tracing lies in the service, not the broker: once, on the mock when it is listed.
   { name: 'tracing', everyBroker: false, run: (b) => benchTracing(b, sizes.tracing, smoke ? 1 : 3) },
+  // The scenarios' sizes are small at any size: what they show is what was pushed, not how fast.
+  { name: 'correctness', everyBroker: false, run: (b) => benchCorrectness(b) },
 ];
 
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.

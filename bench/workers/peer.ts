@@ -4,7 +4,8 @@
  * messages as the service's seed), with `/metrics` serving the process's CPU time in the line the
  * service's `/metrics` has, so the harness reads both alike. Prints `{ url, ids }` once listening,
  * runs until SIGTERM. Settings from the environment: the service's `KAFKA_*` names it shares,
- * `PEER_VARIANT` (memory | redis), `REDIS_URL`, `PEER_REDIS_PREFIX`, and `PEER_CRASH_AFTER_STORED`
+ * `PEER_VARIANT` (memory | redis), `REDIS_URL`, `PEER_REDIS_PREFIX`, `PEER_CONSUME=false` (an API-only
+ * replica), and `PEER_CRASH_AFTER_STORED`
  * (the correctness scenarios: the process kills itself right after storing and publishing that
  * many records, inside the handler, so before kafkajs commits their offsets).
  */
@@ -20,6 +21,7 @@ const arg = (name: string, fallback: number) => {
 const env = process.env;
 const crashAfter = Number(env.PEER_CRASH_AFTER_STORED ?? 0);
 let stored = 0;
+let duplicates = 0;
 
 const peer = await startPeer({
   brokers: (env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
@@ -33,14 +35,16 @@ const peer = await startPeer({
   ...(env.KAFKA_FETCH_MAX_WAIT_MS === undefined ? {} : { fetchMaxWaitMs: Number(env.KAFKA_FETCH_MAX_WAIT_MS) }),
   ...(env.KAFKA_SESSION_TIMEOUT_MS === undefined ? {} : { sessionTimeoutMs: Number(env.KAFKA_SESSION_TIMEOUT_MS) }),
   fromBeginning: true,
+  consume: env.PEER_CONSUME !== 'false',
   onRecord: (isNew) => {
     if (isNew) stored += 1;
+    else duplicates += 1;
     if (crashAfter > 0 && stored >= crashAfter) process.kill(process.pid, 'SIGKILL');
   },
 });
 peer.app.get('/metrics', (_req, res) => {
   const { user, system } = process.cpuUsage();
-  res.type('text/plain').send(`rcs_process_cpu_seconds_total ${(user + system) / 1e6}\npeer_records_stored_total ${stored}\n`);
+  res.type('text/plain').send(`rcs_process_cpu_seconds_total ${(user + system) / 1e6}\npeer_records_stored_total ${stored}\npeer_records_duplicate_total ${duplicates}\n`);
 });
 const ids = await seedPeer(peer.store, arg('tests', 0), arg('messages', 0));
 process.once('SIGTERM', () => void peer.stop().then(() => process.exit(0)));

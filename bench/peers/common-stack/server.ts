@@ -41,6 +41,8 @@ export interface PeerOptions {
   readonly fetchMaxWaitMs?: number;
   readonly sessionTimeoutMs?: number;
   readonly fromBeginning?: boolean;
+  /** False: a replica that serves the API only (the Redis variant: another replica consumes). */
+  readonly consume?: boolean;
   readonly port?: number;
   readonly onRecord?: (stored: boolean) => void;
 }
@@ -112,7 +114,7 @@ export async function startPeer(options: PeerOptions): Promise<RunningPeer> {
   app.use('/graphql', cors(), express.json({ limit: '1mb' }), expressMiddleware(apollo, { context: async ({ req }) => createPeerContext(store, await subjectOf(req.headers.authorization)) }));
 
   await producer.connect();
-  const consumer = await startPeerConsumer({
+  const consumer = options.consume === false ? undefined : await startPeerConsumer({
     kafka,
     groupId: options.groupId,
     topic: options.resultsTopic,
@@ -124,7 +126,8 @@ export async function startPeer(options: PeerOptions): Promise<RunningPeer> {
     ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
     ...(options.onRecord === undefined ? {} : { onRecord: options.onRecord }),
   });
-  consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
+  if (consumer === undefined) joined = true;
+  else consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
   await new Promise<void>((resolve) => httpServer.listen(options.port ?? 0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`,
@@ -132,7 +135,7 @@ export async function startPeer(options: PeerOptions): Promise<RunningPeer> {
     store,
     async stop() {
       for (const ws of wsServer.clients) ws.terminate();
-      await consumer.disconnect();
+      await consumer?.disconnect();
       await apollo.stop();
       await producer.disconnect();
       if (pubsub instanceof RedisPubSub) await pubsub.close();
