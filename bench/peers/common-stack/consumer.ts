@@ -23,6 +23,8 @@ export interface PeerConsumerOptions {
   readonly sessionTimeoutMs?: number;
   /** Called after each record was handled (stored or found a duplicate); the benchmarks count with it. */
   readonly onRecord?: (stored: boolean) => void;
+  /** Called when the consumer has joined its group (a readiness check). */
+  readonly onGroupJoin?: () => void;
 }
 
 interface ResultRecord {
@@ -57,6 +59,8 @@ export async function startPeerConsumer(options: PeerConsumerOptions): Promise<C
     ...(options.fetchMaxWaitMs === undefined ? {} : { maxWaitTimeInMs: options.fetchMaxWaitMs }),
     ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeout: options.sessionTimeoutMs }),
   });
+  // Before run(): kafkajs may have joined by the time run() resolves, and the event is not repeated.
+  if (options.onGroupJoin) consumer.on(consumer.events.GROUP_JOIN, options.onGroupJoin);
   await consumer.connect();
   await consumer.subscribe({ topics: [options.topic], fromBeginning: options.fromBeginning ?? false });
   await consumer.run({

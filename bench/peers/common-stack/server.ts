@@ -109,7 +109,7 @@ export async function startPeer(options: PeerOptions): Promise<RunningPeer> {
     ],
   });
   await apollo.start();
-  let joined = false;
+  let joined = options.consume === false;
   app.get('/readyz', (_req, res) => void res.status(joined ? 200 : 503).end());
   app.use('/graphql', cors(), express.json({ limit: '1mb' }), expressMiddleware(apollo, { context: async ({ req }) => createPeerContext(store, await subjectOf(req.headers.authorization)) }));
 
@@ -125,9 +125,8 @@ export async function startPeer(options: PeerOptions): Promise<RunningPeer> {
     ...(options.fetchMaxWaitMs === undefined ? {} : { fetchMaxWaitMs: options.fetchMaxWaitMs }),
     ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
     ...(options.onRecord === undefined ? {} : { onRecord: options.onRecord }),
+    onGroupJoin: () => (joined = true),
   });
-  if (consumer === undefined) joined = true;
-  else consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
   await new Promise<void>((resolve) => httpServer.listen(options.port ?? 0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`,
