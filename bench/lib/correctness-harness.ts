@@ -42,7 +42,7 @@ export interface SideOptions {
 // member is noticed after its session timeout: 6 s keeps the scenarios short (as the tests do).
 const GROUP_ENV = { KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_FETCH_MAX_WAIT_MS: '10' };
 
-/** Starts a server of `side` and waits until `/readyz` answers 200 (its consumer joined, if any). */
+/** Starts a server of `side` and waits until it is ready and its consumer (if any) has joined its group. */
 export async function startSide(side: Side, cluster: BenchBroker, o: SideOptions): Promise<SideServer> {
   const common = { ...GROUP_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_RESULTS_TOPIC: o.topic, KAFKA_GROUP_ID: o.group };
   const env =
@@ -52,7 +52,13 @@ export async function startSide(side: Side, cluster: BenchBroker, o: SideOptions
   const worker = startWorker(side, ['--tests', '0'], env);
   const exited = new Promise<void>((resolve) => (worker.child.exitCode !== null ? resolve() : worker.child.once('exit', () => resolve())));
   const { url } = (await worker.ready) as { url: string };
-  await until(async () => (await fetch(`${url}/readyz`)).status === 200, 30_000, `${side} ready`);
+  // The service is ready to serve before its consumer has joined; records produced meanwhile would
+  // wait for the join (the mock drops the oldest segments of a large log meanwhile), so wait for it.
+  await until(async () => {
+    const response = await fetch(`${url}/readyz`);
+    const body = side === 'service' ? ((await response.json()) as { checks?: Record<string, string> }) : {};
+    return response.status === 200 && (body.checks?.consumer ?? 'ok') === 'ok';
+  }, 30_000, `${side} ready`);
   const metric = (text: string, name: RegExp) => Number(name.exec(text)?.[1] ?? 0);
   return {
     url,
