@@ -152,7 +152,7 @@ const SCENARIOS: Array<[string, Scenario]> = [
       await Promise.all([consumer.stop(), other.stop()]);
     }
   }],
-  ['slow subscriber: stops reading while 6,000 records of 4 KB arrive, then reads again', async (c) => {
+  ['slow subscriber: stops reading while 10,000 records of 8 KB arrive, then reads again', async (c) => {
     const { topic, group } = await c.fresh();
     const server = await startSide(c.side, c.cluster, { topic, group });
     const relay = await startRelay(server.url);
@@ -161,16 +161,20 @@ const SCENARIOS: Array<[string, Scenario]> = [
       const fast = await follow(c.side, server.url, id);
       const slow = await follow(c.side, server.url, id, { via: relay.url });
       relay.stall();
-      // 24 MB: more than loopback's socket buffers hold, so the server has to hold or drop the rest.
-      const n = 6000;
-      // Requests of 50 records (200 KB), each once the last is stored: the mock broker keeps only a
+      // 80 MB: more than the loopback sockets between server and relay buffer (their receive buffer
+      // may grow to 32 MB here), so the server has to hold, drop or refuse the rest.
+      const n = 10_000;
+      const rssBefore = await server.rss();
+      // Requests of 50 records (400 KB), each once the last is stored: the mock broker keeps only a
       // few MB of a partition's log, and records a consumer has not read by then are gone.
       for (let from = 1; from <= n; from += 50) {
-        await c.producer.send(topic, id, seq(from, Math.min(n, from + 49)), { final: from + 49 >= n, payloadBytes: 4000 });
+        await c.producer.send(topic, id, seq(from, Math.min(n, from + 49)), { final: from + 49 >= n, payloadBytes: 8000 });
         await until(async () => (await server.counts()).stored >= Math.min(n, from + 49), 30_000, `${from + 49} stored`);
       }
       await settle(fast, n, 60_000);
       await sleep(2000);
+      const beforeResume = slow.sequences.length;
+      const grown = Math.round(((await server.rss()) - rssBefore) / 2 ** 20);
       relay.resume();
       // Read until nothing more comes for 3 s.
       for (let before = -1; before !== slow.sequences.length; ) {
@@ -181,7 +185,7 @@ const SCENARIOS: Array<[string, Scenario]> = [
       const s = tally(seq(1, n), slow.sequences);
       await Promise.all([fast.dispose(), slow.dispose()]);
       const end = slow.ended();
-      return { observed: `the one reading: ${f.observed}; the slow one: ${s.observed}${end === undefined ? '' : `, then ${end}`}`, wrong: f.wrong };
+      return { observed: `the one reading: ${f.observed}; the slow one (${beforeResume} read while stalled): ${s.observed}${end === undefined ? '' : `, then ${end}`}; server RSS +${grown} MB while it stalled (its store included)`, wrong: f.wrong };
     } finally {
       await relay.close();
       await server.stop();

@@ -21,6 +21,8 @@ export interface SideServer {
   readonly url: string;
   /** Records it stored, and records it recognised as already stored, from its `/metrics`. */
   counts(): Promise<{ stored: number; duplicate: number }>;
+  /** Its resident memory in bytes, from its `/metrics`. */
+  rss(): Promise<number>;
   /** Resolves when the process has exited. */
   readonly exited: Promise<void>;
   kill(): void;
@@ -67,6 +69,10 @@ export async function startSide(side: Side, cluster: BenchBroker, o: SideOptions
       return side === 'service'
         ? { stored: metric(text, /^rcs_records_total\{outcome="stored"\} (\d+)$/m), duplicate: metric(text, /^rcs_records_total\{outcome="duplicate"\} (\d+)$/m) }
         : { stored: metric(text, /^peer_records_stored_total (\d+)$/m), duplicate: metric(text, /^peer_records_duplicate_total (\d+)$/m) };
+    },
+    async rss() {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return metric(text, side === 'service' ? /^rcs_process_resident_memory_bytes (\d+)/m : /^process_resident_memory_bytes (\d+)/m);
     },
     exited,
     kill: () => worker.child.kill('SIGKILL'),
@@ -189,16 +195,15 @@ export interface StallingRelay {
 /** Starts a relay to `url` (http://host:port). */
 export async function startRelay(url: string): Promise<StallingRelay> {
   const target = new URL(url);
-  const upstreams = new Set<Socket>();
+  const pairs = new Map<Socket, Socket>(); // upstream (to the server) → downstream (to the client)
   let stalled = false;
   const server: Server = createServer((downstream) => {
     const upstream = connect(Number(target.port), target.hostname);
-    upstreams.add(upstream);
-    if (stalled) upstream.pause();
+    pairs.set(upstream, downstream);
     downstream.pipe(upstream);
-    upstream.pipe(downstream);
+    if (!stalled) upstream.pipe(downstream);
     const close = () => {
-      upstreams.delete(upstream);
+      pairs.delete(upstream);
       upstream.destroy();
       downstream.destroy();
     };
@@ -210,16 +215,19 @@ export async function startRelay(url: string): Promise<StallingRelay> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     stall() {
       stalled = true;
-      // pause() leaves the stream not flowing, and pipe()'s drain handler reads only a flowing one.
-      for (const s of upstreams) s.pause();
+      // Unpiped, or pipe()'s drain handler would resume the paused socket.
+      for (const [up, down] of pairs) {
+        up.unpipe(down);
+        up.pause();
+      }
     },
     resume() {
       stalled = false;
-      for (const s of upstreams) s.resume();
+      for (const [up, down] of pairs) up.pipe(down);
     },
     close: () =>
       new Promise<void>((resolve) => {
-        for (const s of upstreams) s.destroy();
+        for (const up of pairs.keys()) up.destroy();
         server.close(() => resolve());
       }),
   };

@@ -44,7 +44,7 @@ const peer = await startPeer({
 });
 peer.app.get('/metrics', (_req, res) => {
   const { user, system } = process.cpuUsage();
-  res.type('text/plain').send(`rcs_process_cpu_seconds_total ${(user + system) / 1e6}\npeer_records_stored_total ${stored}\npeer_records_duplicate_total ${duplicates}\n`);
+  res.type('text/plain').send(`rcs_process_cpu_seconds_total ${(user + system) / 1e6}\npeer_records_stored_total ${stored}\npeer_records_duplicate_total ${duplicates}\nprocess_resident_memory_bytes ${process.memoryUsage.rss()}\n`);
 });
 const ids = await seedPeer(peer.store, arg('tests', 0), arg('messages', 0));
 process.once('SIGTERM', () => void peer.stop().then(() => process.exit(0)));
