@@ -86,6 +86,8 @@ if (wanted('rebalance') && brokers.includes('kafka')) {
 }
 const rows = [...measured.values()].flat();
 
+// A ratio far below 1 (the service's latency over the peer's, say) keeps two significant digits.
+const ratioText = (r: number) => (r > 0 && r < 0.1 ? r.toPrecision(2) : r.toFixed(2));
 const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2));
 const lines = [
   `Result Collection Service benchmarks${smoke ? ' (smoke: sizes too small to mean anything)' : ''}`,
@@ -93,7 +95,7 @@ const lines = [
   '',
   `${'benchmark'.padEnd(12)} ${'broker'.padEnd(6)} ${'variant'.padEnd(84)} ${'value'.padStart(12)} ${'unit'.padEnd(14)} ${'ratio'.padStart(6)} ${'÷peer'.padStart(6)}  target     met`,
   ...rows.map((r) =>
-    [r.benchmark.padEnd(12), (r.broker ?? '').padEnd(6), r.variant.padEnd(84), fmt(r.value).padStart(12), r.unit.padEnd(14), (r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(6), (r.ratioToPeer === undefined ? '' : r.ratioToPeer.toFixed(2)).padStart(6), ` ${(r.target ?? '').padEnd(10)}`, r.met === undefined ? '' : r.met ? 'yes' : 'NO'].join(' '),
+    [r.benchmark.padEnd(12), (r.broker ?? '').padEnd(6), r.variant.padEnd(84), fmt(r.value).padStart(12), r.unit.padEnd(14), (r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(6), (r.ratioToPeer === undefined ? '' : ratioText(r.ratioToPeer)).padStart(6), ` ${(r.target ?? '').padEnd(10)}`, r.met === undefined ? '' : r.met ? 'yes' : 'NO'].join(' '),
   ),
 ];
 console.log(lines.join('\n'));
