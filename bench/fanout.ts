@@ -1,10 +1,12 @@
 /**
  * Fan-out: one test, many subscribers, the service beside its ceiling in the same run, a bare `ws`
  * server (`workers/bare-ws-fanout.ts`) that gets the same records from the broker and writes the
- * same `next` frames to the same number of subscriptions. Each runs in turn, in fresh processes, with
+ * same `next` frames to the same number of subscriptions, and beside the common-stack peer
+ * (`peers/common-stack/`, memory variant). Each runs in turn, in fresh processes, with
  * the same subscribers process measuring latency and the same `/metrics` line giving CPU per push.
  * Then, at `sustainSubscribers`, the highest rate each sustains: rates tried in increasing order
- * until p99 exceeds the bound or a push is still missing when the subscribers stop waiting.
+ * until p99 exceeds the bound or a push is still missing when the subscribers stop waiting (the
+ * ceiling and the service only: each search lasts minutes on the full sizes).
  */
 import type { BenchBroker } from './lib/broker.js';
 import type { Row } from './ingest.js';
@@ -24,7 +26,7 @@ export interface FanoutSizes {
   readonly sustainP99Ms: number;
 }
 
-const SERVERS: readonly PushServer[] = ['bare ws', 'service'];
+const SERVERS: readonly PushServer[] = ['bare ws', 'service', 'peer'];
 const RATE = 100;
 const CPU_TARGET = 1.25;
 const count = (n: number) => n.toLocaleString('en-US');
@@ -39,22 +41,31 @@ function p99Target(subscribers: number): { target: string; limit: number } | und
 function compare(subscribers: number, wait: string, results: Map<PushServer, PushResult>): Row[] {
   const ceiling = results.get('bare ws') as PushResult;
   const service = results.get('service') as PushResult;
+  const peer = results.get('peer');
   const variant = `1 test × ${count(subscribers)} subscribers, ${RATE} records/s, ${wait}`;
   const ratio = service.cpuPerPushUs / ceiling.cpuPerPushUs;
   const p99 = p99Target(subscribers);
   const lost = (r: PushResult) => r.expected - r.received;
+  // The service's figure over the peer's, beside its ratio to the ceiling (lower is better for both).
+  const toPeer = (pick: (r: PushResult) => number) => (peer === undefined ? {} : { ratioToPeer: pick(service) / pick(peer) });
+  const peerRows = (name: string, pick: (r: PushResult) => number, unit: string): Row[] => (peer === undefined ? [] : [{ benchmark: 'fan-out', variant: `${variant}: common-stack peer ${name}`, value: pick(peer), unit, ...(name === 'CPU per push' ? { ratio: peer.cpuPerPushUs / ceiling.cpuPerPushUs } : {}) }]);
   return [
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) CPU per push`, value: ceiling.cpuPerPushUs, unit: 'µs' },
-    { benchmark: 'fan-out', variant: `${variant}: service CPU per push (ratio: service/ceiling)`, value: service.cpuPerPushUs, unit: 'µs', ratio, target: `≤ ${CPU_TARGET}×`, met: ratio <= CPU_TARGET },
+    { benchmark: 'fan-out', variant: `${variant}: service CPU per push (ratio: service/ceiling)`, value: service.cpuPerPushUs, unit: 'µs', ratio, ...toPeer((r) => r.cpuPerPushUs), target: `≤ ${CPU_TARGET}×`, met: ratio <= CPU_TARGET },
+    ...peerRows('CPU per push', (r) => r.cpuPerPushUs, 'µs'),
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) p50`, value: ceiling.p50, unit: 'ms' },
-    { benchmark: 'fan-out', variant: `${variant}: service p50`, value: service.p50, unit: 'ms' },
+    { benchmark: 'fan-out', variant: `${variant}: service p50`, value: service.p50, unit: 'ms', ...toPeer((r) => r.p50) },
+    ...peerRows('p50', (r) => r.p50, 'ms'),
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) p99`, value: ceiling.p99, unit: 'ms' },
-    { benchmark: 'fan-out', variant: `${variant}: service p99`, value: service.p99, unit: 'ms', ...(p99 ? { target: p99.target, met: service.p99 <= p99.limit && lost(service) === 0 } : {}) },
+    { benchmark: 'fan-out', variant: `${variant}: service p99`, value: service.p99, unit: 'ms', ...toPeer((r) => r.p99), ...(p99 ? { target: p99.target, met: service.p99 <= p99.limit && lost(service) === 0 } : {}) },
+    ...peerRows('p99', (r) => r.p99, 'ms'),
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) lost`, value: lost(ceiling), unit: 'messages', target: '0', met: lost(ceiling) === 0 },
     { benchmark: 'fan-out', variant: `${variant}: service lost`, value: lost(service), unit: 'messages', target: '0', met: lost(service) === 0 },
+    ...peerRows('lost', lost, 'messages'),
     // The ceiling is only a ceiling if it writes what the service writes: the first frame each server's clients got, digits and id masked.
     { benchmark: 'fan-out', variant: `${variant}: next frame bytes, bare ws (ceiling)`, value: ceiling.frameBytes ?? Number.NaN, unit: 'bytes' },
     { benchmark: 'fan-out', variant: `${variant}: next frame bytes, service`, value: service.frameBytes ?? Number.NaN, unit: 'bytes', target: 'same frame', met: service.frameShape !== undefined && service.frameShape === ceiling.frameShape },
+    ...(peer === undefined ? [] : [{ benchmark: 'fan-out', variant: `${variant}: next frame bytes, common-stack peer`, value: peer.frameBytes ?? Number.NaN, unit: 'bytes', target: 'same frame', met: peer.frameShape !== undefined && peer.frameShape === ceiling.frameShape }]),
   ];
 }
 

@@ -1,8 +1,8 @@
 /**
  * Queries: `test(correlationId)` returning 100 messages and `tests` over 20 ids, against this
  * service's /graphql and GET /tests/{id}, and against bare graphql-js on node:http over the same
- * schema and data (the ceiling). Requests/s at saturation (10 connections, no pipelining), then p99
- * at half that rate. Load comes from autocannon in this process; the servers are separate processes.
+ * schema and data (the ceiling), and against the common-stack peer (`peers/common-stack/`) over
+ * the same data. Requests/s at saturation (10 connections, no pipelining), then p99 at half that rate. Load comes from autocannon in this process; the servers are separate processes.
  */
 import autocannon from 'autocannon';
 import type { BenchBroker } from './lib/broker.js';
@@ -40,36 +40,56 @@ export async function benchQueries(cluster: BenchBroker, seconds: number): Promi
   const env = { ...BENCH_AUTH_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_GROUP_ID: `bench-q-${Date.now()}`, GRAPHQL_MAX_COST: '1000000' };
   const service = startWorker('service', ['--tests', '20', '--messages', '100'], env);
   const bare = startWorker('bare-graphql', ['--tests', '20', '--messages', '100']);
+  // The peer on the same (idle) broker, with the same seeded data in its memory store.
+  const peer = startWorker('peer', ['--tests', '20', '--messages', '100'], { KAFKA_BROKERS: env.KAFKA_BROKERS, KAFKA_GROUP_ID: `bench-q-peer-${Date.now()}`, PEER_VARIANT: 'memory' });
   try {
     const { url, ids } = (await service.ready) as { url: string; ids: string[] };
     const { url: bareUrl } = (await bare.ready) as { url: string };
+    const { url: peerUrl } = (await peer.ready) as { url: string };
     const token = await benchToken();
     const json = { 'content-type': 'application/json' };
     const authed = { ...json, authorization: `Bearer ${token}` };
     const gql = (base: string, headers: Record<string, string>, query: string, variables: object): Target => ({ url: `${base}/graphql`, method: 'POST', headers, body: JSON.stringify({ query, variables }) });
-    // [benchmark, variant, target, the service's target ratio to the ceiling (none: this is the ceiling)]
-    const cases: Array<[string, string, Target, number | undefined]> = [
-      ['test() with 100 messages', 'graphql-js on node:http (ceiling)', gql(bareUrl, json, TEST_100, { id: ids[0] }), undefined],
-      ['test() with 100 messages', 'service /graphql', gql(url, authed, TEST_100, { id: ids[0] }), 1.5],
-      ['test() with 100 messages', 'service GET /tests/{id}', { url: `${url}/tests/${ids[0]}`, method: 'GET', headers: { authorization: `Bearer ${token}` } }, 1],
-      ['tests() over 20 ids', 'graphql-js on node:http (ceiling)', gql(bareUrl, json, TESTS_20, { ids }), undefined],
-      ['tests() over 20 ids', 'service /graphql', gql(url, authed, TESTS_20, { ids }), 1.2],
+    // [benchmark, variant, target, role, the service's target ratio to the ceiling]
+    const cases: Array<[string, string, Target, 'ceiling' | 'service' | 'peer', number | undefined]> = [
+      ['test() with 100 messages', 'graphql-js on node:http (ceiling)', gql(bareUrl, json, TEST_100, { id: ids[0] }), 'ceiling', undefined],
+      ['test() with 100 messages', 'service /graphql', gql(url, authed, TEST_100, { id: ids[0] }), 'service', 1.5],
+      ['test() with 100 messages', 'service GET /tests/{id}', { url: `${url}/tests/${ids[0]}`, method: 'GET', headers: { authorization: `Bearer ${token}` } }, 'service', 1],
+      ['test() with 100 messages', 'common-stack peer /graphql', gql(peerUrl, authed, TEST_100, { id: ids[0] }), 'peer', undefined],
+      ['tests() over 20 ids', 'graphql-js on node:http (ceiling)', gql(bareUrl, json, TESTS_20, { ids }), 'ceiling', undefined],
+      ['tests() over 20 ids', 'service /graphql', gql(url, authed, TESTS_20, { ids }), 'service', 1.2],
+      ['tests() over 20 ids', 'common-stack peer /graphql', gql(peerUrl, authed, TESTS_20, { ids }), 'peer', undefined],
     ];
-    const rows: Row[] = [];
-    const ceilings = new Map<string, number>();
-    for (const [benchmark, variant, target, wanted] of cases) {
+    type Load = Awaited<ReturnType<typeof load>>;
+    const measured: Array<{ benchmark: string; variant: string; role: string; wanted: number | undefined; saturated: Load; half: Load }> = [];
+    for (const [benchmark, variant, target, role, wanted] of cases) {
       await load(target, 1); // warm up
       const saturated = await load(target, seconds);
       const half = await load(target, seconds, Math.max(1, Math.floor(saturated.rps / 2)));
-      if (wanted === undefined) ceilings.set(benchmark, saturated.rps);
-      const base = ceilings.get(benchmark);
-      const ratio = wanted === undefined || base === undefined ? undefined : saturated.rps / base;
-      rows.push({ benchmark: 'queries', variant: `${benchmark}: ${variant}`, value: saturated.rps, unit: 'requests/s', ...(ratio === undefined || wanted === undefined ? {} : { ratio, target: `≥ ${wanted.toFixed(1)}×`, met: ratio >= wanted }) });
+      measured.push({ benchmark, variant, role, wanted, saturated, half });
+    }
+    // Ratios once everything is measured: the service's to the ceiling and to the peer, the peer's to the ceiling.
+    const rps = (benchmark: string, role: string) => measured.find((m) => m.benchmark === benchmark && m.role === role)?.saturated.rps;
+    const rows: Row[] = [];
+    for (const { benchmark, variant, role, wanted, saturated, half } of measured) {
+      const ceiling = rps(benchmark, 'ceiling');
+      const ratio = role === 'ceiling' || ceiling === undefined ? undefined : saturated.rps / ceiling;
+      const toPeer = rps(benchmark, 'peer');
+      rows.push({
+        benchmark: 'queries',
+        variant: `${benchmark}: ${variant}`,
+        value: saturated.rps,
+        unit: 'requests/s',
+        ...(ratio === undefined ? {} : { ratio }),
+        ...(role === 'service' && toPeer !== undefined ? { ratioToPeer: saturated.rps / toPeer } : {}),
+        ...(ratio === undefined || wanted === undefined ? {} : { target: `≥ ${wanted.toFixed(1)}×`, met: ratio >= wanted }),
+      });
       rows.push({ benchmark: 'queries', variant: `${benchmark}: ${variant}, p99 at half rate`, value: half.p99, unit: 'ms' });
     }
     return rows;
   } finally {
     await service.stop();
     await bare.stop();
+    await peer.stop();
   }
 }

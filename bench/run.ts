@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { benchIngest, type Row } from './ingest.js';
 import { benchMemory } from './memory.js';
+import { benchCorrectness } from './correctness.js';
 import { benchQueries } from './queries.js';
 import { benchFanout } from './fanout.js';
 import { benchLatency } from './latency.js';
@@ -48,6 +49,8 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
   { name: 'memory', everyBroker: false, run: (b) => benchMemory(sizes.memory, sizes.sockets, b) },
   // The cost of tracing lies in the service, not the broker: once, on the mock when it is listed.
   { name: 'tracing', everyBroker: false, run: (b) => benchTracing(b, sizes.tracing, smoke ? 1 : 3) },
+  // The scenarios' sizes are small at any size: what they show is what was pushed, not how fast.
+  { name: 'correctness', everyBroker: false, run: (b) => benchCorrectness(b) },
 ];
 
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.
@@ -83,14 +86,16 @@ if (wanted('rebalance') && brokers.includes('kafka')) {
 }
 const rows = [...measured.values()].flat();
 
+// A ratio far below 1 (the service's latency over the peer's, say) keeps two significant digits.
+const ratioText = (r: number) => (r > 0 && r < 0.1 ? r.toPrecision(2) : r.toFixed(2));
 const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2));
 const lines = [
   `Result Collection Service benchmarks${smoke ? ' (smoke: sizes too small to mean anything)' : ''}`,
   `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${Math.round((Date.now() - started) / 1000)} s`,
   '',
-  `${'benchmark'.padEnd(12)} ${'broker'.padEnd(6)} ${'variant'.padEnd(84)} ${'value'.padStart(12)} ${'unit'.padEnd(14)} ${'ratio'.padStart(6)}  target     met`,
+  `${'benchmark'.padEnd(12)} ${'broker'.padEnd(6)} ${'variant'.padEnd(84)} ${'value'.padStart(12)} ${'unit'.padEnd(14)} ${'ratio'.padStart(6)} ${'÷peer'.padStart(6)}  target     met`,
   ...rows.map((r) =>
-    [r.benchmark.padEnd(12), (r.broker ?? '').padEnd(6), r.variant.padEnd(84), fmt(r.value).padStart(12), r.unit.padEnd(14), (r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(6), ` ${(r.target ?? '').padEnd(10)}`, r.met === undefined ? '' : r.met ? 'yes' : 'NO'].join(' '),
+    [r.benchmark.padEnd(12), (r.broker ?? '').padEnd(6), r.variant.padEnd(84), fmt(r.value).padStart(12), r.unit.padEnd(14), (r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(6), (r.ratioToPeer === undefined ? '' : ratioText(r.ratioToPeer)).padStart(6), ` ${(r.target ?? '').padEnd(10)}`, r.met === undefined ? '' : r.met ? 'yes' : 'NO'].join(' '),
   ),
 ];
 console.log(lines.join('\n'));

@@ -1,6 +1,6 @@
 /**
- * One push scenario, shared by the latency and fan-out benchmarks: a server (the service, or the
- * bare `ws` fan-out ceiling), a subscribers process and a producer process, records produced at a
+ * One push scenario, shared by the latency and fan-out benchmarks: a server (the service, the
+ * bare `ws` fan-out ceiling or the common-stack peer), a subscribers process and a producer process, records produced at a
  * fixed rate through the broker, latency measured from the time each record was handed to the
  * producer to the moment a client received its push. The harness talks to either server only over
  * HTTP (`/readyz`, `/metrics`) and graphql-ws.
@@ -24,8 +24,8 @@ export interface PushResult {
   readonly frameShape?: string;
 }
 
-/** Which server the subscribers talk to. */
-export type PushServer = 'service' | 'bare ws';
+/** Which server the subscribers talk to: the service, the bare `ws` ceiling, or the common-stack peer (memory variant). */
+export type PushServer = 'service' | 'bare ws' | 'peer';
 
 // The mock broker holds every fetch until its wait expires, even when records arrive meanwhile, so
 // on the mock the fetch wait is a floor under every latency measured here: 10 ms keeps that floor
@@ -54,6 +54,9 @@ export interface PushScenario {
 
 function startServer(cluster: BenchBroker, s: PushScenario, topic: string) {
   if (s.server === 'bare ws') return startWorker('bare-ws-fanout', [cluster.bootstrapServers.join(','), topic, String(fetchWait(cluster.kind).ms), String(s.tests)]);
+  // The peer gets the service's fetch wait on each broker (on Kafka kafkajs's default, 5 s, would be
+  // a peer set up worse than the service for no reason of its own); its tests exist through their results.
+  if (s.server === 'peer') return startWorker('peer', ['--tests', String(s.tests), '--messages', '0'], { KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_RESULTS_TOPIC: topic, KAFKA_GROUP_ID: `bench-l-peer-${Date.now()}`, KAFKA_FETCH_MAX_WAIT_MS: String(fetchWait(cluster.kind).ms), PEER_VARIANT: 'memory' });
   const env = { ...BENCH_AUTH_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_RESULTS_TOPIC: topic, KAFKA_GROUP_ID: `bench-l-${Date.now()}`, KAFKA_FETCH_MAX_WAIT_MS: fetchWait(cluster.kind).env, SUBSCRIPTION_QUEUE_LIMIT: '100000' };
   return startWorker('service', ['--tests', String(s.tests), '--messages', '0'], env);
 }

@@ -1,7 +1,8 @@
 /**
  * Consumes a pre-produced topic to its end and reports records/s, timed from the first record to
  * the last (the group join is not counted). Modes: `bare` (kafkajs + JSON.parse only, the ceiling),
- * `memory` and `redis` (the service's consumer, decoder and result log).
+ * `memory` and `redis` (the service's consumer, decoder and result log), `peer-memory` and
+ * `peer-redis` (the common-stack peer's `eachMessage` loop, store and PubSub, nobody subscribed).
  * Usage: ingest.ts <mode> <brokers> <topic> <records>
  */
 import { Redis } from 'ioredis';
@@ -11,6 +12,11 @@ import { createSilentLogger } from '../../src/logger.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { createRedisResultLog } from '../../src/log/redis-result-log.js';
+import { RedisPubSub } from 'graphql-redis-subscriptions';
+import { PubSub } from 'graphql-subscriptions';
+import { startPeerConsumer } from '../peers/common-stack/consumer.js';
+import { createRedisStore } from '../peers/common-stack/redis-store.js';
+import { createMemoryStore } from '../peers/common-stack/store.js';
 
 const [mode = 'bare', brokers = '', topic = '', countArg = '0'] = process.argv.slice(2);
 const total = Number(countArg);
@@ -41,6 +47,26 @@ if (mode === 'bare') {
     },
   });
   stop = () => consumer.disconnect();
+} else if (mode === 'peer-memory' || mode === 'peer-redis') {
+  // The peer as its server wires it (`peers/common-stack/server.ts`), without the HTTP side.
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  redis = mode === 'peer-redis' ? new Redis(url) : undefined;
+  const pubsub = redis ? new RedisPubSub({ publisher: new Redis(url), subscriber: new Redis(url) }) : new PubSub();
+  const consumer = await startPeerConsumer({
+    kafka,
+    groupId: group,
+    topic,
+    fromBeginning: true,
+    fetchMaxWaitMs: 100,
+    store: redis ? createRedisStore(redis, `bench-${process.pid}`) : createMemoryStore(),
+    pubsub,
+    trigger: `bench-${process.pid}:RESULT_STORED`,
+    onRecord: () => tick(1),
+  });
+  stop = async () => {
+    await consumer.disconnect();
+    if (pubsub instanceof RedisPubSub) await pubsub.close();
+  };
 } else {
   // The Redis connections as src/state.ts opens them: commands, and a subscriber.
   redis = mode === 'redis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
