@@ -1,8 +1,12 @@
 /**
  * Consumes a pre-produced topic to its end and reports records/s, timed from the first record to
  * the last (the group join is not counted). Modes: `bare` (kafkajs + JSON.parse only, the ceiling),
- * `memory` and `redis` (the service's consumer, decoder and result log), `peer-memory` and
+ * `memory`, `redis` and `redis-cluster` (the service's consumer, decoder and result log; Redis
+ * through the service's own connection factory, on the machine's Redis or on the Redis Cluster the
+ * environment names: REDIS_MODE=cluster, REDIS_CLUSTER_NODES), `peer-memory` and
  * `peer-redis` (the common-stack peer's `eachMessage` loop, store and PubSub, nobody subscribed).
+ * For the Redis modes it also reports the Redis commands per record, from the data nodes'
+ * `total_commands_processed` (BENCH_REDIS_NODES: host:port of each primary) before and after.
  * Usage: ingest.ts <mode> <brokers> <topic> <records>
  */
 import { Redis } from 'ioredis';
@@ -12,6 +16,9 @@ import { createSilentLogger } from '../../src/logger.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { createRedisResultLog } from '../../src/log/redis-result-log.js';
+import type { RedisClient } from '../../src/log/redis-pubsub.js';
+import { loadConfig } from '../../src/config/config.js';
+import { createRedisConnection } from '../../src/redis-from-config.js';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { PubSub } from 'graphql-subscriptions';
 import { startPeerConsumer } from '../peers/common-stack/consumer.js';
@@ -34,8 +41,20 @@ const tick = (n: number) => {
 };
 
 let stop: () => Promise<void>;
-let redis: Redis | undefined;
-let subscriber: Redis | undefined;
+let redis: RedisClient | undefined;
+let subscriber: RedisClient | undefined;
+/** Commands processed by the data nodes so far (the Redis modes of the service). */
+const commandsProcessed = async (): Promise<number> => {
+  let sum = 0;
+  for (const address of (process.env.BENCH_REDIS_NODES ?? '127.0.0.1:6379').split(',')) {
+    const [host, port] = address.split(':');
+    const node = new Redis(Number(port), host as string);
+    sum += Number(/total_commands_processed:(\d+)/.exec(await node.info('stats'))?.[1]);
+    node.disconnect();
+  }
+  return sum;
+};
+let commandsBefore: number | undefined;
 if (mode === 'bare') {
   const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 });
   await consumer.connect();
@@ -68,9 +87,14 @@ if (mode === 'bare') {
     if (pubsub instanceof RedisPubSub) await pubsub.close();
   };
 } else {
-  // The Redis connections as src/state.ts opens them: commands, and a subscriber.
-  redis = mode === 'redis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
-  subscriber = mode === 'redis' ? new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : undefined;
+  // The Redis connections as the service opens them: commands, and a subscriber.
+  if (mode === 'redis' || mode === 'redis-cluster') {
+    const config = loadConfig({ STATE_STORE: 'redis', REDIS_URL: process.env.REDIS_URL, REDIS_MODE: process.env.REDIS_MODE, REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES }).resultLog;
+    redis = createRedisConnection(config, createSilentLogger(), 'commands');
+    subscriber = createRedisConnection(config, createSilentLogger(), 'subscriber', { subscriber: true });
+    await Promise.all([redis, subscriber].map((c) => new Promise((resolve) => c.once('ready', resolve))));
+    commandsBefore = await commandsProcessed();
+  }
   const log =
     redis && subscriber
       ? createRedisResultLog({ redis, subscriber, ttlSeconds: 600, maxMessagesPerTest: 1_000_000, prefix: `bench-${process.pid}`, logger: createSilentLogger() })
@@ -96,11 +120,13 @@ if (mode === 'bare') {
 await finished;
 const seconds = Number(process.hrtime.bigint() - (first as bigint)) / 1e9;
 await stop();
-if (redis) {
+// The INFO calls of the count itself (one per node, twice) are left out.
+const commandsPerRecord = commandsBefore === undefined ? undefined : (await commandsProcessed() - commandsBefore) / seen;
+if (redis && !redis.isCluster) {
   const keys = await redis.keys(`bench-${process.pid}:*`);
   for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
-  await redis.quit();
-  await subscriber?.quit();
 }
-console.log(JSON.stringify({ mode, records: seen, seconds, rate: seen / seconds }));
+await redis?.quit();
+await subscriber?.quit();
+console.log(JSON.stringify({ mode, records: seen, seconds, rate: seen / seconds, commandsPerRecord }));
 process.exit(0);
