@@ -26,7 +26,7 @@ export interface FanoutSizes {
   readonly sustainP99Ms: number;
 }
 
-const SERVERS: readonly PushServer[] = ['bare ws', 'service', 'peer'];
+const SERVERS: readonly PushServer[] = ['bare ws', 'service', 'peer', 'service ×2 on Redis Cluster'];
 const RATE = 100;
 const CPU_TARGET = 1.25;
 const count = (n: number) => n.toLocaleString('en-US');
@@ -62,10 +62,26 @@ function compare(subscribers: number, wait: string, results: Map<PushServer, Pus
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) lost`, value: lost(ceiling), unit: 'messages', target: '0', met: lost(ceiling) === 0 },
     { benchmark: 'fan-out', variant: `${variant}: service lost`, value: lost(service), unit: 'messages', target: '0', met: lost(service) === 0 },
     ...peerRows('lost', lost, 'messages'),
+    ...clusterRows(variant, ceiling, results.get('service ×2 on Redis Cluster')),
     // The ceiling is only a ceiling if it writes what the service writes: the first frame each server's clients got, digits and id masked.
     { benchmark: 'fan-out', variant: `${variant}: next frame bytes, bare ws (ceiling)`, value: ceiling.frameBytes ?? Number.NaN, unit: 'bytes' },
     { benchmark: 'fan-out', variant: `${variant}: next frame bytes, service`, value: service.frameBytes ?? Number.NaN, unit: 'bytes', target: 'same frame', met: service.frameShape !== undefined && service.frameShape === ceiling.frameShape },
     ...(peer === undefined ? [] : [{ benchmark: 'fan-out', variant: `${variant}: next frame bytes, common-stack peer`, value: peer.frameBytes ?? Number.NaN, unit: 'bytes', target: 'same frame', met: peer.frameShape !== undefined && peer.frameShape === ceiling.frameShape }]),
+  ];
+}
+
+/**
+ * The rows of two replicas sharing a Redis Cluster, beside the one-process service: on this machine
+ * they show what crossing Redis costs per push, not a speed-up (the replicas, the three primaries,
+ * the subscribers and the producer share two cores).
+ */
+function clusterRows(variant: string, ceiling: PushResult, shared: PushResult | undefined): Row[] {
+  if (shared === undefined) return [];
+  const name = `${variant}: 2 service replicas on a Redis Cluster (3 primaries), subscribers split`;
+  return [
+    { benchmark: 'fan-out', variant: `${name}, CPU per push (both replicas)`, value: shared.cpuPerPushUs, unit: 'µs', ratio: shared.cpuPerPushUs / ceiling.cpuPerPushUs },
+    { benchmark: 'fan-out', variant: `${name}, p99`, value: shared.p99, unit: 'ms' },
+    { benchmark: 'fan-out', variant: `${name}, lost`, value: shared.expected - shared.received, unit: 'messages', target: '0', met: shared.expected === shared.received },
   ];
 }
 

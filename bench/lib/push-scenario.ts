@@ -7,6 +7,7 @@
  */
 import { loadConfig } from '../../src/config/config.js';
 import type { BenchBroker, BrokerKind } from './broker.js';
+import { startRedisCluster } from '../../tools/redis/redis-cluster.js';
 import { runWorker, startWorker } from './worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './token.js';
 
@@ -24,8 +25,13 @@ export interface PushResult {
   readonly frameShape?: string;
 }
 
-/** Which server the subscribers talk to: the service, the bare `ws` ceiling, or the common-stack peer (memory variant). */
-export type PushServer = 'service' | 'bare ws' | 'peer';
+/**
+ * Which server the subscribers talk to: the service, the bare `ws` ceiling, the common-stack peer
+ * (memory variant), or two service replicas sharing a Redis Cluster of 3 primaries, the
+ * subscribers split between them (each push crosses Redis: stored by whichever replica consumed
+ * it, announced by sharded pub/sub to both).
+ */
+export type PushServer = 'service' | 'bare ws' | 'peer' | 'service ×2 on Redis Cluster';
 
 // The mock broker holds every fetch until its wait expires, even when records arrive meanwhile, so
 // on the mock the fetch wait is a floor under every latency measured here: 10 ms keeps that floor
@@ -63,6 +69,7 @@ function startServer(cluster: BenchBroker, s: PushScenario, topic: string) {
 
 /** Runs one scenario on a fresh topic and fresh processes. */
 export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Promise<PushResult> {
+  if (s.server === 'service ×2 on Redis Cluster') return runOnRedisCluster(cluster, s);
   const topic = `bench-push-${Date.now()}`;
   await cluster.createTopic(topic, 6);
   const server = startServer(cluster, s, topic);
@@ -91,4 +98,55 @@ async function cpuSeconds(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith('rcs_process_cpu_seconds_total '));
   return Number(line?.split(' ')[1] ?? Number.NaN);
+}
+
+/**
+ * The scenario on two service replicas (one consumer group) sharing a Redis Cluster of 3 primaries
+ * (no replicas: their copying would compete for this machine's cores too), half the subscribers on
+ * each: CPU per push is the two replicas' CPU over every push received, p50 and p99 the worse of
+ * the two halves.
+ */
+async function runOnRedisCluster(cluster: BenchBroker, s: PushScenario): Promise<PushResult> {
+  const topic = `bench-push-${Date.now()}`;
+  await cluster.createTopic(topic, 6);
+  const redis = await startRedisCluster({ replicasPerPrimary: 0 });
+  const env = {
+    ...BENCH_AUTH_ENV,
+    STATE_STORE: 'redis',
+    REDIS_MODE: 'cluster',
+    REDIS_CLUSTER_NODES: redis.seeds.join(','),
+    REDIS_KEY_PREFIX: `bench-${Date.now()}`,
+    KAFKA_BROKERS: cluster.bootstrapServers.join(','),
+    KAFKA_RESULTS_TOPIC: topic,
+    KAFKA_GROUP_ID: `bench-l-cluster-${Date.now()}`,
+    KAFKA_FETCH_MAX_WAIT_MS: fetchWait(cluster.kind).env,
+    SUBSCRIPTION_QUEUE_LIMIT: '100000',
+  };
+  // The first replica starts the tests; the second serves the same ones from Redis.
+  const servers = [startWorker('service', ['--tests', String(s.tests), '--messages', '0'], env), startWorker('service', ['--tests', '0', '--messages', '0'], env)];
+  try {
+    const ready = (await Promise.all(servers.map((server) => server.ready))) as Array<{ url: string; ids: string[] }>;
+    const ids = ready[0]?.ids ?? [];
+    for (const { url } of ready) for (let i = 0; i < 300 && (await fetch(`${url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+    const records = Math.round(s.rate * s.seconds);
+    const token = await benchToken();
+    const timeout = s.subscribersTimeoutMs === undefined ? {} : { SUBSCRIBERS_TIMEOUT_MS: String(s.subscribersTimeoutMs) };
+    const halves = [Math.ceil(s.subscribersPerTest / 2), Math.floor(s.subscribersPerTest / 2)];
+    const subscribers = ready.map(({ url }, i) => startWorker('subscribers', [url, token, String(halves[i]), String(records), ...ids], timeout));
+    await Promise.all(subscribers.map((worker) => worker.ready));
+    const cpuBefore = await Promise.all(ready.map(({ url }) => cpuSeconds(url)));
+    await runWorker('produce', [cluster.bootstrapServers.join(','), topic, String(s.rate), String(s.seconds), ...ids]);
+    const results = (await Promise.all(subscribers.map((worker) => worker.result))) as Array<Omit<PushResult, 'cpuPerPushUs'>>;
+    const cpuAfter = await Promise.all(ready.map(({ url }) => cpuSeconds(url)));
+    const received = results.reduce((sum, r) => sum + r.received, 0);
+    const cpuPerPushUs = ((cpuAfter.reduce((a, b) => a + b, 0) - cpuBefore.reduce((a, b) => a + b, 0)) * 1e6) / Math.max(1, received);
+    const worst = (pick: (r: Omit<PushResult, 'cpuPerPushUs'>) => number) => Math.max(...results.map(pick));
+    const first = results[0] as Omit<PushResult, 'cpuPerPushUs'>;
+    const result: PushResult = { ...first, received, expected: results.reduce((sum, r) => sum + r.expected, 0), p50: worst((r) => r.p50), p99: worst((r) => r.p99), max: worst((r) => r.max), cpuPerPushUs };
+    console.error(`${s.label} (${s.server}): ${received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push`);
+    return result;
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+    await redis.stop();
+  }
 }
