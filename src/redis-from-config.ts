@@ -66,7 +66,10 @@ function open(config: ResultLogConfig, role: string, subscriber: boolean): Redis
   const { enableOfflineQueue: _nodesQueue, ...nodeOptions } = common;
   const options: ClusterOptions = {
     enableOfflineQueue: false,
-    enableAutoPipelining: true,
+    // Not on a subscriber: ioredis would send SSUBSCRIBE through a pipeline on a node's command
+    // connection instead of its sharded subscribers (it leaves only the classic subscribe commands
+    // out of auto-pipelining).
+    enableAutoPipelining: !subscriber,
     // A subscriber listens on every primary (sharded pub/sub); ioredis follows failovers and slot moves.
     shardedSubscribers: subscriber,
     // Redirections and failovers are retried by ioredis itself, a little apart, within the command timeout.

@@ -205,22 +205,31 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     reads: {
       head: async (id) => {
         const k = keysOf(id);
-        const results = await redis.multi().llen(k.msgs).hget(k.meta, 'finishedAs').exec();
+        const results = await redis.multi().llen(k.msgs).hget(k.meta, 'finishedAs').exec().catch(rethrowAfterRefresh);
         const count = Number(results?.[0]?.[1]);
         return { count, status: statusOf((results?.[1]?.[1] as TestStatus | null) ?? null, count) };
       },
-      after: async (id, from) => (await redis.lrange(keysOf(id).msgs, from, -1)).map((stored) => decodeMessage(stored, id)),
+      after: async (id, from) => (await redis.lrange(keysOf(id).msgs, from, -1).catch(rethrowAfterRefresh)).map((stored) => decodeMessage(stored, id)),
     },
   });
 
+  /**
+   * ioredis follows a redirection itself, except in a pipeline where other commands succeeded (a
+   * script with its WAIT, an auto-pipeline): there the slot map is left stale, and every retry
+   * would go to the old primary again. The map is refreshed before the retry.
+   */
+  const refreshOnRedirect = (error: unknown) => {
+    if (redis.isCluster && error instanceof Error && /^(MOVED|ASK) /.test(error.message)) (redis as Cluster).refreshSlotsCache();
+  };
+  const rethrowAfterRefresh = (error: unknown): never => {
+    refreshOnRedirect(error);
+    throw error;
+  };
   const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
     try {
       return await operation();
     } catch (error) {
-      // ioredis follows a redirection itself, except in a pipeline where other commands succeeded
-      // (a script with its WAIT, an auto-pipeline): there the slot map is left stale, and every
-      // retry would be sent to the old primary again. The map is refreshed before the retry.
-      if (redis.isCluster && error instanceof Error && /^(MOVED|ASK) /.test(error.message)) (redis as Cluster).refreshSlotsCache();
+      refreshOnRedirect(error);
       throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
     }
   };
