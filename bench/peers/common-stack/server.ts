@@ -60,10 +60,10 @@ export interface RunningPeer {
 export async function startPeer(options: PeerOptions): Promise<RunningPeer> {
   const kafka = new Kafka({ clientId: 'common-stack-peer', brokers: options.brokers, logLevel: logLevel.NOTHING });
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  const redis = options.variant === 'redis' ? new Redis(options.redisUrl ?? 'redis://127.0.0.1:6379') : undefined;
-  const pubsub: PubSubEngine = redis
-    ? new RedisPubSub({ publisher: new Redis(options.redisUrl ?? 'redis://127.0.0.1:6379'), subscriber: new Redis(options.redisUrl ?? 'redis://127.0.0.1:6379') })
-    : new PubSub();
+  const redisUrl = options.redisUrl ?? 'redis://127.0.0.1:6379';
+  const redis = options.variant === 'redis' ? new Redis(redisUrl) : undefined;
+  // RedisPubSub wants connections of its own: a subscribed connection takes no other commands.
+  const pubsub: PubSubEngine = redis ? new RedisPubSub({ publisher: new Redis(redisUrl), subscriber: new Redis(redisUrl) }) : new PubSub();
   const store = redis ? createRedisStore(redis, options.redisPrefix ?? 'peer') : createMemoryStore();
   // Redis channels are shared by everything on that Redis: the key prefix keeps peers apart.
   const trigger = redis ? `${options.redisPrefix ?? 'peer'}:${RESULT_STORED}` : RESULT_STORED;
