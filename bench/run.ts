@@ -50,7 +50,7 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
   // The cost of tracing lies in the service, not the broker: once, on the mock when it is listed.
   { name: 'tracing', everyBroker: false, run: (b) => benchTracing(b, sizes.tracing, smoke ? 1 : 3) },
   // The scenarios' sizes are small at any size: what they show is what was pushed, not how fast.
-  { name: 'correctness', everyBroker: false, run: (b) => benchCorrectness(b) },
+  { name: 'correctness', everyBroker: false, run: (b) => benchCorrectness(b, smoke) },
 ];
 
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.
