@@ -66,10 +66,11 @@ function open(config: ResultLogConfig, role: string, subscriber: boolean): Redis
   const { enableOfflineQueue: _nodesQueue, ...nodeOptions } = common;
   const options: ClusterOptions = {
     enableOfflineQueue: false,
-    // Not on a subscriber: ioredis would send SSUBSCRIBE through a pipeline on a node's command
-    // connection instead of its sharded subscribers (it leaves only the classic subscribe commands
-    // out of auto-pipelining).
-    enableAutoPipelining: !subscriber,
+    // On the subscriber too: a replica's first change subscriber subscribes to 16,384 change
+    // channels (one SSUBSCRIBE each, a channel per slot), which go out batched instead of one
+    // write each (one at a time they outlast the command timeout on a busy machine). The tails
+    // re-read every 2 s on a cluster, whatever becomes of a subscription in a failover.
+    enableAutoPipelining: true,
     // A subscriber listens on every primary (sharded pub/sub); ioredis follows failovers and slot moves.
     shardedSubscribers: subscriber,
     // Redirections and failovers are retried by ioredis itself, a little apart, within the command timeout.
