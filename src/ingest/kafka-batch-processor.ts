@@ -1,12 +1,18 @@
 /**
- * The consumer's batch processing: kafkajs hands over a batch of one partition, which is cut into
- * chunks; each chunk is decoded and stored in one call (chunk-ingest.ts), and only then are its
- * offsets resolved, so nothing is acknowledged before it is stored. While the state is unavailable
- * the partition waits on its chunk (still heartbeating, so it stays in the group) rather than
- * skipping it or churning the group with restarts; storing a chunk again is harmless, as appends
- * are idempotent.
+ * The consumer's batch processing, pipelined: kafkajs fetches a partition again only once
+ * `eachBatch` returns, so `eachBatch` hands the batch to the partition's lane and returns at once,
+ * and the next fetch is in flight while the lane stores. A lane stores its batches in order, cut
+ * into chunks; each chunk is decoded and stored in one call (chunk-ingest.ts), and only then is its
+ * offset marked processed, so nothing is committed before it is stored: kafkajs's resolved offset
+ * only says where to fetch next, the commits (kafka-offset-commits.ts) say what was stored.
+ *
+ * A lane holds at most {@link LANE_BATCHES} batches; past that `eachBatch` waits (heartbeating), so
+ * a slow or unavailable state throttles fetching instead of filling memory. While the state is
+ * unavailable a lane waits on its chunk rather than skipping it; storing a chunk again is harmless,
+ * as appends are idempotent. A chunk that fails otherwise rewinds the partition (a seek) to its
+ * first record and fails the partition's next batch, so kafkajs retries it with its own backoff.
  */
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Batch, Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BrokerRecord } from './broker-record.js';
@@ -16,11 +22,14 @@ import type { OffsetCommits } from './kafka-offset-commits.js';
 /** Records handed to the state at once: one call, and for Redis one round trip, per chunk. */
 export const CHUNK = 200;
 
+/** Batches a partition's lane holds (the one being stored included) before `eachBatch` waits. */
+export const LANE_BATCHES = 2;
+
 /** Options of {@link createBatchProcessor}. */
 export interface BatchProcessorOptions {
   readonly chunks: ChunkIngest;
   readonly commits: OffsetCommits;
-  /** The consumer to commit through after a batch (none while it is being replaced). */
+  /** The consumer to commit and seek through (none while it is being replaced). */
   readonly consumer: () => Consumer | undefined;
   readonly log: Logger;
 }
@@ -28,51 +37,139 @@ export interface BatchProcessorOptions {
 /** kafkajs's `eachBatch`, with what the rest of the consumer needs to know of the batches. */
 export interface BatchProcessor {
   eachBatch(payload: EachBatchPayload): Promise<void>;
-  /** Records behind the end of each partition as of its last batch, keyed by `topic` then partition. */
+  /** Records behind the end of each partition as of its last stored batch, keyed by `topic` then partition. */
   readonly lag: Map<string, Map<number, number>>;
   /** Next offset to read per partition, as far as this process stored them. */
   readonly positions: Map<number, bigint>;
   /** True once {@link BatchProcessor.drain} was called: no more chunks are taken. */
   readonly draining: boolean;
-  /** Takes no more chunks and resolves once the batches in hand are done (at stop, before the last commit). */
+  /**
+   * The group is rebalancing: lanes drop the batches they have not started and stop after the
+   * chunk in hand, whose offsets are not marked (the partition may be another member's now).
+   * Resolves once every lane stopped, so what was marked can be committed.
+   */
+  revoke(): Promise<void>;
+  /** Takes no more chunks and resolves once the chunks in hand are stored (at stop, before the last commit). */
   drain(): Promise<void>;
+}
+
+/** One partition's batches, stored one after the other. */
+interface Lane {
+  readonly topic: string;
+  readonly partition: number;
+  /** The last batch handed over; the next one is stored after it. */
+  tail: Promise<void>;
+  /** Batches handed over and not yet stored or dropped. */
+  held: number;
+  /** Bumped to drop what the lane holds (a rebalance, a failed chunk). */
+  generation: number;
+  /** Set when a chunk failed: the partition's next batch fails with it (see the file's comment). */
+  failed: unknown;
+  /** Wakes an `eachBatch` waiting for room. */
+  roomMade: (() => void) | undefined;
 }
 
 /** Creates the batch processing of one consumer. */
 export function createBatchProcessor(options: BatchProcessorOptions): BatchProcessor {
-  const { chunks, commits, log } = options;
+  const { commits, log } = options;
   const lag = new Map<string, Map<number, number>>();
   const positions = new Map<number, bigint>();
-  // Batches being processed (one per partition at most), awaited when draining at stop.
-  const inFlight = new Set<Promise<void>>();
+  const lanes = new Map<string, Lane>();
   let draining = false;
 
-  async function processBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
-    let processedUpTo: string | undefined;
-    for (let from = 0; from < batch.messages.length; from += CHUNK) {
-      if (!isRunning() || isStale() || draining) break;
-      const messages = batch.messages.slice(from, from + CHUNK);
-      const chunk = chunks.decode(messages.map((message) => toBrokerRecord(message, batch.topic, batch.partition)));
-      await storeHoldingPartition(chunk, `${batch.topic}/${batch.partition}/${messages[0]?.offset}`, payload, { chunks, log, draining: () => draining });
-      await chunk.deadLettered;
-      processedUpTo = (messages.at(-1) as KafkaMessage).offset;
-      resolveOffset(processedUpTo);
-      positions.set(batch.partition, BigInt(processedUpTo) + 1n);
-      // Long batches must not outlast the session; kafkajs throttles the heartbeat itself.
-      await heartbeat();
+  const laneOf = (topic: string, partition: number): Lane => {
+    const key = `${topic}/${partition}`;
+    let lane = lanes.get(key);
+    if (lane === undefined) lanes.set(key, (lane = { topic, partition, tail: Promise.resolve(), held: 0, generation: 0, failed: undefined, roomMade: undefined }));
+    return lane;
+  };
+
+  async function eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, isRunning, isStale } = payload;
+    const lane = laneOf(batch.topic, batch.partition);
+    if (lane.failed !== undefined) {
+      const error = lane.failed;
+      lane.failed = undefined;
+      throw error;
     }
-    const last = batch.messages.at(-1);
-    if (last !== undefined) {
-      let partitions = lag.get(batch.topic);
-      if (partitions === undefined) lag.set(batch.topic, (partitions = new Map()));
-      partitions.set(batch.partition, Math.max(0, Number(batch.highWatermark) - Number(last.offset) - 1));
-    }
-    // A batch a rebalance made stale may belong to another member now: its offset is not ours to commit.
-    if (processedUpTo !== undefined && !isStale()) commits.processed(batch.topic, batch.partition, (BigInt(processedUpTo) + 1n).toString());
-    const consumer = options.consumer();
-    if (consumer !== undefined) await commits.commitIfDue(consumer);
+    if (!(await roomIn(lane, payload)) || batch.messages.length === 0) return;
+    if (!isRunning() || isStale() || draining) return;
+    lane.held += 1;
+    const generation = lane.generation;
+    // Where to fetch next, not what is stored: that is marked per chunk once it is.
+    payload.resolveOffset((batch.messages.at(-1) as KafkaMessage).offset);
+    lane.tail = lane.tail
+      .then(() => storeBatch(lane, generation, payload))
+      .catch((error: unknown) => log.error({ err: error }, 'batch processing failed'))
+      .finally(() => {
+        lane.held -= 1;
+        lane.roomMade?.();
+      });
   }
+
+  /** Waits until the lane has room for one more batch; false if the batch is no longer wanted. */
+  async function roomIn(lane: Lane, payload: EachBatchPayload): Promise<boolean> {
+    while (lane.held >= LANE_BATCHES) {
+      if (!payload.isRunning() || payload.isStale() || draining) return false;
+      await new Promise<void>((resolve) => {
+        const wake = setTimeout(resolve, 1000);
+        lane.roomMade = () => {
+          clearTimeout(wake);
+          resolve();
+        };
+      });
+      lane.roomMade = undefined;
+      // A lane waiting on an unavailable state must not cost the partition its place in the group.
+      await payload.heartbeat();
+    }
+    return true;
+  }
+
+  async function storeBatch(lane: Lane, generation: number, payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    const current = () => lane.generation === generation && payload.isRunning() && !draining;
+    for (let from = 0; from < batch.messages.length; from += CHUNK) {
+      if (!current()) return;
+      const messages = batch.messages.slice(from, from + CHUNK);
+      const chunk = options.chunks.decode(messages.map((message) => toBrokerRecord(message, batch.topic, batch.partition)));
+      const offset = (messages[0] as KafkaMessage).offset;
+      try {
+        await storeHoldingPartition(chunk, `${batch.topic}/${batch.partition}/${offset}`, { chunks: options.chunks, log, current });
+        await chunk.deadLettered;
+      } catch (error) {
+        if (lane.generation === generation && !draining) rewind(lane, offset, error);
+        return;
+      }
+      // Stored; marked only if the partition is still this lane's to commit (no rebalance meanwhile).
+      if (lane.generation !== generation) return;
+      const next = BigInt((messages.at(-1) as KafkaMessage).offset) + 1n;
+      positions.set(batch.partition, next);
+      commits.processed(batch.topic, batch.partition, next.toString());
+    }
+    noteLag(batch);
+    const consumer = options.consumer();
+    if (consumer !== undefined && !draining) await commits.commitIfDue(consumer);
+  }
+
+  function noteLag(batch: Batch): void {
+    let partitions = lag.get(batch.topic);
+    if (partitions === undefined) lag.set(batch.topic, (partitions = new Map()));
+    partitions.set(batch.partition, Math.max(0, Number(batch.highWatermark) - Number((batch.messages.at(-1) as KafkaMessage).offset) - 1));
+  }
+
+  /** The chunk at `offset` failed: drop what the lane holds, seek back to the chunk, fail the partition's next batch. */
+  function rewind(lane: Lane, offset: string, error: unknown): void {
+    lane.generation += 1;
+    try {
+      options.consumer()?.seek({ topic: lane.topic, partition: lane.partition, offset });
+    } catch {
+      // No running consumer to seek: the next one starts from the committed offset, before the chunk.
+    }
+    lane.failed = error;
+    log.warn({ record: `${lane.topic}/${lane.partition}/${offset}`, err: error }, 'storing a chunk failed; the partition is read again from it');
+  }
+
+  const settleAll = () => Promise.all([...lanes.values()].map((lane) => lane.tail));
 
   return {
     lag,
@@ -80,34 +177,35 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     get draining() {
       return draining;
     },
-    eachBatch(payload) {
-      const run = processBatch(payload);
-      const settled: Promise<void> = run.catch(() => undefined).finally(() => inFlight.delete(settled));
-      inFlight.add(settled);
-      return run;
+    eachBatch,
+    async revoke() {
+      for (const lane of lanes.values()) {
+        lane.generation += 1;
+        lane.failed = undefined;
+      }
+      await settleAll();
     },
     async drain() {
       draining = true;
-      await Promise.all(inFlight);
+      await settleAll();
     },
   };
 }
 
 /**
- * Stores a chunk, waiting (and heartbeating) while the state is unavailable; any other failure,
- * or one while stopping, is thrown (the batch then fails and is redelivered).
+ * Stores a chunk, waiting while the state is unavailable; any other failure, or one once the lane
+ * is no longer current (stopping, rebalanced), is thrown.
  */
-async function storeHoldingPartition(chunk: DecodedChunk, where: string, payload: EachBatchPayload, parts: { chunks: ChunkIngest; log: Logger; draining: () => boolean }): Promise<void> {
+async function storeHoldingPartition(chunk: DecodedChunk, where: string, parts: { chunks: ChunkIngest; log: Logger; current: () => boolean }): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await parts.chunks.store(chunk);
       return;
     } catch (error) {
-      if (!(isServiceError(error) && error.code === 'STORE_UNAVAILABLE') || !payload.isRunning() || parts.draining()) throw error;
+      if (!(isServiceError(error) && error.code === 'STORE_UNAVAILABLE') || !parts.current()) throw error;
       // What failed, for operators: the first time, then every tenth attempt (about every 50 s).
       if (attempt % 10 === 0) parts.log.warn({ record: where, attempt, cause: error.cause instanceof Error ? error.cause.message : undefined }, 'state store unavailable; holding the partition until it returns');
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));
-      await payload.heartbeat();
     }
   }
 }

@@ -2,9 +2,10 @@
  * The long-lived consumer of the results topic: created once, started in the background at
  * startup, disconnected (committing) at shutdown. This file is the loop's wiring: kafkajs's events
  * feed the state machine (consumer-state-machine.ts), its batches go to the batch processing
- * (kafka-batch-processor.ts, which stores each chunk of records with one `onEvents` call and
- * resolves their offsets only after it resolved), and processed offsets to the commit tracking
- * (kafka-offset-commits.ts). Malformed records are logged with their coordinates, counted and skipped.
+ * (kafka-batch-processor.ts, which stores each chunk of records with one `onEvents` call while the
+ * next fetch is in flight, and marks its offsets processed only after it resolved), and processed
+ * offsets to the commit tracking (kafka-offset-commits.ts). Malformed records are logged with their
+ * coordinates, counted and skipped.
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../logger.js';
@@ -93,6 +94,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
         const c = loop.consumer;
         if (c !== undefined) {
           // Finish the chunks in hand and take no more, so the final commit covers all that was stored.
+          // Batches fetched but not started are dropped: the next owner reads them from that commit.
           await batches.drain();
           await commits.commit(c);
           await c.disconnect();
@@ -168,8 +170,9 @@ function listen(loop: Loop, c: Consumer): void {
   c.on(c.events.REBALANCING, () => {
     machine.enter('rebalancing');
     batches.lag.clear();
-    // Partitions may move: what this member processed is committed while it still may.
-    void loop.commits.commit(c);
+    // Partitions may move: the lanes drop what they hold (it is read again from the committed
+    // offsets) and what this member stored is committed while it still may.
+    void batches.revoke().then(() => loop.commits.commit(c));
   });
   c.on(c.events.CRASH, (e) => {
     const fault = codecFaults.crashed(e.payload.error, loop.assigned);
