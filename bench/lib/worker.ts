@@ -34,7 +34,13 @@ export function startWorker(name: string, args: string[] = [], env: Record<strin
   let out = '';
   let err = '';
   let firstLine: ((value: unknown) => void) | undefined;
-  const ready = new Promise<unknown>((resolve) => (firstLine = resolve));
+  // A worker that exits before its first line (a crash at start) fails `ready` with its stderr
+  // instead of leaving the harness waiting for it forever.
+  const ready = new Promise<unknown>((resolve, reject) => {
+    firstLine = resolve;
+    child.once('exit', (code) => firstLine !== undefined && reject(new Error(`worker ${name} exited with ${code} before it was ready: ${err}`)));
+  });
+  ready.catch(() => undefined);
   child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString();
     const line = out.split('\n').find((l) => l.startsWith('{'));

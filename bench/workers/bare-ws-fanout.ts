@@ -3,7 +3,10 @@
  * the benchmark's clients (connection_init → connection_ack, ping → pong, subscribe, complete), fed
  * the same record stream as the service through a bare kafkajs consumer (same topic, same fetch
  * wait). For each record it serializes the result once and writes the same `next` frame bytes the
- * service sends to every subscription of that test. No auth, no GraphQL execution, no limits,
+ * service sends to every subscription of that test, and, as the service does, corks each socket for
+ * the batch so the frames one socket gets from one batch leave in one write (without it, a batch of
+ * many records, as a real broker's fetch returns, costs a system call per frame and the ceiling
+ * reads several times the service's CPU per push). No auth, no GraphQL execution, no limits,
  * no store. `GET /metrics` reports its CPU time as the service's `/metrics` does, so the harness
  * reads both the same way; `GET /readyz` answers 200 once the consumer joined its group.
  * Prints `{ url, ids }` once listening, runs until SIGTERM.
@@ -11,6 +14,7 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { nextFrame, testMessagesResult, type FanoutRecord } from '../lib/next-frame.js';
@@ -20,6 +24,8 @@ const [brokers = '', topic = '', fetchWaitArg = '500', testsArg = '1'] = process
 const ids = seedIds(Number(testsArg));
 /** Subscriptions per test: the socket and the client's subscription id. */
 const subscriptions = new Map<string, Map<WebSocket, Set<string>>>();
+/** The TCP socket under each WebSocket, corked while a batch is written. */
+const wires = new WeakMap<WebSocket, Socket>();
 let joined = false;
 
 const server = createServer((req, res) => {
@@ -37,7 +43,8 @@ interface Incoming {
   readonly payload?: { readonly query?: string; readonly variables?: { readonly id?: string } };
 }
 
-wss.on('connection', (ws) => {
+wss.on('connection', (ws, request) => {
+  wires.set(ws, request.socket);
   const mine = new Map<string, string>(); // subscription id → test
   // A client that breaks the protocol is dropped, not allowed to end the benchmark's server.
   ws.on('error', () => ws.terminate());
@@ -75,13 +82,22 @@ await consumer.connect();
 await consumer.subscribe({ topic, fromBeginning: true });
 await consumer.run({
   eachBatch: async ({ batch }) => {
+    const corked = new Set<Socket>();
     for (const m of batch.messages) {
       const record = JSON.parse(String(m.value)) as FanoutRecord;
       const sockets = subscriptions.get(record.correlationId);
       if (sockets === undefined) continue;
       const result = testMessagesResult(record);
-      for (const [ws, subs] of sockets) for (const id of subs) ws.send(nextFrame(id, result));
+      for (const [ws, subs] of sockets) {
+        const wire = wires.get(ws);
+        if (wire !== undefined && !corked.has(wire)) {
+          wire.cork();
+          corked.add(wire);
+        }
+        for (const id of subs) ws.send(nextFrame(id, result));
+      }
     }
+    for (const wire of corked) wire.uncork();
   },
 });
 

@@ -54,8 +54,8 @@ describe.each(TEST_BROKERS)('pipelined ingest on $name', (kind) => {
       return messages.map((m) => {
         const seen = stored.get(m.correlationId) ?? [];
         stored.set(m.correlationId, seen);
-        if (seen.includes(m.sequence)) return 'duplicate';
-        seen.push(m.sequence);
+        if (seen.includes(m.sequence as number)) return 'duplicate';
+        seen.push(m.sequence as number);
         return 'inserted';
       });
     };
