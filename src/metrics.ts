@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ConsumerState, ResultConsumer } from './ingest/consumer.js';
+import type { ConsumerState, DelayHistogram, ResultConsumer } from './ingest/consumer.js';
 
 /** Every state the consumer reports, so the state gauge always has one series per state. */
 const CONSUMER_STATES: ReadonlyArray<ConsumerState['state']> = ['idle', 'connecting', 'joined', 'stalled', 'rebalancing', 'crashed', 'stopped'];
@@ -93,6 +93,7 @@ export function createMetrics(sources: MetricSources): Metrics {
 /** What the consumer did with each record, how far behind it is, and whether it is in its group. */
 function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): void {
   const stats = () => consumer.stats;
+  registerDelayHistogram(registry, consumer);
   new Counter({
     name: 'rcs_records_total',
     help: 'Result records consumed, by outcome: stored, duplicate (redelivery, not stored again), malformed, dead_lettered (malformed and copied to the dead-letter topic), over_limit.',
@@ -194,4 +195,28 @@ function registerClientMetrics(registry: Registry, clients: ClientSources): void
       this.set(clients.connections());
     },
   });
+}
+
+/**
+ * `rcs_ingest_delay_seconds{stage}`: the consumer's own bucket counts (ingest-delays.ts), written
+ * out as a Prometheus histogram at scrape time, so the ingest path never calls into prom-client.
+ */
+function registerDelayHistogram(registry: Registry, consumer: ResultConsumer): void {
+  const name = 'rcs_ingest_delay_seconds';
+  const help = 'Seconds from a result record\'s timestamp to when the consumer fetched it (stage="fetched") and stored it (stage="stored"); observed for the first record of each stored chunk.';
+  const series = (stage: string, h: DelayHistogram) => {
+    let cumulative = 0;
+    const buckets = h.counts.map((count, i) => {
+      cumulative += count;
+      return { metricName: `${name}_bucket`, labels: { stage, le: i < h.bounds.length ? String(h.bounds[i]) : '+Inf' }, value: cumulative };
+    });
+    return [...buckets, { metricName: `${name}_sum`, labels: { stage }, value: h.sum }, { metricName: `${name}_count`, labels: { stage }, value: h.count }];
+  };
+  // prom-client takes any object with a name and a `get()`; its Histogram cannot be set from counts.
+  registry.registerMetric({
+    name,
+    help,
+    type: 'histogram',
+    get: () => Promise.resolve({ name, help, type: 'histogram', aggregator: 'sum', values: Object.entries(consumer.delays()).flatMap(([stage, h]) => series(stage, h)) }),
+  } as unknown as Parameters<Registry['registerMetric']>[0]);
 }

@@ -53,6 +53,19 @@ export interface ConsumerStats {
   overLimit: number;
 }
 
+/** A stage of a record's way into the state: fetched by the consumer, stored. */
+export type IngestStage = 'fetched' | 'stored';
+
+/** Delays from records' timestamps to a stage, as bucket counts (see ingest-delays.ts). */
+export interface DelayHistogram {
+  /** Upper bounds in seconds, ascending. */
+  readonly bounds: readonly number[];
+  /** Per bucket, not cumulative; one more than `bounds` (the last counts what exceeds them all). */
+  readonly counts: readonly number[];
+  readonly sum: number;
+  readonly count: number;
+}
+
 /** Sends a record that cannot be decoded to the dead-letter topic; rejects if it could not. */
 export type DeadLetterSink = (record: BrokerRecord, reason: string) => Promise<void>;
 
@@ -65,6 +78,8 @@ export interface ResultConsumer extends Disposable {
   readonly stats: Readonly<ConsumerStats>;
   /** Records behind the end of each assigned partition, as of the last batch fetched from it. */
   lag(): readonly PartitionLag[];
+  /** How long records took from their timestamp to each stage, so far. */
+  delays(): Readonly<Record<IngestStage, DelayHistogram>>;
 }
 
 /** How far one partition's processing is behind its end. */

@@ -17,6 +17,7 @@ import { isServiceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { BrokerRecord } from './broker-record.js';
 import type { ChunkIngest, DecodedChunk } from './chunk-ingest.js';
+import type { IngestDelays } from './ingest-delays.js';
 import type { OffsetCommits } from './kafka-offset-commits.js';
 
 /** Records handed to the state at once: one call, and for Redis one round trip, per chunk. */
@@ -31,6 +32,8 @@ export interface BatchProcessorOptions {
   readonly commits: OffsetCommits;
   /** The consumer to commit and seek through (none while it is being replaced). */
   readonly consumer: () => Consumer | undefined;
+  /** Where the fetched and stored delays of each chunk's first record are counted. */
+  readonly delays: IngestDelays;
   readonly log: Logger;
 }
 
@@ -96,10 +99,11 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     if (!isRunning() || isStale() || draining) return;
     lane.held += 1;
     const generation = lane.generation;
+    const fetchedAt = Date.now();
     // Where to fetch next, not what is stored: that is marked per chunk once it is.
     payload.resolveOffset((batch.messages.at(-1) as KafkaMessage).offset);
     lane.tail = lane.tail
-      .then(() => storeBatch(lane, generation, payload))
+      .then(() => storeBatch(lane, { generation, fetchedAt }, payload))
       .catch((error: unknown) => log.error({ err: error }, 'batch processing failed'))
       .finally(() => {
         lane.held -= 1;
@@ -125,8 +129,9 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     return true;
   }
 
-  async function storeBatch(lane: Lane, generation: number, payload: EachBatchPayload): Promise<void> {
+  async function storeBatch(lane: Lane, taken: { generation: number; fetchedAt: number }, payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
+    const { generation, fetchedAt } = taken;
     const current = () => lane.generation === generation && payload.isRunning() && !draining;
     for (let from = 0; from < batch.messages.length; from += CHUNK) {
       if (!current()) return;
@@ -142,6 +147,11 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
       }
       // Stored; marked only if the partition is still this lane's to commit (no rebalance meanwhile).
       if (lane.generation !== generation) return;
+      const timestamp = Number((messages[0] as KafkaMessage).timestamp);
+      if (timestamp > 0) {
+        options.delays.observe('fetched', (fetchedAt - timestamp) / 1000);
+        options.delays.observe('stored', (Date.now() - timestamp) / 1000);
+      }
       const next = BigInt((messages.at(-1) as KafkaMessage).offset) + 1n;
       positions.set(batch.partition, next);
       commits.processed(batch.topic, batch.partition, next.toString());

@@ -14,6 +14,7 @@ import { createCodecFaultWatch, pendingPartitions, type CodecFaultWatch } from '
 import { createConsumerStateMachine, type ConsumerStateMachine } from './consumer-state-machine.js';
 import type { ConsumerStats, DeadLetterSink, ResultConsumer, ResultEventHandler } from './consumer.js';
 import { describeKafkaError } from './describe-kafka-error.js';
+import { createIngestDelays } from './ingest-delays.js';
 import { createBatchProcessor, type BatchProcessor } from './kafka-batch-processor.js';
 import { createOffsetCommits, type OffsetCommits } from './kafka-offset-commits.js';
 
@@ -78,13 +79,15 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     log,
   });
   const chunks = createChunkIngest({ onEvents: options.onEvents, deadLetter: options.deadLetter, stats, log });
-  const batches = createBatchProcessor({ chunks, commits, consumer: () => loop.consumer, log });
+  const delays = createIngestDelays();
+  const batches = createBatchProcessor({ chunks, commits, consumer: () => loop.consumer, delays, log });
   const machine = createConsumerStateMachine({ sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000, fault: codecFaults.current });
   const loop: Loop = { options, log, machine, codecFaults, commits, batches, consumer: undefined, disposing: undefined, assigned: [], gaveUp: undefined };
 
   return {
     stats,
     lag: () => [...batches.lag].flatMap(([topic, partitions]) => [...partitions].map(([partition, lag]) => ({ topic, partition, lag }))),
+    delays: () => delays.snapshot(),
     state: () => machine.state(),
     activity: () => ({ ...machine.activity(), ...(loop.gaveUp === undefined ? {} : { gaveUp: loop.gaveUp }) }),
     start: () => start(loop),

@@ -100,6 +100,14 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       expect(metricValue(text, /^rcs_store_tests (\d+)$/m)).toBeGreaterThanOrEqual(1);
       expect(text).toMatch(/^rcs_http_request_duration_seconds_count\{method="GET",route="\/tests\/:correlationId",status="200"\} \d+$/m);
       expect(text).toMatch(/^rcs_process_resident_memory_bytes \d+/m);
+      // The per-stage delays: a histogram per stage, one observation per stored chunk, the stored
+      // delay never below the fetched one's bucket (a record is fetched before it is stored).
+      expect(text).toMatch(/^# TYPE rcs_ingest_delay_seconds histogram$/m);
+      const chunks = metricValue(text, /^rcs_ingest_delay_seconds_count\{stage="stored"\} (\d+)$/m);
+      expect(chunks).toBeGreaterThanOrEqual(1);
+      expect(metricValue(text, /^rcs_ingest_delay_seconds_count\{stage="fetched"\} (\d+)$/m)).toBe(chunks);
+      expect(metricValue(text, /^rcs_ingest_delay_seconds_bucket\{stage="stored",le="\+Inf"\} (\d+)$/m)).toBe(chunks);
+      expect(metricValue(text, /^rcs_ingest_delay_seconds_sum\{stage="stored"\} ([\d.e-]+)$/m)).toBeGreaterThanOrEqual(metricValue(text, /^rcs_ingest_delay_seconds_sum\{stage="fetched"\} ([\d.e-]+)$/m));
       expect(text).not.toContain(id);
     });
   });
