@@ -22,6 +22,14 @@ export async function benchLatency(cluster: BenchBroker, sizes: { latencyIds: nu
       { benchmark: 'e2e latency', variant: `${variant}: p50`, value: r.p50, unit: 'ms', ratioToPeer: r.p50 / peer.p50 },
       { benchmark: 'e2e latency', variant: `${variant}: p99`, value: r.p99, unit: 'ms', ratioToPeer: r.p99 / peer.p99, ...(rate >= 2000 ? { target: '≤ 25 ms', met: r.p99 <= 25 && lost === 0 } : {}) },
       { benchmark: 'e2e latency', variant: `${variant}: max`, value: r.max, unit: 'ms' },
+      // Where the time goes: cumulative from the record's timestamp, the last stage the client's own.
+      ...(r.stages === undefined
+        ? []
+        : [
+            { benchmark: 'e2e latency', variant: `${variant}: p99 to fetched`, value: r.stages.fetched.p99, unit: 'ms' },
+            { benchmark: 'e2e latency', variant: `${variant}: p99 to stored`, value: r.stages.stored.p99, unit: 'ms' },
+            { benchmark: 'e2e latency', variant: `${variant}: p99 to pushed (client)`, value: r.p99, unit: 'ms' },
+          ]),
       { benchmark: 'e2e latency', variant: `${variant}: lost`, value: lost, unit: 'messages', target: '0', met: lost === 0 },
       { benchmark: 'e2e latency', variant: `${variant}: common-stack peer p50`, value: peer.p50, unit: 'ms' },
       { benchmark: 'e2e latency', variant: `${variant}: common-stack peer p99`, value: peer.p99, unit: 'ms' },

@@ -23,6 +23,18 @@ export interface PushResult {
   /** Size in bytes of the first `testMessages` frame a client received, and its shape (digits and id masked). */
   readonly frameBytes?: number;
   readonly frameShape?: string;
+  /**
+   * The service's per-stage delays over the run (from `rcs_ingest_delay_seconds`, bucket upper
+   * bounds in ms): record timestamp → fetched and → stored, p50 and p99. Absent for the ceiling
+   * and the peer, which export no such histogram.
+   */
+  readonly stages?: StageDelays;
+}
+
+/** p50 and p99 of the record → fetched and record → stored delays, in ms (bucket upper bounds). */
+export interface StageDelays {
+  readonly fetched: { readonly p50: number; readonly p99: number };
+  readonly stored: { readonly p50: number; readonly p99: number };
 }
 
 /**
@@ -83,11 +95,14 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
     const subscribers = startWorker('subscribers', [url, token, String(s.subscribersPerTest), String(records), ...ids], timeout);
     await subscribers.ready; // every subscription acknowledged
     const cpuBefore = await cpuSeconds(url);
+    const delaysBefore = await delayBuckets(url);
     await runWorker('produce', [cluster.bootstrapServers.join(','), topic, String(s.rate), String(s.seconds), ...ids]);
     const result = (await subscribers.result) as Omit<PushResult, 'cpuPerPushUs'>;
     const cpuPerPushUs = (((await cpuSeconds(url)) - cpuBefore) * 1e6) / Math.max(1, result.received);
-    console.error(`${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push`);
-    return { ...result, cpuPerPushUs };
+    const stages = stageDelays(delaysBefore, await delayBuckets(url));
+    const breakdown = stages === undefined ? '' : `; record → fetched p99 ${stages.fetched.p99} ms, → stored p99 ${stages.stored.p99} ms, → pushed p99 ${result.p99} ms`;
+    console.error(`${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push${breakdown}`);
+    return { ...result, cpuPerPushUs, ...(stages === undefined ? {} : { stages }) };
   } finally {
     await server.stop();
   }
@@ -98,6 +113,33 @@ async function cpuSeconds(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith('rcs_process_cpu_seconds_total '));
   return Number(line?.split(' ')[1] ?? Number.NaN);
+}
+
+/** Cumulative counts of `rcs_ingest_delay_seconds` by stage and bucket bound (ms); empty for a server without it. */
+async function delayBuckets(url: string): Promise<Map<string, Array<[number, number]>>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const buckets = new Map<string, Array<[number, number]>>();
+  for (const m of text.matchAll(/^rcs_ingest_delay_seconds_bucket\{stage="(\w+)",le="([^"]+)"\} (\d+)$/gm)) {
+    const list = buckets.get(m[1] as string) ?? [];
+    buckets.set(m[1] as string, list);
+    list.push([m[2] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[2]) * 1000, Number(m[3])]);
+  }
+  return buckets;
+}
+
+/** The stages' p50 and p99 over what was observed between two readings; undefined without any. */
+function stageDelays(before: Map<string, Array<[number, number]>>, after: Map<string, Array<[number, number]>>): StageDelays | undefined {
+  const quantiles = (stage: string) => {
+    const now = after.get(stage) ?? [];
+    const then = before.get(stage) ?? [];
+    const counts = now.map(([bound, n], i) => [bound, n - (then[i]?.[1] ?? 0)] as const);
+    const total = counts.at(-1)?.[1] ?? 0;
+    const at = (p: number) => counts.find(([, n]) => n >= p * total)?.[0] ?? Number.NaN;
+    return total === 0 ? undefined : { p50: at(0.5), p99: at(0.99) };
+  };
+  const fetched = quantiles('fetched');
+  const stored = quantiles('stored');
+  return fetched === undefined || stored === undefined ? undefined : { fetched, stored };
 }
 
 /**
