@@ -12,6 +12,13 @@
  *   waits for the flush only above it, so a client that reads slowly still slows its own
  *   subscriptions down (and its stream's queue limit applies) instead of filling server memory.
  *
+ * - a result pushed to many subscriptions (the shared execution of one event) is serialized once:
+ *   graphql-ws serializes each `next` message whole, result included, so a thousand subscribers
+ *   of one test cost a thousand serializations of the same result. Its documented hooks are used
+ *   to avoid that: `onNext` hands over a stand-in payload, the message replacer writes a token in
+ *   its place, and `send` puts the result's text (kept per result object) where the token is, so
+ *   the frame is byte for byte what graphql-ws would have written.
+ *
  * Liveness pings are the caller's (ws-server has its own heartbeat), so there are none here. The
  * caller may also choose what a client's graphql-ws `ping` is answered with (`pong`): ws-server
  * renews tokens through pings, and must not echo a token back as graphql-ws would.
@@ -50,7 +57,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
   wss: WebSocketServer,
   logger: Logger,
 ): WebSocketTransport {
-  const server = makeServer<P, WebSocketExtra>(options);
+  const server = makeServer<P, WebSocketExtra>({ ...options, ...serializedOnce(options) });
   const highWaterMark = options.sendHighWaterMark ?? 64 * 1024;
   wss.options.handleProtocols = handleProtocols;
 
@@ -67,7 +74,8 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
       corked = false;
       wire.uncork();
     };
-    const send = (data: string): Promise<void> | undefined => {
+    const send = (message: string): Promise<void> | undefined => {
+      const data = withResultText(message);
       if (socket.readyState !== socket.OPEN) return undefined;
       if (!corked) {
         corked = true;
@@ -125,3 +133,50 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
 }
 
 function ignore(): void {}
+
+/** A `next` payload standing in for a result whose text is kept (see the file comment). */
+interface Serialized {
+  readonly [SERIALIZED]: string;
+}
+const SERIALIZED = Symbol('serialized result');
+const TOKEN = '\u0000serialized result\u0000';
+const QUOTED_TOKEN = JSON.stringify(TOKEN);
+/** Each result's text, for as long as the result object lives (one event's shared execution). */
+const texts = new WeakMap<object, Serialized>();
+/**
+ * The text the replacer just put a token for. `stringifyMessage` and `send` run back to back in
+ * one synchronous step of graphql-ws's `next`, so nothing can come between them.
+ */
+let pendingText: string | undefined;
+
+/** The `onNext` and replacer that let a result be serialized once for every subscription it goes to. */
+function serializedOnce<P extends Record<string, unknown> | undefined>(options: ServerOptions<P, WebSocketExtra>): Pick<ServerOptions<P, WebSocketExtra>, 'onNext' | 'jsonMessageReplacer'> {
+  const replacer = options.jsonMessageReplacer;
+  return {
+    onNext: async (ctx, id, payload, args, result) => {
+      const own = await options.onNext?.(ctx, id, payload, args, result);
+      if (own !== undefined && own !== null) return own;
+      // Errors are serialized by graphql-ws itself (`toJSON` per error), as before.
+      if (result.errors !== undefined) return undefined;
+      let serialized = texts.get(result);
+      if (serialized === undefined) texts.set(result, (serialized = { [SERIALIZED]: JSON.stringify(result, replacer) }));
+      return serialized as unknown as typeof result;
+    },
+    jsonMessageReplacer(key, value: unknown) {
+      if (key === 'payload' && typeof value === 'object' && value !== null && SERIALIZED in value) {
+        pendingText = (value as Serialized)[SERIALIZED];
+        return TOKEN;
+      }
+      return replacer === undefined ? value : replacer.call(this, key, value);
+    },
+  };
+}
+
+/** The message with the kept result text in place of its token, if the replacer just wrote one. */
+function withResultText(message: string): string {
+  if (pendingText === undefined) return message;
+  const text = pendingText;
+  pendingText = undefined;
+  const at = message.lastIndexOf(QUOTED_TOKEN);
+  return at === -1 ? message : message.slice(0, at) + text + message.slice(at + QUOTED_TOKEN.length);
+}
