@@ -9,7 +9,15 @@
  * `require` hooks never see. The import-in-the-middle loader hook is registered here (with
  * `module.register`), told to wrap only the modules an instrumentation asked for, and acknowledged
  * before `startTelemetry` returns. Where no instrumentation reaches (the broker's headers, a result
- * record's consume, store and push), trace-context.ts propagates the context itself.
+ * chunk's store and its messages' push), trace-context.ts propagates the context itself.
+ *
+ * The kafkajs instrumentation traces sends only: its consumer side makes a span per record and per
+ * fetched batch, extracting every record's headers, whatever the sampler decides, which more than
+ * halved ingest. The result consumer's spans are the service's own, one per stored chunk.
+ *
+ * The batch span processor and the sampler of new traces take the standard settings: the
+ * `OTEL_BSP_*` variables (read by the SDK) and `OTEL_TRACES_SAMPLER_ARG` (through the config).
+ * A trace started upstream keeps its caller's decision (parent-based).
  *
  * Only traces: metrics stay Prometheus (`/metrics`), logs stay pino's.
  */
@@ -71,7 +79,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? '') }),
       new ExpressInstrumentation(),
       new GraphQLInstrumentation({ mergeItems: true, ignoreTrivialResolveSpans: true }),
-      new KafkaJsInstrumentation(),
+      producerSideOnly(new KafkaJsInstrumentation()),
       // Redis commands only inside a trace (a consumer's append, a request), not the follower's polling.
       new IORedisInstrumentation({ requireParentSpan: true }),
     ],
@@ -79,6 +87,17 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   sdk.start();
   await waitForAllMessagesAcknowledged();
   return { shutdown: () => sdk.shutdown() };
+}
+
+/**
+ * The instrumentation with its consumer side left unpatched. It has no setting for that: the patch
+ * of `Kafka.prototype.consumer` it applies when kafkajs loads is replaced by one that keeps the
+ * original.
+ */
+function producerSideOnly(instrumentation: KafkaJsInstrumentation): KafkaJsInstrumentation {
+  const patches = instrumentation as unknown as { _getConsumerPatch: () => (original: unknown) => unknown };
+  patches._getConsumerPatch = () => (original) => original;
+  return instrumentation;
 }
 
 function withSlash(endpoint: URL | null | undefined): URL {

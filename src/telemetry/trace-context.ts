@@ -5,16 +5,17 @@
  *
  * Where a trace goes: `startTest` (HTTP and GraphQL spans of the instrumentations) → `publish`
  * (the request record, whose headers carry the `traceparent`) → the external system → a result
- * record with a `traceparent` header → `consume` (child of the record's context) → `store` (the
- * append that took it) → `push` (the execution of a subscription event that sends it to
- * subscribers). Records without a `traceparent` get no spans of ours.
+ * record with a `traceparent` header → `process` (one span per attempt to store a chunk, linked to
+ * each sampled record of it) → `push` (the execution of a subscription event that sends the stored
+ * message to subscribers: a child of the record's sender, linked to the chunk's span). Records
+ * without a `traceparent`, or whose trace is not sampled, get no spans of ours.
  *
  * The push span finds its parent through a bounded, process-local table from a stored message to
- * its store span's context: the message is pushed by the process that stored it (the memory log,
- * or `SERVICE_ROLE=all` over Redis). A push in another process (split roles) has no such entry and
- * makes no span; the consume and store spans are still in the trace.
+ * its record's context: the message is pushed by the process that stored it (the memory log, or
+ * `SERVICE_ROLE=all` over Redis). A push in another process (split roles) has no such entry and
+ * makes no span; the chunk's span is still linked to the trace.
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Link, type SpanContext } from '@opentelemetry/api';
 
 /** The instrumentation scope of the service's own spans. */
 export const TRACER_NAME = 'result-collection-service';
@@ -43,76 +44,108 @@ export async function withPublishSpan<T>(topic: string, correlationId: string, h
   );
 }
 
-/** Where a consumed record came from, for its span. */
-export interface ConsumedRecord {
+/** A consumed record whose trace context says it is sampled. */
+export interface SampledRecord {
+  /** Its index among the chunk's messages. */
+  readonly index: number;
+  /** The context of the span that sent it (its parent, remote). */
+  readonly parent: Context;
+  readonly offset: string;
+  readonly correlationId: string;
+}
+
+/**
+ * The context a record's `traceparent` carries when its sampled flag is set; undefined (no span,
+ * nothing remembered) when it carries none, or one whose trace is not sampled. The flag is read from
+ * the header's text first, so that an unsampled record costs a string check, not an extraction.
+ */
+export function sampledParent(headers: Readonly<Record<string, string | undefined>>): Context | undefined {
+  const traceparent = headers.traceparent;
+  if (traceparent === undefined || !sampledFlag(traceparent)) return undefined;
+  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  const parentSpan = trace.getSpanContext(parent);
+  // Without an SDK the API's propagator extracts nothing: tracing is off.
+  return parentSpan !== undefined && (parentSpan.traceFlags & TraceFlags.SAMPLED) !== 0 ? parent : undefined;
+}
+
+// `00-<trace id: 32>-<parent id: 16>-<flags: 2>`; later versions may append fields after the flags.
+function sampledFlag(traceparent: string): boolean {
+  return traceparent.length >= 55 && (Number.parseInt(traceparent.slice(53, 55), 16) & 1) === 1;
+}
+
+/** Where a chunk being stored came from, for its span. */
+export interface ChunkCoordinates {
   readonly topic: string;
   readonly partition: number;
-  readonly offset: string;
-  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** Messages in the chunk, sampled or not. */
+  readonly messages: number;
 }
 
-/** The spans of one traced record while it is stored. */
-export interface RecordTrace {
-  /**
-   * Starts the `store` span of one attempt to store the record's message. The message's push span
-   * can find it from now on: the log may push it before the append returns.
-   */
-  storing(message: { readonly correlationId: string; readonly key: string }): StoreTrace;
+/** One attempt to store a chunk that holds sampled records. */
+export interface ChunkStoreTrace {
+  /** Ends the attempt with the log's outcome per message (`inserted`, `duplicate`, `over-limit`) or its error. */
+  end(outcome: { outcomes: readonly string[] } | { error: unknown }): void;
 }
 
-/** One attempt to store a traced record. */
-export interface StoreTrace {
-  /** Ends the attempt with the log's outcome (`inserted`, `duplicate`, `over-limit`) or its error. */
-  end(outcome: { outcome: string } | { error: unknown }): void;
-}
-
-/** The `consume` span of a record that carries a `traceparent` header, or undefined (no span) when it carries none. */
-export function traceConsumed(record: ConsumedRecord, correlationId: string): RecordTrace | undefined {
-  if (record.headers.traceparent === undefined) return undefined;
-  const parent = propagation.extract(ROOT_CONTEXT, record.headers);
-  const consume = tracer().startSpan(
-    `consume ${record.topic}`,
+/**
+ * Starts the `process` span of one attempt to store a chunk: one span per chunk however many of its
+ * records are sampled, linked to each sampled record's sender (a batch `process` span with links, as
+ * OpenTelemetry's messaging conventions have it), so that tracing costs per chunk, not per record.
+ * Its parent is the first sampled record's sender: a span without a parent would be sampled as a
+ * new trace (1 in `OTEL_TRACES_SAMPLER_ARG`), losing the chunks of sampled requests.
+ *
+ * Each sampled record's message is remembered for its `push` span (see {@link tracePush}), which
+ * continues that record's own trace: the log may push it before the append returns.
+ */
+export function traceChunkStore(chunk: ChunkCoordinates, sampled: readonly SampledRecord[], messages: ReadonlyArray<{ readonly correlationId: string; readonly key: string }>): ChunkStoreTrace | undefined {
+  const first = sampled[0];
+  if (first === undefined) return undefined;
+  const span = tracer().startSpan(
+    `process ${chunk.topic}`,
     {
       kind: SpanKind.CONSUMER,
       attributes: {
         'messaging.system': 'kafka',
         'messaging.operation.type': 'process',
-        'messaging.destination.name': record.topic,
-        'messaging.destination.partition.id': String(record.partition),
-        'messaging.kafka.offset': Number(record.offset),
-        'test.correlation_id': correlationId,
+        'messaging.destination.name': chunk.topic,
+        'messaging.destination.partition.id': String(chunk.partition),
+        'messaging.batch.message_count': chunk.messages,
       },
     },
-    parent,
+    first.parent,
   );
-  // Nothing is recorded when no SDK is running: no further spans, and nothing remembered.
-  if (!consume.isRecording()) return undefined;
-  const within = trace.setSpan(parent, consume);
+  // Nothing is recorded when no SDK is running: nothing remembered either.
+  if (!span.isRecording()) return undefined;
+  const within = span.spanContext();
+  const keys = sampled.map(({ index, parent }) => {
+    const message = messages[index] as { readonly correlationId: string; readonly key: string };
+    const key = messageKey(message.correlationId, message.key);
+    if (stored.size >= STORED_LIMIT) stored.delete(stored.keys().next().value as string);
+    stored.set(key, { parent, chunk: within });
+    return key;
+  });
   return {
-    storing(message) {
-      const store = tracer().startSpan('store', { kind: SpanKind.INTERNAL, attributes: { 'test.correlation_id': correlationId } }, within);
-      const key = messageKey(message.correlationId, message.key);
-      const remembered = trace.setSpan(ROOT_CONTEXT, store);
-      if (stored.size >= STORED_LIMIT) stored.delete(stored.keys().next().value as string);
-      stored.set(key, remembered);
-      return {
-        end(outcome) {
-          const inserted = 'outcome' in outcome && outcome.outcome === 'inserted';
-          if ('error' in outcome) store.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
-          else store.setAttribute('store.outcome', outcome.outcome);
+    end(outcome) {
+      const outcomes = 'outcomes' in outcome ? outcome.outcomes : undefined;
+      if ('error' in outcome) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
+      // Links, with each record's outcome, once it is known; a sampler never sees them (it ran at the start).
+      span.addLinks(
+        sampled.map((record, i): Link => {
+          const stateSaid = outcomes?.[record.index];
           // Only a message stored now is pushed now.
-          if (!inserted && stored.get(key) === remembered) stored.delete(key);
-          store.end();
-          // A record is consumed once, however often storing it is tried.
-          if (consume.isRecording()) consume.end();
-        },
-      };
+          if (stateSaid !== 'inserted' && stored.get(keys[i] as string)?.chunk === within) stored.delete(keys[i] as string);
+          const attributes: Attributes = { 'test.correlation_id': record.correlationId, 'messaging.kafka.offset': Number(record.offset) };
+          if (stateSaid !== undefined) attributes['store.outcome'] = stateSaid;
+          return { context: trace.getSpanContext(record.parent) as SpanContext, attributes };
+        }),
+      );
+      span.end();
     },
   };
 }
 
-// Store span contexts of recently stored traced messages, oldest first (a Map keeps insertion order).
-const stored = new Map<string, Context>();
+// The sender's context and the chunk span of recently stored sampled messages, oldest first (a Map keeps insertion order).
+const stored = new Map<string, { readonly parent: Context; readonly chunk: SpanContext }>();
 const STORED_LIMIT = 10_000;
 const messageKey = (correlationId: string, key: string) => `${correlationId}\u0000${key}`;
 
@@ -130,9 +163,9 @@ export function tracePush(event: unknown): PushTrace | undefined {
   if (stored.size === 0) return undefined;
   const message = event as { correlationId?: unknown; key?: unknown } | null;
   if (typeof message?.correlationId !== 'string' || typeof message.key !== 'string') return undefined;
-  const parent = stored.get(messageKey(message.correlationId, message.key));
-  if (parent === undefined) return undefined;
-  const span = tracer().startSpan('push', { kind: SpanKind.INTERNAL, attributes: { 'test.correlation_id': message.correlationId } }, parent);
+  const origin = stored.get(messageKey(message.correlationId, message.key));
+  if (origin === undefined) return undefined;
+  const span = tracer().startSpan('push', { kind: SpanKind.INTERNAL, attributes: { 'test.correlation_id': message.correlationId }, links: [{ context: origin.chunk }] }, origin.parent);
   let subscribers = 0;
   return {
     reached: () => void (subscribers += 1),
