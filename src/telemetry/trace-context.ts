@@ -87,41 +87,49 @@ export interface ChunkStoreTrace {
   end(outcome: { outcomes: readonly string[] } | { error: unknown }): void;
 }
 
+type Keyed = { readonly correlationId: string; readonly key: string };
+
 /**
  * Starts the `process` span of one attempt to store a chunk: one span per chunk however many of its
- * records are sampled, linked to each sampled record's sender (a batch `process` span with links, as
- * OpenTelemetry's messaging conventions have it), so that tracing costs per chunk, not per record.
- * Its parent is the first sampled record's sender: a span without a parent would be sampled as a
- * new trace (1 in `OTEL_TRACES_SAMPLER_ARG`), losing the chunks of sampled requests.
+ * records are sampled (one per {@link LINKS_PER_SPAN} of them), linked to each sampled record's
+ * sender (a batch `process` span with links, as OpenTelemetry's messaging conventions have it), so
+ * that tracing costs per chunk, not per record. Its parent is the first sampled record's sender: a
+ * span without a parent would be sampled as a new trace (1 in `OTEL_TRACES_SAMPLER_ARG`), losing
+ * the chunks of sampled requests.
  *
  * Each sampled record's message is remembered for its `push` span (see {@link tracePush}), which
  * continues that record's own trace: the log may push it before the append returns.
  */
-export function traceChunkStore(chunk: ChunkCoordinates, sampled: readonly SampledRecord[], messages: ReadonlyArray<{ readonly correlationId: string; readonly key: string }>): ChunkStoreTrace | undefined {
-  const first = sampled[0];
-  if (first === undefined) return undefined;
-  const span = tracer().startSpan(
-    `process ${chunk.topic}`,
-    {
-      kind: SpanKind.CONSUMER,
-      attributes: {
-        'messaging.system': 'kafka',
-        'messaging.operation.type': 'process',
-        'messaging.destination.name': chunk.topic,
-        'messaging.destination.partition.id': String(chunk.partition),
-        'messaging.batch.message_count': chunk.messages,
-      },
-    },
-    first.parent,
-  );
-  // Nothing is recorded when no SDK is running: nothing remembered either.
+export function traceChunkStore(chunk: ChunkCoordinates, sampled: readonly SampledRecord[], messages: readonly Keyed[]): ChunkStoreTrace | undefined {
+  const spans: ChunkStoreTrace[] = [];
+  for (let from = 0; from < sampled.length; from += LINKS_PER_SPAN) {
+    const span = startProcessSpan(chunk, sampled.slice(from, from + LINKS_PER_SPAN), messages);
+    // Nothing is recorded when no SDK is running: nothing remembered either.
+    if (span === undefined) return undefined;
+    spans.push(span);
+  }
+  if (spans.length <= 1) return spans[0];
+  return { end: (outcome) => spans.forEach((span) => span.end(outcome)) };
+}
+
+// The SDK's default limit of links per span (OTEL_SPAN_LINK_COUNT_LIMIT); links beyond it are dropped.
+const LINKS_PER_SPAN = 128;
+
+function startProcessSpan(chunk: ChunkCoordinates, sampled: readonly SampledRecord[], messages: readonly Keyed[]): ChunkStoreTrace | undefined {
+  const attributes = {
+    'messaging.system': 'kafka',
+    'messaging.operation.type': 'process',
+    'messaging.destination.name': chunk.topic,
+    'messaging.destination.partition.id': String(chunk.partition),
+    'messaging.batch.message_count': chunk.messages,
+  };
+  const span = tracer().startSpan(`process ${chunk.topic}`, { kind: SpanKind.CONSUMER, attributes }, (sampled[0] as SampledRecord).parent);
   if (!span.isRecording()) return undefined;
   const within = span.spanContext();
   const keys = sampled.map(({ index, parent }) => {
-    const message = messages[index] as { readonly correlationId: string; readonly key: string };
+    const message = messages[index] as Keyed;
     const key = messageKey(message.correlationId, message.key);
-    if (stored.size >= STORED_LIMIT) stored.delete(stored.keys().next().value as string);
-    stored.set(key, { parent, chunk: within });
+    remember(key, { parent, chunk: within });
     return key;
   });
   return {
@@ -133,10 +141,10 @@ export function traceChunkStore(chunk: ChunkCoordinates, sampled: readonly Sampl
         sampled.map((record, i): Link => {
           const stateSaid = outcomes?.[record.index];
           // Only a message stored now is pushed now.
-          if (stateSaid !== 'inserted' && stored.get(keys[i] as string)?.chunk === within) stored.delete(keys[i] as string);
-          const attributes: Attributes = { 'test.correlation_id': record.correlationId, 'messaging.kafka.offset': Number(record.offset) };
-          if (stateSaid !== undefined) attributes['store.outcome'] = stateSaid;
-          return { context: trace.getSpanContext(record.parent) as SpanContext, attributes };
+          if (stateSaid !== 'inserted' && recalled(keys[i] as string)?.chunk === within) forget(keys[i] as string);
+          const linkAttributes: Attributes = { 'test.correlation_id': record.correlationId, 'messaging.kafka.offset': Number(record.offset) };
+          if (stateSaid !== undefined) linkAttributes['store.outcome'] = stateSaid;
+          return { context: trace.getSpanContext(record.parent) as SpanContext, attributes: linkAttributes };
         }),
       );
       span.end();
@@ -144,9 +152,36 @@ export function traceChunkStore(chunk: ChunkCoordinates, sampled: readonly Sampl
   };
 }
 
-// The sender's context and the chunk span of recently stored sampled messages, oldest first (a Map keeps insertion order).
-const stored = new Map<string, { readonly parent: Context; readonly chunk: SpanContext }>();
+/** Where a stored sampled message's push span belongs. */
+interface Origin {
+  readonly parent: Context;
+  readonly chunk: SpanContext;
+}
+
+// The origins of recently stored sampled messages, in two generations of up to STORED_LIMIT each:
+// when the newer is full the older is dropped whole. Evicting the oldest entry of one Map one by
+// one (`keys().next()` after deletes) walks the deleted slots at its head each time, which cost
+// more than the spans themselves at tens of thousands of records a second.
+let stored = new Map<string, Origin>();
+let older = new Map<string, Origin>();
 const STORED_LIMIT = 10_000;
+
+function remember(key: string, origin: Origin): void {
+  if (stored.size >= STORED_LIMIT) {
+    older = stored;
+    stored = new Map();
+  }
+  stored.set(key, origin);
+}
+
+function recalled(key: string): Origin | undefined {
+  return stored.get(key) ?? older.get(key);
+}
+
+function forget(key: string): void {
+  stored.delete(key);
+  older.delete(key);
+}
 const messageKey = (correlationId: string, key: string) => `${correlationId}\u0000${key}`;
 
 /** A `push` span under way: counts the subscribers it reaches, and ends. */
@@ -160,10 +195,10 @@ export interface PushTrace {
  * traced by this process; undefined otherwise (the common case: one map lookup).
  */
 export function tracePush(event: unknown): PushTrace | undefined {
-  if (stored.size === 0) return undefined;
+  if (stored.size === 0 && older.size === 0) return undefined;
   const message = event as { correlationId?: unknown; key?: unknown } | null;
   if (typeof message?.correlationId !== 'string' || typeof message.key !== 'string') return undefined;
-  const origin = stored.get(messageKey(message.correlationId, message.key));
+  const origin = recalled(messageKey(message.correlationId, message.key));
   if (origin === undefined) return undefined;
   const span = tracer().startSpan('push', { kind: SpanKind.INTERNAL, attributes: { 'test.correlation_id': message.correlationId }, links: [{ context: origin.chunk }] }, origin.parent);
   let subscribers = 0;
