@@ -31,9 +31,13 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import type { TraceSamplerName } from '../config/config.js';
 import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  type Sampler,
   SimpleSpanProcessor,
   TraceIdRatioBasedSampler,
   type SpanExporter,
@@ -47,7 +51,9 @@ export interface TelemetryOptions {
   readonly otlpEndpoint?: URL | null;
   /** Where spans go instead, one by one as they end (tests: an in-memory exporter). */
   readonly spanExporter?: SpanExporter;
-  /** Share of new traces sampled (0 … 1); a trace started upstream keeps its caller's decision. */
+  /** Which traces are sampled, by `OTEL_TRACES_SAMPLER`'s names; `parentbased_traceidratio` when absent. */
+  readonly sampler?: TraceSamplerName;
+  /** Share of new traces sampled (0 … 1) by the ratio samplers; a parent-based one keeps an upstream caller's decision. */
   readonly sampleRatio: number;
 }
 
@@ -71,7 +77,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     autoDetectResources: false,
     spanProcessors: [options.spanExporter === undefined ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)],
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }),
+    sampler: createSampler(options.sampler ?? 'parentbased_traceidratio', options.sampleRatio),
     // Traces only: without these the SDK would set up OTLP metrics and logs from the environment.
     metricReaders: [],
     logRecordProcessors: [],
@@ -87,6 +93,13 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   sdk.start();
   await waitForAllMessagesAcknowledged();
   return { shutdown: () => sdk.shutdown() };
+}
+
+/** The SDK's sampler of one of `OTEL_TRACES_SAMPLER`'s names. */
+function createSampler(name: TraceSamplerName, ratio: number): Sampler {
+  const [parentBased, root] = name.startsWith('parentbased_') ? [true, name.slice('parentbased_'.length)] : [false, name];
+  const sampler = root === 'always_on' ? new AlwaysOnSampler() : root === 'always_off' ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(ratio);
+  return parentBased ? new ParentBasedSampler({ root: sampler }) : sampler;
 }
 
 /**
