@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import { sampledParent, traceChunkStore, type SampledRecord } from '../telemetry/trace-context.js';
+import { carriesSampledTrace, traceChunkStore, type SampledRecord } from '../telemetry/trace-context.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { decodeResult } from './decode-result.js';
 import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from './consumer.js';
@@ -65,8 +65,8 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     for (const record of records) {
       const decoded = decodeResult(record);
       if (decoded.ok) {
-        const parent = sampledParent(record.headers);
-        if (parent !== undefined) (sampled ??= []).push({ index: messages.length, parent, offset: record.offset, correlationId: decoded.message.correlationId });
+        const traceparent = record.headers.traceparent;
+        if (carriesSampledTrace(traceparent)) (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, offset: record.offset, correlationId: decoded.message.correlationId });
         messages.push(decoded.message);
         kept.push(record);
         continue;

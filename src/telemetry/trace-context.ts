@@ -15,7 +15,7 @@
  * `SERVICE_ROLE=all` over Redis). A push in another process (split roles) has no such entry and
  * makes no span; the chunk's span is still linked to the trace.
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Link, type SpanContext } from '@opentelemetry/api';
+import { context, createTraceState, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Link, type SpanContext } from '@opentelemetry/api';
 
 /** The instrumentation scope of the service's own spans. */
 export const TRACER_NAME = 'result-collection-service';
@@ -48,29 +48,34 @@ export async function withPublishSpan<T>(topic: string, correlationId: string, h
 export interface SampledRecord {
   /** Its index among the chunk's messages. */
   readonly index: number;
-  /** The context of the span that sent it (its parent, remote). */
-  readonly parent: Context;
+  /** Its W3C trace context headers, read when the chunk's span starts (not at all when tracing is off). */
+  readonly traceparent: string;
+  readonly tracestate: string | undefined;
   readonly offset: string;
   readonly correlationId: string;
 }
 
 /**
- * The context a record's `traceparent` carries when its sampled flag is set; undefined (no span,
- * nothing remembered) when it carries none, or one whose trace is not sampled. The flag is read from
- * the header's text first, so that an unsampled record costs a string check, not an extraction.
+ * Whether a record's `traceparent` header says its trace is sampled: a string check, so that the
+ * other records cost nothing more (no span, no link, nothing remembered).
  */
-export function sampledParent(headers: Readonly<Record<string, string | undefined>>): Context | undefined {
-  const traceparent = headers.traceparent;
-  if (traceparent === undefined || !sampledFlag(traceparent)) return undefined;
-  const parent = propagation.extract(ROOT_CONTEXT, headers);
-  const parentSpan = trace.getSpanContext(parent);
-  // Without an SDK the API's propagator extracts nothing: tracing is off.
-  return parentSpan !== undefined && (parentSpan.traceFlags & TraceFlags.SAMPLED) !== 0 ? parent : undefined;
+export function carriesSampledTrace(traceparent: string | undefined): traceparent is string {
+  // `00-<trace id: 32>-<parent id: 16>-<flags: 2>`; later versions may append fields after the flags.
+  return traceparent !== undefined && traceparent.length >= 55 && (Number.parseInt(traceparent.slice(53, 55), 16) & TraceFlags.SAMPLED) !== 0;
 }
 
-// `00-<trace id: 32>-<parent id: 16>-<flags: 2>`; later versions may append fields after the flags.
-function sampledFlag(traceparent: string): boolean {
-  return traceparent.length >= 55 && (Number.parseInt(traceparent.slice(53, 55), 16) & 1) === 1;
+/**
+ * The sender's span context of a sampled record, read from its W3C headers as the service writes
+ * them (trace-context's layout; the propagator API would build a context per record, which is
+ * most of what a link costs); undefined when malformed.
+ */
+function senderOf(record: SampledRecord): SpanContext | undefined {
+  const { traceparent, tracestate } = record;
+  if (traceparent.startsWith('ff') || traceparent[2] !== '-' || traceparent[35] !== '-' || traceparent[52] !== '-' || (traceparent.length > 55 && traceparent[55] !== '-')) return undefined;
+  if (traceparent.startsWith('00') && traceparent.length !== 55) return undefined;
+  const sender: SpanContext = { traceId: traceparent.slice(3, 35), spanId: traceparent.slice(36, 52), traceFlags: Number.parseInt(traceparent.slice(53, 55), 16), isRemote: true };
+  if (tracestate !== undefined && tracestate !== '') sender.traceState = createTraceState(tracestate);
+  return isSpanContextValid(sender) ? sender : undefined;
 }
 
 /** Where a chunk being stored came from, for its span. */
@@ -101,12 +106,18 @@ type Keyed = { readonly correlationId: string; readonly key: string };
  * continues that record's own trace: the log may push it before the append returns.
  */
 export function traceChunkStore(chunk: ChunkCoordinates, sampled: readonly SampledRecord[], messages: readonly Keyed[]): ChunkStoreTrace | undefined {
-  const spans: ChunkStoreTrace[] = [];
-  for (let from = 0; from < sampled.length; from += LINKS_PER_SPAN) {
-    const span = startProcessSpan(chunk, sampled.slice(from, from + LINKS_PER_SPAN), messages);
-    // Nothing is recorded when no SDK is running: nothing remembered either.
-    if (span === undefined) return undefined;
-    spans.push(span);
+  const spans: ProcessSpan[] = [];
+  let current: ProcessSpan | undefined;
+  for (const record of sampled) {
+    const sender = senderOf(record);
+    if (sender === undefined) continue;
+    if (current === undefined || current.full()) {
+      current = startProcessSpan(chunk, sender);
+      // Nothing is recorded when no SDK is running: no further header is read, nothing remembered.
+      if (current === undefined) return undefined;
+      spans.push(current);
+    }
+    current.add(record, sender, messages[record.index] as Keyed);
   }
   if (spans.length <= 1) return spans[0];
   return { end: (outcome) => spans.forEach((span) => span.end(outcome)) };
@@ -115,7 +126,14 @@ export function traceChunkStore(chunk: ChunkCoordinates, sampled: readonly Sampl
 // The SDK's default limit of links per span (OTEL_SPAN_LINK_COUNT_LIMIT); links beyond it are dropped.
 const LINKS_PER_SPAN = 128;
 
-function startProcessSpan(chunk: ChunkCoordinates, sampled: readonly SampledRecord[], messages: readonly Keyed[]): ChunkStoreTrace | undefined {
+/** One `process` span and the sampled records it links to. */
+interface ProcessSpan extends ChunkStoreTrace {
+  full(): boolean;
+  /** Remembers the record's message for its push span; its link is added when the span ends. */
+  add(record: SampledRecord, sender: SpanContext, message: Keyed): void;
+}
+
+function startProcessSpan(chunk: ChunkCoordinates, parent: SpanContext): ProcessSpan | undefined {
   const attributes = {
     'messaging.system': 'kafka',
     'messaging.operation.type': 'process',
@@ -123,28 +141,29 @@ function startProcessSpan(chunk: ChunkCoordinates, sampled: readonly SampledReco
     'messaging.destination.partition.id': String(chunk.partition),
     'messaging.batch.message_count': chunk.messages,
   };
-  const span = tracer().startSpan(`process ${chunk.topic}`, { kind: SpanKind.CONSUMER, attributes }, (sampled[0] as SampledRecord).parent);
+  const span = tracer().startSpan(`process ${chunk.topic}`, { kind: SpanKind.CONSUMER, attributes }, trace.setSpanContext(ROOT_CONTEXT, parent));
   if (!span.isRecording()) return undefined;
   const within = span.spanContext();
-  const keys = sampled.map(({ index, parent }) => {
-    const message = messages[index] as Keyed;
-    const key = messageKey(message.correlationId, message.key);
-    remember(key, { parent, chunk: within });
-    return key;
-  });
+  const linked: Array<{ readonly record: SampledRecord; readonly sender: SpanContext; readonly key: string }> = [];
   return {
+    full: () => linked.length >= LINKS_PER_SPAN,
+    add(record, sender, message) {
+      const key = messageKey(message.correlationId, message.key);
+      remember(key, { parent: sender, chunk: within });
+      linked.push({ record, sender, key });
+    },
     end(outcome) {
       const outcomes = 'outcomes' in outcome ? outcome.outcomes : undefined;
       if ('error' in outcome) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
       // Links, with each record's outcome, once it is known; a sampler never sees them (it ran at the start).
       span.addLinks(
-        sampled.map((record, i): Link => {
+        linked.map(({ record, sender, key }): Link => {
           const stateSaid = outcomes?.[record.index];
           // Only a message stored now is pushed now.
-          if (stateSaid !== 'inserted' && recalled(keys[i] as string)?.chunk === within) forget(keys[i] as string);
+          if (stateSaid !== 'inserted' && recalled(key)?.chunk === within) forget(key);
           const linkAttributes: Attributes = { 'test.correlation_id': record.correlationId, 'messaging.kafka.offset': Number(record.offset) };
           if (stateSaid !== undefined) linkAttributes['store.outcome'] = stateSaid;
-          return { context: trace.getSpanContext(record.parent) as SpanContext, attributes: linkAttributes };
+          return { context: sender, attributes: linkAttributes };
         }),
       );
       span.end();
@@ -154,7 +173,7 @@ function startProcessSpan(chunk: ChunkCoordinates, sampled: readonly SampledReco
 
 /** Where a stored sampled message's push span belongs. */
 interface Origin {
-  readonly parent: Context;
+  readonly parent: SpanContext;
   readonly chunk: SpanContext;
 }
 
@@ -200,7 +219,7 @@ export function tracePush(event: unknown): PushTrace | undefined {
   if (typeof message?.correlationId !== 'string' || typeof message.key !== 'string') return undefined;
   const origin = recalled(messageKey(message.correlationId, message.key));
   if (origin === undefined) return undefined;
-  const span = tracer().startSpan('push', { kind: SpanKind.INTERNAL, attributes: { 'test.correlation_id': message.correlationId }, links: [{ context: origin.chunk }] }, origin.parent);
+  const span = tracer().startSpan('push', { kind: SpanKind.INTERNAL, attributes: { 'test.correlation_id': message.correlationId }, links: [{ context: origin.chunk }] }, trace.setSpanContext(ROOT_CONTEXT, origin.parent));
   let subscribers = 0;
   return {
     reached: () => void (subscribers += 1),
