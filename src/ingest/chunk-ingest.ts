@@ -66,7 +66,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
       const decoded = decodeResult(record);
       if (decoded.ok) {
         const traceparent = record.headers.traceparent;
-        if (carriesSampledTrace(traceparent)) (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, offset: record.offset, correlationId: decoded.message.correlationId });
+        if (carriesSampledTrace(traceparent)) (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, correlationId: decoded.message.correlationId });
         messages.push(decoded.message);
         kept.push(record);
         continue;

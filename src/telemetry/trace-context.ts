@@ -15,7 +15,7 @@
  * `SERVICE_ROLE=all` over Redis). A push in another process (split roles) has no such entry and
  * makes no span; the chunk's span is still linked to the trace.
  */
-import { context, createTraceState, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Link, type SpanContext } from '@opentelemetry/api';
+import { context, createTraceState, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Link, type SpanContext } from '@opentelemetry/api';
 
 /** The instrumentation scope of the service's own spans. */
 export const TRACER_NAME = 'result-collection-service';
@@ -51,7 +51,6 @@ export interface SampledRecord {
   /** Its W3C trace context headers, read when the chunk's span starts (not at all when tracing is off). */
   readonly traceparent: string;
   readonly tracestate: string | undefined;
-  readonly offset: string;
   readonly correlationId: string;
 }
 
@@ -155,17 +154,23 @@ function startProcessSpan(chunk: ChunkCoordinates, parent: SpanContext): Process
     end(outcome) {
       const outcomes = 'outcomes' in outcome ? outcome.outcomes : undefined;
       if ('error' in outcome) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
-      // Links, with each record's outcome, once it is known; a sampler never sees them (it ran at the start).
+      // Links once the outcomes are known (a sampler never sees them: it ran at the start). A link is
+      // what a sampled record costs, most of it in its export: it names the record's sender (whose
+      // trace carries the correlation id) and nothing else, except an outcome other than `inserted`.
+      let inserted = 0;
       span.addLinks(
         linked.map(({ record, sender, key }): Link => {
           const stateSaid = outcomes?.[record.index];
+          if (stateSaid === 'inserted') {
+            inserted += 1;
+            return { context: sender };
+          }
           // Only a message stored now is pushed now.
-          if (stateSaid !== 'inserted' && recalled(key)?.chunk === within) forget(key);
-          const linkAttributes: Attributes = { 'test.correlation_id': record.correlationId, 'messaging.kafka.offset': Number(record.offset) };
-          if (stateSaid !== undefined) linkAttributes['store.outcome'] = stateSaid;
-          return { context: sender, attributes: linkAttributes };
+          if (recalled(key)?.chunk === within) forget(key);
+          return stateSaid === undefined ? { context: sender } : { context: sender, attributes: { 'store.outcome': stateSaid, 'test.correlation_id': record.correlationId } };
         }),
       );
+      if (outcomes !== undefined) span.setAttribute('store.inserted', inserted);
       span.end();
     },
   };
