@@ -15,9 +15,10 @@
  * fetched batch, extracting every record's headers, whatever the sampler decides, which more than
  * halved ingest. The result consumer's spans are the service's own, one per stored chunk.
  *
- * The batch span processor and the sampler of new traces take the standard settings: the
- * `OTEL_BSP_*` variables (read by the SDK) and `OTEL_TRACES_SAMPLER_ARG` (through the config).
- * A trace started upstream keeps its caller's decision (parent-based).
+ * The batch span processor and the sampler take the standard settings: the `OTEL_BSP_*` variables
+ * (read by the SDK, its defaults kept: one span per chunk leaves its queue far from full) and
+ * `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` (through the config; by default parent-based,
+ * so a trace started upstream keeps its caller's decision).
  *
  * Only traces: metrics stay Prometheus (`/metrics`), logs stay pino's.
  */
