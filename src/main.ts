@@ -13,9 +13,9 @@ async function main(): Promise<void> {
   // A ConfigError thrown here or while the service is built ends the process below, with exit 78.
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
-  const { otlpEndpoint, serviceName, sampleRatio } = config.telemetry;
-  const telemetry = otlpEndpoint === null ? undefined : await (await import('./telemetry/start-telemetry.js')).startTelemetry({ otlpEndpoint, serviceName, sampleRatio });
-  if (telemetry !== undefined) logger.info({ otlpEndpoint: otlpEndpoint?.origin, serviceName, sampleRatio }, 'tracing on');
+  const { otlpEndpoint, serviceName, sampler, sampleRatio } = config.telemetry;
+  const telemetry = otlpEndpoint === null ? undefined : await (await import('./telemetry/start-telemetry.js')).startTelemetry({ otlpEndpoint, serviceName, sampler, sampleRatio });
+  if (telemetry !== undefined) logger.info({ otlpEndpoint: otlpEndpoint?.origin, serviceName, sampler, sampleRatio }, 'tracing on');
   const { startFromConfig } = await import('./start-from-config.js');
   const running = await startFromConfig(config, logger);
 

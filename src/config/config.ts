@@ -147,9 +147,15 @@ export interface TelemetryConfig {
   /** OTLP/HTTP base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`); null: tracing off. */
   readonly otlpEndpoint: URL | null;
   readonly serviceName: string;
+  /** Which traces are sampled (`OTEL_TRACES_SAMPLER`, the standard names). */
+  readonly sampler: TraceSamplerName;
   /** Share of traces started here that are sampled (`OTEL_TRACES_SAMPLER_ARG`). */
   readonly sampleRatio: number;
 }
+
+/** The samplers of `OTEL_TRACES_SAMPLER` the service takes. */
+export const TRACE_SAMPLERS = ['parentbased_traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'traceidratio', 'always_on', 'always_off'] as const;
+export type TraceSamplerName = (typeof TRACE_SAMPLERS)[number];
 
 /** Reads and validates the configuration from `env` (the process environment by default). */
 export function loadConfig(env: Env = process.env): Config {
@@ -216,6 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     telemetry: {
       otlpEndpoint: read.url('OTEL_EXPORTER_OTLP_ENDPOINT'),
       serviceName: read.string('OTEL_SERVICE_NAME', 'result-collection-service'),
+      sampler: read.oneOf<TraceSamplerName>('OTEL_TRACES_SAMPLER', 'parentbased_traceidratio', TRACE_SAMPLERS),
       sampleRatio: read.ratio('OTEL_TRACES_SAMPLER_ARG', 1),
     },
     subscriptionQueueLimit: read.int('SUBSCRIPTION_QUEUE_LIMIT', 1000, { min: 1 }),

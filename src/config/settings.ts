@@ -139,6 +139,7 @@ export const SETTINGS = {
   RATE_LIMIT_AUTH_PER_MINUTE: { section: "rate-limits", type: "integer", default: 20, description: "POSTs to the embedded issuer's token endpoint (`/oauth/token`) and login form (`/interaction/…`) per client IP per minute." },
   OTEL_EXPORTER_OTLP_ENDPOINT: { section: "telemetry", type: "url", defaultNote: "— (tracing off)", description: "OTLP/HTTP base URL of a collector (`http://collector:4318`); spans go to `<url>/v1/traces`. Set, tracing is on (see [Tracing](observability.md#tracing)); unset, nothing of the OpenTelemetry SDK is loaded." },
   OTEL_SERVICE_NAME: { section: "telemetry", type: "string", default: "result-collection-service", description: "`service.name` of the spans." },
+  OTEL_TRACES_SAMPLER: { section: "telemetry", type: "enum", default: "parentbased_traceidratio", description: "Which traces are sampled, by the standard names: `parentbased_traceidratio` (a request or record that brings a `traceparent` keeps its caller's decision; new traces by `OTEL_TRACES_SAMPLER_ARG`), `parentbased_always_on`, `parentbased_always_off`, `traceidratio`, `always_on` or `always_off`. Result records never start a trace: only those whose `traceparent` is sampled get spans." },
   OTEL_TRACES_SAMPLER_ARG: { section: "telemetry", type: "number", default: 1, description: "Share (0 … 1) of the traces that start here that are sampled; a request or record that brings a `traceparent` keeps its caller's decision." },
 } as const satisfies Record<string, Setting>;
 

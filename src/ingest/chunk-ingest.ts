@@ -5,12 +5,13 @@
  *
  * Decoding and storing are two steps so that the loop can retry storing alone while the state is
  * unavailable: a chunk is decoded, counted and dead-lettered once, however often it is stored.
- * A record with a `traceparent` header gets a `consume` span when decoded and a `store` span per
- * attempt (telemetry/trace-context.ts); the others cost one header lookup.
+ * A chunk that holds records whose `traceparent` is sampled gets one `process` span per attempt to
+ * store it, linked to those records (telemetry/trace-context.ts); the other records cost one header
+ * lookup each.
  */
 import type { IncomingMessage } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import { traceConsumed, type RecordTrace } from '../telemetry/trace-context.js';
+import { carriesSampledTrace, traceChunkStore, type SampledRecord } from '../telemetry/trace-context.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { decodeResult } from './decode-result.js';
 import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from './consumer.js';
@@ -27,8 +28,8 @@ export interface DecodedChunk {
    * chunk's offsets move: a record is never skipped without its copy.
    */
   readonly deadLettered: Promise<void>;
-  /** The traces of the messages whose records carried one, by index; absent when none did. */
-  readonly traces?: ReadonlyArray<RecordTrace | undefined>;
+  /** The messages whose records carry a sampled trace context, in order; absent when none did. */
+  readonly sampled?: readonly SampledRecord[];
 }
 
 /** Decodes and stores chunks of records (see {@link createChunkIngest}). */
@@ -60,12 +61,12 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     const messages: IncomingMessage[] = [];
     const kept: BrokerRecord[] = [];
     let sends: Array<Promise<void>> | undefined;
-    let traces: Array<RecordTrace | undefined> | undefined;
+    let sampled: SampledRecord[] | undefined;
     for (const record of records) {
       const decoded = decodeResult(record);
       if (decoded.ok) {
-        const traced = traceConsumed(record, decoded.message.correlationId);
-        if (traced !== undefined) (traces ??= [])[messages.length] = traced;
+        const traceparent = record.headers.traceparent;
+        if (carriesSampledTrace(traceparent)) (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, correlationId: decoded.message.correlationId });
         messages.push(decoded.message);
         kept.push(record);
         continue;
@@ -78,25 +79,26 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     const deadLettered = sends === undefined ? settled : Promise.all(sends).then(() => undefined);
     // Awaited by the loop later, after the store; until then a failed send must not count as unhandled.
     deadLettered.catch(() => undefined);
-    return traces === undefined ? { messages, records: kept, deadLettered } : { messages, records: kept, deadLettered, traces };
+    return sampled === undefined ? { messages, records: kept, deadLettered } : { messages, records: kept, deadLettered, sampled };
   }
 
   async function store(chunk: DecodedChunk): Promise<void> {
     if (chunk.messages.length === 0) return;
-    if (chunk.traces !== undefined) return storeTraced(chunk, chunk.traces);
+    if (chunk.sampled !== undefined) return storeTraced(chunk, chunk.sampled);
     count(chunk, await options.onEvents(chunk.messages));
   }
 
-  async function storeTraced(chunk: DecodedChunk, traces: ReadonlyArray<RecordTrace | undefined>): Promise<void> {
-    const attempts = chunk.messages.map((message, i) => traces[i]?.storing(message));
+  async function storeTraced(chunk: DecodedChunk, sampled: readonly SampledRecord[]): Promise<void> {
+    const first = chunk.records[0] as BrokerRecord;
+    const attempt = traceChunkStore({ topic: first.topic, partition: first.partition, messages: chunk.messages.length }, sampled, chunk.messages);
     let outcomes;
     try {
       outcomes = await options.onEvents(chunk.messages);
     } catch (error) {
-      for (const attempt of attempts) attempt?.end({ error });
+      attempt?.end({ error });
       throw error;
     }
-    attempts.forEach((attempt, i) => attempt?.end({ outcome: outcomes[i] ?? 'unknown' }));
+    attempt?.end({ outcomes });
     count(chunk, outcomes);
   }
 

@@ -9,7 +9,16 @@
  * `require` hooks never see. The import-in-the-middle loader hook is registered here (with
  * `module.register`), told to wrap only the modules an instrumentation asked for, and acknowledged
  * before `startTelemetry` returns. Where no instrumentation reaches (the broker's headers, a result
- * record's consume, store and push), trace-context.ts propagates the context itself.
+ * chunk's store and its messages' push), trace-context.ts propagates the context itself.
+ *
+ * The kafkajs instrumentation traces sends only: its consumer side makes a span per record and per
+ * fetched batch, extracting every record's headers, whatever the sampler decides, which more than
+ * halved ingest. The result consumer's spans are the service's own, one per stored chunk.
+ *
+ * The batch span processor and the sampler take the standard settings: the `OTEL_BSP_*` variables
+ * (read by the SDK, its defaults kept: one span per chunk leaves its queue far from full) and
+ * `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` (through the config; by default parent-based,
+ * so a trace started upstream keeps its caller's decision).
  *
  * Only traces: metrics stay Prometheus (`/metrics`), logs stay pino's.
  */
@@ -23,9 +32,13 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import type { TraceSamplerName } from '../config/config.js';
 import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  type Sampler,
   SimpleSpanProcessor,
   TraceIdRatioBasedSampler,
   type SpanExporter,
@@ -39,7 +52,9 @@ export interface TelemetryOptions {
   readonly otlpEndpoint?: URL | null;
   /** Where spans go instead, one by one as they end (tests: an in-memory exporter). */
   readonly spanExporter?: SpanExporter;
-  /** Share of new traces sampled (0 … 1); a trace started upstream keeps its caller's decision. */
+  /** Which traces are sampled, by `OTEL_TRACES_SAMPLER`'s names; `parentbased_traceidratio` when absent. */
+  readonly sampler?: TraceSamplerName;
+  /** Share of new traces sampled (0 … 1) by the ratio samplers; a parent-based one keeps an upstream caller's decision. */
   readonly sampleRatio: number;
 }
 
@@ -63,7 +78,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     autoDetectResources: false,
     spanProcessors: [options.spanExporter === undefined ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)],
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio) }),
+    sampler: createSampler(options.sampler ?? 'parentbased_traceidratio', options.sampleRatio),
     // Traces only: without these the SDK would set up OTLP metrics and logs from the environment.
     metricReaders: [],
     logRecordProcessors: [],
@@ -71,7 +86,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? '') }),
       new ExpressInstrumentation(),
       new GraphQLInstrumentation({ mergeItems: true, ignoreTrivialResolveSpans: true }),
-      new KafkaJsInstrumentation(),
+      producerSideOnly(new KafkaJsInstrumentation()),
       // Redis commands only inside a trace (a consumer's append, a request), not the follower's polling.
       new IORedisInstrumentation({ requireParentSpan: true }),
     ],
@@ -79,6 +94,24 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   sdk.start();
   await waitForAllMessagesAcknowledged();
   return { shutdown: () => sdk.shutdown() };
+}
+
+/** The SDK's sampler of one of `OTEL_TRACES_SAMPLER`'s names. */
+function createSampler(name: TraceSamplerName, ratio: number): Sampler {
+  const [parentBased, root] = name.startsWith('parentbased_') ? [true, name.slice('parentbased_'.length)] : [false, name];
+  const sampler = root === 'always_on' ? new AlwaysOnSampler() : root === 'always_off' ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(ratio);
+  return parentBased ? new ParentBasedSampler({ root: sampler }) : sampler;
+}
+
+/**
+ * The instrumentation with its consumer side left unpatched. It has no setting for that: the patch
+ * of `Kafka.prototype.consumer` it applies when kafkajs loads is replaced by one that keeps the
+ * original.
+ */
+function producerSideOnly(instrumentation: KafkaJsInstrumentation): KafkaJsInstrumentation {
+  const patches = instrumentation as unknown as { _getConsumerPatch: () => (original: unknown) => unknown };
+  patches._getConsumerPatch = () => (original) => original;
+  return instrumentation;
 }
 
 function withSlash(endpoint: URL | null | undefined): URL {

@@ -122,16 +122,26 @@ describe.each(['memory', 'redis'] as const)('tracing through Kafka, %s result lo
     const sender = spans.find((s) => s.spanContext().spanId === header.split('-')[2]);
     expect(sender === publish || ancestors(sender!, spans).includes(publish!)).toBe(true);
 
-    // Each result: consume (child of the record's context) → store → push.
-    const consumes = spans.filter((s) => s.name.startsWith('consume ') && s.attributes['test.correlation_id'] === id);
-    expect(consumes).toHaveLength(3);
-    for (const consume of consumes) {
-      expect(consume.kind).toBe(SpanKind.CONSUMER);
-      expect(parentOf(consume)).toBe(header.split('-')[2]);
-      const store = spans.find((s) => s.name === 'store' && parentOf(s) === consume.spanContext().spanId);
-      expect(store?.attributes['store.outcome']).toBe('inserted');
-      const push = spans.find((s) => s.name === 'push' && parentOf(s) === store!.spanContext().spanId);
-      expect(push?.attributes['push.subscribers']).toBe(1);
+    // Each result: the `process` span of the chunk that stored it, linked to the record's sender
+    // (an outcome other than `inserted` would be on the link); and a push in the record's own trace
+    // (a child of its sender), linked to that span.
+    const sentBy = header.split('-')[2];
+    const processes = exporter.getFinishedSpans().filter((s) => s.name.startsWith('process '));
+    const links = processes.flatMap((span) => span.links.filter((link) => link.context.traceId === traceId).map((link) => ({ span, link })));
+    expect(links).toHaveLength(3);
+    const pushes = spans.filter((s) => s.name === 'push' && s.attributes['test.correlation_id'] === id);
+    expect(pushes).toHaveLength(3);
+    for (const { span, link } of links) {
+      expect(span.kind).toBe(SpanKind.CONSUMER);
+      expect(link.context.spanId).toBe(sentBy);
+      expect(link.attributes).toBeUndefined();
+      expect(span.attributes['store.inserted']).toBeGreaterThanOrEqual(1);
+      expect(span.attributes['messaging.batch.message_count']).toBeGreaterThanOrEqual(1);
+    }
+    for (const push of pushes) {
+      expect(parentOf(push)).toBe(sentBy);
+      expect(push.attributes['push.subscribers']).toBe(1);
+      expect(links.map(({ span }) => span.spanContext().spanId)).toContain(push.links[0]?.context.spanId);
     }
   });
 
@@ -148,5 +158,24 @@ describe.each(['memory', 'redis'] as const)('tracing through Kafka, %s result lo
     await producer.disconnect();
     expect(sub.results).toHaveLength(1);
     expect(exporter.getFinishedSpans().filter((s) => s.attributes['test.correlation_id'] === id)).toEqual([]);
+  });
+
+  it('records whose trace is not sampled get no spans and no links, and their messages are pushed as usual', async () => {
+    const producer = await (await import('../support/kafka.js')).createTestProducer(cluster.bootstrapServers);
+    const id = `unsampled-${Date.now()}`;
+    const traceId = randomBytes(16).toString('hex');
+    await env.svc!.log.create({ correlationId: id, input: null, owner: 'tester' });
+    const client = graphql.createWsClient(env.svc!.url);
+    const sub = graphql.collect(client, FOLLOW, { id });
+    const { result } = await import('../support/kafka.js');
+    const record = result(id, { sequence: 0, final: true });
+    await producer.send(env.svc!.config.kafka.resultsTopic, [{ ...record, headers: { ...record.headers, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-00` } }]);
+    await sub.done;
+    await client.dispose();
+    await producer.disconnect();
+    expect(sub.results).toHaveLength(1);
+    const finished = exporter.getFinishedSpans();
+    expect(finished.filter((s) => s.spanContext().traceId === traceId || s.attributes['test.correlation_id'] === id)).toEqual([]);
+    expect(finished.flatMap((s) => s.links).filter((link) => link.context.traceId === traceId)).toEqual([]);
   });
 });

@@ -174,9 +174,10 @@ describe('loadConfig', () => {
   });
 
   it('reads the tracing settings: off without an OTLP endpoint, errors naming the variable', () => {
-    expect(loadConfig({}).telemetry).toEqual({ otlpEndpoint: null, serviceName: 'result-collection-service', sampleRatio: 1 });
-    const on = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'rcs-eu', OTEL_TRACES_SAMPLER_ARG: '0.25' }).telemetry;
-    expect({ ...on, otlpEndpoint: on.otlpEndpoint?.href }).toEqual({ otlpEndpoint: 'http://collector:4318/', serviceName: 'rcs-eu', sampleRatio: 0.25 });
+    expect(loadConfig({}).telemetry).toEqual({ otlpEndpoint: null, serviceName: 'result-collection-service', sampler: 'parentbased_traceidratio', sampleRatio: 1 });
+    const on = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'rcs-eu', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).telemetry;
+    expect({ ...on, otlpEndpoint: on.otlpEndpoint?.href }).toEqual({ otlpEndpoint: 'http://collector:4318/', serviceName: 'rcs-eu', sampler: 'traceidratio', sampleRatio: 0.25 });
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toThrow(/OTEL_TRACES_SAMPLER/);
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
     for (const bad of ['1.5', '-0.1', 'half']) expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: bad })).toThrow(/OTEL_TRACES_SAMPLER_ARG.*from 0 to 1/);
   });
