@@ -25,6 +25,9 @@ const states: ConfiguredResultLog[] = [];
 const tokens = { alice: '', bob: '', admin: '' };
 let memory: TestService;
 let small: TestService;
+let gated: TestService;
+/** What `gated`'s log says of its change feed. */
+let delivery = { live: true, epoch: 0 };
 let a: TestService;
 let b: TestService;
 
@@ -36,6 +39,7 @@ beforeAll(async () => {
   const kafka = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests };
   memory = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-mem` } });
   small = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-small`, GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '2' } });
+  gated = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-gated` }, wrapLog: (log) => ({ ...log, changeDelivery: () => delivery }) });
   [a, b] = await Promise.all(
     ['a', 'b'].map(async (name) => {
       const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).resultLog, createSilentLogger());
@@ -43,7 +47,7 @@ beforeAll(async () => {
       return startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-${name}` }, log: state.log });
     }),
   ) as [TestService, TestService];
-  services.push(memory, small, a, b);
+  services.push(memory, small, gated, a, b);
 }, 60_000);
 
 afterAll(async () => {
@@ -149,6 +153,21 @@ describe('response cache, memory', () => {
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[2] }))).toBe(true);
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[1] }))).toBe(true);
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[0] }))).toBe(false);
+  });
+});
+
+describe('response cache, while changes may be missed', () => {
+  it('serves and keeps nothing while the change feed is not live, and forgets what it kept before', async () => {
+    const id = await started(gated.log, 'alice', 1, true);
+    await post(gated, tokens.alice, TEST, { id });
+    expect(hit(await post(gated, tokens.alice, TEST, { id }))).toBe(true);
+    delivery = { live: false, epoch: 1 };
+    expect(hit(await post(gated, tokens.alice, TEST, { id }))).toBe(false);
+    expect(hit(await post(gated, tokens.alice, TEST, { id }))).toBe(false);
+    delivery = { live: true, epoch: 2 };
+    // Back: the entry from before the loss is gone; a new one is kept.
+    expect(hit(await post(gated, tokens.alice, TEST, { id }))).toBe(false);
+    expect(hit(await post(gated, tokens.alice, TEST, { id }))).toBe(true);
   });
 });
 
