@@ -77,7 +77,7 @@ const count = (raw: Raw) => (JSON.parse(raw.text) as { data: { test: { messageCo
 let sequence = 0;
 function message(correlationId: string, final = false): IncomingMessage {
   sequence++;
-  return { correlationId, key: `${correlationId}-${sequence}`, messageId: null, sequence, status: final ? 'PASSED' : null, final, payload: { n: sequence }, producedAt: null };
+  return { correlationId, key: `${correlationId}-${sequence}`, messageId: null, sequence, status: final ? 'COMPLETED' : null, final, payload: { n: sequence }, producedAt: null };
 }
 async function started(log: ResultLog, owner: string, messages: number, final = false): Promise<string> {
   const id = randomUUID();
