@@ -192,6 +192,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       } catch (error) {
         if (stopped) return;
         logger.warn({ err: error }, 'change feed lost; responses are not cached until it is back');
+        // The service starts without it: requests run uncached meanwhile.
+        opened?.();
       }
       // Changes may have gone by: nothing kept so far may be served.
       feed = undefined;
@@ -217,7 +219,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     stats: () => ({ hits, stored, entries: entries.size, bytes: entries.calculatedSize }),
     async start() {
       if (!enabled) return;
-      // Resolves once the subscription holds (or the cache was stopped meanwhile).
+      // Resolves once the subscription holds, or its first attempt failed (the cache keeps trying).
       await new Promise<void>((resolve) => {
         opened = resolve;
         void follow().finally(resolve);
