@@ -205,7 +205,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   });
   const apollo = createApolloGraphQLServer(pipeline, logger);
   await apollo.start();
-  const responseCache = createResponseCache({ log, access, ...config.graphql.responseCache, logger });
+  const responseCache = createResponseCache({ log, access, ...config.graphql.responseCache, ttlSeconds: config.resultLog.ttlSeconds, logger });
   await responseCache.start();
   const ws = attachGraphQLWebSocket({
     httpServer,

@@ -26,6 +26,7 @@ const tokens = { alice: '', bob: '', admin: '' };
 let memory: TestService;
 let small: TestService;
 let gated: TestService;
+let brief: TestService;
 /** What `gated`'s log says of its change feed. */
 let delivery = { live: true, epoch: 0 };
 let a: TestService;
@@ -40,6 +41,7 @@ beforeAll(async () => {
   memory = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-mem` } });
   small = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-small`, GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '2' } });
   gated = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-gated` }, wrapLog: (log) => ({ ...log, changeDelivery: () => delivery }) });
+  brief = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-brief`, STORE_TTL_SECONDS: '1' } });
   [a, b] = await Promise.all(
     ['a', 'b'].map(async (name) => {
       const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).resultLog, createSilentLogger());
@@ -47,7 +49,7 @@ beforeAll(async () => {
       return startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-${name}` }, log: state.log });
     }),
   ) as [TestService, TestService];
-  services.push(memory, small, gated, a, b);
+  services.push(memory, small, gated, brief, a, b);
 }, 60_000);
 
 afterAll(async () => {
@@ -153,6 +155,18 @@ describe('response cache, memory', () => {
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[2] }))).toBe(true);
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[1] }))).toBe(true);
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[0] }))).toBe(false);
+  });
+});
+
+describe('response cache, expiry', () => {
+  it('keeps no entry past the expiry of a test it read, which no change announces', async () => {
+    const id = await started(brief.log, 'alice', 1, true);
+    expect(count(await post(brief, tokens.alice, TEST, { id }))).toBe(1);
+    expect(hit(await post(brief, tokens.alice, TEST, { id }))).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const expired = await post(brief, tokens.alice, TEST, { id });
+    expect(hit(expired)).toBe(false);
+    expect(count(expired)).toBeNull();
   });
 });
 

@@ -11,7 +11,8 @@
  * change is delivered to anyone else, and before the write that made it is acknowledged in this
  * process. A response computed while one of its tests changed is not kept (each test's last change
  * is stamped on a clock). While notices may be missed (Redis reconnecting) nothing is served or
- * kept, and everything is forgotten once they arrive again.
+ * kept, and everything is forgotten once they arrive again. No entry outlives the expiry of a
+ * test it read (the log's TTL after the test's last change), which no change announces.
  *
  * Only answers that Apollo Server would send the same to another caller of the same visibility are
  * kept: a POST with a JSON body (so CSRF prevention passed), a query, status 200, no errors, no
@@ -35,6 +36,8 @@ export interface ResponseCacheOptions {
   readonly maxEntries: number;
   /** Most bytes kept (bodies and keys, as UTF-16 length); 0 turns the cache off. */
   readonly maxBytes: number;
+  /** How long the log keeps a test after its last change: no entry outlives a test it read. */
+  readonly ttlSeconds: number;
   readonly logger: Logger;
 }
 
@@ -96,7 +99,12 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const byTest = new Map<string, Set<string>>();
   // The clock of changes: each test's last change, and below `floor`, changes forgotten.
   let clock = 0;
-  const changedAt = new LRUCache<string, number>({ max: 100_000, dispose: (at) => void (floor = Math.max(floor, at)) });
+  const changedAt = new LRUCache<string, number>({
+    max: 100_000,
+    dispose: (at, _id, reason) => {
+      if (reason === 'evict') floor = Math.max(floor, at);
+    },
+  });
   let floor = 0;
   let epoch = -1;
   let feed: AsyncIterableIterator<{ test: { correlationId: string } }> | undefined;
@@ -145,14 +153,17 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     const started = clock;
     const startedEpoch = epoch;
     const reads = new Set<string>();
-    let cacheable = true;
+    let cacheable: boolean | undefined;
     let body: string | undefined;
+    // The oldest change of a test read: the log forgets that test first, and the entry with it.
+    let oldest = Infinity;
     const fill: ResponseFill = {
-      read: (ids) => {
+      read: (ids, tests) => {
         for (const id of ids) reads.add(id);
+        for (const test of tests) if (test !== null) oldest = Math.min(oldest, test.updatedAt);
       },
       resolved: (operation) => {
-        cacheable &&= onlyReadsTests(operation);
+        cacheable = (cacheable ?? true) && onlyReadsTests(operation);
       },
       completed: (text) => {
         body = text;
@@ -161,12 +172,13 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     return {
       fill,
       finish(res) {
-        if (!cacheable || body === undefined || res.statusCode !== 200 || !usable() || epoch !== startedEpoch || floor > started) return;
+        const ttl = oldest === Infinity ? undefined : oldest + options.ttlSeconds * 1000 - Date.now();
+        if (cacheable !== true || body === undefined || (ttl !== undefined && ttl <= 0) || res.statusCode !== 200 || !usable() || epoch !== startedEpoch || floor > started) return;
         for (const id of reads) if ((changedAt.get(id) ?? 0) > started) return;
         const contentType = res.getHeader('content-type');
         if (typeof contentType !== 'string') return;
         const entry: Entry = { body, contentType, reads: [...reads] };
-        entries.set(key, entry);
+        entries.set(key, entry, ttl === undefined ? {} : { ttl });
         if (!entries.has(key)) return;
         for (const id of entry.reads) {
           let keys = byTest.get(id);

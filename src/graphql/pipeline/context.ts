@@ -34,8 +34,8 @@ export interface GraphQLContext extends GraphQLDeps {
 
 /** What a response cache is told of one operation as it runs, to keep its response or not. */
 export interface ResponseFill {
-  /** Tests the operation read, by correlation id (those answered null too: they may appear). */
-  read(correlationIds: readonly string[]): void;
+  /** Tests the operation read, by correlation id (those answered null too: they may appear), and what the log answered. */
+  read(correlationIds: readonly string[], tests: ReadonlyArray<TestRecord | null>): void;
   /** The operation that runs; one that only reads tests may be kept. */
   resolved(operation: OperationDefinitionNode): void;
   /** The body as sent, when the result is a single one without errors, extensions or headers of its own. */
@@ -56,9 +56,10 @@ export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, re
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
     ...(responseFill === undefined ? {} : { responseFill }),
     loaders: {
-      test: new DataLoader<string, TestRecord | null>((ids) => {
-        responseFill?.read(ids);
-        return deps.log.getMany(ids);
+      test: new DataLoader<string, TestRecord | null>(async (ids) => {
+        const tests = await deps.log.getMany(ids);
+        responseFill?.read(ids, tests);
+        return tests;
       }),
     },
   };
