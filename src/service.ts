@@ -240,7 +240,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       graphql: (edge) => createGraphQLEndpoint({ http: apollo, pipeline, sse, responseCache, ...edge }),
     },
     // The cache's own change subscription is no client's.
-    clients: { subscriptions: () => log.followers(), changeSubscriptions: () => log.changeSubscribers() - (responseCache.subscribed() ? 1 : 0), connections: () => ws.connections },
+    clients: { subscriptions: () => log.followers(), changeSubscriptions: () => log.changeSubscribers() - (responseCache.subscribed() ? 1 : 0), connections: () => ws.connections, responseCache: () => responseCache.stats() },
     async stop() {
       // WebSockets first (closed with 1001) and event streams (cut: their clients reconnect with
       // Last-Event-ID elsewhere), then in-flight HTTP requests drain.

@@ -100,6 +100,9 @@ describe('response cache, memory', () => {
     expect(count(second)).toBe(100);
     const strip = (headers: Headers) => [...headers].filter(([name]) => !['date', 'x-request-id', 'cache-status'].includes(name));
     expect(strip(second.headers)).toEqual(strip(first.headers));
+    const metrics = await (await fetch(`${memory.url}/metrics`)).text();
+    expect(Number(/^rcs_graphql_response_cache_hits_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^rcs_graphql_response_cache_entries (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
   });
 
   it('does not share entries between callers who see different tests', async () => {
