@@ -6,13 +6,16 @@
  * new page, never the cached one.
  */
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import type { IncomingMessage, TestChangeEvent } from '../../src/domain/types.js';
 import { createSilentLogger } from '../../src/logger.js';
+import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import { eventually } from '../support/graphql.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
@@ -31,6 +34,9 @@ let brief: TestService;
 let delivery = { live: true, epoch: 0 };
 let a: TestService;
 let b: TestService;
+/** A third instance on the shared Redis, on connections the test holds: its subscriber is cut. */
+let c: TestService;
+const connections = { commands: new Redis({ lazyConnect: true }), subscriber: new Redis({ lazyConnect: true }) };
 
 beforeAll(async () => {
   cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
@@ -49,12 +55,17 @@ beforeAll(async () => {
       return startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-${name}` }, log: state.log });
     }),
   ) as [TestService, TestService];
-  services.push(memory, small, gated, brief, a, b);
+  await Promise.all([connections.commands.connect(), connections.subscriber.connect()]);
+  const cLog = createRedisResultLog({ redis: connections.commands, subscriber: connections.subscriber, ttlSeconds: 3600, maxMessagesPerTest: 10_000, prefix: redisPrefix, logger: createSilentLogger() });
+  c = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-c` }, log: cLog });
+  services.push(memory, small, gated, brief, a, b, c);
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all(services.map((svc) => svc.stop()));
   await Promise.all(states.map((state) => state.dispose()));
+  connections.commands.disconnect();
+  connections.subscriber.disconnect();
   await cluster?.stop();
   await deleteRedisKeys(`${redisPrefix}:*`);
 });
@@ -207,5 +218,20 @@ describe('response cache, two instances sharing Redis', () => {
       expect(hit(after)).toBe(false);
       expect(count(after)).toBe(6 + round);
     }
+  });
+
+  it('forgets what it kept when its subscriber connection was lost, so a notice missed meanwhile cannot leave a stale page', async () => {
+    const id = await started(b.log, 'alice', 1);
+    expect(count(await post(c, tokens.alice, TEST, { id }))).toBe(1);
+    expect(hit(await post(c, tokens.alice, TEST, { id }))).toBe(true);
+    const before = c.log.changeDelivery?.().epoch ?? 0;
+    connections.subscriber.disconnect(true);
+    // Stored through B while C's subscriber is away: its notice may never reach C.
+    await b.log.append([message(id)]);
+    await eventually(() => (c.log.changeDelivery?.().epoch ?? 0) >= before + 2 && c.log.changeDelivery?.().live, 15_000, 'the subscriber to be back');
+    const after = await post(c, tokens.alice, TEST, { id });
+    expect(hit(after)).toBe(false);
+    expect(count(after)).toBe(2);
+    expect(hit(await post(c, tokens.alice, TEST, { id }))).toBe(true);
   });
 });
