@@ -30,6 +30,8 @@ export interface ClientSources {
   readonly changeSubscriptions: () => number;
   /** Open WebSocket connections. */
   readonly connections: () => number;
+  /** What the `/graphql` response cache counted, when it is on. */
+  readonly responseCache?: () => { readonly hits: number; readonly stored: number; readonly entries: number; readonly bytes: number };
 }
 
 /** The registry and the request-timing middleware. */
@@ -193,6 +195,46 @@ function registerClientMetrics(registry: Registry, clients: ClientSources): void
     registers: [registry],
     collect() {
       this.set(clients.connections());
+    },
+  });
+  const cache = clients.responseCache;
+  if (cache !== undefined) registerResponseCacheMetrics(registry, cache);
+}
+
+/** The `/graphql` response cache: answers sent from it, answers kept, and what it holds. */
+function registerResponseCacheMetrics(registry: Registry, cache: NonNullable<ClientSources['responseCache']>): void {
+  new Counter({
+    name: 'rcs_graphql_response_cache_hits_total',
+    help: 'GraphQL answers over HTTP sent from the response cache.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(cache().hits);
+    },
+  });
+  new Counter({
+    name: 'rcs_graphql_response_cache_stored_total',
+    help: 'GraphQL answers over HTTP kept by the response cache.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(cache().stored);
+    },
+  });
+  new Gauge({
+    name: 'rcs_graphql_response_cache_entries',
+    help: 'Answers the response cache holds.',
+    registers: [registry],
+    collect() {
+      this.set(cache().entries);
+    },
+  });
+  new Gauge({
+    name: 'rcs_graphql_response_cache_bytes',
+    help: 'Size of the answers the response cache holds (bodies and keys).',
+    registers: [registry],
+    collect() {
+      this.set(cache().bytes);
     },
   });
 }

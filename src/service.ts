@@ -15,6 +15,7 @@ import type { Config } from './config/config.js';
 import type { GraphQLDeps } from './graphql/pipeline/context.js';
 import { createApolloGraphQLServer } from './graphql/http/apollo-server.js';
 import { createGraphQLEndpoint } from './graphql/http/graphql-endpoint.js';
+import { createResponseCache } from './graphql/http/response-cache.js';
 import { createOperationPipeline } from './graphql/pipeline/operation-pipeline.js';
 import { createOperationResolver } from './graphql/pipeline/persisted-operations.js';
 import { createSchema } from './graphql/schema/schema.js';
@@ -204,6 +205,8 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   });
   const apollo = createApolloGraphQLServer(pipeline, logger);
   await apollo.start();
+  const responseCache = createResponseCache({ log, access, ...config.graphql.responseCache, ttlSeconds: config.resultLog.ttlSeconds, logger });
+  await responseCache.start();
   const ws = attachGraphQLWebSocket({
     httpServer,
     path: '/graphql',
@@ -234,9 +237,10 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: BROWSER_SCOPE },
       dashboard: { enabled: config.browser.dashboard, signInClientId: auth.issuer ? config.browser.dashboardClientId : null, signInScope: BROWSER_SCOPE },
-      graphql: (edge) => createGraphQLEndpoint({ http: apollo, pipeline, sse, ...edge }),
+      graphql: (edge) => createGraphQLEndpoint({ http: apollo, pipeline, sse, responseCache, ...edge }),
     },
-    clients: { subscriptions: () => log.followers(), changeSubscriptions: () => log.changeSubscribers(), connections: () => ws.connections },
+    // The cache's own change subscription is no client's.
+    clients: { subscriptions: () => log.followers(), changeSubscriptions: () => log.changeSubscribers() - (responseCache.subscribed() ? 1 : 0), connections: () => ws.connections, responseCache: () => responseCache.stats() },
     async stop() {
       // WebSockets first (closed with 1001) and event streams (cut: their clients reconnect with
       // Last-Event-ID elsewhere), then in-flight HTTP requests drain.
@@ -244,6 +248,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       await closeHttpServer(httpServer, drainGraceMs(config));
       // Nothing is in flight any more: Apollo Server's own stop hooks run last.
       await apollo.stop();
+      responseCache.dispose();
     },
   };
 }

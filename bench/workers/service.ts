@@ -1,13 +1,13 @@
 /**
  * The service as the benchmarks run it: the real `startService` with a memory store, on a free
  * port, optionally seeded with `--tests N --messages M` (through the store, as consumed records
- * would be), with rate limits off (the load comes from one principal and one address). Prints `{ url, ids }` once listening, runs until SIGTERM.
+ * would be), and with `--live N --rate R` N tests more that keep receiving R messages a second between them, with rate limits off (the load comes from one principal and one address). Prints `{ url, ids }` once listening, runs until SIGTERM.
  */
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startFromConfig } from '../../src/start-from-config.js';
 import { BENCH_AUTH_ENV } from '../lib/token.js';
-import { seed } from '../lib/seed.js';
+import { feedLive, seed, seedLive } from '../lib/seed.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -16,10 +16,17 @@ const arg = (name: string, fallback: number) => {
 const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BENCH_AUTH_ENV, WS_MAX_SUBSCRIPTIONS: '10000', RATE_LIMITS: 'off' });
 const logger = createLogger({ level: config.logLevel });
 let ids: string[] = [];
+let live: string[] = [];
+let stopFeed = () => undefined as void;
 const running = await startFromConfig(config, logger, async (state) => {
   // A Redis store refuses commands until its connection is up.
   for (let i = 0; i < 100 && !(await state.log.check().then(() => true, () => false)); i++) await new Promise((resolve) => setTimeout(resolve, 100));
   ids = await seed(state.log, arg('tests', 0), arg('messages', 0));
+  live = await seedLive(state.log, arg('live', 0), arg('messages', 0));
+  stopFeed = feedLive(state.log, live, arg('rate', 0), arg('messages', 0));
 });
-process.once('SIGTERM', () => void running.stop().then(() => process.exit(0)));
-console.log(JSON.stringify({ url: running.service.url, ids }));
+process.once('SIGTERM', () => {
+  stopFeed();
+  void running.stop().then(() => process.exit(0));
+});
+console.log(JSON.stringify({ url: running.service.url, ids, live }));

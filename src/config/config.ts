@@ -88,6 +88,8 @@ export interface GraphQLConfig {
   readonly introspection: boolean;
   /** Serve the schema as an Apollo Federation 2 subgraph (`FEDERATION`). */
   readonly federation: boolean;
+  /** The HTTP response cache of test reads; off when either bound is 0. */
+  readonly responseCache: { readonly maxEntries: number; readonly maxBytes: number };
 }
 
 /** Limits of an operation's shape (graphql-armor's rules, graphql-js's token and suggestion options), on HTTP, WebSocket and SSE alike. */
@@ -189,6 +191,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxCost: read.int('GRAPHQL_MAX_COST', 10_000, { min: 1 }),
       introspection: read.bool('GRAPHQL_INTROSPECTION', true),
       federation: read.bool('FEDERATION', false),
+      responseCache: {
+        maxEntries: read.int('GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES', 10_000, { min: 0 }),
+        maxBytes: read.int('GRAPHQL_RESPONSE_CACHE_MAX_BYTES', 64 * 1024 * 1024, { min: 0 }),
+      },
     },
     graphqlShape: {
       maxAliases: read.int('GRAPHQL_MAX_ALIASES', 15, { min: 0, max: 1000 }),

@@ -110,6 +110,8 @@ export const SETTINGS = {
   OIDC_REFRESH_TOKEN_TTL_SECONDS: { section: "issuer", type: "integer", defaultNote: "`1209600` (14 days)", description: "Refresh token (and grant) lifetime." },
   GRAPHQL_MAX_DEPTH: { section: "graphql", type: "integer", default: 10, description: "Maximum operation depth." },
   GRAPHQL_MAX_COST: { section: "graphql", type: "integer", default: 10000, description: "Maximum operation cost." },
+  GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: { section: "graphql", type: "integer", default: 10000, description: "Answers of `test` and `tests` queries over HTTP kept per process, per document, variables and caller visibility, until a test they read changes (the log's change feed drops them on every replica; nothing is served while the feed reconnects). `0` turns the cache off." },
+  GRAPHQL_RESPONSE_CACHE_MAX_BYTES: { section: "graphql", type: "integer", defaultNote: "`67108864` (64 MiB)", description: "Most bytes of kept answers per process (bodies and keys); the least recently used are evicted. `0` turns the cache off." },
   GRAPHQL_INTROSPECTION: { section: "graphql", type: "boolean", default: true, description: "Whether the schema can be introspected." },
   GRAPHQL_MAX_ALIASES: { section: "graphql", type: "integer", default: 15, description: "Maximum aliases in one operation (`__typename` is not counted); more is refused with `QUERY_TOO_MANY_ALIASES`." },
   GRAPHQL_MAX_DIRECTIVES: { section: "graphql", type: "integer", default: 50, description: "Maximum directives in one operation; more is refused with `QUERY_TOO_MANY_DIRECTIVES`." },

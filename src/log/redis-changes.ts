@@ -14,13 +14,15 @@ import type { Logger } from '../logger.js';
 import { createChangeFeed } from './change-feed.js';
 import { decodeChange } from './message-format.js';
 import type { RedisPubSub } from './redis-pubsub.js';
-import type { ChangeOptions } from './result-log.js';
+import type { ChangeDelivery, ChangeOptions } from './result-log.js';
 
 /** The change feed of one process over Redis. */
 export interface RedisChanges {
   open(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
   /** Subscribers open in this process. */
   count(): number;
+  /** Whether notices reach this process now (result-log.ts). */
+  delivery(): ChangeDelivery;
   dispose(): void;
 }
 
@@ -47,6 +49,13 @@ export function createRedisChanges(options: { readonly pubsub: RedisPubSub; read
     else feed.emit(published.change, published.before);
   };
   const stopMessages = pubsub.onMessage(onMessage);
+  let delivery: ChangeDelivery = { live: true, epoch: 0 };
+  const stopLost = pubsub.onLost(() => {
+    delivery = { live: false, epoch: delivery.epoch + 1 };
+  });
+  const stopBack = pubsub.onResubscribed(() => {
+    delivery = { live: true, epoch: delivery.epoch + 1 };
+  });
 
   return {
     async open(changeOptions) {
@@ -63,8 +72,11 @@ export function createRedisChanges(options: { readonly pubsub: RedisPubSub; read
       }
     },
     count: () => feed.count(),
+    delivery: () => delivery,
     dispose() {
       stopMessages();
+      stopLost();
+      stopBack();
       feed.clear();
     },
   };

@@ -27,6 +27,8 @@ export interface RedisPubSub {
    * first connection. Answers the function that stops it.
    */
   onResubscribed(handler: () => void): () => void;
+  /** Calls `handler` each time the subscriber connection is lost (notices may be missed until `onResubscribed`). */
+  onLost(handler: () => void): () => void;
 }
 
 /** Creates the pub/sub of `subscriber` (a connection of its own: once it subscribes, Redis allows it nothing else). */
@@ -104,6 +106,14 @@ export function createRedisPubSub(subscriber: RedisClient): RedisPubSub {
       };
       subscriber.on('ready', listener);
       return () => subscriber.off('ready', listener);
+    },
+    onLost(handler) {
+      // A cluster's sharded subscribers are lost one by one: `-node` names each.
+      const events = sharded ? ['close', '-node'] : ['close'];
+      for (const event of events) subscriber.on(event, handler);
+      return () => {
+        for (const event of events) subscriber.off(event, handler);
+      };
     },
   };
 }

@@ -275,6 +275,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     changeSubscribers: () => changes.count(),
 
+    changeDelivery: () => changes.delivery(),
+
     remove: (correlationId) =>
       wrap(async () => {
         const k = keysOf(correlationId);

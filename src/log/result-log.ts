@@ -58,6 +58,17 @@ export interface ChangeOptions {
   readonly canSee: (test: TestSummary) => boolean;
 }
 
+/**
+ * Whether changes made anywhere reach this process's change feed now: `live` is false while they
+ * may be missed (the Redis subscriber connection is down or not yet subscribed again), and `epoch`
+ * moves at every loss and every return, so a reader that keeps what it read until a change of it
+ * arrives can tell that changes may have gone by unseen.
+ */
+export interface ChangeDelivery {
+  readonly live: boolean;
+  readonly epoch: number;
+}
+
 /** Tests and their messages, keyed by correlation id. */
 export interface ResultLog extends Disposable {
   /**
@@ -101,6 +112,8 @@ export interface ResultLog extends Disposable {
    * Changes made anywhere arrive, for a shared log. Resolves once every later change will be delivered.
    */
   changes(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
+  /** How changes reach this process (see {@link ChangeDelivery}); a log of one process always delivers them, and leaves this out. */
+  changeDelivery?(): ChangeDelivery;
   /** Drops a test; used when the start request could not be handed to the broker. */
   remove(correlationId: string): Promise<boolean>;
   /** Resolves when the log can serve reads and writes; rejects with the reason otherwise. */

@@ -37,7 +37,9 @@ beforeAll(async () => {
   cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
   svc = await startTestService({
     brokers: cluster.bootstrapServers,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_COST: '2000' },
+    // Every request executes here, response cache off: the loader tests count each request's log
+    // calls (response-cache.test.ts covers the cache).
+    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_COST: '2000', GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '0' },
     wrapLog: counting,
   });
 });

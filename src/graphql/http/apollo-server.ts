@@ -96,6 +96,15 @@ function pipelinePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQL
           if (operation === undefined) return;
           const admitted = pipeline.rules.admit({ document, operation, operationName: resolved.operationName, variables: resolved.variables, principal: contextValue.principal, transport: 'http' });
           if (admitted !== undefined) throw admitted;
+          contextValue.responseFill?.resolved(operation);
+        },
+        async willSendResponse({ response, contextValue }) {
+          const fill = contextValue.responseFill;
+          if (fill === undefined || response.body.kind !== 'single') return;
+          const { errors, data, extensions } = response.body.singleResult;
+          const plain = errors === undefined && extensions === undefined && data !== undefined && (response.http.status ?? 200) === 200 && [...response.http.headers.keys()].length === 0;
+          // What Apollo Server's own serialization (prettyJSONStringify) makes of an error-free result.
+          if (plain) fill.completed(`${JSON.stringify({ data })}\n`);
         },
       };
     },

@@ -12,6 +12,7 @@ import { withRequestId } from '../../request-id.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 import type { GraphQLSse } from '../sse/sse-server.js';
 import type { HttpGraphQLServer } from './apollo-server.js';
+import type { PendingFill, ResponseCache } from './response-cache.js';
 
 /** How a request to `/graphql` is served. */
 export type GraphQLRoute = 'page' | 'event-stream' | 'http';
@@ -31,6 +32,8 @@ export interface GraphQLEndpointOptions {
   readonly principalOf: (res: Response) => Principal;
   /** The request id the HTTP edge assigned. */
   readonly requestIdOf: (res: Response) => string;
+  /** Answers of test reads kept for callers of the same visibility; none when absent. */
+  readonly responseCache?: ResponseCache;
 }
 
 /** The route of a request: see the file header. */
@@ -46,7 +49,20 @@ function acceptsEventStream(req: Request): boolean {
 
 /** Creates the handler; mount it at the root of the app (it answers `/graphql` only). */
 export function createGraphQLEndpoint(options: GraphQLEndpointOptions): RequestHandler {
-  const apollo = expressMiddleware(options.http, { context: async ({ res }) => options.pipeline.createContext(options.principalOf(res)) });
+  const { responseCache } = options;
+  // The fill of each request that may be kept, for the context Apollo Server asks for.
+  const fills = new WeakMap<Response, PendingFill>();
+  const apollo = expressMiddleware(options.http, { context: async ({ res }) => options.pipeline.createContext(options.principalOf(res), undefined, fills.get(res)?.fill) });
+  const serveHttp = async (req: Request, res: Response, next: NextFunction) => {
+    if (responseCache === undefined) return apollo(req, res, next);
+    const principal = options.principalOf(res);
+    if (responseCache.serve(req, res, principal)) return;
+    const pending = responseCache.begin(req, principal);
+    if (pending === undefined) return apollo(req, res, next);
+    fills.set(res, pending);
+    await apollo(req, res, next);
+    pending.finish(res);
+  };
   return (req, res, next) => {
     if (req.path !== '/graphql') return next();
     const route = routeOf(req);
@@ -54,7 +70,7 @@ export function createGraphQLEndpoint(options: GraphQLEndpointOptions): RequestH
     // One URL serves every operation, so nothing on it may be cached by URL.
     res.setHeader('Cache-Control', 'no-store');
     runGuard(options.guard, req, res, next, () =>
-      withRequestId(options.requestIdOf(res), () => (route === 'event-stream' ? options.sse.handle(req, res, options.principalOf(res)) : apollo(req, res, next))),
+      withRequestId(options.requestIdOf(res), () => (route === 'event-stream' ? options.sse.handle(req, res, options.principalOf(res)) : serveHttp(req, res, next))),
     );
   };
 }

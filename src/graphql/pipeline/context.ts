@@ -3,6 +3,7 @@
  * shared, so one request's batching and caching cannot leak into another's.
  */
 import DataLoader from 'dataloader';
+import type { OperationDefinitionNode } from 'graphql';
 import type { AccessPolicy } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { TestRecord } from '../../domain/types.js';
@@ -27,6 +28,18 @@ export interface GraphQLContext extends GraphQLDeps {
    * `afterSequence`: an SSE client's `Last-Event-ID` when it reconnects.
    */
   readonly resumeAfter?: string | undefined;
+  /** What the response cache learns of this operation, when its response may be kept (../http/response-cache.ts). */
+  readonly responseFill?: ResponseFill | undefined;
+}
+
+/** What a response cache is told of one operation as it runs, to keep its response or not. */
+export interface ResponseFill {
+  /** Tests the operation read, by correlation id (those answered null too: they may appear), and what the log answered. */
+  read(correlationIds: readonly string[], tests: ReadonlyArray<TestRecord | null>): void;
+  /** The operation that runs; one that only reads tests may be kept. */
+  resolved(operation: OperationDefinitionNode): void;
+  /** The body as sent, when the result is a single one without errors, extensions or headers of its own. */
+  completed(body: string): void;
 }
 
 /** The request-scoped DataLoaders. */
@@ -36,13 +49,18 @@ export interface Loaders {
 }
 
 /** Creates a fresh context (with fresh loaders) for one operation of `principal`. */
-export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, resumeAfter?: string): GraphQLContext {
+export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, resumeAfter?: string, responseFill?: ResponseFill): GraphQLContext {
   return {
     ...deps,
     principal,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
+    ...(responseFill === undefined ? {} : { responseFill }),
     loaders: {
-      test: new DataLoader<string, TestRecord | null>((ids) => deps.log.getMany(ids)),
+      test: new DataLoader<string, TestRecord | null>(async (ids) => {
+        const tests = await deps.log.getMany(ids);
+        responseFill?.read(ids, tests);
+        return tests;
+      }),
     },
   };
 }

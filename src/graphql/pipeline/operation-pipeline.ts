@@ -9,7 +9,7 @@
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { Logger } from '../../logger.js';
-import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './context.js';
+import { createGraphQLContext, type GraphQLContext, type GraphQLDeps, type ResponseFill } from './context.js';
 import { createErrorFormatter, type FormatError } from './format-error.js';
 import type { OperationLimits } from './operation-limits.js';
 import { createOperationRules, type OperationRules } from './operation-rules.js';
@@ -44,7 +44,7 @@ export interface OperationPipeline {
   /** Unexpected errors' own messages and stack traces to clients. */
   readonly debugErrors: boolean;
   /** A fresh context (with fresh loaders) for one operation. */
-  createContext(principal: Principal, resumeAfter?: string): GraphQLContext;
+  createContext(principal: Principal, resumeAfter?: string, responseFill?: ResponseFill): GraphQLContext;
   /** Resolve, parse, validate, admit, context: for the streaming transports. */
   readonly prepare: PrepareOperation;
   /** Subscription execution shared by every streaming subscriber. */
@@ -55,7 +55,7 @@ export interface OperationPipeline {
 export function createOperationPipeline(options: OperationPipelineOptions): OperationPipeline {
   const { schema, deps, resolveOperation } = options;
   const rules = createOperationRules({ schema, access: deps.access, limits: options.limits, shapeLimits: options.shapeLimits, introspection: options.introspection, trustedDocuments: options.trustedDocuments ?? false });
-  const createContext = (principal: Principal, resumeAfter?: string) => createGraphQLContext(deps, principal, resumeAfter);
+  const createContext = (principal: Principal, resumeAfter?: string, responseFill?: ResponseFill) => createGraphQLContext(deps, principal, resumeAfter, responseFill);
   return {
     schema,
     rules,

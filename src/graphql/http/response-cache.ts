@@ -1,0 +1,253 @@
+/**
+ * The response cache of `/graphql` over HTTP: the serialized answers of queries that only read
+ * tests (`test`, `tests`), served again without running Apollo Server while nothing they read has
+ * changed. An entry is keyed by the request as sent (document or its id, operation name,
+ * variables, extensions), the `Accept` header (it chooses the content type) and what the caller may
+ * see (its read scope, and every test or only its own); it lists the tests it read, those answered
+ * null included, since they may appear.
+ *
+ * Entries are dropped by the log's own change feed, in this process for the memory log and from
+ * every replica for Redis: the cache is the feed's first subscriber, so an entry is gone before a
+ * change is delivered to anyone else, and before the write that made it is acknowledged in this
+ * process. A response computed while one of its tests changed is not kept (each test's last change
+ * is stamped on a clock). While notices may be missed (Redis reconnecting) nothing is served or
+ * kept, and everything is forgotten once they arrive again. No entry outlives the expiry of a
+ * test it read (the log's TTL after the test's last change), which no change announces.
+ *
+ * Only answers that Apollo Server would send the same to another caller of the same visibility are
+ * kept: a POST with a JSON body (so CSRF prevention passed), a query, status 200, no errors, no
+ * extensions, no headers of its own. A hit is sent with Express's `send`, as Apollo's integration
+ * does, so its bytes and headers are the same, with a `Cache-Status` header added.
+ */
+import type { Request, Response } from 'express';
+import { Kind, type OperationDefinitionNode } from 'graphql';
+import { LRUCache } from 'lru-cache';
+import type { AccessPolicy } from '../../auth/access.js';
+import { SCOPES, hasScope, type Principal } from '../../auth/principal.js';
+import type { Logger } from '../../logger.js';
+import type { ChangeDelivery, ResultLog } from '../../log/result-log.js';
+import type { ResponseFill } from '../pipeline/context.js';
+
+/** Options of {@link createResponseCache}. */
+export interface ResponseCacheOptions {
+  readonly log: ResultLog;
+  readonly access: AccessPolicy;
+  /** Most responses kept; 0 turns the cache off. */
+  readonly maxEntries: number;
+  /** Most bytes kept (bodies and keys, as UTF-16 length); 0 turns the cache off. */
+  readonly maxBytes: number;
+  /** How long the log keeps a test after its last change: no entry outlives a test it read. */
+  readonly ttlSeconds: number;
+  readonly logger: Logger;
+}
+
+/** What the cache counted. */
+export interface ResponseCacheStats {
+  readonly hits: number;
+  readonly stored: number;
+  readonly entries: number;
+  readonly bytes: number;
+}
+
+/** A fill in progress: the fill the context is given, and what keeping it needs. */
+export interface PendingFill {
+  readonly fill: ResponseFill;
+  /** Keeps the response once Apollo Server has sent it. */
+  finish(res: Response): void;
+}
+
+/** The cache of one process. */
+export interface ResponseCache {
+  /** Answers `req` from the cache and returns true, or returns false (nothing sent). */
+  serve(req: Request, res: Response, principal: Principal): boolean;
+  /** A fill for a request that may be kept, or undefined. */
+  begin(req: Request, principal: Principal): PendingFill | undefined;
+  /** Whether the cache holds a change feed subscription of its own (not a client's). */
+  subscribed(): boolean;
+  stats(): ResponseCacheStats;
+  /** Subscribes to the change feed; until it resolves, nothing is served or kept. */
+  start(): Promise<void>;
+  dispose(): void;
+}
+
+interface Entry {
+  readonly body: string;
+  readonly contentType: string;
+  readonly reads: readonly string[];
+}
+
+/** The header a hit carries (RFC 9211). */
+export const CACHE_STATUS_HEADER = 'Cache-Status';
+const HIT = 'result-collection-service; hit';
+/** Root fields whose answers only depend on the tests they read and the caller's visibility. */
+const CACHEABLE_FIELDS: ReadonlySet<string> = new Set(['test', 'tests', '__typename']);
+/** Changes held for the cache's own subscription: it drains them at once. */
+const QUEUE_LIMIT = 100_000;
+const ALWAYS: ChangeDelivery = { live: true, epoch: 0 };
+
+/** Creates the cache; call `start` before serving. */
+export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
+  const { log, access } = options;
+  const enabled = options.maxEntries > 0 && options.maxBytes > 0;
+  const entries = new LRUCache<string, Entry>({
+    max: Math.max(1, options.maxEntries),
+    maxSize: Math.max(1, options.maxBytes),
+    sizeCalculation: (entry, key) => Math.max(1, entry.body.length + key.length),
+    dispose: (entry, key) => unindex(entry, key),
+  });
+  // Entries by the tests they read, to drop them when one changes.
+  const byTest = new Map<string, Set<string>>();
+  // The clock of changes: each test's last change, and below `floor`, changes forgotten.
+  let clock = 0;
+  const changedAt = new LRUCache<string, number>({
+    max: 100_000,
+    dispose: (at, _id, reason) => {
+      if (reason === 'evict') floor = Math.max(floor, at);
+    },
+  });
+  let floor = 0;
+  let epoch = -1;
+  let feed: AsyncIterableIterator<{ test: { correlationId: string } }> | undefined;
+  let stopped = false;
+  let opened: (() => void) | undefined;
+  let hits = 0;
+  let stored = 0;
+  const logger = options.logger.child({ component: 'response-cache' });
+
+  function unindex(entry: Entry, key: string): void {
+    for (const id of entry.reads) {
+      const keys = byTest.get(id);
+      keys?.delete(key);
+      if (keys?.size === 0) byTest.delete(id);
+    }
+  }
+  function changed(correlationId: string): void {
+    changedAt.set(correlationId, ++clock);
+    const keys = byTest.get(correlationId);
+    if (keys === undefined) return;
+    for (const key of [...keys]) entries.delete(key);
+  }
+  /** Whether notices arrive now; a new epoch forgets everything kept before it. */
+  function usable(): boolean {
+    if (feed === undefined) return false;
+    const delivery = log.changeDelivery?.() ?? ALWAYS;
+    if (delivery.epoch !== epoch) {
+      entries.clear();
+      epoch = delivery.epoch;
+      floor = ++clock;
+    }
+    return delivery.live;
+  }
+  function keyOf(req: Request, principal: Principal): string | undefined {
+    if (req.method !== 'POST' || !req.is('application/json')) return undefined;
+    const body = req.body as Record<string, unknown> | null | undefined;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+    const visibility = `${hasScope(principal, SCOPES.read) ? 'r' : '-'}${access.seesAll(principal) ? '*' : `:${principal.subject}`}`;
+    return JSON.stringify([visibility, req.headers.accept ?? null, body.query ?? null, body.documentId ?? null, body.operationName ?? null, body.variables ?? null, body.extensions ?? null]);
+  }
+
+  function begin(req: Request, principal: Principal): PendingFill | undefined {
+    if (!enabled || !usable()) return undefined;
+    const key = keyOf(req, principal);
+    if (key === undefined) return undefined;
+    const started = clock;
+    const startedEpoch = epoch;
+    const reads = new Set<string>();
+    let cacheable: boolean | undefined;
+    let body: string | undefined;
+    // The oldest change of a test read: the log forgets that test first, and the entry with it.
+    let oldest = Infinity;
+    const fill: ResponseFill = {
+      read: (ids, tests) => {
+        for (const id of ids) reads.add(id);
+        for (const test of tests) if (test !== null) oldest = Math.min(oldest, test.updatedAt);
+      },
+      resolved: (operation) => {
+        cacheable = (cacheable ?? true) && onlyReadsTests(operation);
+      },
+      completed: (text) => {
+        body = text;
+      },
+    };
+    return {
+      fill,
+      finish(res) {
+        const ttl = oldest === Infinity ? undefined : oldest + options.ttlSeconds * 1000 - Date.now();
+        if (cacheable !== true || body === undefined || (ttl !== undefined && ttl <= 0) || res.statusCode !== 200 || !usable() || epoch !== startedEpoch || floor > started) return;
+        for (const id of reads) if ((changedAt.get(id) ?? 0) > started) return;
+        const contentType = res.getHeader('content-type');
+        if (typeof contentType !== 'string') return;
+        const entry: Entry = { body, contentType, reads: [...reads] };
+        entries.set(key, entry, ttl === undefined ? {} : { ttl });
+        if (!entries.has(key)) return;
+        for (const id of entry.reads) {
+          let keys = byTest.get(id);
+          if (keys === undefined) byTest.set(id, (keys = new Set()));
+          keys.add(key);
+        }
+        stored++;
+      },
+    };
+  }
+
+  async function follow(): Promise<void> {
+    while (!stopped) {
+      try {
+        const changes = await log.changes({ queueLimit: QUEUE_LIMIT, canSee: () => true });
+        if (stopped) {
+          await changes.return?.();
+          return;
+        }
+        feed = changes;
+        opened?.();
+        for await (const change of changes) changed(change.test.correlationId);
+      } catch (error) {
+        if (stopped) return;
+        logger.warn({ err: error }, 'change feed lost; responses are not cached until it is back');
+        // The service starts without it: requests run uncached meanwhile.
+        opened?.();
+      }
+      // Changes may have gone by: nothing kept so far may be served.
+      feed = undefined;
+      entries.clear();
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+    }
+  }
+
+  return {
+    serve(req, res, principal) {
+      if (!enabled || !usable()) return false;
+      const key = keyOf(req, principal);
+      const entry = key === undefined ? undefined : entries.get(key);
+      if (entry === undefined) return false;
+      hits++;
+      res.setHeader('content-type', entry.contentType);
+      res.setHeader(CACHE_STATUS_HEADER, HIT);
+      res.status(200).send(entry.body);
+      return true;
+    },
+    begin,
+    subscribed: () => feed !== undefined,
+    stats: () => ({ hits, stored, entries: entries.size, bytes: entries.calculatedSize }),
+    async start() {
+      if (!enabled) return;
+      // Resolves once the subscription holds, or its first attempt failed (the cache keeps trying).
+      await new Promise<void>((resolve) => {
+        opened = resolve;
+        void follow().finally(resolve);
+      });
+    },
+    dispose() {
+      stopped = true;
+      void feed?.return?.();
+      feed = undefined;
+      entries.clear();
+    },
+  };
+}
+
+/** Whether an operation is a query of test reads only (plain root fields, no directives). */
+function onlyReadsTests(operation: OperationDefinitionNode): boolean {
+  if (operation.operation !== 'query' || (operation.directives?.length ?? 0) > 0) return false;
+  return operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && CACHEABLE_FIELDS.has(selection.name.value) && (selection.directives?.length ?? 0) === 0);
+}
