@@ -30,13 +30,19 @@ export interface CurveSizes {
   /** Records consumed per ingest point. */
   readonly ingestRecords: number;
   readonly heapMessages: number[];
+  /** Whether the fan-out and ingest curves measure their ceilings too (the query curve always does). */
+  readonly ceilings: boolean;
 }
 
-/** The curves' sizes: the full ones fit in about 6 minutes on a 2-core machine, the smoke ones in seconds. */
-export function curveSizes(smoke: boolean): CurveSizes {
-  return smoke
-    ? { storedMessages: [1_000, 5_000], querySeconds: 1, subscribers: [20, 50], pushSeconds: 1, partitions: [1, 3], ingestRecords: 2_000, heapMessages: [2_000, 10_000] }
-    : { storedMessages: [1_000, 10_000, 100_000, 1_000_000], querySeconds: 3, subscribers: [100, 500, 1000, 2000, 5000], pushSeconds: 3, partitions: [1, 3, 6, 12, 24], ingestRecords: 50_000, heapMessages: [10_000, 100_000, 300_000, 1_000_000] };
+/**
+ * The curves' sizes. `full` fits in about 6 minutes on a 2-core machine; `smoke` (CI) one point per
+ * curve but the heap's, the ceilings of the query curve only, in well under a minute; `small` a few
+ * points of each, ceilings included, in about 3 minutes: charts that show the shape without a full run.
+ */
+export function curveSizes(size: 'smoke' | 'small' | 'full'): CurveSizes {
+  if (size === 'smoke') return { storedMessages: [1_000], querySeconds: 1, subscribers: [20], pushSeconds: 1, partitions: [3], ingestRecords: 2_000, heapMessages: [2_000, 10_000], ceilings: false };
+  if (size === 'small') return { storedMessages: [1_000, 10_000, 100_000], querySeconds: 1, subscribers: [20, 100, 500], pushSeconds: 1, partitions: [1, 3, 6, 12], ingestRecords: 10_000, heapMessages: [10_000, 100_000, 300_000], ceilings: true };
+  return { storedMessages: [1_000, 10_000, 100_000, 1_000_000], querySeconds: 3, subscribers: [100, 500, 1000, 2000, 5000], pushSeconds: 3, partitions: [1, 3, 6, 12, 24], ingestRecords: 50_000, heapMessages: [10_000, 100_000, 300_000, 1_000_000], ceilings: true };
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -61,7 +67,7 @@ async function queryPoints(cluster: BenchBroker, stored: number, seconds: number
     ];
     const rows: CurveRow[] = [];
     for (const [series, target] of targets) {
-      await load(target, 1); // warm up
+      if (seconds > 1) await load(target, 1); // warm up (not at toy sizes, where the figures mean nothing)
       const saturated = await load(target, seconds);
       const half = await load(target, seconds, Math.max(1, Math.floor(saturated.rps / 2)));
       rows.push(
@@ -77,9 +83,10 @@ async function queryPoints(cluster: BenchBroker, stored: number, seconds: number
 }
 
 /** CPU per push at `subscribers` subscribers of one test, 100 records/s, the service and the bare `ws` ceiling. */
-async function pushPoints(cluster: BenchBroker, subscribers: number, seconds: number): Promise<CurveRow[]> {
+async function pushPoints(cluster: BenchBroker, subscribers: number, seconds: number, ceiling: boolean): Promise<CurveRow[]> {
   const rows: CurveRow[] = [];
-  for (const [server, series] of [['bare ws', 'bare ws (ceiling)'], ['service', 'service']] as const) {
+  const servers = [['bare ws', 'bare ws (ceiling)'], ['service', 'service']] as const;
+  for (const [server, series] of ceiling ? servers : servers.slice(1)) {
     const result = await runPushScenario(cluster, { label: `curve ${count(subscribers)} subscribers`, server, tests: 1, subscribersPerTest: subscribers, rate: 100, seconds });
     rows.push(row('cpu-per-push-by-subscribers', series, subscribers, `1 test × ${count(subscribers)} subscribers, 100 records/s: ${series} CPU per push (${result.expected - result.received} lost)`, result.cpuPerPushUs, 'µs'));
   }
@@ -109,10 +116,11 @@ async function produceTopic(cluster: BenchBroker, partitions: number, records: n
 }
 
 /** Ingest rate from a topic of `partitions` partitions: the bare consumer and the service into memory, on the same records. */
-async function ingestPoints(cluster: BenchBroker, partitions: number, records: number): Promise<CurveRow[]> {
+async function ingestPoints(cluster: BenchBroker, partitions: number, records: number, ceiling: boolean): Promise<CurveRow[]> {
   const topic = await produceTopic(cluster, partitions, records);
   const rows: CurveRow[] = [];
-  for (const [mode, series] of [['bare', 'bare kafkajs consumer (ceiling)'], ['memory', 'service → memory store']] as const) {
+  const modes = [['bare', 'bare kafkajs consumer (ceiling)'], ['memory', 'service → memory store']] as const;
+  for (const [mode, series] of ceiling ? modes : modes.slice(1)) {
     const { rate } = await runWorker<{ rate: number }>('ingest', [mode, cluster.bootstrapServers.join(','), topic, String(records)]);
     rows.push(row('ingest-rate-by-partitions', series, partitions, `${count(records)} records in ${partitions} partitions: ${series}`, rate, 'records/s'));
   }
@@ -130,8 +138,8 @@ export async function benchCurves(cluster: BenchBroker, sizes: CurveSizes): Prom
   const rows: CurveRow[] = [];
   const curves: Array<[string, Array<() => Promise<CurveRow[]>>]> = [
     ['queries', sizes.storedMessages.map((n) => () => queryPoints(cluster, n, sizes.querySeconds))],
-    ['fan-out', sizes.subscribers.map((n) => () => pushPoints(cluster, n, sizes.pushSeconds))],
-    ['ingest', sizes.partitions.map((p) => () => ingestPoints(cluster, p, sizes.ingestRecords))],
+    ['fan-out', sizes.subscribers.map((n) => () => pushPoints(cluster, n, sizes.pushSeconds, sizes.ceilings))],
+    ['ingest', sizes.partitions.map((p) => () => ingestPoints(cluster, p, sizes.ingestRecords, sizes.ceilings))],
     ['heap', sizes.heapMessages.map((n) => async () => [await heapPoint(n)])],
   ];
   for (const [name, points] of curves) {

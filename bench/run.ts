@@ -54,7 +54,7 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
   // The scenarios' sizes are small at any size: what they show is what was pushed, not how fast.
   { name: 'correctness', everyBroker: false, run: (b) => benchCorrectness(b, smoke) },
   // Cost curves: one short measurement per point, drawn as charts at the end of the run.
-  { name: 'curves', everyBroker: false, run: (b) => benchCurves(b, curveSizes(smoke)) },
+  { name: 'curves', everyBroker: false, run: (b) => benchCurves(b, curveSizes(process.argv.includes('--small-curves') ? 'small' : smoke ? 'smoke' : 'full')) },
 ];
 
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.
