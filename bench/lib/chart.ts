@@ -72,7 +72,7 @@ export function barChartSpec(chart: BarChart): TopLevelSpec {
   const bars = {
     mark: { type: 'bar' as const },
     encoding: {
-      y: { field: 'group', type: 'nominal' as const, title: null, sort: null, axis: { labelLimit: 420 } },
+      y: { field: 'group', type: 'nominal' as const, title: null, sort: null },
       yOffset: { field: 'bar', type: 'nominal' as const, sort: order as string[] },
       x: { ...value, title: chart.yTitle },
       color: { field: 'bar', type: 'nominal' as const, title: null, sort: order as string[], legend: { orient: 'bottom' as const } },
@@ -84,8 +84,11 @@ export function barChartSpec(chart: BarChart): TopLevelSpec {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: chart.title,
     width: WIDTH,
-    height: { step: 12 * order.length + 6 },
+    // The step is one bar's (the offset channel's band), not a group's.
+    height: { step: 14 },
     background: 'white',
+    // Group labels name the benchmark and its variant: let them be long rather than cut.
+    config: { axis: { labelLimit: 0 } },
     data: { values: chart.bars.map((b) => ({ ...b })) },
     layer: rule === undefined ? [bars, labels] : [bars, labels, { data: { values: [{ value: rule.value }] }, mark: { type: 'rule', strokeDash: [4, 4], color: 'black' }, encoding: { x: value } }, { data: { values: [{ value: rule.value, label: rule.label }] }, mark: { type: 'text', y: -4, align: 'left', dx: 3, fontSize: 9 }, encoding: { x: value, text: { field: 'label' } } }],
   } as TopLevelSpec;
