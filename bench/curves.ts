@@ -41,7 +41,7 @@ export interface CurveSizes {
  */
 export function curveSizes(size: 'smoke' | 'small' | 'full'): CurveSizes {
   if (size === 'smoke') return { storedMessages: [1_000], querySeconds: 1, subscribers: [20], pushSeconds: 1, partitions: [3], ingestRecords: 2_000, heapMessages: [2_000, 10_000], ceilings: false };
-  if (size === 'small') return { storedMessages: [1_000, 10_000, 100_000], querySeconds: 1, subscribers: [20, 100, 500], pushSeconds: 1, partitions: [1, 3, 6, 12], ingestRecords: 10_000, heapMessages: [10_000, 100_000, 300_000], ceilings: true };
+  if (size === 'small') return { storedMessages: [1_000, 10_000, 100_000], querySeconds: 2, subscribers: [20, 100, 500], pushSeconds: 1, partitions: [1, 3, 6, 12], ingestRecords: 10_000, heapMessages: [10_000, 100_000, 300_000], ceilings: true };
   return { storedMessages: [1_000, 10_000, 100_000, 1_000_000], querySeconds: 3, subscribers: [100, 500, 1000, 2000, 5000], pushSeconds: 2, partitions: [1, 3, 6, 12, 24], ingestRecords: 50_000, heapMessages: [10_000, 100_000, 300_000, 1_000_000], ceilings: true };
 }
 
@@ -122,7 +122,7 @@ async function ingestPoints(cluster: BenchBroker, partitions: number, records: n
   const modes = [['bare', 'bare kafkajs consumer (ceiling)'], ['memory', 'service → memory store']] as const;
   for (const [mode, series] of ceiling ? modes : modes.slice(1)) {
     const { rate } = await runWorker<{ rate: number }>('ingest', [mode, cluster.bootstrapServers.join(','), topic, String(records)]);
-    rows.push(row('ingest-rate-by-partitions', series, partitions, `${count(records)} records in ${partitions} partitions: ${series}`, rate, 'records/s'));
+    rows.push(row('ingest-rate-by-partitions', series, partitions, `${count(records)} records in ${partitions} partition${partitions === 1 ? '' : 's'}: ${series}`, rate, 'records/s'));
   }
   return rows;
 }
