@@ -42,10 +42,14 @@ export interface BarChart {
 }
 
 const WIDTH = 520;
+// Labels name a benchmark and its variant, or a series: let them be long rather than cut.
+const LABELS_UNCUT = { axis: { labelLimit: 0 }, legend: { labelLimit: 0 } };
 const HEIGHT = 300;
 
 /** The vega-lite spec of a line chart (points marked, so a curve of two points still reads). */
 export function lineChartSpec(chart: LineChart): TopLevelSpec {
+  // Ticks at the points' own x values, and no domain rounded out to the next power of ten.
+  const xs = [...new Set(chart.points.map((p) => p.x))].sort((a, b) => a - b);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: chart.title,
@@ -53,9 +57,10 @@ export function lineChartSpec(chart: LineChart): TopLevelSpec {
     height: HEIGHT,
     background: 'white',
     data: { values: chart.points.map((p) => ({ ...p })) },
+    config: LABELS_UNCUT,
     mark: { type: 'line', point: true },
     encoding: {
-      x: { field: 'x', type: 'quantitative', title: chart.xTitle, scale: chart.logX === false ? { zero: false } : { type: 'log' } },
+      x: { field: 'x', type: 'quantitative', title: chart.xTitle, scale: { ...(chart.logX === false ? { zero: false } : { type: 'log' }), nice: false }, axis: { values: xs, grid: false } },
       y: { field: 'y', type: 'quantitative', title: chart.yTitle, scale: { zero: chart.zeroY ?? true } },
       color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom' } },
     },
@@ -87,8 +92,7 @@ export function barChartSpec(chart: BarChart): TopLevelSpec {
     // The step is one bar's (the offset channel's band), not a group's.
     height: { step: 14 },
     background: 'white',
-    // Group labels name the benchmark and its variant: let them be long rather than cut.
-    config: { axis: { labelLimit: 0 } },
+    config: LABELS_UNCUT,
     data: { values: chart.bars.map((b) => ({ ...b })) },
     layer: rule === undefined ? [bars, labels] : [bars, labels, { data: { values: [{ value: rule.value }] }, mark: { type: 'rule', strokeDash: [4, 4], color: 'black' }, encoding: { x: value } }, { data: { values: [{ value: rule.value, label: rule.label }] }, mark: { type: 'text', y: -4, align: 'left', dx: 3, fontSize: 9 }, encoding: { x: value, text: { field: 'label' } } }],
   } as TopLevelSpec;
