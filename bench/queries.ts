@@ -14,7 +14,8 @@ import type { Row } from './ingest.js';
 import { startWorker } from './lib/worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './lib/token.js';
 
-const TEST_100 = `query($id: ID!) { test(correlationId: $id) { correlationId status messageCount messages(first: 100) { nodes { id sequence status payload receivedAt } } } }`;
+/** `test(correlationId)` with its first 100 messages, as the query benchmarks ask it. */
+export const TEST_100 = `query($id: ID!) { test(correlationId: $id) { correlationId status messageCount messages(first: 100) { nodes { id sequence status payload receivedAt } } } }`;
 const TESTS_20 = `query($ids: [ID!]!) { tests(correlationIds: $ids) { correlationId status messageCount updatedAt } }`;
 
 /** Tests still receiving messages, and the messages a second they receive between them. */
@@ -23,14 +24,16 @@ const LIVE_RATE = 100;
 const LIVE_TEST = `test() with 100 messages of a live test (${LIVE_RATE} messages/s over ${LIVE_TESTS} live tests)`;
 const MIXED_TESTS = `tests() over 20 ids, 10 of them live`;
 
-interface Target {
+/** An HTTP request autocannon repeats. */
+export interface Target {
   readonly url: string;
   readonly method: 'GET' | 'POST';
   readonly headers: Record<string, string>;
   readonly body?: string;
 }
 
-async function load(target: Target, seconds: number, rate?: number) {
+/** Loads `target` for `seconds` (at `rate` requests/s, or as fast as it answers): requests/s and p99 in ms; throws on any error. */
+export async function load(target: Target, seconds: number, rate?: number) {
   const result = await autocannon({
     url: target.url,
     method: target.method,

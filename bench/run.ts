@@ -17,6 +17,8 @@ import { parseBrokerOption, startBroker, type BenchBroker, type BrokerKind } fro
 import { killWorkers } from './lib/worker.js';
 import { benchRebalance } from './rebalance.js';
 import { benchTracing } from './tracing.js';
+import { benchCurves, curveSizes } from './curves.js';
+import { chartsOption, writeRunCharts } from './charts.js';
 
 const smoke = process.argv.includes('--smoke');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -51,6 +53,8 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
   { name: 'tracing', everyBroker: false, run: (b) => benchTracing(b, sizes.tracing, smoke ? 1 : 3) },
   // The scenarios' sizes are small at any size: what they show is what was pushed, not how fast.
   { name: 'correctness', everyBroker: false, run: (b) => benchCorrectness(b, smoke) },
+  // Cost curves: one short measurement per point, drawn as charts at the end of the run.
+  { name: 'curves', everyBroker: false, run: (b) => benchCurves(b, curveSizes(process.argv.includes('--small-curves') ? 'small' : smoke ? 'smoke' : 'full')) },
 ];
 
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.
@@ -103,4 +107,5 @@ mkdirSync(new URL('results/', import.meta.url), { recursive: true });
 const file = new URL(`results/${smoke ? 'smoke' : 'bench'}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
 writeFileSync(file, `${JSON.stringify({ smoke, brokers, node: process.version, cores: cpus().length, rows }, null, 2)}\n`);
 console.log(`\nfigures written to ${file.pathname}`);
+await writeRunCharts(rows, chartsOption(process.argv) ?? new URL(`results/charts-${file.pathname.split('/').at(-1)?.replace(/\.json$/, '')}/`, import.meta.url).pathname);
 process.exit(0);
