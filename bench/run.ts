@@ -6,7 +6,7 @@
  * bench/results/. Ratios are what count: absolute numbers depend on the machine's load.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { benchIngest, type Row } from './ingest.js';
 import { benchMemory } from './memory.js';
 import { benchCorrectness } from './correctness.js';
@@ -60,6 +60,9 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.
 const measured = new Map<string, Row[]>(benchmarks.map((b) => [b.name, []]));
 const started = Date.now();
+// How quiet the machine was: the load averages (1, 5, 15 min) before and after, printed with the table.
+const loadText = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const loadBefore = loadText();
 let broker: BenchBroker | undefined;
 // A benchmark that fails, or Ctrl-C, still stops the workers and the broker (no Java left behind).
 const stopAll = async () => {
@@ -95,7 +98,7 @@ const ratioText = (r: number) => (r > 0 && r < 0.1 ? r.toPrecision(2) : r.toFixe
 const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2));
 const lines = [
   `Result Collection Service benchmarks${smoke ? ' (smoke: sizes too small to mean anything)' : ''}`,
-  `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${Math.round((Date.now() - started) / 1000)} s`,
+  `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${Math.round((Date.now() - started) / 1000)} s, load average ${loadBefore} before and ${loadText()} after`,
   '',
   `${'benchmark'.padEnd(12)} ${'broker'.padEnd(6)} ${'variant'.padEnd(84)} ${'value'.padStart(12)} ${'unit'.padEnd(14)} ${'ratio'.padStart(6)} ${'÷peer'.padStart(6)}  target     met`,
   ...rows.map((r) =>
@@ -105,7 +108,7 @@ const lines = [
 console.log(lines.join('\n'));
 mkdirSync(new URL('results/', import.meta.url), { recursive: true });
 const file = new URL(`results/${smoke ? 'smoke' : 'bench'}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
-writeFileSync(file, `${JSON.stringify({ smoke, brokers, node: process.version, cores: cpus().length, rows }, null, 2)}\n`);
+writeFileSync(file, `${JSON.stringify({ smoke, brokers, node: process.version, cores: cpus().length, loadBefore, loadAfter: loadText(), rows }, null, 2)}\n`);
 console.log(`\nfigures written to ${file.pathname}`);
 await writeRunCharts(rows, chartsOption(process.argv) ?? new URL(`results/charts-${file.pathname.split('/').at(-1)?.replace(/\.json$/, '')}/`, import.meta.url).pathname);
 process.exit(0);
