@@ -41,8 +41,9 @@ const META_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'input
  *
  * A key stored earlier in the same call counts as stored. Each test costs a fixed number of
  * commands whatever its number of messages: one HMGET reads its meta fields and the stored copies
- * of its messages' keys, one LLEN its count; what is new is pushed to the end of the test's list
- * in one RPUSH (the list keeps arrival order; readers order by sequence), its keys, updatedAt and
+ * of its messages' keys; what is new is pushed to the end of the test's list in one RPUSH, whose
+ * reply gives the count (the list keeps arrival order; readers order by sequence; what goes
+ * beyond the maximum is trimmed off again), its keys, updatedAt and
  * (when they are new) createdAt and the first finishing status are written in one HSET, and one
  * notice with the new count is published on the test's channel, and one change (see CHANGE) on
  * the change channel, in the same atomic step: nothing can store without announcing.
@@ -85,33 +86,61 @@ for t = 1, #KEYS, 2 do
   for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
   local stored = call('HMGET', meta, wanted)
   local finishedAs, owner, createdAt, input = stored[1], stored[2], stored[3], stored[4]
-  local count = redis.call('LLEN', msgs)
-  out[#out + 1] = finishedAs or ''
-  out[#out + 1] = count
-  -- The owner, filled in below when the call stores something.
-  local owned = #out + 1
-  out[owned] = ''
   local seen = {}
   for i = #FIELDS + 1, #wanted do
     if stored[i] then seen[wanted[i]] = stored[i] end
   end
 
-  local items, fresh, letters, earliers = {}, { 'updatedAt', now }, {}, {}
-  local position = 0
+  -- Each message is a stored duplicate (the receivedAt of its copy), a candidate (its index in
+  -- texts), or a repeat of a candidate earlier in the call (minus that index).
+  local kinds, texts = {}, {}
   for m = first, last, 2 do
-    position = position + 1
     local key = ARGV[m]
     local earlier = seen[key]
     if earlier then
-      letters[position] = 'd'
-      earliers[#earliers + 1] = earlier
-    elseif count + #items >= max then
-      letters[position] = 'o'
+      kinds[#kinds + 1] = earlier
     else
-      items[#items + 1] = ARGV[m + 1]
-      fresh[#fresh + 1] = key
+      texts[#texts + 1] = ARGV[m + 1]
+      seen[key] = -#texts
+      kinds[#kinds + 1] = #texts
+    end
+  end
+  -- The candidates are pushed first and the count read from the push's reply, not by an LLEN:
+  -- those beyond the maximum (rare) are trimmed off again, in the same atomic step.
+  local count, allowed = 0, 0
+  if #texts > 0 then
+    local length = 0
+    for i = 1, #texts, CHUNK do length = redis.call('RPUSH', msgs, unpack(texts, i, math.min(i + CHUNK - 1, #texts))) end
+    count = length - #texts
+    allowed = math.max(0, math.min(#texts, max - count))
+    if allowed == 0 and count == 0 then redis.call('DEL', msgs)
+    elseif allowed < #texts then redis.call('LTRIM', msgs, 0, count + allowed - 1) end
+  else
+    count = redis.call('LLEN', msgs)
+  end
+  out[#out + 1] = finishedAs or ''
+  out[#out + 1] = count
+  -- The owner, filled in below when the call stores something.
+  local owned = #out + 1
+  out[owned] = ''
+
+  local fresh, letters, earliers = { 'updatedAt', now }, {}, {}
+  for position = 1, #kinds do
+    local kind = kinds[position]
+    if type(kind) == 'string' then
+      letters[position] = 'd'
+      earliers[#earliers + 1] = kind
+    elseif kind < 0 then
+      -- A repeat: a duplicate of the stored candidate, or over the maximum as it was.
+      if -kind <= allowed then
+        letters[position] = 'd'
+        earliers[#earliers + 1] = now
+      else
+        letters[position] = 'o'
+      end
+    elseif kind <= allowed then
+      fresh[#fresh + 1] = ARGV[first + 2 * (position - 1)]
       fresh[#fresh + 1] = now
-      seen[key] = now
       -- The first finishing status stored stays.
       if finishing[position] and not finishedAs then
         finishedAs = finishing[position]
@@ -119,12 +148,14 @@ for t = 1, #KEYS, 2 do
         fresh[#fresh + 1] = finishedAs
       end
       letters[position] = 'i'
+    else
+      letters[position] = 'o'
     end
   end
   out[#out + 1] = table.concat(letters)
   for i = 1, #earliers do out[#out + 1] = earliers[i] end
 
-  if #items > 0 then
+  if allowed > 0 then
     local created = 0
     if count == 0 and not createdAt then
       created = 1
@@ -132,13 +163,12 @@ for t = 1, #KEYS, 2 do
       fresh[#fresh + 1] = 'createdAt'
       fresh[#fresh + 1] = now
     end
-    call('RPUSH', msgs, items)
     call('HSET', meta, fresh)
-    change(id, created, count + #items, changes, owner, finishedAs, createdAt, input)
+    change(id, created, count + allowed, changes, owner, finishedAs, createdAt, input)
     out[owned] = owner or ''
     redis.call('EXPIRE', meta, ttl)
     redis.call('EXPIRE', msgs, ttl)
-    redis.call(publish, channel, count + #items)
+    redis.call(publish, channel, count + allowed)
   end
 end
 return out
