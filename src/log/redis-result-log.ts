@@ -20,7 +20,6 @@
  * `{prefix}:changes` (redis-changes.ts).
  */
 import type { Cluster } from 'ioredis';
-import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
@@ -29,6 +28,7 @@ import type { Logger } from '../logger.js';
 import { openFollower } from './follower.js';
 import { decodeMessage, encodeMessage } from './message-format.js';
 import { APPEND, CREATE } from './redis-append-script.js';
+import { dedupeField, META_FIELDS, metaFields, toRecord } from './redis-record.js';
 import type { NewTest, ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
@@ -199,13 +199,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     // named fields only: the meta hash holds the deduplication keys too.
     const results = await redis.multi().hmget(k.meta, ...META_FIELDS).lrange(k.msgs, 0, -1).exec();
     for (const [error] of results ?? []) if (error) throw error;
-    const values = results?.[0]?.[1] as Array<string | null>;
-    const fields: Record<string, string> = {};
-    META_FIELDS.forEach((field, i) => {
-      const value = values[i];
-      if (value !== null && value !== undefined) fields[field] = value;
-    });
-    return toRecord(correlationId, fields, results?.[1]?.[1] as string[]);
+    return toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), results?.[1]?.[1] as string[]);
   };
 
   const tails = createRedisTails({
@@ -304,33 +298,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   };
 }
 
-/** The named fields of the meta hash. */
-const META_FIELDS = ['createdAt', 'updatedAt', 'input', 'owner', 'finishedAs'] as const;
-
-/** The meta hash's field of a deduplication key: `~` keeps it apart from the named fields. */
-function dedupeField(key: string): string {
-  return `~${key}`;
-}
-
 /** The message as stored: the incoming fields (without the payload's text) and its receivedAt. */
 function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
   const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
   return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
-}
-
-function toRecord(correlationId: string, meta: Record<string, string> | undefined, stored: string[] | undefined): TestRecord | null {
-  if (meta?.createdAt === undefined) return null;
-  const arrivals = (stored ?? []).map((text) => decodeMessage(text, correlationId));
-  const createdAt = Number(meta.createdAt);
-  const last = arrivals[arrivals.length - 1];
-  return {
-    correlationId,
-    status: statusOf((meta.finishedAs as TestStatus | undefined) ?? null, arrivals.length),
-    input: JSON.parse(meta.input ?? 'null'),
-    owner: meta.owner ? meta.owner : null,
-    createdAt,
-    // Every append that stores something stores messages received at its own instant.
-    updatedAt: last === undefined ? createdAt : Math.max(createdAt, last.receivedAt),
-    messages: orderArrivals(arrivals),
-  };
 }
