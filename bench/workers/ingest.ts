@@ -1,11 +1,13 @@
 /**
  * Consumes a pre-produced topic to its end and reports records/s, timed from the first record to
  * the last (the group join is not counted). Modes: `bare` (kafkajs + JSON.parse only, the ceiling),
- * `memory`, `redis` and `redis-cluster` (the service's consumer, decoder and result log; Redis
+ * `bare-redis` (the same consumer writing each record to Redis with the least a store needs: one
+ * `RPUSH` per record into its test's list, a chunk's pushes pipelined in one round trip: the
+ * ceiling for the Redis modes), `memory`, `redis` and `redis-cluster` (the service's consumer, decoder and result log; Redis
  * through the service's own connection factory, on the machine's Redis or on the Redis Cluster the
  * environment names: REDIS_MODE=cluster, REDIS_CLUSTER_NODES), `peer-memory` and
  * `peer-redis` (the common-stack peer's `eachMessage` loop, store and PubSub, nobody subscribed).
- * For the Redis modes it also reports the Redis commands per record, from the data nodes'
+ * For the Redis modes (`bare-redis` included) it also reports the Redis commands per record, from the data nodes'
  * `total_commands_processed` (BENCH_REDIS_NODES: host:port of each primary) before and after.
  * Usage: ingest.ts <mode> <brokers> <topic> <records>
  */
@@ -24,6 +26,9 @@ import { PubSub } from 'graphql-subscriptions';
 import { startPeerConsumer } from '../peers/common-stack/consumer.js';
 import { createRedisStore } from '../peers/common-stack/redis-store.js';
 import { createMemoryStore } from '../peers/common-stack/store.js';
+
+/** Records per round trip of `bare-redis`: the service's chunk (`CHUNK` in src/ingest/kafka-batch-processor.ts). */
+const BARE_CHUNK = Number(process.env.BENCH_INGEST_CHUNK ?? 200);
 
 const [mode = 'bare', brokers = '', topic = '', countArg = '0'] = process.argv.slice(2);
 const total = Number(countArg);
@@ -63,6 +68,32 @@ if (mode === 'bare') {
     eachBatch: async ({ batch }) => {
       for (const m of batch.messages) JSON.parse(String(m.value));
       tick(batch.messages.length);
+    },
+  });
+  stop = () => consumer.disconnect();
+} else if (mode === 'bare-redis') {
+  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const client = redis;
+  await new Promise((resolve) => client.once('ready', resolve));
+  commandsBefore = await commandsProcessed();
+  const prefix = `bench-${process.pid}`;
+  const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      // Chunks as large as the service's, one round trip each.
+      for (let from = 0; from < batch.messages.length; from += BARE_CHUNK) {
+        const chunk = batch.messages.slice(from, from + BARE_CHUNK);
+        const pipeline = client.pipeline();
+        for (const m of chunk) {
+          const text = String(m.value);
+          const { correlationId } = JSON.parse(text) as { correlationId: string };
+          pipeline.rpush(`${prefix}:{${correlationId}}:msgs`, text);
+        }
+        for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+        tick(chunk.length);
+      }
     },
   });
   stop = () => consumer.disconnect();

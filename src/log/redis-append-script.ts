@@ -6,40 +6,47 @@
 
 /**
  * Publishes a change of the test on its change channel `changes` (with `publish`, a local of the
- * script: `PUBLISH`, or `SPUBLISH` on Redis Cluster) and answers the test's owner. The change is a JSON object (decoded by message-format.ts): the
- * correlation id, `created` (1 created, 0 updated, 2 filled in by a create), the owner ('' for none), the first finishing status ('' for
- * none), the message count, createdAt, updatedAt (the script's `now`) and the input's JSON text.
+ * script: `PUBLISH`, or `SPUBLISH` on Redis Cluster). The change is a JSON object (decoded by
+ * message-format.ts): the correlation id, `created` (1 created, 0 updated, 2 filled in by a
+ * create), the owner ('' for none), the first finishing status ('' for none), the message count,
+ * createdAt, updatedAt (the script's `now`) and the input's JSON text. The caller passes the meta
+ * fields as they stand after its writes (it read them once already: no second read).
  */
 const CHANGE = `
-local function change(meta, id, created, count, changes)
-  local fields = redis.call('HMGET', meta, 'owner', 'finishedAs', 'createdAt', 'input')
-  local owner = fields[1] or ''
-  redis.call(publish, changes, cjson.encode({ id = id, created = created, owner = owner, finishedAs = fields[2] or '', count = count, createdAt = fields[3], updatedAt = now, input = fields[4] or 'null' }))
-  return owner
+local function change(id, created, count, changes, owner, finishedAs, createdAt, input)
+  redis.call(publish, changes, cjson.encode({ id = id, created = created, owner = owner or '', finishedAs = finishedAs or '', count = count, createdAt = createdAt, updatedAt = now, input = input or 'null' }))
 end
 `;
+
+/** The meta fields a script reads, in this order (redis-result-log.ts lists what they hold). */
+const META_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'input', 'updatedAt' }`;
 
 /**
  * Appends the messages of one or more tests, each test's in the order given. A call names the
  * keys of every test it writes to, so on Redis Cluster a call carries one test (its keys share a
  * slot); on a single primary one call carries the whole batch.
  *
- * KEYS: meta, msgs and keys of each test, 3 per test.
+ * KEYS: meta and msgs of each test, 2 per test.
  * ARGV: now, ttl, max messages per test, the publish command (`PUBLISH`, or `SPUBLISH` on Redis
  * Cluster), then per test, in the order of KEYS: its correlation id, its notice channel, its change
  * channel (redis-channels.ts), its
  * number of messages n, the number f of its messages that finish an unfinished test, f pairs of
  * such a message's position (1..n) and the status it finishes the test with, then 2 per message:
- * its deduplication key and its stored text (message-format.ts).
+ * its deduplication field (a field of the meta hash, never one of its named fields) and its stored
+ * text (message-format.ts).
  * Returns per test, in the same order: its first finishing status before the call ('' for none),
  * its message count before the call, its owner ('' for none, or when the call stored nothing), one
  * letter per message (`i` inserted, `o` over the maximum
  * and not stored, `d` duplicate), then the receivedAt of the stored copy of each duplicate.
  *
- * A key stored earlier in the same call counts as stored. What is new is pushed to the end of the
- * test's list in one RPUSH (the list keeps arrival order; readers order by sequence), its keys in
- * one HSET, and one notice with the new count is published on the test's channel, and one change
- * (see CHANGE) on the change channel, in the same atomic step: nothing can store without announcing.
+ * A key stored earlier in the same call counts as stored. Each test costs a fixed number of
+ * commands whatever its number of messages: one HMGET reads its meta fields and the stored copies
+ * of its messages' keys; what is new is pushed to the end of the test's list in one RPUSH, whose
+ * reply gives the count (the list keeps arrival order; readers order by sequence; what goes
+ * beyond the maximum is trimmed off again), its keys, updatedAt and
+ * (when they are new) createdAt and the first finishing status are written in one HSET, and one
+ * notice with the new count is published on the test's channel, and one change (see CHANGE) on
+ * the change channel, in the same atomic step: nothing can store without announcing.
  * On Redis Cluster both channels of a test hash to the slot of its keys, as SPUBLISH in a script
  * requires: a notice goes to the shard of its test only.
  */
@@ -47,6 +54,7 @@ export const APPEND = `
 local now, ttl, max, publish = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local CHUNK = 1000
 ${CHANGE}
+${META_FIELDS}
 -- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
 local function call(command, key, items)
   local replies = {}
@@ -61,8 +69,8 @@ end
 
 local out = {}
 local a = 5
-for t = 1, #KEYS, 3 do
-  local meta, msgs, keys = KEYS[t], KEYS[t + 1], KEYS[t + 2]
+for t = 1, #KEYS, 2 do
+  local meta, msgs = KEYS[t], KEYS[t + 1]
   local id = ARGV[a]
   a = a + 1
   local channel, changes, n, f = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
@@ -72,55 +80,95 @@ for t = 1, #KEYS, 3 do
   local last = first + 2 * (n - 1)
   a = last + 2
 
-  local count = redis.call('LLEN', msgs)
-  out[#out + 1] = redis.call('HGET', meta, 'finishedAs') or ''
+  -- One read: the named fields first, then the stored copy of each message's key.
+  local wanted = {}
+  for i = 1, #FIELDS do wanted[i] = FIELDS[i] end
+  for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
+  local stored = call('HMGET', meta, wanted)
+  local finishedAs, owner, createdAt, input = stored[1], stored[2], stored[3], stored[4]
+  local seen = {}
+  for i = #FIELDS + 1, #wanted do
+    if stored[i] then seen[wanted[i]] = stored[i] end
+  end
+
+  -- Each message is a stored duplicate (the receivedAt of its copy), a candidate (its index in
+  -- texts), or a repeat of a candidate earlier in the call (minus that index).
+  local kinds, texts = {}, {}
+  for m = first, last, 2 do
+    local key = ARGV[m]
+    local earlier = seen[key]
+    if earlier then
+      kinds[#kinds + 1] = earlier
+    else
+      texts[#texts + 1] = ARGV[m + 1]
+      seen[key] = -#texts
+      kinds[#kinds + 1] = #texts
+    end
+  end
+  -- The candidates are pushed first and the count read from the push's reply, not by an LLEN:
+  -- those beyond the maximum (rare) are trimmed off again, in the same atomic step.
+  local count, allowed = 0, 0
+  if #texts > 0 then
+    local length = 0
+    for i = 1, #texts, CHUNK do length = redis.call('RPUSH', msgs, unpack(texts, i, math.min(i + CHUNK - 1, #texts))) end
+    count = length - #texts
+    allowed = math.max(0, math.min(#texts, max - count))
+    if allowed == 0 and count == 0 then redis.call('DEL', msgs)
+    elseif allowed < #texts then redis.call('LTRIM', msgs, 0, count + allowed - 1) end
+  else
+    count = redis.call('LLEN', msgs)
+  end
+  out[#out + 1] = finishedAs or ''
   out[#out + 1] = count
   -- The owner, filled in below when the call stores something.
   local owned = #out + 1
   out[owned] = ''
-  local wanted = {}
-  for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
-  local stored = call('HMGET', keys, wanted)
-  local seen = {}
-  for i = 1, #wanted do
-    if stored[i] then seen[wanted[i]] = stored[i] end
-  end
 
-  local items, fresh, letters, earliers = {}, {}, {}, {}
-  local position = 0
-  for m = first, last, 2 do
-    position = position + 1
-    local key = ARGV[m]
-    local earlier = seen[key]
-    if earlier then
+  local fresh, letters, earliers = { 'updatedAt', now }, {}, {}
+  for position = 1, #kinds do
+    local kind = kinds[position]
+    if type(kind) == 'string' then
       letters[position] = 'd'
-      earliers[#earliers + 1] = earlier
-    elseif count + #items >= max then
-      letters[position] = 'o'
-    else
-      items[#items + 1] = ARGV[m + 1]
-      fresh[#fresh + 1] = key
+      earliers[#earliers + 1] = kind
+    elseif kind < 0 then
+      -- A repeat: a duplicate of the stored candidate, or over the maximum as it was.
+      if -kind <= allowed then
+        letters[position] = 'd'
+        earliers[#earliers + 1] = now
+      else
+        letters[position] = 'o'
+      end
+    elseif kind <= allowed then
+      fresh[#fresh + 1] = ARGV[first + 2 * (position - 1)]
       fresh[#fresh + 1] = now
-      seen[key] = now
-      -- Set if absent: the first finishing status stored stays.
-      if finishing[position] then redis.call('HSETNX', meta, 'finishedAs', finishing[position]) end
+      -- The first finishing status stored stays.
+      if finishing[position] and not finishedAs then
+        finishedAs = finishing[position]
+        fresh[#fresh + 1] = 'finishedAs'
+        fresh[#fresh + 1] = finishedAs
+      end
       letters[position] = 'i'
+    else
+      letters[position] = 'o'
     end
   end
   out[#out + 1] = table.concat(letters)
   for i = 1, #earliers do out[#out + 1] = earliers[i] end
 
-  if #items > 0 then
+  if allowed > 0 then
     local created = 0
-    if count == 0 then created = redis.call('HSETNX', meta, 'createdAt', now) end
-    call('RPUSH', msgs, items)
-    call('HSET', keys, fresh)
-    redis.call('HSET', meta, 'updatedAt', now)
-    out[owned] = change(meta, id, created, count + #items, changes)
+    if count == 0 and not createdAt then
+      created = 1
+      createdAt = now
+      fresh[#fresh + 1] = 'createdAt'
+      fresh[#fresh + 1] = now
+    end
+    call('HSET', meta, fresh)
+    change(id, created, count + allowed, changes, owner, finishedAs, createdAt, input)
+    out[owned] = owner or ''
     redis.call('EXPIRE', meta, ttl)
     redis.call('EXPIRE', msgs, ttl)
-    redis.call('EXPIRE', keys, ttl)
-    redis.call(publish, channel, count + #items)
+    redis.call(publish, channel, count + allowed)
   end
 end
 return out
@@ -142,15 +190,28 @@ local now, changes, publish = ARGV[1], ARGV[5], ARGV[8]
 local createdAt = ARGV[7]
 if createdAt == '' then createdAt = now end
 ${CHANGE}
+${META_FIELDS}
 local created = redis.call('HSETNX', meta, 'createdAt', createdAt)
+local kind
 if created == 1 then
   redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4], 'updatedAt', now)
-  change(meta, ARGV[6], 1, redis.call('LLEN', msgs), changes)
+  kind = 1
 elseif redis.call('HEXISTS', meta, 'input') == 0 then
   redis.call('HSET', meta, 'input', ARGV[3], 'owner', ARGV[4], 'updatedAt', now)
   if ARGV[7] ~= '' then redis.call('HSET', meta, 'createdAt', ARGV[7]) end
-  change(meta, ARGV[6], 2, redis.call('LLEN', msgs), changes)
+  kind = 2
 end
 redis.call('EXPIRE', meta, ARGV[2])
-return { redis.call('HGETALL', meta), redis.call('LRANGE', msgs, 0, -1) }
+-- The named fields only: the hash holds the deduplication keys too.
+local values = redis.call('HMGET', meta, unpack(FIELDS))
+local messages = redis.call('LRANGE', msgs, 0, -1)
+if kind then change(ARGV[6], kind, #messages, changes, values[2], values[1], values[3], values[4]) end
+local fields = {}
+for i = 1, #FIELDS do
+  if values[i] then
+    fields[#fields + 1] = FIELDS[i]
+    fields[#fields + 1] = values[i]
+  end
+end
+return { fields, messages }
 `;

@@ -9,16 +9,17 @@
  *
  * Keys per test, all under the hash tag `{<id>}` so that they live in one Redis Cluster slot (all
  * expire together, refreshed on every write):
- *   {prefix}:{id}:meta   hash  createdAt, updatedAt, input (JSON), owner, finishedAs (first finishing status)
+ *   {prefix}:{id}:meta   hash  createdAt, updatedAt, input (JSON), owner, finishedAs (first finishing
+ *                              status), and per stored message `~<deduplication key>` -> receivedAt
+ *                              of the stored copy (in the same hash, so one read and one write per
+ *                              test and call cover both)
  *   {prefix}:{id}:msgs   list  stored messages (message-format.ts) in arrival order; readers order
  *                              them by sequence (src/domain/order.ts)
- *   {prefix}:{id}:keys   hash  deduplication key -> receivedAt of the stored copy
  *   {prefix}:{id}:notices      the channel of the test's notices
  * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
  * `{prefix}:changes` (redis-changes.ts).
  */
 import type { Cluster } from 'ioredis';
-import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
@@ -27,6 +28,7 @@ import type { Logger } from '../logger.js';
 import { openFollower } from './follower.js';
 import { decodeMessage, encodeMessage } from './message-format.js';
 import { APPEND, CREATE } from './redis-append-script.js';
+import { dedupeField, META_FIELDS, metaFields, toRecord } from './redis-record.js';
 import type { NewTest, ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
@@ -72,7 +74,7 @@ export interface RedisResultLogOptions {
 /** The scripts, as ioredis defines them on the connection. */
 interface Scripts {
   rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
-  rcsAppendOne(meta: string, msgs: string, keys: string, ...args: Array<string | number>): Promise<Array<string | number>>;
+  rcsAppendOne(meta: string, msgs: string, ...args: Array<string | number>): Promise<Array<string | number>>;
   rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
 }
 
@@ -87,10 +89,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   };
   // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
   // The append's number of keys varies with the tests of the call: it is its first argument. A
-  // call for one test names its 3 keys first, as ioredis' auto-pipelining needs on a cluster (it
+  // call for one test names its 2 keys first, as ioredis' auto-pipelining needs on a cluster (it
   // routes a script by its first argument).
   redis.defineCommand('rcsAppend', { lua: APPEND });
-  redis.defineCommand('rcsAppendOne', { lua: APPEND, numberOfKeys: 3 });
+  redis.defineCommand('rcsAppendOne', { lua: APPEND, numberOfKeys: 2 });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
   const log = options.logger.child({ component: 'redis-result-log' });
   const waitReplicas = options.waitReplicas ?? 0;
@@ -138,7 +140,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, pubsub.publishCommand];
     for (const [id, messages] of tests) {
       const k = keysOf(id);
-      keys.push(k.meta, k.msgs, k.keys);
+      keys.push(k.meta, k.msgs);
       args.push(id, k.channel, channels.changeChannelOf(k.meta), messages.length);
       // The few messages that finish the test, by position; most messages finish nothing.
       const finishing: Array<string | number> = [];
@@ -147,10 +149,9 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         if (status !== null) finishing.push(i + 1, status);
       });
       args.push(finishing.length / 2, ...finishing);
-      for (const message of messages) args.push(message.key, encodeMessage(message, now));
+      for (const message of messages) args.push(dedupeField(message.key), encodeMessage(message, now));
     }
-    // Listed (if new) in the same round trip, before the script writes them.
-    const reply = await listedThen(index.stage(tests.map(([id]) => ({ correlationId: id, owner: null })), now), tests.length === 1 ? run<Array<string | number>>('rcsAppendOne', [...keys, ...args]) : run<Array<string | number>>('rcsAppend', [keys.length, ...keys, ...args]));
+    const reply = await (tests.length === 1 ? run<Array<string | number>>('rcsAppendOne', [...keys, ...args]) : run<Array<string | number>>('rcsAppend', [keys.length, ...keys, ...args]));
     let at = 0;
     return tests.map(([, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
@@ -181,7 +182,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     // One call for the whole batch on a single primary; on Redis Cluster one call per test (its
     // keys share a slot), all sent at once.
     const written: Written = { owners: new Set(), stored: false };
-    const answers = callPerTest ? (await Promise.all(tests.map((test) => appendCall([test], now, written)))).flat() : await appendCall(tests, now, written);
+    // Every test listed (if new) in one command, sent first: in the same round trip as, and
+    // before, the script calls on one node.
+    const listed = index.stage(tests.map(([id]) => ({ correlationId: id, owner: null })), now);
+    const answers = await listedThen(listed, callPerTest ? Promise.all(tests.map((test) => appendCall([test], now, written))).then((all) => all.flat()) : appendCall(tests, now, written));
     // The lists live as long as their tests.
     if (written.stored) await refreshLists(written.owners);
     const results = new Array<AppendResult>(batch.length);
@@ -191,10 +195,11 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
   const read = async (correlationId: string): Promise<TestRecord | null> => {
     const k = keysOf(correlationId);
-    // One MULTI: the meta and the messages as of one instant (a test's keys share a slot).
-    const results = await redis.multi().hgetall(k.meta).lrange(k.msgs, 0, -1).exec();
+    // One MULTI: the meta and the messages as of one instant (a test's keys share a slot). The
+    // named fields only: the meta hash holds the deduplication keys too.
+    const results = await redis.multi().hmget(k.meta, ...META_FIELDS).lrange(k.msgs, 0, -1).exec();
     for (const [error] of results ?? []) if (error) throw error;
-    return toRecord(correlationId, results?.[0]?.[1] as Record<string, string>, results?.[1]?.[1] as string[]);
+    return toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), results?.[1]?.[1] as string[]);
   };
 
   const tails = createRedisTails({
@@ -280,6 +285,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     remove: (correlationId) =>
       wrap(async () => {
         const k = keysOf(correlationId);
+        // `:keys`: where earlier versions kept the deduplication keys, gone within a TTL of an upgrade.
         return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
       }),
 
@@ -298,21 +304,4 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
   const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
   return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
-}
-
-function toRecord(correlationId: string, meta: Record<string, string> | undefined, stored: string[] | undefined): TestRecord | null {
-  if (meta?.createdAt === undefined) return null;
-  const arrivals = (stored ?? []).map((text) => decodeMessage(text, correlationId));
-  const createdAt = Number(meta.createdAt);
-  const last = arrivals[arrivals.length - 1];
-  return {
-    correlationId,
-    status: statusOf((meta.finishedAs as TestStatus | undefined) ?? null, arrivals.length),
-    input: JSON.parse(meta.input ?? 'null'),
-    owner: meta.owner ? meta.owner : null,
-    createdAt,
-    // Every append that stores something stores messages received at its own instant.
-    updatedAt: last === undefined ? createdAt : Math.max(createdAt, last.receivedAt),
-    messages: orderArrivals(arrivals),
-  };
 }

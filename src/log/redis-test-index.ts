@@ -102,12 +102,18 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
 
   return {
     async stage(tests, createdAt) {
-      const added: Array<Promise<unknown>> = [];
+      if (tests.length === 0) return;
+      // One ZADD per list, however many tests: a list is one key.
+      const members: Array<string | number> = [];
+      const byOwner = new Map<string, Array<string | number>>();
       for (const { correlationId, owner } of tests) {
-        added.push(redis.zadd(all, 'NX', createdAt, correlationId));
-        if (owner !== null) added.push(redis.zadd(ofOwner(owner), 'NX', createdAt, correlationId));
+        members.push(createdAt, correlationId);
+        if (owner === null) continue;
+        const owned = byOwner.get(owner);
+        if (owned === undefined) byOwner.set(owner, [createdAt, correlationId]);
+        else owned.push(createdAt, correlationId);
       }
-      await Promise.all(added);
+      await Promise.all([redis.zadd(all, 'NX', ...members), ...[...byOwner].map(([owner, owned]) => redis.zadd(ofOwner(owner), 'NX', ...owned))]);
     },
 
     async refresh(owners) {

@@ -1,0 +1,45 @@
+/**
+ * A test as the Redis log stores it (redis-result-log.ts has the key layout): the named fields of
+ * its meta hash, the field its deduplication keys take there, and the record read back from the
+ * hash and the list of messages.
+ */
+import { orderArrivals } from '../domain/order.js';
+import { statusOf } from '../domain/status.js';
+import type { TestRecord, TestStatus } from '../domain/types.js';
+import { decodeMessage } from './message-format.js';
+
+/** The named fields of the meta hash. */
+export const META_FIELDS = ['createdAt', 'updatedAt', 'input', 'owner', 'finishedAs'] as const;
+
+/** The meta hash's field of a deduplication key: `~` keeps it apart from the named fields. */
+export function dedupeField(key: string): string {
+  return `~${key}`;
+}
+
+/** The named fields an HMGET of {@link META_FIELDS} answered, without the absent ones. */
+export function metaFields(values: ReadonlyArray<string | null>): Record<string, string> {
+  const fields: Record<string, string> = {};
+  META_FIELDS.forEach((field, i) => {
+    const value = values[i];
+    if (value !== null && value !== undefined) fields[field] = value;
+  });
+  return fields;
+}
+
+/** The record of a test from its meta fields and stored messages; null for a test not there. */
+export function toRecord(correlationId: string, meta: Record<string, string> | undefined, stored: string[] | undefined): TestRecord | null {
+  if (meta?.createdAt === undefined) return null;
+  const arrivals = (stored ?? []).map((text) => decodeMessage(text, correlationId));
+  const createdAt = Number(meta.createdAt);
+  const last = arrivals[arrivals.length - 1];
+  return {
+    correlationId,
+    status: statusOf((meta.finishedAs as TestStatus | undefined) ?? null, arrivals.length),
+    input: JSON.parse(meta.input ?? 'null'),
+    owner: meta.owner ? meta.owner : null,
+    createdAt,
+    // Every append that stores something stores messages received at its own instant.
+    updatedAt: last === undefined ? createdAt : Math.max(createdAt, last.receivedAt),
+    messages: orderArrivals(arrivals),
+  };
+}
