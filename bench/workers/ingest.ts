@@ -14,6 +14,7 @@
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { createKafkaResultConsumer } from '../../src/ingest/kafka-result-consumer.js';
+import { CHUNK } from '../../src/ingest/kafka-batch-processor.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
@@ -27,8 +28,8 @@ import { startPeerConsumer } from '../peers/common-stack/consumer.js';
 import { createRedisStore } from '../peers/common-stack/redis-store.js';
 import { createMemoryStore } from '../peers/common-stack/store.js';
 
-/** Records per round trip of `bare-redis`: the service's chunk (`CHUNK` in src/ingest/kafka-batch-processor.ts). */
-const BARE_CHUNK = Number(process.env.BENCH_INGEST_CHUNK ?? 200);
+/** Records per round trip of `bare-redis`: the service's chunk, unless BENCH_INGEST_CHUNK says otherwise. */
+const BARE_CHUNK = Number(process.env.BENCH_INGEST_CHUNK ?? CHUNK);
 
 const [mode = 'bare', brokers = '', topic = '', countArg = '0'] = process.argv.slice(2);
 const total = Number(countArg);

@@ -20,8 +20,13 @@ import type { ChunkIngest, DecodedChunk } from './chunk-ingest.js';
 import type { IngestDelays } from './ingest-delays.js';
 import type { OffsetCommits } from './kafka-offset-commits.js';
 
-/** Records handed to the state at once: one call, and for Redis one round trip, per chunk. */
-export const CHUNK = 200;
+/**
+ * Records handed to the state at once: one call, and for Redis one round trip, per chunk. On Redis
+ * a test costs a fixed number of commands per call whatever it receives, so commands per record
+ * fall as chunks grow (2.9 at 200 records, 0.6 at 1,000, measured over 83 tests); a chunk is still
+ * one partition's, in order, and its records are pushed once it is stored.
+ */
+export const CHUNK = 1000;
 
 /** Batches a partition's lane holds (the one being stored included) before `eachBatch` waits. */
 export const LANE_BATCHES = 2;
