@@ -60,6 +60,7 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.
 const measured = new Map<string, Row[]>(benchmarks.map((b) => [b.name, []]));
 const started = Date.now();
+let failures = 0;
 // How quiet the machine was: the load averages (1, 5, 15 min) before and after, printed with the table.
 const loadText = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const loadBefore = loadText();
@@ -75,7 +76,20 @@ try {
     const due = benchmarks.filter((b) => wanted(b.name) && (b.everyBroker || kind === once) && (kind !== 'kafka' || (smokeKafkaOnly?.includes(b.name) ?? true)));
     if (due.length === 0) continue;
     broker = await startBroker(kind, sizes.warmupSeconds);
-    for (const b of due) measured.get(b.name)?.push(...(await b.run(broker)).map((row) => (b.everyBroker ? { ...row, broker: kind } : row)));
+    for (const b of due) {
+      // A benchmark that fails is a row saying so, and the others still run: a long run is not
+      // lost to one scenario. The run exits non-zero at the end (the smoke run in CI fails on it).
+      let rows: Row[];
+      try {
+        rows = await b.run(broker);
+      } catch (error) {
+        failures += 1;
+        console.error(`${b.name} on ${kind} failed:`, error);
+        killWorkers();
+        rows = [{ benchmark: b.name, variant: `FAILED: ${String((error as Error).message ?? error).split('\n')[0]?.slice(0, 70)}`, value: Number.NaN, unit: '', target: 'runs', met: false }];
+      }
+      measured.get(b.name)?.push(...rows.map((row) => (b.everyBroker ? { ...row, broker: kind } : row)));
+    }
     await stopAll();
     broker = undefined;
   }
@@ -111,4 +125,4 @@ const file = new URL(`results/${smoke ? 'smoke' : 'bench'}-${new Date().toISOStr
 writeFileSync(file, `${JSON.stringify({ smoke, brokers, node: process.version, cores: cpus().length, loadBefore, loadAfter: loadText(), rows }, null, 2)}\n`);
 console.log(`\nfigures written to ${file.pathname}`);
 await writeRunCharts(rows, chartsOption(process.argv) ?? new URL(`results/charts-${file.pathname.split('/').at(-1)?.replace(/\.json$/, '')}/`, import.meta.url).pathname);
-process.exit(0);
+process.exit(failures === 0 ? 0 : 1);

@@ -101,7 +101,8 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
     const cpuPerPushUs = (((await cpuSeconds(url)) - cpuBefore) * 1e6) / Math.max(1, result.received);
     const stages = stageDelays(delaysBefore, await delayBuckets(url));
     const breakdown = stages === undefined ? '' : `; record → fetched p99 ${stages.fetched.p99} ms, → stored p99 ${stages.stored.p99} ms, → pushed p99 ${result.p99} ms`;
-    console.error(`${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push${breakdown}`);
+    const cut = (result as { cutOff?: Record<string, number> }).cutOff;
+    console.error(`${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push${breakdown}${cut === undefined ? '' : `; subscriptions ended by the server, by close code: ${JSON.stringify(cut)}`}`);
     return { ...result, cpuPerPushUs, ...(stages === undefined ? {} : { stages }) };
   } finally {
     await server.stop();
