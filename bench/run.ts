@@ -61,6 +61,13 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
 const measured = new Map<string, Row[]>(benchmarks.map((b) => [b.name, []]));
 const started = Date.now();
 let failures = 0;
+mkdirSync(new URL('results/', import.meta.url), { recursive: true });
+const file = new URL(`results/${smoke ? 'smoke' : 'bench'}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
+/** Writes the rows measured so far (again at the end, with the load after the run). */
+function writeResults(): void {
+  const rows = [...measured.values()].flat();
+  writeFileSync(file, `${JSON.stringify({ smoke, brokers, node: process.version, cores: cpus().length, loadBefore, loadAfter: loadText(), rows }, null, 2)}\n`);
+}
 // How quiet the machine was: the load averages (1, 5, 15 min) before and after, printed with the table.
 const loadText = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const loadBefore = loadText();
@@ -89,6 +96,8 @@ try {
         rows = [{ benchmark: b.name, variant: `FAILED: ${String((error as Error).message ?? error).split('\n')[0]?.slice(0, 70)}`, value: Number.NaN, unit: '', target: 'runs', met: false }];
       }
       measured.get(b.name)?.push(...rows.map((row) => (b.everyBroker ? { ...row, broker: kind } : row)));
+      // The figures so far, after every benchmark: a run that dies later keeps what it measured.
+      writeResults();
     }
     await stopAll();
     broker = undefined;
@@ -120,9 +129,7 @@ const lines = [
   ),
 ];
 console.log(lines.join('\n'));
-mkdirSync(new URL('results/', import.meta.url), { recursive: true });
-const file = new URL(`results/${smoke ? 'smoke' : 'bench'}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
-writeFileSync(file, `${JSON.stringify({ smoke, brokers, node: process.version, cores: cpus().length, loadBefore, loadAfter: loadText(), rows }, null, 2)}\n`);
+writeResults();
 console.log(`\nfigures written to ${file.pathname}`);
 await writeRunCharts(rows, chartsOption(process.argv) ?? new URL(`results/charts-${file.pathname.split('/').at(-1)?.replace(/\.json$/, '')}/`, import.meta.url).pathname);
 process.exit(failures === 0 ? 0 : 1);

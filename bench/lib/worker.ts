@@ -43,7 +43,8 @@ export function startWorker(name: string, args: string[] = [], env: Record<strin
   ready.catch(() => undefined);
   child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString();
-    const line = out.split('\n').find((l) => l.startsWith('{'));
+    // Only a whole line: a long one (a server's seeded ids) arrives in several chunks.
+    const line = out.split('\n').slice(0, -1).find((l) => l.startsWith('{'));
     if (line && firstLine) {
       firstLine(JSON.parse(line));
       firstLine = undefined;
