@@ -11,9 +11,9 @@
  * Runs once, on the mock when it is listed (the broker only matters to the fan-out and ingest
  * points, and their ceilings run on the same broker).
  */
-import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import type { BenchBroker } from './lib/broker.js';
 import type { CurveRow } from './lib/charts-from-rows.js';
+import { produceIngestTopic } from './lib/ingest-topic.js';
 import { runPushScenario } from './lib/push-scenario.js';
 import { runWorker, startWorker } from './lib/worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './lib/token.js';
@@ -93,31 +93,10 @@ async function pushPoints(cluster: BenchBroker, subscribers: number, seconds: nu
   return rows;
 }
 
-/** Produces `records` records (~170 bytes, 1,000 tests) to a fresh topic of `partitions` partitions; returns its name. */
-async function produceTopic(cluster: BenchBroker, partitions: number, records: number): Promise<string> {
-  const topic = `bench-curves-${partitions}-${Date.now()}`;
-  await cluster.createTopic(topic, partitions);
-  const kafka = new Kafka({ clientId: 'bench-curves-producer', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING });
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-  try {
-    for (let sent = 0; sent < records; ) {
-      const messages = [];
-      for (let i = 0; i < 2000 && sent < records; i++, sent++) {
-        const id = `bench-${String(sent % 1000).padStart(4, '0')}-0000-0000-000000000000`;
-        messages.push({ key: id, value: JSON.stringify({ correlationId: id, sequence: Math.floor(sent / 1000), status: 'running', payload: { step: sent, progress: 0.5, note: 'x'.repeat(24) } }) });
-      }
-      await producer.send({ topic, messages });
-    }
-  } finally {
-    await producer.disconnect();
-  }
-  return topic;
-}
 
 /** Ingest rate from a topic of `partitions` partitions: the bare consumer and the service into memory, on the same records. */
 async function ingestPoints(cluster: BenchBroker, partitions: number, records: number, ceiling: boolean): Promise<CurveRow[]> {
-  const topic = await produceTopic(cluster, partitions, records);
+  const topic = await produceIngestTopic(cluster, `bench-curves-${partitions}`, partitions, records);
   const rows: CurveRow[] = [];
   const modes = [['bare', 'bare kafkajs consumer (ceiling)'], ['memory', 'service → memory store']] as const;
   for (const [mode, series] of ceiling ? modes : modes.slice(1)) {

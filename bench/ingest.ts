@@ -4,8 +4,8 @@
  * rows), by the service's consumer into the memory store, and into the Redis store, and by the common-stack peer
  * (`peers/common-stack/`) into its Map and into Redis, one after the other.
  */
-import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import type { BenchBroker, BrokerKind } from './lib/broker.js';
+import { produceIngestTopic } from './lib/ingest-topic.js';
 import { runWorker } from './lib/worker.js';
 import { startRedisCluster } from '../tools/redis/redis-cluster.js';
 
@@ -27,21 +27,7 @@ export interface Row {
 
 /** Runs the ingest comparison over `records` records in 12 partitions, the median of `rounds` runs each. */
 export async function benchIngest(cluster: BenchBroker, records: number, rounds = 1): Promise<Row[]> {
-  const topic = `bench-ingest-${Date.now()}`;
-  await cluster.createTopic(topic, 12);
-  const kafka = new Kafka({ clientId: 'bench-producer', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING });
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-  // ~170-byte values; 1,000 tests keyed by id, so each test's records stay in order in one partition.
-  for (let sent = 0; sent < records; ) {
-    const messages = [];
-    for (let i = 0; i < 2000 && sent < records; i++, sent++) {
-      const id = `bench-${String(sent % 1000).padStart(4, '0')}-0000-0000-000000000000`;
-      messages.push({ key: id, value: JSON.stringify({ correlationId: id, sequence: Math.floor(sent / 1000), status: 'running', payload: { step: sent, progress: 0.5, note: 'x'.repeat(24) } }) });
-    }
-    await producer.send({ topic, messages });
-  }
-  await producer.disconnect();
+  const topic = await produceIngestTopic(cluster, 'bench-ingest', 12, records);
 
   const brokers = cluster.bootstrapServers.join(',');
   type Result = { rate: number; commandsPerRecord?: number };
