@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 
@@ -16,27 +15,7 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-// Ports handed out by this process: the OS may offer a port again once its probe socket closed,
-// before the redis-server meant to take it has bound it.
-const handedOut = new Set<number>();
-
-/** A TCP port on 127.0.0.1 that was free a moment ago and that this process has not handed out before. */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const { port: p } = server.address() as { port: number };
-        server.close(() => resolve(p));
-      });
-    });
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
-  }
-}
+export { freePort } from '../free-port.js';
 
 /**
  * Polls `probe` until it returns a value other than `undefined` or `false`; a probe that throws
