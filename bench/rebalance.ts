@@ -11,6 +11,7 @@ import { startKafka, type KafkaCluster } from '../tools/kafka/kafka-cluster.js';
 import type { Row } from './ingest.js';
 import { runWorker, startWorker } from './lib/worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './lib/token.js';
+import { untilConsuming } from './lib/consuming.js';
 
 type Event = 'join' | 'leave' | 'kill';
 
@@ -31,14 +32,6 @@ function started(worker: ReturnType<typeof startWorker>): Promise<{ url: string;
   return Promise.race([worker.ready, exited]) as Promise<{ url: string; ids: string[] }>;
 }
 
-async function ready(url: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if ((await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not become ready`);
-}
-
 async function scenario(cluster: KafkaCluster, event: Event, seconds: number): Promise<Outcome> {
   const tag = `${event}-${Date.now()}`;
   const topic = `bench-rebalance-${tag}`;
@@ -56,11 +49,11 @@ async function scenario(cluster: KafkaCluster, event: Event, seconds: number): P
   let mover: ReturnType<typeof startWorker> | undefined;
   const startMover = async () => {
     mover = startWorker('service', [], env);
-    await ready((await started(mover)).url);
+    await untilConsuming((await started(mover)).url, 60_000);
   };
   try {
     const { url, ids } = await started(stayer);
-    await ready(url);
+    await untilConsuming(url, 60_000);
     if (event !== 'join') await startMover();
     // Let the group settle: the stayer rejoins after the mover's join.
     await new Promise((resolve) => setTimeout(resolve, 3000));

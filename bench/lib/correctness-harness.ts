@@ -10,6 +10,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import type { BenchBroker } from './broker.js';
+import { untilConsuming } from './consuming.js';
 import { startWorker } from './worker.js';
 import { BENCH_AUTH_ENV, benchToken } from './token.js';
 
@@ -54,13 +55,8 @@ export async function startSide(side: Side, cluster: BenchBroker, o: SideOptions
   const worker = startWorker(side, ['--tests', '0'], env);
   const exited = new Promise<void>((resolve) => (worker.child.exitCode !== null ? resolve() : worker.child.once('exit', () => resolve())));
   const { url } = (await worker.ready) as { url: string };
-  // The service is ready to serve before its consumer has joined; records produced meanwhile would
-  // wait for the join (the mock drops the oldest segments of a large log meanwhile), so wait for it.
-  await until(async () => {
-    const response = await fetch(`${url}/readyz`);
-    const body = side === 'service' ? ((await response.json()) as { checks?: Record<string, string> }) : {};
-    return response.status === 200 && (body.checks?.consumer ?? 'ok') === 'ok';
-  }, 30_000, `${side} ready`);
+  // Records produced before the join would wait for it (the mock drops the oldest segments of a large log meanwhile).
+  await untilConsuming(url);
   const metric = (text: string, name: RegExp) => Number(name.exec(text)?.[1] ?? 0);
   return {
     url,

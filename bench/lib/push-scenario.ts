@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/config.js';
 import type { BenchBroker, BrokerKind } from './broker.js';
 import { startRedisCluster } from '../../tools/redis/redis-cluster.js';
 import { runWorker, startWorker } from './worker.js';
+import { untilConsuming } from './consuming.js';
 import { BENCH_AUTH_ENV, benchToken } from './token.js';
 
 /** What the subscribers measured, and the server's CPU time per push received. */
@@ -88,7 +89,7 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
   try {
     const { url, ids } = (await server.ready) as { url: string; ids: string[] };
     // Produce only once the consumer has joined its group, or the join is measured as latency.
-    for (let i = 0; i < 300 && (await fetch(`${url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+    await untilConsuming(url);
     const records = Math.round(s.rate * s.seconds);
     const token = await benchToken();
     const timeout = s.subscribersTimeoutMs === undefined ? {} : { SUBSCRIBERS_TIMEOUT_MS: String(s.subscribersTimeoutMs) };
@@ -170,7 +171,7 @@ async function runOnRedisCluster(cluster: BenchBroker, s: PushScenario): Promise
   try {
     const ready = (await Promise.all(servers.map((server) => server.ready))) as Array<{ url: string; ids: string[] }>;
     const ids = ready[0]?.ids ?? [];
-    for (const { url } of ready) for (let i = 0; i < 300 && (await fetch(`${url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+    for (const { url } of ready) await untilConsuming(url);
     const records = Math.round(s.rate * s.seconds);
     const token = await benchToken();
     const timeout = s.subscribersTimeoutMs === undefined ? {} : { SUBSCRIBERS_TIMEOUT_MS: String(s.subscribersTimeoutMs) };
