@@ -78,6 +78,8 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
     ];
     const readiness = [sampleReadiness(a.url, 200), sampleReadiness(b.url, 200)];
     const stream = await startSteadyStream({ brokers: broker.bootstrapServers, topic: topics.results, ids, partitions: PARTITIONS, tickMs: 100, idempotent: false });
+    // Read anew at every poll: the samplers keep adding to their arrays.
+    const samplesSoFar = () => readiness.flatMap((r) => r.samples).sort((x, y) => x.at - y.at);
     const pushedEverywhere = (r: Produced) => subscribers.every(([, p]) => p.received.has(`${r.id}/${r.sequence}`));
     /** What is missing where, for a failure's message. */
     const diagnose = async () => {
@@ -103,7 +105,7 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
     }, 60_000, 'the replica to be promoted');
     await victim.restart();
     await waitHealthy();
-    const killed = await recovery('kill -9', killedAt, stream.produced, pushedEverywhere, readiness.flatMap((r) => r.samples), diagnose);
+    const killed = await recovery('kill -9', killedAt, stream.produced, pushedEverywhere, samplesSoFar, diagnose);
     console.log(`Redis ${shapeName}, kill -9 of the primary: replica promoted after ${seconds(promoted - killedAt)}; ${killed}`);
 
     // 2. Pause (SIGSTOP) the primary of a followed test past the command timeout (2 s) and the
@@ -114,7 +116,7 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
     await new Promise((resolve) => setTimeout(resolve, 5000));
     paused.resume();
     await waitHealthy();
-    const pause = await recovery('pause', pausedAt, stream.produced, pushedEverywhere, readiness.flatMap((r) => r.samples), diagnose);
+    const pause = await recovery('pause', pausedAt, stream.produced, pushedEverywhere, samplesSoFar, diagnose);
     console.log(`Redis ${shapeName}, primary paused for 5 s: ${pause}`);
 
     await stream.stop();
@@ -144,19 +146,21 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
  * again on both replicas, checks that readiness said the store was down meanwhile, and describes
  * the recovery.
  */
-async function recovery(name: string, faultAt: number, produced: readonly Produced[], pushed: (r: Produced) => boolean, samples: readonly ReadinessSample[], diagnose: () => Promise<string>): Promise<string> {
+async function recovery(name: string, faultAt: number, produced: readonly Produced[], pushed: (r: Produced) => boolean, samplesSoFar: () => readonly ReadinessSample[], diagnose: () => Promise<string>): Promise<string> {
   const firstNew = await eventually(() => produced.some((r) => r.sentAt >= faultAt + 500 && pushed(r)) && Date.now(), 60_000, `${name}: a record produced after the fault to reach both subscribers`).catch(async (error: unknown) => {
     throw new Error(`${String(error)}: ${await diagnose()}`);
   });
-  const down = samples.filter((s) => s.at >= faultAt && s.status !== 200);
+  // Ready again: at least 4 answers in a row of 200 since the last that was not, which follows the fault.
+  const readyAgain = await eventually(() => {
+    const after = samplesSoFar().filter((s) => s.at >= faultAt);
+    const since = after.slice(after.map((s) => s.status !== 200).lastIndexOf(true) + 1);
+    return since.length < after.length && since.length >= 4 && (since[0] as ReadinessSample).at;
+  }, 60_000, `${name}: /readyz to show the outage and be 200 again`).catch((error: unknown) => {
+    throw new Error(`${String(error)}; the last answers: ${JSON.stringify(samplesSoFar().slice(-4))}`);
+  });
+  const down = samplesSoFar().filter((s) => s.at >= faultAt && s.at < readyAgain && s.status !== 200);
   expect(down.length, `${name}: /readyz shows the outage`).toBeGreaterThan(0);
   for (const sample of down) expect(sample.checks.store, JSON.stringify(sample)).not.toBe('ok');
-  const readyAgain = await eventually(() => {
-    const last = samples.filter((s) => s.at > Math.max(...down.map((d) => d.at)));
-    return last.length >= 4 && last.every((s) => s.status === 200) && (last[0] as ReadinessSample).at;
-  }, 60_000, `${name}: /readyz to be 200 again`).catch((error: unknown) => {
-    throw new Error(`${String(error)}; the last answers: ${JSON.stringify(samples.slice(-4))}`);
-  });
   const caughtUp = await eventually(() => {
     const now = Date.now();
     const due = produced.filter((r) => r.ackedAt !== undefined && r.ackedAt < now - 1000);
