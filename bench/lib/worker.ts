@@ -13,10 +13,26 @@ export function killWorkers(): void {
   for (const child of alive) child.kill('SIGKILL');
 }
 
-/** Starts `bench/workers/<name>.ts` and resolves with its final JSON line. */
-export function runWorker<T>(name: string, args: string[] = [], env: Record<string, string | undefined> = {}, options: { expose?: boolean } = {}): Promise<T> {
+/**
+ * Starts `bench/workers/<name>.ts` and resolves with its final JSON line. With `timeoutMs`, a worker
+ * still running by then is killed and the promise rejects, so a stalled measurement fails its
+ * benchmark instead of holding the whole run.
+ */
+export function runWorker<T>(name: string, args: string[] = [], env: Record<string, string | undefined> = {}, options: { expose?: boolean; timeoutMs?: number } = {}): Promise<T> {
   const child = startWorker(name, args, env, options);
-  return child.result as Promise<T>;
+  if (options.timeoutMs === undefined) return child.result as Promise<T>;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.child.kill('SIGKILL');
+  }, options.timeoutMs);
+  return (child.result as Promise<T>).then(
+    (value) => (clearTimeout(timer), value),
+    (error: unknown) => {
+      clearTimeout(timer);
+      throw timedOut ? new Error(`worker ${name} ${args.join(' ')} was still running after ${options.timeoutMs} ms`) : error;
+    },
+  );
 }
 
 /** A long-running worker (a server): resolves `ready` with the first JSON line it prints. An `env` value left undefined removes that variable. */
