@@ -8,7 +8,8 @@
 import { Redis } from 'ioredis';
 import type { BenchBroker } from './lib/broker.js';
 import type { Row } from './ingest.js';
-import { createRecordProducer, follow, sleep, startRelay, startSide, startTest, storedSequences, until, type Follower, type RecordProducer, type Side } from './lib/correctness-harness.js';
+import { createRecordProducer, follow, startRelay, startSide, startTest, storedSequences, type Follower, type RecordProducer, type Side } from './lib/correctness-harness.js';
+import { sleep, until } from './lib/until.js';
 
 /** What a scenario saw on one side: a sentence, and how many pushes were missing, repeated or out of order. */
 export interface Observation {
