@@ -44,6 +44,14 @@ module.exports = {
       to: { path: '(^|node_modules/)ioredis(/|$)' },
     },
     {
+      name: 'oidc-provider-values-through-its-wrapper',
+      comment:
+        "oidc-provider's values are imported only through src/auth/oidc-provider.ts, which evaluates the library after src/auth/lts-line-notice.ts (its runtime check); types may be imported anywhere.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/auth/oidc-provider\\.ts$' },
+      to: { path: '(^|node_modules/)oidc-provider(/|$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'opentelemetry-sdk-only-in-its-bootstrap',
       comment:
         'The service code uses @opentelemetry/api alone (a no-op while no SDK runs); the SDK, exporters, instrumentations and the import-in-the-middle hook are imported only by src/telemetry/start-telemetry.ts, so nothing of them loads when tracing is off.',

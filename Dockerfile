@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 # Multi-stage build: compile TypeScript with dev dependencies, ship production dependencies only.
-# Node 26 is the Active LTS line as of late 2026; package.json's engines (>=20.19) is the floor, and
-# docs/operations.md's "Node.js versions" tells the whole rule.
-ARG NODE_VERSION=26
+# NODE_VERSION is .node-version, the one place the project names its Node.js line (the tests run on
+# it; test/tools/runtime.test.ts fails when the two differ). docs/operations.md, "Node.js versions".
+ARG NODE_VERSION=26.10.0
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app

@@ -7,5 +7,6 @@
 #   KAFKA_BROKERS=host:9092 scripts/dev.sh   that cluster: no broker is started, missing topics are created
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/use-node.sh
 bash scripts/setup.sh
 exec npx tsx scripts/local-stack.ts "$@"

@@ -12,8 +12,11 @@
 #  - the static builds of GraphiQL and the dashboard (npm run build:web, into dist/web/) when web/ or
 #    the lock file changed
 #  - the mock cluster binary, and Apache Kafka's jars (tools/kafka/fetch.sh)
+#  - first of all, the Node.js line in .node-version when the machine's node is another one
+#    (scripts/use-node.sh: from the npm registry into .cache/node/, nothing installed system-wide)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/use-node.sh
 
 missing=()
 [ -f /usr/include/librdkafka/rdkafka_mock.h ] || missing+=(librdkafka-dev)
@@ -59,8 +62,9 @@ if [ "$redis_wanted" = true ]; then
   redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >&2
 fi
 
+# The stamp names the Node version too: native addons built on another line would not load.
 stamp=node_modules/.install-stamp
-want=$(sha256sum package-lock.json | cut -d' ' -f1)
+want=$( (cat package-lock.json; node -v) | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing npm dependencies (npm ci)" >&2
   npm ci --no-audit --no-fund >&2

@@ -3,7 +3,9 @@
 # generated-code freshness, tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/use-node.sh
 bash scripts/setup.sh
+echo "== Node $(node -v) ($(command -v node))" >&2
 echo "== type check" >&2
 npx tsc --noEmit -p .
 echo "== lint (eslint.config.js) and import boundaries (.dependency-cruiser.cjs)" >&2

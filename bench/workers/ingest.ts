@@ -102,7 +102,7 @@ if (mode === 'bare') {
   // The peer as its server wires it (`peers/common-stack/server.ts`), without the HTTP side.
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   redis = mode === 'peer-redis' ? new Redis(url) : undefined;
-  const pubsub = redis ? new RedisPubSub({ publisher: new Redis(url), subscriber: new Redis(url) }) : new PubSub();
+  const pubsub = redis ? new RedisPubSub({ connection: url }) : new PubSub();
   const consumer = await startPeerConsumer({
     kafka,
     groupId: group,

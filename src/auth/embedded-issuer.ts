@@ -19,7 +19,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { errors as oidcErrors, type AdapterFactory, type ClientMetadata, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { AdapterFactory, ClientMetadata, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -27,6 +27,7 @@ import { createAccessTokenVerifier } from './access-token-verifier.js';
 import type { Auth } from './external-auth.js';
 import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
 import { loginPage } from './login-page.js';
+import { errors as oidcErrors, Provider } from './oidc-provider.js';
 import { SCOPES } from './principal.js';
 import { userinfoHandler } from './userinfo.js';
 

@@ -12,7 +12,8 @@
  * the whole grant, as oidc-provider does for a replay it sees itself.
  */
 import type { RedisClient } from '../log/redis-pubsub.js';
-import { errors, type Adapter, type AdapterFactory, type AdapterPayload } from 'oidc-provider';
+import type { Adapter, AdapterFactory, AdapterPayload } from 'oidc-provider';
+import { errors } from './oidc-provider.js';
 
 /** Models whose entries belong to a grant and are revoked with it. */
 const GRANTABLE = new Set(['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode']);

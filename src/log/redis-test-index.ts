@@ -73,7 +73,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
    * script runs, and `create` keeps a test that is there already, whoever started it).
    */
   async function candidates(key: string, owner: string | undefined): Promise<Candidate[]> {
-    const ids = await redis.zrange(key, 0, -1);
+    const ids = await redis.zrange(key, 0, '-1');
     const found: Candidate[] = [];
     const gone: string[] = [];
     for (let from = 0; from < ids.length; from += CHUNK) {

@@ -42,7 +42,7 @@ import {
   SimpleSpanProcessor,
   TraceIdRatioBasedSampler,
   type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
+} from '@opentelemetry/sdk-trace';
 
 /** Options of {@link startTelemetry}. */
 export interface TelemetryOptions {
@@ -77,7 +77,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     serviceName: options.serviceName,
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     autoDetectResources: false,
-    spanProcessors: [options.spanExporter === undefined ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter)],
+    spanProcessors: [options.spanExporter === undefined ? new BatchSpanProcessor({ exporter }) : new SimpleSpanProcessor({ exporter })],
     sampler: createSampler(options.sampler ?? 'parentbased_traceidratio', options.sampleRatio),
     // Traces only: without these the SDK would set up OTLP metrics and logs from the environment.
     metricReaders: [],

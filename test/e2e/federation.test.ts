@@ -119,13 +119,13 @@ beforeAll(async () => {
   trusted = await results.startAnother('trusted', { env: { FEDERATION: 'on', GRAPHQL_TRUSTED_DOCUMENTS: manifest } });
 
   builds = new ApolloServer({
-    schema: buildSubgraphSchema({
+    schema: buildSubgraphSchema([{
       typeDefs: parse(BUILDS_SDL),
       resolvers: {
         Query: { build: (_root: unknown, { id }: { id: string }) => (buildTests.has(id) ? { id } : null) },
         Build: { tests: ({ id }: { id: string }) => (buildTests.get(id) ?? []).map((correlationId) => ({ correlationId })) },
       } as never,
-    }),
+    }]),
     // Traces go to Apollo's hosted service, which an offline test has none of.
     plugins: [ApolloServerPluginInlineTraceDisabled()],
   });

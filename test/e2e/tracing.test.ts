@@ -7,7 +7,7 @@
  * (whose follower reads stored messages back from Redis before they are pushed).
  */
 import { SpanKind } from '@opentelemetry/api';
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelemetry, type Telemetry } from '../../src/telemetry/start-telemetry.js';

@@ -291,7 +291,7 @@ describe('redis log specifics', () => {
     const page = await store.list({ owner, first: 10 });
     expect(page.edges.map((edge) => edge.node.correlationId)).toEqual([kept]);
     expect(page.totalCount).toBe(1);
-    expect(await redis.zrange(`${prefix}:tests:owner:${owner}`, 0, -1)).toEqual([kept]);
+    expect(await redis.zrange(`${prefix}:tests:owner:${owner}`, 0, '-1')).toEqual([kept]);
   });
 
   it('publishes one change per test of a batch on the change channel, in the same script call as the append', async () => {

@@ -62,8 +62,9 @@ export async function startPeer(options: PeerOptions): Promise<RunningPeer> {
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   const redisUrl = options.redisUrl ?? 'redis://127.0.0.1:6379';
   const redis = options.variant === 'redis' ? new Redis(redisUrl) : undefined;
-  // RedisPubSub wants connections of its own: a subscribed connection takes no other commands.
-  const pubsub: PubSubEngine = redis ? new RedisPubSub({ publisher: new Redis(redisUrl), subscriber: new Redis(redisUrl) }) : new PubSub();
+  // RedisPubSub opens its publisher and subscriber connections itself (with the ioredis it depends
+  // on), as a common stack wires it: a subscribed connection takes no other commands.
+  const pubsub: PubSubEngine = redis ? new RedisPubSub({ connection: redisUrl }) : new PubSub();
   const store = redis ? createRedisStore(redis, options.redisPrefix ?? 'peer') : createMemoryStore();
   // Redis channels are shared by everything on that Redis: the key prefix keeps peers apart.
   const trigger = redis ? `${options.redisPrefix ?? 'peer'}:${RESULT_STORED}` : RESULT_STORED;

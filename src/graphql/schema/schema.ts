@@ -59,7 +59,7 @@ export function subgraphTypeDefs(): DocumentNode {
  */
 function createSubgraphSchema(): GraphQLSchema {
   const testResolvers = resolvers.Test ?? {};
-  const schema = buildSubgraphSchema({
+  const schema = buildSubgraphSchema([{
     typeDefs: subgraphTypeDefs(),
     resolvers: {
       ...resolvers,
@@ -72,7 +72,7 @@ function createSubgraphSchema(): GraphQLSchema {
         },
       },
     } as never,
-  });
+  }]);
   capEntities(schema);
   return schema;
 }

@@ -5,7 +5,7 @@
  * `traceparent` or a malformed one; and a push span in the sampled record's own trace.
  */
 import { SpanKind, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrokerRecord } from '../../../src/ingest/broker-record.js';
@@ -17,7 +17,7 @@ import { createResultRecorder } from '../../../src/results/record-result.js';
 import { tracePush } from '../../../src/telemetry/trace-context.js';
 
 const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
 
 beforeAll(() => void trace.setGlobalTracerProvider(provider));
 afterAll(async () => {
