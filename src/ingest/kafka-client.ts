@@ -8,6 +8,8 @@ import { Kafka, logLevel as KafkaLogLevel, type LogEntry, type SASLOptions } fro
 import type { KafkaConfig } from '../config/config.js';
 import type { Logger } from '../logger.js';
 import { registerKafkaCodecs } from './kafka-codecs.js';
+// Before any connection: kafkajs's request queue timer without Node's negative-delay warning.
+import './kafkajs-queue-timer.js';
 
 const TLS_CONNECTION_TIMEOUT_MS = 5000;
 

@@ -5,6 +5,8 @@
  * Everything is deterministic, so tests can predict exactly what arrives (see {@link planSequence}).
  */
 import { Kafka, Partitioners, logLevel, type Consumer, type LogEntry, type Producer } from 'kafkajs';
+// The service's workaround for kafkajs's negative request-queue timer (Node 24+ warns on each connection).
+import '../../src/ingest/kafkajs-queue-timer.js';
 
 /** Options of {@link createSimulator}. */
 export interface SimulatorOptions {
