@@ -19,10 +19,16 @@ const UNTRUSTED_CERTIFICATE = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** TLS alerts from a broker that requires a client certificate and got none, or one it does not trust. */
+/**
+ * TLS alerts from a broker that requires a client certificate and got none, or one it does not
+ * trust. OpenSSL 3.2 and later (Node 22 and later) name the first two `ssl/tls alert …` where older
+ * releases said `sslv3 alert …`, and Node derives the code from that name.
+ */
 const CLIENT_CERTIFICATE_REFUSED = new Set([
   'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE',
   'ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN',
+  'ERR_SSL_SSL/TLS_ALERT_BAD_CERTIFICATE',
+  'ERR_SSL_SSL/TLS_ALERT_CERTIFICATE_UNKNOWN',
   'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA',
   'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED',
 ]);
