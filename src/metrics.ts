@@ -20,6 +20,8 @@ export interface MetricSources {
   readonly storedTests?: () => number;
   /** Whether the state store answers (checked at scrape time). */
   readonly storeUp?: () => Promise<boolean>;
+  /** Stored messages skipped on reads because they could not be read, when the store can hold such. */
+  readonly unreadableMessages?: () => number;
 }
 
 /** What the client gauges are read from. */
@@ -59,6 +61,18 @@ export function createMetrics(sources: MetricSources): Metrics {
       },
     });
   }
+  if (sources.unreadableMessages !== undefined) {
+    const unreadable = sources.unreadableMessages;
+    new Counter({
+      name: 'rcs_stored_messages_unreadable_total',
+      help: 'Stored messages skipped on reads because their stored text is not a message (the rest of the test is served).',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(unreadable());
+      },
+    });
+  }
   if (sources.storeUp !== undefined) {
     const storeUp = sources.storeUp;
     new Gauge({
@@ -83,8 +97,11 @@ export function createMetrics(sources: MetricSources): Metrics {
     timeRequests(req: Request, res: Response, next: NextFunction) {
       const end = duration.startTimer();
       res.once('finish', () => {
-        // Route patterns, never raw paths: correlation ids must not become label values.
-        const route = req.route?.path !== undefined ? `${req.baseUrl}${String(req.route.path)}` : req.baseUrl || 'unmatched';
+        // Route patterns, never raw paths: correlation ids must not become label values. A mount
+        // (`req.baseUrl`) keeps the request's own casing, as Express matches paths without regard to
+        // case: lower-cased, `/DaShBoArD` is the `/dashboard` series, not one more.
+        const base = req.baseUrl.toLowerCase();
+        const route = req.route?.path !== undefined ? `${base}${String(req.route.path)}` : base || 'unmatched';
         end({ method: req.method, route, status: String(res.statusCode) });
       });
       next();

@@ -11,7 +11,10 @@ export interface BrokerRecord {
   readonly offset: string;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  /** Header values decoded as UTF-8 (the first value when a header repeats). */
+  /**
+   * Header values decoded as UTF-8 (the first value when a header repeats), in an object without a
+   * prototype: every name the record carries is a plain name, and no name reaches Object.prototype.
+   */
   readonly headers: Readonly<Record<string, string | undefined>>;
 }
 

@@ -16,25 +16,30 @@ export type DecodeResult =
 export { CORRELATION_HEADER } from './record-envelope.js';
 
 // Accepted spellings of a status, compared in lower case. Other strings are refused rather than
-// guessed at, so a typo in the external system shows up in the malformed count.
-const STATUS_ALIASES: Readonly<Record<string, TestStatus>> = {
-  pending: 'PENDING',
-  queued: 'PENDING',
-  running: 'RUNNING',
-  started: 'RUNNING',
-  in_progress: 'RUNNING',
-  completed: 'COMPLETED',
-  succeeded: 'COMPLETED',
-  success: 'COMPLETED',
-  passed: 'COMPLETED',
-  failed: 'FAILED',
-  failure: 'FAILED',
-  error: 'FAILED',
-};
+// guessed at, so a typo in the external system shows up in the malformed count. A Map, not an
+// object: the key is the record's own text, and an object would answer "constructor" or
+// "__proto__" from its prototype.
+const STATUS_ALIASES: ReadonlyMap<string, TestStatus> = new Map([
+  ['pending', 'PENDING'],
+  ['queued', 'PENDING'],
+  ['running', 'RUNNING'],
+  ['started', 'RUNNING'],
+  ['in_progress', 'RUNNING'],
+  ['completed', 'COMPLETED'],
+  ['succeeded', 'COMPLETED'],
+  ['success', 'COMPLETED'],
+  ['passed', 'COMPLETED'],
+  ['failed', 'FAILED'],
+  ['failure', 'FAILED'],
+  ['error', 'FAILED'],
+]);
 
-/** Decodes one result record; see docs/kafka.md, "Results". */
-export function decodeResult(record: BrokerRecord): DecodeResult {
-  const envelope = readEnvelope(record);
+/**
+ * Decodes one result record; see docs/kafka.md, "Results". A value over `maxBytes` (uncompressed,
+ * `RESULT_MAX_BYTES`) is refused like any malformed record.
+ */
+export function decodeResult(record: BrokerRecord, maxBytes = Infinity): DecodeResult {
+  const envelope = readEnvelope(record, maxBytes);
   if (!envelope.ok) return envelope;
   const { bytes, text, value, correlationId } = envelope;
 
@@ -49,7 +54,7 @@ export function decodeResult(record: BrokerRecord): DecodeResult {
   let status: TestStatus | null = null;
   if (value.status !== undefined && value.status !== null) {
     if (typeof value.status !== 'string') return fail('status is not a string');
-    const known = STATUS_ALIASES[value.status.toLowerCase()];
+    const known = STATUS_ALIASES.get(value.status.toLowerCase());
     if (known === undefined) return fail(`unknown status "${value.status.slice(0, 40)}"`);
     status = known;
   }

@@ -227,12 +227,15 @@ async function storeHoldingPartition(chunk: DecodedChunk, where: string, parts: 
 
 /** The record in a shape that names no broker client (what the decoder and the dead-letter sink take). */
 export function toBrokerRecord(message: KafkaMessage, topic: string, partition: number): BrokerRecord {
-  const headers: Record<string, string | undefined> = {};
+  // No prototype: the names are the record's, and `__proto__` or `constructor` must be plain names.
+  const headers: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
   const raw = message.headers;
   if (raw !== undefined) {
     for (const name of Object.keys(raw)) {
       const value = raw[name];
-      const first = Array.isArray(value) ? value[0] : value;
+      // kafkajs collects a repeated header into an array; it also puts what an object literal
+      // inherits there (`constructor`: [Object, value]), so only the Buffers are values.
+      const first = (Array.isArray(value) ? value : [value]).find((item): item is Buffer => Buffer.isBuffer(item));
       headers[name] = first === undefined ? undefined : first.toString();
     }
   }

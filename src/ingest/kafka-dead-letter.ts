@@ -32,8 +32,8 @@ export function createKafkaDeadLetter(options: { kafka: Kafka; topic: string }):
       throw error;
     });
     await connecting;
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(record.headers)) if (value !== undefined) headers[name] = value;
+    // Defined as own properties (not assigned), so a header named `__proto__` is copied like any other.
+    const headers = Object.fromEntries(Object.entries(record.headers).filter((entry): entry is [string, string] => entry[1] !== undefined));
     await producer.send({
       topic: options.topic,
       acks: -1,

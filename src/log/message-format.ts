@@ -15,7 +15,7 @@
  *   after the change: everything a test summary holds, without reading the test again.
  */
 import { statusOf } from '../domain/status.js';
-import type { IncomingMessage, TestChangeEvent, TestMessage, TestStatus, TestSummary } from '../domain/types.js';
+import type { ChangedTest, IncomingMessage, TestChangeEvent, TestMessage, TestStatus, TestSummary } from '../domain/types.js';
 
 const text = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
 const number = (value: number | null) => (value === null ? 'null' : String(value));
@@ -28,11 +28,54 @@ export function encodeMessage(message: IncomingMessage, receivedAt: number): str
   return `{"key":${JSON.stringify(message.key)},"messageId":${text(message.messageId)},"sequence":${number(message.sequence)},"status":${text(message.status)},"final":${message.final},"payload":${payload},"producedAt":${number(message.producedAt)},"receivedAt":${receivedAt}}`;
 }
 
-/** The message a stored text of test `correlationId` holds. */
-export function decodeMessage(stored: string, correlationId: string): TestMessage {
-  const message = JSON.parse(stored) as { correlationId: string };
-  message.correlationId = correlationId;
-  return message as unknown as TestMessage;
+const STATUSES: ReadonlySet<unknown> = new Set<TestStatus | null>(['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', null]);
+const isTime = (value: unknown) => value === null || (typeof value === 'number' && Number.isFinite(value));
+
+/**
+ * Why a parsed stored text is not a message this version can serve, or undefined when it is. Every
+ * field a read hands to clients is checked: one field of the wrong type would otherwise fail the
+ * serialization of the whole test.
+ */
+function unreadable(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
+  const m = value as Record<string, unknown>;
+  if (typeof m.key !== 'string') return 'key is not a string';
+  if (m.messageId !== null && typeof m.messageId !== 'string') return 'messageId is neither a string nor null';
+  if (m.sequence !== null && !Number.isSafeInteger(m.sequence)) return 'sequence is neither an integer nor null';
+  if (!STATUSES.has(m.status)) return 'status is not a known status';
+  if (typeof m.final !== 'boolean') return 'final is not a boolean';
+  if (!('payload' in m)) return 'no payload';
+  if (!isTime(m.producedAt) || typeof m.receivedAt !== 'number' || !Number.isFinite(m.receivedAt)) return 'a time is not a number';
+  return undefined;
+}
+
+/** The message a stored text of test `correlationId` holds, or why it holds none. */
+export function readStoredMessage(stored: string, correlationId: string): { readonly message: TestMessage } | { readonly unreadable: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(stored);
+  } catch {
+    return { unreadable: 'not JSON' };
+  }
+  const reason = unreadable(value);
+  if (reason !== undefined) return { unreadable: reason };
+  (value as { correlationId: string }).correlationId = correlationId;
+  return { message: value as TestMessage };
+}
+
+/**
+ * The messages the stored texts of test `correlationId` hold, in their order. A text that holds
+ * none (written by another version, or damaged) is skipped and reported to `onUnreadable` with its
+ * position: one bad message never makes the whole test unreadable.
+ */
+export function decodeMessages(stored: readonly string[], correlationId: string, onUnreadable: (position: number, reason: string) => void): TestMessage[] {
+  const messages: TestMessage[] = [];
+  for (let i = 0; i < stored.length; i++) {
+    const read = readStoredMessage(stored[i] as string, correlationId);
+    if ('message' in read) messages.push(read.message);
+    else onUnreadable(i, read.unreadable);
+  }
+  return messages;
 }
 
 /** The count a notice carries (NaN for a notice that is not one). */
@@ -48,7 +91,8 @@ interface ChangeText {
   readonly count: number;
   readonly createdAt: string | number;
   readonly updatedAt: string | number;
-  readonly input: string;
+  /** Only in a change that sets the input (a create); absent from an append's. */
+  readonly input?: string;
 }
 
 /** A change as published: the event, and for a test a create filled in, the test as it stood before. */
@@ -63,10 +107,10 @@ export function decodeChange(text: string): PublishedChange | null {
   try {
     const change = JSON.parse(text) as ChangeText;
     const count = Number(change.count);
-    const test: TestSummary = {
+    const test: ChangedTest = {
       correlationId: change.id,
       status: statusOf(change.finishedAs === '' ? null : (change.finishedAs as TestStatus), count),
-      input: JSON.parse(change.input) as unknown,
+      ...(change.input === undefined ? {} : { input: JSON.parse(change.input) as unknown }),
       owner: change.owner === '' ? null : change.owner,
       createdAt: Number(change.createdAt),
       updatedAt: Number(change.updatedAt),

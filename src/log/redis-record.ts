@@ -6,7 +6,7 @@
 import { orderArrivals } from '../domain/order.js';
 import { statusOf } from '../domain/status.js';
 import type { TestRecord, TestStatus } from '../domain/types.js';
-import { decodeMessage } from './message-format.js';
+import { decodeMessages } from './message-format.js';
 
 /** The named fields of the meta hash. */
 export const META_FIELDS = ['createdAt', 'updatedAt', 'input', 'owner', 'finishedAs'] as const;
@@ -26,10 +26,18 @@ export function metaFields(values: ReadonlyArray<string | null>): Record<string,
   return fields;
 }
 
-/** The record of a test from its meta fields and stored messages; null for a test not there. */
-export function toRecord(correlationId: string, meta: Record<string, string> | undefined, stored: string[] | undefined): TestRecord | null {
+/**
+ * The record of a test from its meta fields and stored messages; null for a test not there. A
+ * stored message that cannot be read is left out and reported to `onUnreadable`.
+ */
+export function toRecord(
+  correlationId: string,
+  meta: Record<string, string> | undefined,
+  stored: string[] | undefined,
+  onUnreadable: (position: number, reason: string) => void,
+): TestRecord | null {
   if (meta?.createdAt === undefined) return null;
-  const arrivals = (stored ?? []).map((text) => decodeMessage(text, correlationId));
+  const arrivals = decodeMessages(stored ?? [], correlationId, onUnreadable);
   const createdAt = Number(meta.createdAt);
   const last = arrivals[arrivals.length - 1];
   return {

@@ -26,7 +26,7 @@ import { ServiceError } from '../errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
 import { openFollower } from './follower.js';
-import { decodeMessage, encodeMessage } from './message-format.js';
+import { decodeMessages, encodeMessage } from './message-format.js';
 import { APPEND, CREATE } from './redis-append-script.js';
 import { dedupeField, META_FIELDS, metaFields, toRecord } from './redis-record.js';
 import type { NewTest, ResultLog } from './result-log.js';
@@ -36,6 +36,7 @@ import { checkRedis } from './redis-health.js';
 import { createRedisPubSub, type RedisClient } from './redis-pubsub.js';
 import { createRedisTails } from './redis-tail.js';
 import { createRedisTestIndex } from './redis-test-index.js';
+import { createUnreadableMessages } from './unreadable-messages.js';
 import { decodeTestCursor } from './test-page.js';
 
 /** Options of {@link createRedisResultLog}. */
@@ -95,6 +96,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   redis.defineCommand('rcsAppendOne', { lua: APPEND, numberOfKeys: 2 });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
   const log = options.logger.child({ component: 'redis-result-log' });
+  const unreadable = createUnreadableMessages(log);
+  const skip = (id: string) => (position: number, reason: string) => unreadable.report(id, position, reason);
   const waitReplicas = options.waitReplicas ?? 0;
   const waitTimeoutMs = options.waitTimeoutMs ?? 1000;
   const scripts = redis as unknown as Scripts;
@@ -199,7 +202,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     // named fields only: the meta hash holds the deduplication keys too.
     const results = await redis.multi().hmget(k.meta, ...META_FIELDS).lrange(k.msgs, 0, -1).exec();
     for (const [error] of results ?? []) if (error) throw error;
-    return toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), results?.[1]?.[1] as string[]);
+    return toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), results?.[1]?.[1] as string[], skip(correlationId));
   };
 
   const tails = createRedisTails({
@@ -214,7 +217,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         const count = Number(results?.[0]?.[1]);
         return { count, status: statusOf((results?.[1]?.[1] as TestStatus | null) ?? null, count) };
       },
-      after: async (id, from) => (await redis.lrange(keysOf(id).msgs, from, -1).catch(rethrowAfterRefresh)).map((stored) => decodeMessage(stored, id)),
+      after: async (id, from) => {
+        const stored = await redis.lrange(keysOf(id).msgs, from, -1).catch(rethrowAfterRefresh);
+        return { messages: decodeMessages(stored, id, (position, reason) => unreadable.report(id, from + position, reason)), read: stored.length };
+      },
     },
   });
 
@@ -252,7 +258,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         await refreshLists(test.owner === null ? [] : [test.owner]);
         const fields: Record<string, string> = {};
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
-        return toRecord(test.correlationId, fields, messages) as TestRecord;
+        return toRecord(test.correlationId, fields, messages, skip(test.correlationId)) as TestRecord;
       }),
 
     get: (correlationId) => wrap(() => read(correlationId)),
@@ -279,6 +285,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     followers: (correlationId) => tails.count(correlationId),
 
     changeSubscribers: () => changes.count(),
+
+    unreadableMessages: () => unreadable.count(),
 
     changeDelivery: () => changes.delivery(),
 

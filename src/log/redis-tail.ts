@@ -20,8 +20,11 @@ import type { RedisPubSub } from './redis-pubsub.js';
 export interface TailReads {
   /** How many messages the test holds, and its status after them. */
   head(correlationId: string): Promise<{ readonly count: number; readonly status: TestStatus }>;
-  /** The messages from arrival index `from` on, in arrival order. */
-  after(correlationId: string, from: number): Promise<TestMessage[]>;
+  /**
+   * The messages from arrival index `from` on, in arrival order, and how many stored entries that
+   * read covered (more than the messages when some could not be read and were skipped).
+   */
+  after(correlationId: string, from: number): Promise<{ readonly messages: TestMessage[]; readonly read: number }>;
 }
 
 /** Options of {@link createRedisTails}. */
@@ -77,10 +80,11 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
     try {
       do {
         tail.again = false;
-        const messages = await reads.after(tail.correlationId, tail.next);
+        const { messages, read } = await reads.after(tail.correlationId, tail.next);
         if (tails.get(tail.correlationId) !== tail) return;
+        // Past every entry read, the skipped ones included: they are not read again.
+        tail.next += read;
         for (const message of messages) {
-          tail.next += 1;
           tail.status = nextStatus(tail.status, message);
           fanout.emit(tail.correlationId, { message, status: tail.status });
         }

@@ -54,8 +54,8 @@ export interface ListOptions {
 export interface ChangeOptions {
   /** Changes held for a subscriber that is not reading before it is cut off (SUBSCRIBER_TOO_SLOW). */
   readonly queueLimit: number;
-  /** Whether the subscriber may see the test; changes of other tests are not delivered. */
-  readonly canSee: (test: TestSummary) => boolean;
+  /** Whether the subscriber may see the test (by its owner); changes of other tests are not delivered. */
+  readonly canSee: (test: Pick<TestSummary, 'owner'>) => boolean;
 }
 
 /**
@@ -122,4 +122,9 @@ export interface ResultLog extends Disposable {
   followers(correlationId?: string): number;
   /** Change feed subscribers open in this process. */
   changeSubscribers(): number;
+  /**
+   * Stored messages this process skipped on reads because they could not be read (a shared store
+   * written by something else); absent where the store cannot hold such messages.
+   */
+  unreadableMessages?(): number;
 }
