@@ -6,6 +6,10 @@
 /** Stable error codes. Clients may switch on these; never rename one. */
 export type ErrorCode =
   | 'BAD_USER_INPUT'
+  /** A test's input over the size limit (`TEST_INPUT_MAX_BYTES`), on every way of starting one. */
+  | 'INPUT_TOO_LARGE'
+  /** A request body over the size the endpoint accepts. */
+  | 'PAYLOAD_TOO_LARGE'
   /** A request Apollo Server refuses before any operation (CSRF prevention, a batch, a GET with no query). */
   | 'BAD_REQUEST'
   /** A valid document whose operation to run is not named (Apollo Server's code, over HTTP). */
@@ -37,6 +41,8 @@ export type ErrorCode =
 
 const HTTP_STATUS: Record<ErrorCode, number> = {
   BAD_USER_INPUT: 400,
+  INPUT_TOO_LARGE: 413,
+  PAYLOAD_TOO_LARGE: 413,
   BAD_REQUEST: 400,
   OPERATION_RESOLUTION_FAILURE: 400,
   GRAPHQL_PARSE_FAILED: 400,

@@ -87,7 +87,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const { config, logger, log } = options;
   const lifecycle = options.lifecycle ?? createLifecycle({ logger });
   const consumes = config.role !== 'api';
-  const broker = options.createBrokerSide({ onEvents: createResultRecorder({ log }), onRequests: createStartRecorder({ log }) });
+  const broker = options.createBrokerSide({
+    onEvents: createResultRecorder({ log }),
+    onRequests: createStartRecorder({ log, maxInputBytes: config.resultLog.maxInputBytes, logger }),
+  });
   const httpServer = createServer();
   const api = config.role === 'consumer' ? undefined : await createApiSide(options, broker, httpServer);
 
@@ -146,6 +149,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     ...(api ? { clients: api.clients } : {}),
     ...(options.storedTests ? { storedTests: options.storedTests } : {}),
     storeUp: () => storeCheck().then((check) => check === 'ok'),
+    ...(log.unreadableMessages ? { unreadableMessages: () => log.unreadableMessages?.() ?? 0 } : {}),
   });
   httpServer.on('request', createHttpApp({ metrics, readiness, health, logger, ...(api ? { api: api.routes } : {}) }));
 
@@ -184,7 +188,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   const { config, logger, log, auth } = options;
   const rateLimits = options.rateLimits ?? NO_RATE_LIMITS;
   if (auth === undefined) throw new Error(`startService: the ${config.role} role serves the API and needs auth`);
-  const starter = createTestStarter({ log, publisher: broker.publisher, logger });
+  const starter = createTestStarter({ log, publisher: broker.publisher, logger, maxInputBytes: config.resultLog.maxInputBytes });
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
@@ -201,6 +205,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
     trustedDocuments: config.persistedOperations.trustedDocuments !== null,
     resolveOperation,
     debugErrors: config.browser.graphqlDebugErrors,
+    documentCacheBytes: config.graphql.documentCacheMaxBytes,
     logger,
   });
   const apollo = createApolloGraphQLServer(pipeline, logger);
@@ -217,6 +222,8 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
     maxSubscriptionsPerConnection: config.websocket.maxSubscriptionsPerConnection,
     maxPayload: config.websocket.maxMessageBytes,
     maxBufferedBytes: config.websocket.maxBufferedBytes,
+    drainTimeoutMs: config.websocket.drainTimeoutMs,
+    maxConnectionsPerPrincipal: config.websocket.maxConnectionsPerPrincipal,
     rateLimits,
   });
   const sse = createGraphQLSse({
@@ -225,6 +232,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
     rateLimits,
     maxStreamsPerPrincipal: config.sse.maxStreamsPerPrincipal,
     maxBufferedBytes: config.websocket.maxBufferedBytes,
+    drainTimeoutMs: config.websocket.drainTimeoutMs,
   });
   return {
     routes: {

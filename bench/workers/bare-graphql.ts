@@ -22,7 +22,7 @@ const ids = await seed(log, arg('tests', 20), arg('messages', 100));
 const live = await seedLive(log, arg('live', 0), arg('messages', 100));
 const stopFeed = feedLive(log, live, arg('rate', 0), arg('messages', 100));
 const schema = createSchema();
-const starter: TestStarter = { start: () => Promise.reject(new Error('not available here')) };
+const starter: TestStarter = { start: () => Promise.reject(new Error('not available here')), maxInputBytes: 65_536 };
 const deps = { log, starter, subscriptionQueueLimit: 1000, access: createAccessPolicy({ adminScope: 'tests:admin' }) };
 const principal = { subject: 'bench', clientId: null, scopes: new Set(['tests:read', 'tests:admin']), expiresAt: Number.MAX_SAFE_INTEGER, issuer: 'bench' };
 

@@ -79,6 +79,10 @@ export interface ResultLogConfig {
   readonly maxTests: number;
   /** Messages kept per test; later ones are refused, logged and counted. */
   readonly maxMessagesPerTest: number;
+  /** Largest input of a test (its JSON, in bytes), on every way of starting one (`TEST_INPUT_MAX_BYTES`). */
+  readonly maxInputBytes: number;
+  /** Bytes the tests held in this process may hold (memory and replicated state), `STORE_MAX_BYTES`. */
+  readonly maxBytes: number;
 }
 
 /** Limits of GraphQL operations. */
@@ -90,6 +94,8 @@ export interface GraphQLConfig {
   readonly federation: boolean;
   /** The HTTP response cache of test reads; off when either bound is 0. */
   readonly responseCache: { readonly maxEntries: number; readonly maxBytes: number };
+  /** Bytes of parsed documents kept for reuse, by HTTP and by the streaming transports each. */
+  readonly documentCacheMaxBytes: number;
 }
 
 /** Limits of an operation's shape (graphql-armor's rules, graphql-js's token and suggestion options), on HTTP, WebSocket and SSE alike. */
@@ -130,8 +136,12 @@ export interface WebSocketConfig {
   readonly allowedOrigins: readonly string[];
   readonly maxSubscriptionsPerConnection: number;
   readonly maxMessageBytes: number;
-  /** Outgoing bytes buffered for one client before it is dropped as not reading. */
+  /** Outgoing bytes buffered for one client (a socket or an SSE response) past which its operations wait for it. */
   readonly maxBufferedBytes: number;
+  /** How long a client may stay over `maxBufferedBytes` before its socket or stream is cut. */
+  readonly drainTimeoutMs: number;
+  /** WebSockets one principal may hold open at once in one process. */
+  readonly maxConnectionsPerPrincipal: number;
 }
 
 /**
@@ -185,6 +195,8 @@ export function loadConfig(env: Env = process.env): Config {
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),
       maxTests: read.int('STORE_MAX_TESTS', 10_000, { min: 1 }),
       maxMessagesPerTest: read.int('STORE_MAX_MESSAGES_PER_TEST', 10_000, { min: 1 }),
+      maxInputBytes: read.int('TEST_INPUT_MAX_BYTES', 64 * 1024, { min: 16, max: 1024 * 1024 }),
+      maxBytes: read.int('STORE_MAX_BYTES', 512 * 1024 * 1024, { min: 1024 * 1024 }),
     },
     graphql: {
       maxDepth: read.int('GRAPHQL_MAX_DEPTH', 10, { min: 1, max: 100 }),
@@ -195,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
         maxEntries: read.int('GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES', 10_000, { min: 0 }),
         maxBytes: read.int('GRAPHQL_RESPONSE_CACHE_MAX_BYTES', 64 * 1024 * 1024, { min: 0 }),
       },
+      documentCacheMaxBytes: read.int('GRAPHQL_DOCUMENT_CACHE_MAX_BYTES', 16 * 1024 * 1024, { min: 0 }),
     },
     graphqlShape: {
       maxAliases: read.int('GRAPHQL_MAX_ALIASES', 15, { min: 0, max: 1000 }),
@@ -211,6 +224,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxSubscriptionsPerConnection: read.int('WS_MAX_SUBSCRIPTIONS', 20, { min: 1, max: 10_000 }),
       maxMessageBytes: read.int('WS_MAX_MESSAGE_BYTES', 64 * 1024, { min: 1024, max: 16 * 1024 * 1024 }),
       maxBufferedBytes: read.int('WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, { min: 64 * 1024 }),
+      drainTimeoutMs: read.int('WS_DRAIN_TIMEOUT_MS', 30_000, { min: 100 }),
+      maxConnectionsPerPrincipal: read.int('WS_MAX_CONNECTIONS', 20, { min: 1, max: 10_000 }),
     },
     sse: {
       maxStreamsPerPrincipal: read.int('SSE_MAX_STREAMS', 20, { min: 1, max: 10_000 }),

@@ -33,6 +33,10 @@ export interface KafkaConfig {
   readonly rebalanceTimeoutMs: number;
   /** Where malformed result records are copied before they are skipped; null to only log and count. */
   readonly deadLetterTopic: string | null;
+  /** Largest result record value, uncompressed, that is decoded; larger ones are malformed (`RESULT_MAX_BYTES`). */
+  readonly maxResultBytes: number;
+  /** Most bytes one compressed batch may decompress to (`KAFKA_MAX_BATCH_BYTES`). */
+  readonly maxBatchBytes: number;
   /** False in replicated mode: the group never commits, so every start reads from the earliest record. */
   readonly commitOffsets: boolean;
   /**
@@ -77,6 +81,8 @@ export function readKafka(read: Reader, stateKind: 'memory' | 'redis' | 'replica
     heartbeatIntervalMs: readHeartbeatInterval(read, sessionTimeoutMs),
     rebalanceTimeoutMs: read.int('KAFKA_REBALANCE_TIMEOUT_MS', 60_000, { min: 1000, max: 600_000 }),
     deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
+    maxResultBytes: read.int('RESULT_MAX_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
+    maxBatchBytes: read.int('KAFKA_MAX_BATCH_BYTES', 64 * 1024 * 1024, { min: 1024 * 1024 }),
     commitOffsets: stateKind !== 'replicated',
     // A group apart from the results one: kafkajs assigns a group's topics as if every member
     // subscribed to all of them.

@@ -58,8 +58,17 @@ export interface TestSummary extends Omit<TestRecord, 'messages'> {
   readonly messageCount: number;
 }
 
-/** A test as the transports see it: whole, or a summary whose messages are read when asked for. */
-export type TestView = TestRecord | TestSummary;
+/**
+ * A test as a change reports it: its summary, where `input` is absent when the change did not set
+ * it (an append never does); it is then read from the store when asked for.
+ */
+export type ChangedTest = Omit<TestSummary, 'input'> & { readonly input?: unknown };
+
+/**
+ * A test as the transports see it: whole, or a summary whose messages (and, from a change, input)
+ * are read when asked for.
+ */
+export type TestView = TestRecord | TestSummary | ChangedTest;
 
 /** One page of tests, newest first (cursor pagination). */
 export interface TestListPage {
@@ -79,14 +88,15 @@ export interface TestListEdge {
 export interface TestChangeEvent {
   readonly kind: 'CREATED' | 'UPDATED';
   /** The test as it stands after the change. */
-  readonly test: TestSummary;
+  readonly test: ChangedTest;
 }
 
 /** What the result log reports for each message of an append. */
 export interface AppendResult {
   /**
    * `inserted`: stored now, and delivered to the test's followers. `duplicate`: already stored (a redelivery),
-   * nothing changed. `over-limit`: the test holds the maximum number of messages; not stored.
+   * nothing changed. `over-limit`: the test holds the maximum number of messages (or, in memory, the
+   * message does not fit the store's byte budget); not stored.
    */
   readonly outcome: 'inserted' | 'duplicate' | 'over-limit';
   /** The test's status after the append. */

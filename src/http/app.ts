@@ -110,13 +110,16 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (isServiceError(error)) {
-      sendProblem(res, error.code, error.message, { instance: req.originalUrl });
+      // Its details are safe to show (a limit, an argument's name), as extension members.
+      const members = Object.fromEntries(Object.entries(error.details ?? {}).filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number'));
+      sendProblem(res, error.code, error.message, { instance: req.originalUrl, members });
       return;
     }
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       // body-parser's errors: malformed JSON (400), too large (413), wrong charset (415).
-      sendProblem(res, 'BAD_USER_INPUT', (error as Error).message, { status, instance: req.originalUrl });
+      const code = (error as { type?: unknown }).type === 'entity.too.large' ? 'PAYLOAD_TOO_LARGE' : 'BAD_USER_INPUT';
+      sendProblem(res, code, (error as Error).message, { status, instance: req.originalUrl });
       return;
     }
     const requestId = requestIdOf(res);
@@ -149,7 +152,10 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
     }
   };
 
-  app.post('/tests', ...authenticated, requireScope(SCOPES.write), express.json({ limit: '64kb', strict: false }), async (req, res) => {
+  // The body is the input; its size is checked by the starter, as for `startTest`. The parser's own
+  // limit only stops a body no input could fit in (whitespace allowed for).
+  const startBody = express.json({ limit: 2 * api.starter.maxInputBytes, strict: false });
+  app.post('/tests', ...authenticated, requireScope(SCOPES.write), startBody, async (req, res) => {
     const input = parseStartInput(req);
     const { correlationId, test } = await api.starter.start(input, principalOf(res).subject);
     res

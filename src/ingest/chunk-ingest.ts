@@ -47,6 +47,8 @@ export interface ChunkIngestOptions {
   readonly deadLetter?: DeadLetterSink | undefined;
   /** Counters updated in place. */
   readonly stats: ConsumerStats;
+  /** Largest record value (uncompressed bytes) decoded; larger ones are malformed. */
+  readonly maxRecordBytes?: number;
   readonly log: Logger;
 }
 
@@ -63,7 +65,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     let sends: Array<Promise<void>> | undefined;
     let sampled: SampledRecord[] | undefined;
     for (const record of records) {
-      const decoded = decodeResult(record);
+      const decoded = decodeResult(record, options.maxRecordBytes);
       if (decoded.ok) {
         const traceparent = record.headers.traceparent;
         if (carriesSampledTrace(traceparent)) (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, correlationId: decoded.message.correlationId });
@@ -111,7 +113,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
       else {
         stats.overLimit += 1;
         const record = chunk.records[i] as BrokerRecord;
-        log.warn({ record: recordCoordinates(record), correlationId: chunk.messages[i]?.correlationId }, 'test holds the maximum number of messages; result not stored');
+        log.warn({ record: recordCoordinates(record), correlationId: chunk.messages[i]?.correlationId }, 'test holds the maximum number of messages (or the store its maximum of bytes); result not stored');
       }
     }
   }

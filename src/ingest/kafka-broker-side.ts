@@ -30,6 +30,7 @@ export function createKafkaBrokerSide(options: { config: KafkaConfig; logger: Lo
     rebalanceTimeoutMs: options.config.rebalanceTimeoutMs,
     commitOffsets: options.config.commitOffsets,
     commitIntervalMs: options.config.commitIntervalMs,
+    maxRecordBytes: options.config.maxResultBytes,
     onEvents: options.onEvents,
     ...(deadLetter ? { deadLetter: deadLetter.sink } : {}),
     logger: options.logger,

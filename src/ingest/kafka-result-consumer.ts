@@ -46,6 +46,8 @@ export interface KafkaResultConsumerOptions {
   readonly commitIntervalMs?: number;
   /** Where malformed records go; without it they are only logged and counted. */
   readonly deadLetter?: DeadLetterSink;
+  /** Largest record value (uncompressed bytes) decoded; larger ones are malformed (`RESULT_MAX_BYTES`). */
+  readonly maxRecordBytes?: number;
   readonly logger: Logger;
 }
 
@@ -78,7 +80,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     idleConsumer: () => (batches.draining ? undefined : loop.consumer),
     log,
   });
-  const chunks = createChunkIngest({ onEvents: options.onEvents, deadLetter: options.deadLetter, stats, log });
+  const chunks = createChunkIngest({ onEvents: options.onEvents, deadLetter: options.deadLetter, stats, log, ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }) });
   const delays = createIngestDelays();
   const batches = createBatchProcessor({ chunks, commits, consumer: () => loop.consumer, delays, log });
   const machine = createConsumerStateMachine({ sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000, fault: codecFaults.current });

@@ -16,10 +16,14 @@ export type RecordEnvelope =
   | { readonly ok: true; readonly bytes: Buffer; readonly text: string; readonly value: Record<string, unknown>; readonly correlationId: string }
   | { readonly ok: false; readonly reason: string };
 
-/** Reads the JSON object and the correlation id of `record`. */
-export function readEnvelope(record: BrokerRecord): RecordEnvelope {
+/**
+ * Reads the JSON object and the correlation id of `record`. A value over `maxBytes` is refused
+ * before it is parsed: what a record may make the process hold (and parse) is bounded here.
+ */
+export function readEnvelope(record: BrokerRecord, maxBytes = Infinity): RecordEnvelope {
   const bytes = record.value;
   if (bytes === null || bytes.length === 0) return fail('empty value');
+  if (bytes.length > maxBytes) return fail(`value larger than ${maxBytes} bytes`);
   const text = bytes.toString('utf8');
   let body: unknown;
   try {

@@ -1,6 +1,7 @@
 /**
- * In-memory result log: one process's state (and each replica's own in the replicated mode). Bounded by a time to live (refreshed on every write) and
- * a maximum number of tests (least recently updated evicted first), plus a cap per test. Messages
+ * In-memory result log: one process's state (and each replica's own in the replicated mode). Bounded by a time to live (refreshed on every write),
+ * a maximum number of tests and a maximum of bytes held (least recently updated evicted first for
+ * both), plus a cap of messages per test. Messages
  * are held in a compact form (compact-message.ts), and deduplication keys add no string for the
  * common key kinds. An append delivers what it stored to this process's followers synchronously,
  * once the whole batch is stored: nothing can come between storing and announcing.
@@ -23,6 +24,13 @@ export interface MemoryResultLogOptions {
   readonly ttlSeconds: number;
   readonly maxTests: number;
   readonly maxMessagesPerTest: number;
+  /**
+   * Bytes the tests may hold, as {@link messageBytes} and {@link inputBytes} count them (payloads,
+   * keys, inputs): past it the least recently updated tests are evicted, and a message that does
+   * not fit even then (its own test alone is too large) is refused as over the limit. Unbounded
+   * when absent.
+   */
+  readonly maxBytes?: number;
   /** Injected for tests; defaults to `Date.now`. */
   readonly now?: () => number;
   /** How often expired tests are swept (default: a tenth of the TTL, between 1 s and 60 s). */
@@ -44,6 +52,23 @@ interface Entry {
   readonly compact: CompactTest;
   /** Deduplication keys, by kind, so that the common kinds add no string per message. */
   readonly keys: DedupeKeys;
+  /** What the test holds, as counted against `maxBytes`. */
+  bytes: number;
+}
+
+/** Bytes a stored message holds beyond its texts: its compact object and its place in the arrays and sets. */
+const MESSAGE_OVERHEAD = 160;
+/** Bytes a test holds beyond its messages and input: its entry, its map slot, its key sets. */
+const TEST_OVERHEAD = 400;
+
+/** What a stored message holds, about: its payload's text, its own key or id (UTF-16), and its object. */
+function messageBytes(message: TestMessage & { readonly payloadJson?: string }, incoming: IncomingMessage): number {
+  return MESSAGE_OVERHEAD + 2 * ((incoming.payloadJson ?? message.payloadJson ?? '').length + incoming.key.length);
+}
+
+/** What a test's input holds, about: its JSON text's length twice over (as a parsed value it is no smaller). */
+function inputBytes(input: unknown): number {
+  return input === null || input === undefined ? 0 : 2 * (JSON.stringify(input)?.length ?? 0);
 }
 
 interface DedupeKeys {
@@ -56,12 +81,29 @@ interface DedupeKeys {
 }
 
 /** Creates an in-memory {@link ResultLog}; `size` is the number of tests held, for metrics. */
-export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLog & { readonly size: number } {
+export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLog & { readonly size: number; readonly bytes: number } {
   const now = options.now ?? Date.now;
   const ttlMs = options.ttlSeconds * 1000;
   // Map iteration order is insertion order; re-inserting on every write keeps it ordered by
   // `updatedAt`, so eviction and the expiry sweep only ever look at the front.
   const entries = new Map<string, Entry>();
+  const maxBytes = options.maxBytes ?? Infinity;
+  let bytes = 0;
+  /** Drops a test, and what it held from the count. */
+  const drop = (id: string, entry: Entry) => {
+    if (entries.delete(id)) bytes -= entry.bytes;
+  };
+  /**
+   * Evicts the least recently updated tests other than `keep` until `more` bytes fit; false when
+   * they cannot (`keep` alone holds too much).
+   */
+  const makeRoom = (more: number, keep: Entry | undefined): boolean => {
+    for (const [id, entry] of entries) {
+      if (bytes + more <= maxBytes) return true;
+      if (entry !== keep) drop(id, entry);
+    }
+    return bytes + more <= maxBytes;
+  };
 
   const sweepEvery = options.sweepIntervalMs ?? Math.min(60_000, Math.max(1000, ttlMs / 10));
   const sweeper = setInterval(sweep, sweepEvery);
@@ -82,7 +124,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     const cutoff = now() - ttlMs;
     for (const [id, entry] of entries) {
       if (entry.updatedAt > cutoff) break;
-      entries.delete(id);
+      drop(id, entry);
     }
   }
 
@@ -90,7 +132,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     const entry = entries.get(correlationId);
     if (entry === undefined) return undefined;
     if (entry.updatedAt <= at - ttlMs) {
-      entries.delete(correlationId);
+      drop(correlationId, entry);
       return undefined;
     }
     return entry;
@@ -117,11 +159,14 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       messages: [],
       compact: { correlationId, base: at },
       keys: { ids: null, sequences: null, others: null },
+      bytes: TEST_OVERHEAD + 2 * correlationId.length + inputBytes(started?.input),
     };
+    makeRoom(entry.bytes, undefined);
     entries.set(correlationId, entry);
+    bytes += entry.bytes;
     while (entries.size > options.maxTests) {
-      const oldest = entries.keys().next().value as string;
-      entries.delete(oldest);
+      const [oldest, evicted] = entries.entries().next().value as [string, Entry];
+      drop(oldest, evicted);
     }
     return entry;
   }
@@ -150,9 +195,12 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       return { outcome: 'duplicate', status: entry.status, message: earlier };
     }
     const message = compactMessage(incoming, at, entry.compact);
-    if (entry.messages.length >= options.maxMessagesPerTest) {
+    const size = messageBytes(message, incoming);
+    if (entry.messages.length >= options.maxMessagesPerTest || !makeRoom(size, entry)) {
       return { outcome: 'over-limit', status: entry.status, message };
     }
+    entry.bytes += size;
+    bytes += size;
     insertOrdered(entry.messages, message);
     addKey(entry.keys, incoming, kind);
     entry.status = nextStatus(entry.status, message);
@@ -163,6 +211,9 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
   return {
     get size() {
       return entries.size;
+    },
+    get bytes() {
+      return bytes;
     },
 
     async create(test: NewTest) {
@@ -178,6 +229,10 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       // results from two topics, in no set order): the start says what they could not.
       const before = summaryOf(existing);
       existing.started = true;
+      const added = inputBytes(test.input);
+      makeRoom(added, existing);
+      existing.bytes += added;
+      bytes += added;
       existing.input = test.input;
       existing.owner = test.owner;
       if (test.createdAt !== undefined) existing.createdAt = test.createdAt;
@@ -227,7 +282,10 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     changeSubscribers: () => changes.count(),
 
     async remove(correlationId) {
-      return entries.delete(correlationId);
+      const entry = entries.get(correlationId);
+      if (entry === undefined) return false;
+      drop(correlationId, entry);
+      return true;
     },
 
     async check() {
@@ -237,6 +295,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     dispose: disposeOnce(async () => {
       clearInterval(sweeper);
       entries.clear();
+      bytes = 0;
       fanout.clear();
       changes.clear();
     }),

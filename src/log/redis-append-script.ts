@@ -9,17 +9,21 @@
  * script: `PUBLISH`, or `SPUBLISH` on Redis Cluster). The change is a JSON object (decoded by
  * message-format.ts): the correlation id, `created` (1 created, 0 updated, 2 filled in by a
  * create), the owner ('' for none), the first finishing status ('' for none), the message count,
- * createdAt, updatedAt (the script's `now`) and the input's JSON text. The caller passes the meta
- * fields as they stand after its writes (it read them once already: no second read).
+ * createdAt, updatedAt (the script's `now`) and, only from a change that sets it, the input's JSON
+ * text: an append does not change the input, and up to `TEST_INPUT_MAX_BYTES` of it would otherwise
+ * ride on every change of the test, to every replica. The caller passes the meta fields as they
+ * stand after its writes (it read them once already: no second read).
  */
 const CHANGE = `
 local function change(id, created, count, changes, owner, finishedAs, createdAt, input)
-  redis.call(publish, changes, cjson.encode({ id = id, created = created, owner = owner or '', finishedAs = finishedAs or '', count = count, createdAt = createdAt, updatedAt = now, input = input or 'null' }))
+  redis.call(publish, changes, cjson.encode({ id = id, created = created, owner = owner or '', finishedAs = finishedAs or '', count = count, createdAt = createdAt, updatedAt = now, input = input }))
 end
 `;
 
-/** The meta fields a script reads, in this order (redis-result-log.ts lists what they hold). */
+/** The meta fields the create script reads, in this order (redis-result-log.ts lists what they hold). */
 const META_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'input', 'updatedAt' }`;
+/** The meta fields the append script reads: not the input, which an append neither changes nor announces. */
+const APPEND_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt' }`;
 
 /**
  * Appends the messages of one or more tests, each test's in the order given. A call names the
@@ -54,7 +58,7 @@ export const APPEND = `
 local now, ttl, max, publish = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local CHUNK = 1000
 ${CHANGE}
-${META_FIELDS}
+${APPEND_FIELDS}
 -- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
 local function call(command, key, items)
   local replies = {}
@@ -85,7 +89,7 @@ for t = 1, #KEYS, 2 do
   for i = 1, #FIELDS do wanted[i] = FIELDS[i] end
   for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
   local stored = call('HMGET', meta, wanted)
-  local finishedAs, owner, createdAt, input = stored[1], stored[2], stored[3], stored[4]
+  local finishedAs, owner, createdAt = stored[1], stored[2], stored[3]
   local seen = {}
   for i = #FIELDS + 1, #wanted do
     if stored[i] then seen[wanted[i]] = stored[i] end
@@ -156,9 +160,10 @@ for t = 1, #KEYS, 2 do
   for i = 1, #earliers do out[#out + 1] = earliers[i] end
 
   if allowed > 0 then
-    local created = 0
+    local created, input = 0, nil
     if count == 0 and not createdAt then
-      created = 1
+      -- First seen through its results: it has no input, and the change that creates it says so.
+      created, input = 1, 'null'
       createdAt = now
       fresh[#fresh + 1] = 'createdAt'
       fresh[#fresh + 1] = now
@@ -205,7 +210,7 @@ redis.call('EXPIRE', meta, ARGV[2])
 -- The named fields only: the hash holds the deduplication keys too.
 local values = redis.call('HMGET', meta, unpack(FIELDS))
 local messages = redis.call('LRANGE', msgs, 0, -1)
-if kind then change(ARGV[6], kind, #messages, changes, values[2], values[1], values[3], values[4]) end
+if kind then change(ARGV[6], kind, #messages, changes, values[2], values[1], values[3], values[4] or 'null') end
 local fields = {}
 for i = 1, #FIELDS do
   if values[i] then

@@ -6,14 +6,24 @@
  * first is filled in (see ResultLog.create).
  */
 import type { StartRequestHandler } from '../ingest/request-consumer.js';
+import type { Logger } from '../logger.js';
 import type { ResultLog } from '../log/result-log.js';
+import { inputBytes } from './input-size.js';
 
-/** Creates the requests consumer's `onRequests` handler. */
-export function createStartRecorder(options: { log: ResultLog }): StartRequestHandler {
+/**
+ * Creates the requests consumer's `onRequests` handler. A request whose input is over the limit was
+ * not written by this service (it refuses such a start): it is logged and not recorded.
+ */
+export function createStartRecorder(options: { log: ResultLog; maxInputBytes: number; logger: Logger }): StartRequestHandler {
   const { log } = options;
   return async (requests) => {
     // One at a time, in the order read: a request read twice in one batch is then a no-op.
     for (const request of requests) {
+      const bytes = inputBytes(request.input);
+      if (bytes > options.maxInputBytes) {
+        options.logger.warn({ correlationId: request.correlationId, bytes, maxBytes: options.maxInputBytes }, 'skipped a start request whose input is over TEST_INPUT_MAX_BYTES');
+        continue;
+      }
       await log.create({ correlationId: request.correlationId, input: request.input, owner: request.owner, createdAt: request.requestedAt });
     }
   };

@@ -49,6 +49,28 @@ describe('memory log bounds', () => {
     await store.dispose();
   });
 
+  it('holds at most maxBytes: evicts the least recently updated tests, refuses a message its own test cannot fit', async () => {
+    let now = 0;
+    const kb = 'x'.repeat(1000);
+    const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 1000, maxBytes: 20_000, now: () => ++now });
+    for (const id of ['a', 'b', 'c']) for (let sequence = 1; sequence <= 3; sequence++) expect((await appendOne(store, incoming(id, { sequence, payload: kb }))).outcome).toBe('inserted');
+    // Three tests of about 6.5 kB each hold less than the budget; growing c evicts a, then b.
+    expect(store.bytes).toBeLessThanOrEqual(20_000);
+    for (let sequence = 4; sequence <= 8; sequence++) await appendOne(store, incoming('c', { sequence, payload: kb }));
+    expect((await store.getMany(['a', 'b', 'c'])).map((test) => test?.correlationId ?? null)).toEqual([null, null, 'c']);
+    expect(store.bytes).toBeLessThanOrEqual(20_000);
+    // Past the budget with nothing else left to evict: refused, the test unchanged.
+    const results = [];
+    for (let sequence = 9; sequence <= 20; sequence++) results.push((await appendOne(store, incoming('c', { sequence, payload: kb }))).outcome);
+    expect(results).toContain('over-limit');
+    expect(store.bytes).toBeLessThanOrEqual(20_000);
+    expect((await store.get('c'))?.messages.length).toBe(results.filter((r) => r === 'inserted').length + 8);
+    // Removing a test gives its bytes back.
+    await store.remove('c');
+    expect(store.bytes).toBe(0);
+    await store.dispose();
+  });
+
   it('sweeps expired tests in the background', async () => {
     let now = 0;
     const store = createMemoryResultLog({ ttlSeconds: 1, maxTests: 10, maxMessagesPerTest: 10, now: () => now, sweepIntervalMs: 10 });

@@ -309,6 +309,23 @@ describe('redis log specifics', () => {
       { id, created: 1, owner: 'alice', count: 0, input: '{"a":1}' },
       { id, created: 0, owner: 'alice', count: 2, finishedAs: 'COMPLETED' },
     ]);
+    // An append does not change the input, so its change does not carry it to every replica.
+    expect(changes[1]).not.toHaveProperty('input');
+  });
+
+  it('announces a test first seen through its results with no input, and an append to it without one', async () => {
+    const store = log();
+    const id = uniqueId('change-orphan');
+    const listener = connect();
+    const received: string[] = [];
+    listener.on('message', (_channel: string, text: string) => received.push(text));
+    await listener.subscribe(`${prefix}:changes`);
+    await store.append([incoming(id, { sequence: 1 })]);
+    await store.append([incoming(id, { sequence: 2 })]);
+    await eventually(() => received.filter((text) => text.includes(id)).length >= 2, 5000, 'two changes');
+    const changes = received.filter((text) => text.includes(id)).map((text) => JSON.parse(text) as Record<string, unknown>);
+    expect(changes).toMatchObject([{ id, created: 1, count: 1, input: 'null' }, { id, created: 0, count: 2 }]);
+    expect(changes[1]).not.toHaveProperty('input');
   });
 
   it('reports STORE_UNAVAILABLE when Redis cannot be reached', async () => {

@@ -88,12 +88,13 @@ export const resolvers: Resolvers = {
   Test: {
     // A summary (from a list or a change) holds no messages: they are read only when asked for.
     messages: async (test, { first, after }, { loaders }) => {
-      // Read afresh (cleared from the loader first): a subscription's context lives as long as the
-      // subscription, and its loader must not answer a later change with an earlier read.
-      const record = 'messages' in test ? test : await loaders.test.clear(test.correlationId).load(test.correlationId);
+      // Read afresh for each change: a streamed operation's loader keeps no reads (context.ts).
+      const record = 'messages' in test ? test : await loaders.test.load(test.correlationId);
       return paginateMessages(test.correlationId, record?.messages ?? [], first, after);
     },
     messageCount: (test) => ('messages' in test ? test.messages.length : test.messageCount),
+    // A change that did not set the input (an append's, on Redis) does not carry it: read it then.
+    input: async (test, _args, { loaders }) => (test.input !== undefined ? test.input : ((await loaders.test.load(test.correlationId))?.input ?? null)),
   },
 
   TestMessageConnection: {
