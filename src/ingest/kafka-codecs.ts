@@ -1,13 +1,18 @@
 /**
  * The compression codecs kafkajs needs to read batches that producers compressed (the Java
- * client's `compression.type`, librdkafka's `compression.codec`). kafkajs reads gzip by itself and
- * throws for the other three; they are registered here, once per process, in kafkajs's global
- * codec registry:
+ * client's `compression.type`, librdkafka's `compression.codec`), registered here, once per
+ * process, in kafkajs's global codec registry:
+ * - gzip and zstd: Node's own zlib (zstd since Node 22.15), with `maxOutputLength`;
  * - snappy: kafkajs-snappy (the kafkajs project's codec; pure JavaScript over snappyjs, reads the
  *   xerial framing Java and librdkafka producers write);
  * - lz4: @2l/kafkajs-lz4 over lz4-napi (LZ4 frames; the native binary ships in an npm package per
- *   platform, nothing is downloaded or built at install time);
- * - zstd: fzstd (a pure JavaScript Zstandard decompressor; the service never compresses).
+ *   platform, nothing is downloaded or built at install time).
+ *
+ * A compressed batch never decompresses to more than `maxBatchBytes`: a few bytes of a crafted
+ * batch can state gigabytes, and a decompressor allocates what it is told. gzip and zstd stop at
+ * the bound; snappy and lz4 state their blocks' sizes up front, so a batch stating more is refused
+ * before it is decompressed (inflated-size.ts). Past the bound the batch fails like one its codec
+ * cannot read.
  *
  * A codec package that fails to load does not stop the service: its codec is registered as missing,
  * and a batch that needs it fails with a {@link KafkaCodecError} naming the codec, as does a batch
@@ -15,8 +20,11 @@
  * instead of retrying it in silence, and the consumer turns it into a log line and a `/readyz` reason.
  */
 import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
+import { constants as zlibConstants, unzip, zstdDecompress, type ZlibOptions, type ZstdOptions } from 'node:zlib';
 import kafkajs from 'kafkajs';
 import { ServiceError } from '../errors.js';
+import { lz4InflatedBound, snappyInflatedLength } from './inflated-size.js';
 
 // kafkajs is CommonJS, and Node's ESM loader does not find these two among its named exports.
 const { CompressionCodecs, CompressionTypes } = kafkajs;
@@ -59,41 +67,64 @@ const TYPES: Record<CodecName, number> = {
   zstd: CompressionTypes.ZSTD,
 };
 
+/** The default bound on what one compressed batch decompresses to (`KAFKA_MAX_BATCH_BYTES`). */
+export const DEFAULT_MAX_BATCH_BYTES = 64 * 1024 * 1024;
+/** The zstd window a frame may ask for: 2^27 bytes (128 MiB), zstd's own default limit. */
+const ZSTD_WINDOW_LOG_MAX = 27;
+
+const gunzip = promisify<Buffer, ZlibOptions, Buffer>(unzip);
+const unzstd = promisify<Buffer, ZstdOptions, Buffer>(zstdDecompress);
+
+/** Refuses a batch that states it decompresses to more than `max` (or cannot say), before it is decompressed. */
+function boundedBy(name: CodecName, stated: (buffer: Buffer) => number, codec: KafkaCodec, max: number): KafkaCodec {
+  return {
+    compress: (encoder) => codec.compress(encoder),
+    decompress(buffer) {
+      const size = stated(buffer);
+      if (size < 0) return Promise.reject(new Error(`the ${name} framing cannot be read`));
+      if (size > max) return Promise.reject(new Error(`the batch states ${size} bytes once decompressed, over the ${max} bytes allowed (KAFKA_MAX_BATCH_BYTES)`));
+      return codec.decompress(buffer);
+    },
+  };
+}
+
+/** kafkajs's own gzip codec, taken before registration replaces it (it compresses what the service sends). */
+const kafkajsGzip = CompressionCodecs[CompressionTypes.GZIP] as () => KafkaCodec;
+
 const require = createRequire(import.meta.url);
-// Each package is required only here, inside its loader, so one that fails to load (a platform
-// without an lz4-napi binary, say) costs that codec and not the whole service.
-const DEFAULT_LOADERS: Record<CodecName, CodecLoader> = {
-  gzip: () => (CompressionCodecs[CompressionTypes.GZIP] as () => KafkaCodec)(),
-  snappy: () => (require('kafkajs-snappy') as () => KafkaCodec)(),
-  lz4: () => new (require('@2l/kafkajs-lz4') as new () => { codec(): KafkaCodec })().codec(),
-  zstd: () => {
-    const fzstd = require('fzstd') as typeof import('fzstd');
-    return {
+/**
+ * Each package is required only here, inside its loader, so one that fails to load (a platform
+ * without an lz4-napi binary, say) costs that codec and not the whole service.
+ */
+function defaultLoaders(max: number): Record<CodecName, CodecLoader> {
+  return {
+    gzip: () => ({ compress: (encoder) => kafkajsGzip().compress(encoder), decompress: (buffer) => gunzip(buffer, { maxOutputLength: max }) }),
+    snappy: () => boundedBy('snappy', snappyInflatedLength, (require('kafkajs-snappy') as () => KafkaCodec)(), max),
+    lz4: () => boundedBy('lz4', lz4InflatedBound, new (require('@2l/kafkajs-lz4') as new () => { codec(): KafkaCodec })().codec(), max),
+    zstd: () => ({
       compress: () => Promise.reject(new KafkaCodecError('zstd', 'zstd compression is not supported: this service only reads zstd batches')),
-      async decompress(buffer) {
-        const out = fzstd.decompress(buffer);
-        return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-      },
-    };
-  },
-};
+      decompress: (buffer) => unzstd(buffer, { maxOutputLength: max, params: { [zlibConstants.ZSTD_d_windowLogMax]: ZSTD_WINDOW_LOG_MAX } }),
+    }),
+  };
+}
 
 let registered: CodecRegistration | undefined;
 
 /**
  * Registers the codecs in kafkajs's registry, which is global to the process: the first call
  * registers, later calls return its result. `loaders` replaces the package of a codec; tests use it
- * to stand in for a package that failed to load.
+ * to stand in for a package that failed to load. `maxBatchBytes` bounds what one batch decompresses to.
  */
-export function registerKafkaCodecs(loaders: Partial<Record<CodecName, CodecLoader>> = {}): CodecRegistration {
+export function registerKafkaCodecs(loaders: Partial<Record<CodecName, CodecLoader>> = {}, maxBatchBytes = DEFAULT_MAX_BATCH_BYTES): CodecRegistration {
   if (registered !== undefined) return registered;
+  const builtIn = defaultLoaders(maxBatchBytes);
   const available: CodecName[] = [];
   const missing: Array<{ codec: CodecName; reason: string }> = [];
   const registry = CompressionCodecs as Record<number, () => KafkaCodec>;
   for (const name of CODEC_NAMES) {
     let codec: KafkaCodec;
     try {
-      codec = (loaders[name] ?? DEFAULT_LOADERS[name])();
+      codec = (loaders[name] ?? builtIn[name])();
       available.push(name);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

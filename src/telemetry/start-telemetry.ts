@@ -79,6 +79,9 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     autoDetectResources: false,
     spanProcessors: [options.spanExporter === undefined ? new BatchSpanProcessor({ exporter }) : new SimpleSpanProcessor({ exporter })],
     sampler: createSampler(options.sampler ?? 'parentbased_traceidratio', options.sampleRatio),
+    // What a span queued for export may hold: an attribute taken from a request (the GraphQL
+    // source, a URL) is cut at 4 KiB, so the export queue (2,048 spans) is bounded in bytes too.
+    spanLimits: { attributeValueLengthLimit: 4096, attributeCountLimit: 64, eventCountLimit: 32, linkCountLimit: 128 },
     // Traces only: without these the SDK would set up OTLP metrics and logs from the environment.
     metricReaders: [],
     logRecordProcessors: [],

@@ -42,6 +42,8 @@ export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: L
     // own would add a second rule on HTTP alone, worded for its configuration.
     introspection: true,
     parseOptions: rules.parseOptions,
+    // Bounded by what a document holds (its text and tokens), not by its AST alone (document-cache.ts).
+    documentStore: pipeline.httpDocuments,
     validationRules: [...rules.validationRules],
     validationOptions: rules.validationOptions,
     formatError: pipeline.formatError,

@@ -22,6 +22,7 @@
 import type { Request, Response } from 'express';
 import { Kind, type OperationDefinitionNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
+import { createHash } from 'node:crypto';
 import type { AccessPolicy } from '../../auth/access.js';
 import { SCOPES, hasScope, type Principal } from '../../auth/principal.js';
 import type { Logger } from '../../logger.js';
@@ -34,7 +35,7 @@ export interface ResponseCacheOptions {
   readonly access: AccessPolicy;
   /** Most responses kept; 0 turns the cache off. */
   readonly maxEntries: number;
-  /** Most bytes kept (bodies and keys, as UTF-16 length); 0 turns the cache off. */
+  /** Most bytes kept, as held in memory (bodies, the ids each read, the index); 0 turns the cache off. */
   readonly maxBytes: number;
   /** How long the log keeps a test after its last change: no entry outlives a test it read. */
   readonly ttlSeconds: number;
@@ -83,6 +84,21 @@ const HIT = 'result-collection-service; hit';
 const CACHEABLE_FIELDS: ReadonlySet<string> = new Set(['test', 'tests', '__typename']);
 /** Changes held for the cache's own subscription: it drains them at once. */
 const QUEUE_LIMIT = 100_000;
+/** Bytes an entry costs beyond its body and ids: the entry, its LRU node, its key. */
+const ENTRY_BYTES = 400;
+/** Bytes each test id an entry read costs in the index (`byTest`'s Map entry and Set member). */
+const INDEX_BYTES_PER_READ = 160;
+
+/**
+ * What an entry holds in memory, about: its body (UTF-16), and for each test it read the id (in
+ * the entry and in the index) and the index's own structures. An entry that read a hundred unknown
+ * ids holds far more than its small body.
+ */
+function entryBytes(entry: Entry): number {
+  let bytes = ENTRY_BYTES + 2 * entry.body.length;
+  for (const id of entry.reads) bytes += 4 * id.length + INDEX_BYTES_PER_READ;
+  return bytes;
+}
 const ALWAYS: ChangeDelivery = { live: true, epoch: 0 };
 
 /** Creates the cache; call `start` before serving. */
@@ -92,15 +108,18 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const entries = new LRUCache<string, Entry>({
     max: Math.max(1, options.maxEntries),
     maxSize: Math.max(1, options.maxBytes),
-    sizeCalculation: (entry, key) => Math.max(1, entry.body.length + key.length),
+    sizeCalculation: (entry) => entryBytes(entry),
     dispose: (entry, key) => unindex(entry, key),
   });
   // Entries by the tests they read, to drop them when one changes.
   const byTest = new Map<string, Set<string>>();
   // The clock of changes: each test's last change, and below `floor`, changes forgotten.
   let clock = 0;
+  // Bounded in bytes too: a test id is up to 256 characters.
   const changedAt = new LRUCache<string, number>({
     max: 100_000,
+    maxSize: 16 * 1024 * 1024,
+    sizeCalculation: (_at, id) => 100 + 2 * id.length,
     dispose: (at, _id, reason) => {
       if (reason === 'evict') floor = Math.max(floor, at);
     },
@@ -143,7 +162,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     const body = req.body as Record<string, unknown> | null | undefined;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
     const visibility = `${hasScope(principal, SCOPES.read) ? 'r' : '-'}${access.seesAll(principal) ? '*' : `:${principal.subject}`}`;
-    return JSON.stringify([visibility, req.headers.accept ?? null, body.query ?? null, body.documentId ?? null, body.operationName ?? null, body.variables ?? null, body.extensions ?? null]);
+    // A digest: the request can be a megabyte, the key stays 44 characters (in the cache and in the index).
+    const request = JSON.stringify([visibility, req.headers.accept ?? null, body.query ?? null, body.documentId ?? null, body.operationName ?? null, body.variables ?? null, body.extensions ?? null]);
+    return createHash('sha256').update(request).digest('base64');
   }
 
   function begin(req: Request, principal: Principal): PendingFill | undefined {
@@ -172,13 +193,15 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     return {
       fill,
       finish(res) {
-        const ttl = oldest === Infinity ? undefined : oldest + options.ttlSeconds * 1000 - Date.now();
-        if (cacheable !== true || body === undefined || (ttl !== undefined && ttl <= 0) || res.statusCode !== 200 || !usable() || epoch !== startedEpoch || floor > started) return;
+        // At most the store's TTL, even for an entry that read no test (unknown ids): its creation
+        // would drop the entry (a change), but nothing else would.
+        const ttl = Math.min(options.ttlSeconds * 1000, oldest === Infinity ? Infinity : oldest + options.ttlSeconds * 1000 - Date.now());
+        if (cacheable !== true || body === undefined || ttl <= 0 || res.statusCode !== 200 || !usable() || epoch !== startedEpoch || floor > started) return;
         for (const id of reads) if ((changedAt.get(id) ?? 0) > started) return;
         const contentType = res.getHeader('content-type');
         if (typeof contentType !== 'string') return;
         const entry: Entry = { body, contentType, reads: [...reads] };
-        entries.set(key, entry, ttl === undefined ? {} : { ttl });
+        entries.set(key, entry, { ttl });
         if (!entries.has(key)) return;
         for (const id of entry.reads) {
           let keys = byTest.get(id);

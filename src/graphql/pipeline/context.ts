@@ -48,8 +48,13 @@ export interface Loaders {
   readonly test: DataLoader<string, TestRecord | null>;
 }
 
-/** Creates a fresh context (with fresh loaders) for one operation of `principal`. */
-export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, resumeAfter?: string, responseFill?: ResponseFill): GraphQLContext {
+/**
+ * Creates a fresh context (with fresh loaders) for one operation of `principal`. `cacheReads` false
+ * for a context that may live long (the streaming transports': a subscription's lives as long as
+ * it does): its loader batches reads but keeps none, so it neither answers an event with an earlier
+ * read nor holds every test it ever read.
+ */
+export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, resumeAfter?: string, responseFill?: ResponseFill, cacheReads = true): GraphQLContext {
   return {
     ...deps,
     principal,
@@ -60,7 +65,7 @@ export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, re
         const tests = await deps.log.getMany(ids);
         responseFill?.read(ids, tests);
         return tests;
-      }),
+      }, { cache: cacheReads }),
     },
   };
 }

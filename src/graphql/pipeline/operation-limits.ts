@@ -3,7 +3,8 @@
  * on every transport: depth with validation, cost when the operation is admitted.
  */
 import depthLimit from 'graphql-depth-limit';
-import { GraphQLError, NoFragmentCyclesRule, validate, type DocumentNode, type GraphQLSchema, type ValidationContext, type ValidationRule } from 'graphql';
+import { createHash } from 'node:crypto';
+import { GraphQLError, NoFragmentCyclesRule, getOperationAST, validate, type DocumentNode, type GraphQLSchema, type ValidationContext, type ValidationRule } from 'graphql';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
 import type { ErrorCode } from '../../errors.js';
 import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from '../schema/resolvers.js';
@@ -73,6 +74,19 @@ export function depthRule(maxDepth: number): ValidationRule {
 
 /** Costs of recent operations per document, dropped with the document when its cache lets it go. */
 const costs = new WeakMap<DocumentNode, { maxCost: number; byVariables: Map<string, number> }>();
+/** Variable sets whose cost is kept per document. */
+const COSTS_PER_DOCUMENT = 256;
+
+/**
+ * What the cost of an operation depends on, as a fixed-size key: a digest of its name and of the
+ * values of the variables it declares. graphql-js ignores undeclared variables, so they must not
+ * make a new key (nor be kept in one): a request can carry a megabyte of them.
+ */
+function costKey(document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): string {
+  const declared = getOperationAST(document, operationName)?.variableDefinitions ?? [];
+  const values = declared.map((definition) => variables?.[definition.variable.name.value] ?? null);
+  return createHash('sha256').update(JSON.stringify([operationName ?? '', values])).digest('base64');
+}
 
 /**
  * The cost refusal of a validated operation (`extensions.code` QUERY_TOO_COMPLEX), or undefined
@@ -92,7 +106,7 @@ export function checkOperationCost(
     cached = { maxCost, byVariables: new Map() };
     costs.set(document, cached);
   }
-  const key = `${operationName ?? ''}\u0000${JSON.stringify(variables ?? {})}`;
+  const key = costKey(document, variables, operationName);
   let cost = cached.byVariables.get(key);
   if (cost === undefined) {
     try {
@@ -101,8 +115,9 @@ export function checkOperationCost(
       // Variables that do not coerce: execution rejects the operation with the precise reason.
       return undefined;
     }
-    // Bounded: a document used with ever new variables must not grow without end.
-    if (cached.byVariables.size >= 256) cached.byVariables.clear();
+    // Bounded: a document used with ever new variables must not grow without end (each entry is a
+    // 44-character key and a number).
+    if (cached.byVariables.size >= COSTS_PER_DOCUMENT) cached.byVariables.clear();
     cached.byVariables.set(key, cost);
   }
   if (cost <= maxCost) return undefined;

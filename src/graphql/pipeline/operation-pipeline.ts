@@ -10,6 +10,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { Logger } from '../../logger.js';
 import { createGraphQLContext, type GraphQLContext, type GraphQLDeps, type ResponseFill } from './context.js';
+import { createDocumentCache, createKeyedDocumentStore, type KeyedDocumentStore } from './document-cache.js';
 import { createErrorFormatter, type FormatError } from './format-error.js';
 import type { OperationLimits } from './operation-limits.js';
 import { createOperationRules, type OperationRules } from './operation-rules.js';
@@ -32,8 +33,13 @@ export interface OperationPipelineOptions {
   readonly resolveOperation: ResolveOperation;
   /** Unexpected errors' own messages and stack traces to clients (GRAPHQL_DEBUG_ERRORS). */
   readonly debugErrors: boolean;
+  /** Bytes of parsed documents kept for reuse, by HTTP and by the streaming transports each (`GRAPHQL_DOCUMENT_CACHE_MAX_BYTES`). */
+  readonly documentCacheBytes?: number;
   readonly logger: Logger;
 }
+
+/** The default of `GRAPHQL_DOCUMENT_CACHE_MAX_BYTES`. */
+export const DEFAULT_DOCUMENT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /** The pipeline, as the transports use it. */
 export interface OperationPipeline {
@@ -49,6 +55,8 @@ export interface OperationPipeline {
   readonly prepare: PrepareOperation;
   /** Subscription execution shared by every streaming subscriber. */
   readonly subscribe: SharedSubscribe;
+  /** Apollo Server's document store, bounded by what its documents hold (document-cache.ts). */
+  readonly httpDocuments: KeyedDocumentStore;
 }
 
 /** Composes the pipeline. */
@@ -56,6 +64,7 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
   const { schema, deps, resolveOperation } = options;
   const rules = createOperationRules({ schema, access: deps.access, limits: options.limits, shapeLimits: options.shapeLimits, introspection: options.introspection, trustedDocuments: options.trustedDocuments ?? false });
   const createContext = (principal: Principal, resumeAfter?: string, responseFill?: ResponseFill) => createGraphQLContext(deps, principal, resumeAfter, responseFill);
+  const documentCacheBytes = options.documentCacheBytes ?? DEFAULT_DOCUMENT_CACHE_BYTES;
   return {
     schema,
     rules,
@@ -63,7 +72,9 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
     formatError: createErrorFormatter({ debug: options.debugErrors, logger: options.logger }),
     debugErrors: options.debugErrors,
     createContext,
-    prepare: createOperationPreparer({ schema, rules, resolveOperation, createContext }),
+    // Streamed operations' contexts keep no reads (context.ts): a subscription's lives as long as it does.
+    prepare: createOperationPreparer({ schema, rules, resolveOperation, createContext: (principal, resumeAfter) => createGraphQLContext(deps, principal, resumeAfter, undefined, false), documents: createDocumentCache(documentCacheBytes) }),
     subscribe: createSharedSubscribe({ logger: options.logger.child({ component: 'graphql' }) }),
+    httpDocuments: createKeyedDocumentStore(documentCacheBytes),
   };
 }

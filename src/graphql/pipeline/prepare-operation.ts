@@ -1,18 +1,17 @@
 /**
  * The first steps of an operation on the streaming transports (graphql-ws and graphql-sse), which
  * Apollo Server takes for HTTP: resolve the document (trusted documents, APQ), parse it (cached by
- * text, so equal queries share one document, which the shared subscription execution relies on),
+ * a digest of the text, bounded in bytes, so equal queries share one document, which the shared
+ * subscription execution relies on),
  * validate it (cached per document), admit it, and create its context. The values applied are the
  * operation rules' (`operation-rules.ts`), the very ones Apollo Server is given.
  */
 import { GraphQLError, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { ErrorCode } from '../../errors.js';
+import type { DocumentCache } from './document-cache.js';
 import type { OperationRules, Transport } from './operation-rules.js';
 import type { OperationRequest, ResolveOperation } from './persisted-operations.js';
-
-/** Distinct query texts whose parsed documents are kept. */
-const PARSE_CACHE_SIZE = 1000;
 
 /** One operation as a streaming transport received it. */
 export interface StreamedOperation {
@@ -33,29 +32,28 @@ export interface PrepareOperationOptions {
   readonly rules: OperationRules;
   readonly resolveOperation: ResolveOperation;
   readonly createContext: (principal: Principal, resumeAfter: string | undefined) => unknown;
+  /** Where parsed documents are kept, bounded in bytes (document-cache.ts). */
+  readonly documents: DocumentCache;
 }
 
-/** Creates the preparer, with its parse and validation caches. */
+/** Creates the preparer, with its validation cache (the parse cache is `options.documents`). */
 export function createOperationPreparer(options: PrepareOperationOptions): PrepareOperation {
-  const { schema, rules } = options;
-  const parsed = new Map<string, DocumentNode | GraphQLError>();
+  const { schema, rules, documents } = options;
   const validated = new WeakMap<DocumentNode, GraphQLError[]>();
   const allRules = [...specifiedRules, ...rules.validationRules];
 
+  // Documents that parse are kept (equal texts then share one document, which the shared
+  // subscription execution relies on); a failure is not: its error holds the whole text.
   const parseCached = (query: string): DocumentNode | GraphQLError => {
-    let document = parsed.get(query);
-    if (document !== undefined) {
-      // Least recently used first: a hit moves to the end.
-      parsed.delete(query);
-    } else {
-      try {
-        document = parse(query, rules.parseOptions);
-      } catch (error) {
-        document = coded(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED');
-      }
-      if (parsed.size >= PARSE_CACHE_SIZE) parsed.delete(parsed.keys().next().value as string);
+    const kept = documents.get(query);
+    if (kept !== undefined) return kept;
+    let document: DocumentNode;
+    try {
+      document = parse(query, rules.parseOptions);
+    } catch (error) {
+      return coded(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED');
     }
-    parsed.set(query, document);
+    documents.set(query, document);
     return document;
   };
 

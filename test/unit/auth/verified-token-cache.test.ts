@@ -63,6 +63,23 @@ describe('verified token cache', () => {
     expect(t.calls).toEqual(['ok-1', 'ok-2', 'ok-3', 'ok-1']);
   });
 
+  it('holds at most maxBytes of tokens, dropping the oldest, and does not keep one larger than all of it', async () => {
+    const t = setup(1_000_000 + 3_600_000);
+    // Room for two tokens of 2,000 characters (600 + 4,000 bytes each), not three.
+    const cached = cacheVerifiedTokens(t.verify, { maxAgeMs: 60_000, maxEntries: 100, maxBytes: 10_000, now: t.now });
+    const long = (n: number) => `ok-${n}-${'x'.repeat(1995)}`;
+    for (const n of [1, 2, 3]) await cached(long(n));
+    await cached(long(3));
+    await cached(long(2));
+    expect(t.calls.length).toBe(3);
+    await cached(long(1));
+    expect(t.calls.length).toBe(4);
+    const huge = `ok-${'x'.repeat(10_000)}`;
+    await cached(huge);
+    await cached(huge);
+    expect(t.calls.slice(4)).toEqual([huge, huge]);
+  });
+
   it('is the verifier itself when disabled', () => {
     const t = setup(0);
     expect(cacheVerifiedTokens(t.verify, { maxAgeMs: 0, maxEntries: 100 })).toBe(t.verify);

@@ -1,0 +1,93 @@
+/**
+ * Parsed documents kept for the next request with the same text, bounded by the bytes they really
+ * hold. A parsed document keeps its whole source text and every token the lexer read (comments
+ * included, which the token limit does not count) through its locations, so its size is not that
+ * of its AST: a document of one field under a megabyte of comment holds a megabyte. Apollo Server's
+ * own store sizes an entry by its AST's JSON, which leaves that out; both the HTTP store and the
+ * streaming transports' cache are sized here instead, and keyed by a digest of the text, so no
+ * key is as large as a request.
+ */
+import type { DocumentNode } from 'graphql';
+import { LRUCache } from 'lru-cache';
+import { createHash } from 'node:crypto';
+
+/**
+ * Bytes per token the lexer read: the token object (kind, offsets, line, column, value, links)
+ * and the share of AST nodes and locations a token stands for. Measured on V8 (Node 26):
+ * test/unit/graphql/pipeline/document-cache.test.ts checks it against the heap.
+ */
+export const BYTES_PER_TOKEN = 260;
+
+/** What a parsed document holds in memory, about: its source text (UTF-16) and its tokens. */
+export function documentBytes(document: DocumentNode): number {
+  const loc = document.loc;
+  if (loc === undefined) return 2 * JSON.stringify(document).length;
+  let tokens = 0;
+  for (let token = loc.startToken as typeof loc.startToken | null; token !== null; token = token.next) tokens += 1;
+  return 2 * loc.source.body.length + tokens * BYTES_PER_TOKEN;
+}
+
+/** The key of a document's text. */
+export function documentKey(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
+}
+
+/** Parsed documents by text, at most `maxBytes` of them (as {@link documentBytes} counts). */
+export interface DocumentCache {
+  get(text: string): DocumentNode | undefined;
+  set(text: string, document: DocumentNode): void;
+  /** What the kept documents hold, as counted. */
+  readonly bytes: number;
+}
+
+/** A key-value store of documents in the shape of Apollo Server's `documentStore` (its KeyValueCache). */
+export interface KeyedDocumentStore {
+  get(key: string): Promise<DocumentNode | undefined>;
+  set(key: string, document: DocumentNode): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  /** What the kept documents hold, as counted. */
+  readonly bytes: number;
+}
+
+/** Documents by key, least recently used dropped first; none kept with a budget of 0. */
+function sizedDocuments(maxBytes: number): { get(key: string): DocumentNode | undefined; set(key: string, document: DocumentNode): void; delete(key: string): boolean; readonly bytes: number } {
+  if (maxBytes <= 0) return { get: () => undefined, set: () => undefined, delete: () => false, bytes: 0 };
+  const cache = new LRUCache<string, DocumentNode>({ maxSize: maxBytes, sizeCalculation: (document) => Math.max(1, documentBytes(document)) });
+  return {
+    get: (key) => cache.get(key),
+    // lru-cache keeps nothing larger than the whole budget.
+    set: (key, document) => void cache.set(key, document),
+    delete: (key) => cache.delete(key),
+    get bytes() {
+      return cache.calculatedSize;
+    },
+  };
+}
+
+/** Creates a {@link DocumentCache} of at most `maxBytes`, keyed by a digest of the text. */
+export function createDocumentCache(maxBytes: number): DocumentCache {
+  const documents = sizedDocuments(maxBytes);
+  return {
+    get: (text) => documents.get(documentKey(text)),
+    set: (text, document) => documents.set(documentKey(text), document),
+    get bytes() {
+      return documents.bytes;
+    },
+  };
+}
+
+/**
+ * Apollo Server's document store, sized as {@link documentBytes} counts (its keys are already a
+ * digest of the text). A document larger than the whole budget is not kept.
+ */
+export function createKeyedDocumentStore(maxBytes: number): KeyedDocumentStore {
+  const documents = sizedDocuments(maxBytes);
+  return {
+    get: async (key) => documents.get(key),
+    set: async (key, document) => documents.set(key, document),
+    delete: async (key) => documents.delete(key),
+    get bytes() {
+      return documents.bytes;
+    },
+  };
+}
