@@ -177,7 +177,7 @@ describe('token renewal on a live WebSocket', () => {
     await client.dispose();
   });
 
-  it('answers a ping without a token with its own payload, and closes a renewal before the acknowledgement with 4401', async () => {
+  it('answers a ping without a token with a pong that echoes nothing, and closes a renewal before the acknowledgement with 4401', async () => {
     const url = `${svc.url.replace('http', 'ws')}/graphql`;
     const open = async () => {
       const raw = new WebSocket(url, 'graphql-transport-ws');
@@ -186,7 +186,8 @@ describe('token renewal on a live WebSocket', () => {
     };
     const plain = await open();
     plain.send(JSON.stringify({ type: 'ping', payload: { at: 1 } }));
-    expect(JSON.parse(String(await new Promise((resolve) => plain.once('message', resolve))))).toEqual({ type: 'pong', payload: { at: 1 } });
+    // Echoed, a client that pings and never reads would fill its own send buffer on the server.
+    expect(JSON.parse(String(await new Promise((resolve) => plain.once('message', resolve))))).toEqual({ type: 'pong' });
     plain.close();
 
     const early = await open();

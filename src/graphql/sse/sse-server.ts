@@ -13,14 +13,15 @@
  * - Every message event carries its cursor as the event `id:`; a client that reconnects with
  *   `Last-Event-ID` resumes right after it (the pipeline's context carries it to `testMessages`).
  * - The stream ends at the token's expiry with an UNAUTHENTICATED error event, and has one
- *   backpressure point, the response's buffer (`sse-stream.ts`).
+ *   backpressure point, the response's buffer (`sse-stream.ts`); a response that stays over it for
+ *   `drainTimeoutMs` (a client that stopped reading) is cut, so it holds no memory for longer.
  */
 import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createHandler, type Request as SseRequest, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
-import { principalKey, type Principal } from '../../auth/principal.js';
+import type { Principal } from '../../auth/principal.js';
 import type { TestMessage } from '../../domain/types.js';
 import { ServiceError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -28,6 +29,7 @@ import type { RateLimits } from '../../rate-limits/rate-limits.js';
 import { currentRequestId, withRequestId } from '../../request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+import { createPrincipalSlots, type PrincipalSlots } from '../pipeline/principal-slots.js';
 import { admitStreamedOperation, endOnFailure } from '../pipeline/stream-admission.js';
 import { encodeCursor } from '../schema/pagination.js';
 import { guardSseStream } from './sse-stream.js';
@@ -42,6 +44,8 @@ export interface GraphQLSseOptions {
   readonly maxStreamsPerPrincipal: number;
   /** Bytes waiting to be sent to one client past which its stream waits for it to read. */
   readonly maxBufferedBytes: number;
+  /** How long a response may stay over `maxBufferedBytes` (a client that stopped reading) before it is cut. */
+  readonly drainTimeoutMs: number;
   readonly logger: Logger;
 }
 
@@ -111,6 +115,8 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
       const [body, init]: SseResponse = await handler(request);
       res.writeHead(init.status, init.statusText, init.headers);
       await writeBody(res, body, stream.ids, log);
+      // Ended, but what it holds must still leave: a client that never reads is cut after the bound.
+      cutIfNotDrained(res, options.drainTimeoutMs);
     },
     async dispose() {
       disposed = true;
@@ -122,9 +128,13 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
 /** graphql-sse's handler, with every operation prepared by the pipeline. */
 function createOperationHandler(options: GraphQLSseOptions): Handler {
   const { pipeline } = options;
-  const slots = createStreamSlots(options.maxStreamsPerPrincipal);
+  const slots = createPrincipalSlots(options.maxStreamsPerPrincipal);
   const streamOf = new WeakMap<ExecutionArgs, Stream>();
   return createHandler<IncomingMessage, Stream, Context>({
+    // Distinct connections only (one operation per stream): no single-connection reservations. By
+    // default graphql-sse would also look the client's `token` (header or query) up in a plain
+    // object, where `__proto__` or `constructor` finds the prototype's member and fails with a 500.
+    authenticate: () => null,
     // Validation is the pipeline's, in onSubscribe.
     validate: () => [],
     onSubscribe: async (req, params) => {
@@ -152,7 +162,7 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
         const result = await pipeline.subscribe(args, (e) => (event = e));
         if (!(Symbol.asyncIterator in result)) return result;
         return guardSseStream(result, {
-          writable: () => writable(stream.res, options.maxBufferedBytes),
+          writable: () => writable(stream.res, options.maxBufferedBytes, options.drainTimeoutMs),
           endsAt: stream.principal.expiresAt,
           expired: () => ({ errors: [asGraphQLError(new InvalidTokenError('the token has expired'))] }),
           failed: (error) => ({ errors: [asGraphQLError(error)] }),
@@ -173,28 +183,9 @@ function endedWithError(error: unknown): ExecutionResult {
   return { errors: [asGraphQLError(error)] };
 }
 
-/** Counts the streams each principal holds open; a slot is given back when its response closes. */
-function createStreamSlots(max: number): { take(stream: Stream): boolean } {
-  const open = new Map<string, number>();
-  return {
-    take(stream) {
-      const key = principalKey(stream.principal);
-      const count = open.get(key) ?? 0;
-      if (count >= max) return false;
-      open.set(key, count + 1);
-      stream.res.once('close', () => {
-        const left = (open.get(key) ?? 1) - 1;
-        if (left === 0) open.delete(key);
-        else open.set(key, left);
-      });
-      return true;
-    },
-  };
-}
-
 /** The caps of the WebSocket: a stream slot, and one unit of the shared operations budget. */
-async function admit(options: GraphQLSseOptions, slots: { take(stream: Stream): boolean }, stream: Stream): Promise<GraphQLError | undefined> {
-  if (!slots.take(stream)) return asGraphQLError(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`));
+async function admit(options: GraphQLSseOptions, slots: PrincipalSlots, stream: Stream): Promise<GraphQLError | undefined> {
+  if (!slots.take(stream.principal, stream.res)) return asGraphQLError(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`));
   const overBudget = await admitStreamedOperation(options.rateLimits, stream.principal);
   return overBudget === undefined ? undefined : asGraphQLError(overBudget);
 }
@@ -237,11 +228,17 @@ async function writeBody(res: ServerResponse, body: ResponseBody | null, ids: Ar
   }
 }
 
-/** Resolves once `res` holds at most `limit` unsent bytes, or has closed. */
-function writable(res: ServerResponse, limit: number): Promise<void> {
+/**
+ * Resolves once `res` holds at most `limit` unsent bytes, or has closed; a response still over the
+ * limit after `timeoutMs` (its client stopped reading) is destroyed, which ends its stream.
+ */
+function writable(res: ServerResponse, limit: number, timeoutMs: number): Promise<void> {
   if (res.writableLength <= limit || res.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
+    const cut = setTimeout(() => res.destroy(), timeoutMs);
+    cut.unref();
     const done = () => {
+      clearTimeout(cut);
       res.off('drain', done);
       res.off('close', done);
       resolve();
@@ -249,6 +246,16 @@ function writable(res: ServerResponse, limit: number): Promise<void> {
     res.on('drain', done);
     res.on('close', done);
   });
+}
+
+/** Destroys an ended response whose last bytes have not left within `timeoutMs`. */
+function cutIfNotDrained(res: ServerResponse, timeoutMs: number): void {
+  if (res.writableFinished || res.destroyed) return;
+  const cut = setTimeout(() => res.destroy(), timeoutMs);
+  cut.unref();
+  const done = () => clearTimeout(cut);
+  res.once('finish', done);
+  res.once('close', done);
 }
 
 /** A message of the result log: the source events of `testMessages`, named by their cursors. */

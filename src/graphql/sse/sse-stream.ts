@@ -3,8 +3,9 @@
  * as they come and queues them without bound; here each pull first waits until the response can
  * take more, so a client that stops reading holds at most the response's buffer, and the follower
  * behind the subscription (with its queue limit) is where a slow subscriber is cut off, as over
- * WebSocket. The stream also ends, with one last error result, when the token expires or the
- * source fails, so the client always learns why it ended.
+ * WebSocket. The stream also ends, with one last error result, when the token expires (at the
+ * expiry, even while it waits for the response to take more or for a quiet test's next event) or
+ * the source fails, so the client always learns why it ended.
  *
  * A hand-written iterator rather than an async generator, for the reason follower.ts gives:
  * `return()` must end a stream that is waiting for a quiet test's next event.
@@ -35,6 +36,9 @@ export function guardSseStream(source: AsyncIterator<ExecutionResult>, options: 
   let finished = false;
   let expiredWhileIdle = false;
   let waiting: Settle | undefined;
+  // Resolves at the expiry: a pull waiting for the response to take more stops waiting then.
+  let expire: () => void = () => undefined;
+  const expired = new Promise<void>((resolve) => (expire = resolve));
 
   const finish = () => {
     finished = true;
@@ -53,8 +57,10 @@ export function guardSseStream(source: AsyncIterator<ExecutionResult>, options: 
       if (finished) return;
       const settle = waiting;
       waiting = undefined;
-      if (settle === undefined) expiredWhileIdle = true;
-      else settle(last(options.expired()));
+      if (settle === undefined) {
+        expiredWhileIdle = true;
+        expire();
+      } else settle(last(options.expired()));
     },
     delayUntil(options.endsAt),
   );
@@ -86,8 +92,10 @@ export function guardSseStream(source: AsyncIterator<ExecutionResult>, options: 
     async next() {
       if (finished) return { value: undefined, done: true };
       if (expiredWhileIdle) return last(options.expired());
-      await options.writable();
+      await Promise.race([options.writable(), expired]);
       if (finished) return { value: undefined, done: true };
+      // The token expired while the response was full: no further message, the expiry error now.
+      if (expiredWhileIdle) return last(options.expired());
       return new Promise<IteratorResult<ExecutionResult>>(pull);
     },
     async return() {

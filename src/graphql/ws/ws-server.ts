@@ -35,6 +35,7 @@ import { retryAfterSeconds, type RateLimits } from '../../rate-limits/rate-limit
 import { withRequestId } from '../../request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { admitStreamedOperation, endOnFailure } from '../pipeline/stream-admission.js';
 import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
@@ -53,6 +54,10 @@ export interface GraphQLWebSocketOptions {
   readonly maxPayload: number;
   /** Bytes waiting to be sent to one client past which its operations wait for it to read. */
   readonly maxBufferedBytes: number;
+  /** How long a socket may stay over `maxBufferedBytes` (a client that stopped reading) before it is closed. */
+  readonly drainTimeoutMs?: number;
+  /** Sockets one principal may hold open at once in this process; one more is closed with 4429. */
+  readonly maxConnectionsPerPrincipal?: number;
   /** New connections and operations per principal; over budget, a connection closes with 4429. */
   readonly rateLimits: RateLimits;
   readonly logger: Logger;
@@ -87,6 +92,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
   });
   const sessions = createWebSocketSessions(options.verifyAccessToken, log);
+  const slots = createPrincipalSlots(options.maxConnectionsPerPrincipal ?? 20);
   // Each operation's request id, by its subscribe payload (what onError is handed) and its arguments.
   const requestIds = new WeakMap<object, string>();
   // Every error leaves through the pipeline's error edge (masked if unexpected, logged once, without
@@ -96,6 +102,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
       sendHighWaterMark: options.maxBufferedBytes,
+      ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
       connectionInitWaitTimeout: 10_000,
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket;
@@ -115,6 +122,10 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         const admitted = await options.rateLimits.consume('wsConnect', principalKey(principal));
         if (!admitted.allowed) {
           socket.close(RATE_LIMITED_CLOSE_CODE, `Too many connections: try again in ${retryAfterSeconds(admitted)} s`);
+          return false;
+        }
+        if (!slots.take(principal, socket)) {
+          socket.close(RATE_LIMITED_CLOSE_CODE, `Too many connections: at most ${options.maxConnectionsPerPrincipal ?? 20} open at once`);
           return false;
         }
         // The token's lifetime bounds the connection's, until a renewal moves it.

@@ -22,8 +22,9 @@
  *   `{ "renewed": false, "reason": "Unavailable: …" }`, so the client may try again before it;
  * - before the acknowledgement: closed with 4401, like an operation sent then.
  *
- * A ping without a token is answered as graphql-ws does, with its own payload. The token is never
- * echoed back.
+ * A ping without a token is answered with a pong without payload: echoed, a client that sends
+ * large pings and reads nothing (before `connection_init` too) would fill its own send buffer on
+ * the server. The token is never echoed back either.
  */
 import { CloseCode } from 'graphql-ws';
 import type { WebSocket } from 'ws';
@@ -103,7 +104,7 @@ export function createWebSocketSessions(verifyAccessToken: VerifyAccessToken, lo
     },
     principal: (socket) => sessions.get(socket)?.principal,
     async ping(socket, payload) {
-      if (payload === undefined || !carriesToken(payload)) return payload;
+      if (payload === undefined || !carriesToken(payload)) return undefined;
       return renew(socket, payload);
     },
   };

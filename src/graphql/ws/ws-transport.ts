@@ -10,7 +10,9 @@
  *   promise jobs have run), and
  * - `send` returns at once while the socket's outgoing buffer is below `sendHighWaterMark`, and
  *   waits for the flush only above it, so a client that reads slowly still slows its own
- *   subscriptions down (and its stream's queue limit applies) instead of filling server memory.
+ *   subscriptions down (and its stream's queue limit applies) instead of filling server memory; a
+ *   socket still above it `drainTimeoutMs` after it went there (a client that stopped reading) is
+ *   closed with 1008 and, if even the close cannot leave, terminated.
  *
  * - a result pushed to many subscriptions (the shared execution of one event) is serialized once:
  *   graphql-ws serializes each `next` message whole, result included, so a thousand subscribers
@@ -44,6 +46,8 @@ export interface WebSocketTransport {
 /** What the transport adds to graphql-ws's server options. */
 export interface TransportOptions {
   readonly sendHighWaterMark?: number;
+  /** How long a socket may stay above `sendHighWaterMark` before it is cut (default 30 s). */
+  readonly drainTimeoutMs?: number;
   /**
    * The payload of the `pong` answering a client's `ping`, after graphql-ws's `onPing` (undefined: a
    * pong without one; no pong once the socket has closed). By default the ping's own, as graphql-ws does.
@@ -59,6 +63,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
 ): WebSocketTransport {
   const server = makeServer<P, WebSocketExtra>({ ...options, ...serializedOnce(options) });
   const highWaterMark = options.sendHighWaterMark ?? 64 * 1024;
+  const drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
   wss.options.handleProtocols = handleProtocols;
 
   wss.on('connection', (socket, request) => {
@@ -74,6 +79,20 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
       corked = false;
       wire.uncork();
     };
+    // Armed when the buffer goes over the mark; cuts the socket if it is still over when it fires.
+    let drainCheck: NodeJS.Timeout | undefined;
+    const watchDrain = () => {
+      drainCheck ??= setTimeout(() => {
+        drainCheck = undefined;
+        if (socket.readyState !== socket.OPEN || socket.bufferedAmount < highWaterMark) return;
+        logger.warn({ bufferedBytes: socket.bufferedAmount, drainTimeoutMs }, 'closing a WebSocket whose client stopped reading');
+        socket.close(SLOW_CLIENT_CLOSE_CODE, SLOW_CLIENT_REASON);
+        // A client that reads nothing reads no close frame either.
+        setTimeout(() => socket.terminate(), 1000).unref();
+      }, drainTimeoutMs);
+      drainCheck.unref();
+    };
+    socket.once('close', () => clearTimeout(drainCheck));
     const send = (message: string): Promise<void> | undefined => {
       const data = withResultText(message);
       if (socket.readyState !== socket.OPEN) return undefined;
@@ -88,6 +107,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
         socket.send(data, ignore);
         return undefined;
       }
+      watchDrain();
       return new Promise((resolve, reject) => socket.send(data, (error) => (error ? reject(error) : resolve())));
     };
 
@@ -133,6 +153,11 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
 }
 
 function ignore(): void {}
+
+/** Close code of a socket whose client stopped reading (1008, policy violation). */
+export const SLOW_CLIENT_CLOSE_CODE = 1008;
+/** Its reason: the client may reconnect and resume, and should read what it asks for. */
+export const SLOW_CLIENT_REASON = 'Too slow: the client did not read its messages';
 
 /** A `next` payload standing in for a result whose text is kept (see the file comment). */
 interface Serialized {

@@ -33,7 +33,7 @@ beforeAll(async () => {
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const pipeline = createOperationPipeline({
     schema: createSchema(),
-    deps: { log, starter: createTestStarter({ log, publisher, logger }), subscriptionQueueLimit: 100, access },
+    deps: { log, starter: createTestStarter({ log, publisher, logger, maxInputBytes: config.resultLog.maxInputBytes }), subscriptionQueueLimit: 100, access },
     limits: config.graphql,
     shapeLimits: config.graphqlShape,
     introspection: true,
@@ -41,7 +41,7 @@ beforeAll(async () => {
     debugErrors: false,
     logger,
   });
-  sse = createGraphQLSse({ pipeline, logger, rateLimits: NO_RATE_LIMITS, maxStreamsPerPrincipal: 5, maxBufferedBytes: 64 * 1024 });
+  sse = createGraphQLSse({ pipeline, logger, rateLimits: NO_RATE_LIMITS, maxStreamsPerPrincipal: 5, maxBufferedBytes: 64 * 1024, drainTimeoutMs: 30_000 });
   server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
