@@ -41,10 +41,13 @@ const LZ4_SKIPPABLE = 0x184d2a50;
 /** Block maximum sizes by the frame descriptor's BD field (4 to 7). */
 const LZ4_BLOCK_MAX = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024];
 
+/** The most one compressed LZ4 byte can become: a match's length byte of 255. */
+const LZ4_MAX_RATIO = 255;
+
 /**
- * The most an LZ4 frame sequence can decompress to: each frame's stated content size, or else its
- * number of blocks times its maximum block size (each block is at most that once decompressed).
- * -1 when the framing cannot be read.
+ * The most an LZ4 frame sequence can decompress to: per block, its own size when it is stored
+ * uncompressed, else the least of the frame's maximum block size and what its compressed bytes
+ * can expand to; and no more than a frame's stated content size. -1 when the framing cannot be read.
  */
 export function lz4InflatedBound(buffer: Buffer): number {
   let total = 0;
@@ -61,21 +64,25 @@ export function lz4InflatedBound(buffer: Buffer): number {
     const blockMax = LZ4_BLOCK_MAX[((buffer[at + 5] as number) >> 4) & 7] ?? 0;
     if (blockMax === 0) return -1;
     const blockChecksum = (flags & 0x10) !== 0;
-    const contentSize = (flags & 0x08) !== 0;
+    const hasContentSize = (flags & 0x08) !== 0;
     const dictionary = (flags & 0x01) !== 0;
-    at += 6 + (contentSize ? 8 : 0) + (dictionary ? 4 : 0) + 1;
-    let blocks = 0;
+    if (hasContentSize && at + 14 > buffer.length) return -1;
+    const contentSize = hasContentSize ? Number(buffer.readBigUInt64LE(at + 6)) : Infinity;
+    at += 6 + (hasContentSize ? 8 : 0) + (dictionary ? 4 : 0) + 1;
+    let frame = 0;
     for (;;) {
       if (at + 4 > buffer.length) return -1;
-      const size = buffer.readUInt32LE(at) & 0x7fffffff;
+      const word = buffer.readUInt32LE(at);
+      const size = word & 0x7fffffff;
       at += 4;
       if (size === 0) break;
-      blocks += 1;
+      // The high bit marks a block stored as it is.
+      frame += (word & 0x80000000) !== 0 ? size : Math.min(blockMax, size * LZ4_MAX_RATIO);
       at += size + (blockChecksum ? 4 : 0);
     }
     // The content checksum, when the frame has one.
     if ((flags & 0x04) !== 0) at += 4;
-    total += blocks * blockMax;
+    total += Math.min(frame, contentSize);
   }
   return total;
 }
