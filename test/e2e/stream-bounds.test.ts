@@ -106,20 +106,28 @@ describe('a client that stops reading', () => {
 describe('an SSE stream whose token expires while its client is not reading', () => {
   it('ends at the expiry with the expiry error: no further message, even on a quiet test', async () => {
     // A drain bound longer than the token's life: here the expiry ends the stream, not the bound.
-    const patient = await svc.startAnother('patient', { log: store, env: { WS_DRAIN_TIMEOUT_MS: '60000', WS_MAX_BUFFERED_BYTES: '65536', SUBSCRIPTION_QUEUE_LIMIT: '100000' } });
+    // No clock tolerance: the stream ends at the token's own `exp`.
+    const patient = await svc.startAnother('patient', { log: store, env: { WS_DRAIN_TIMEOUT_MS: '60000', WS_MAX_BUFFERED_BYTES: '65536', SUBSCRIPTION_QUEUE_LIMIT: '100000', AUTH_CLOCK_TOLERANCE_SECONDS: '0' } });
     const id = `sse-expiry-${Date.now()}`;
     await store.create({ correlationId: id, input: null, owner: 'expiring' });
-    const response = await openStream(await token('expiring', 3), subscription(id), patient.url);
+    const bearer = await token('expiring', 4);
+    const expiresAt = (JSON.parse(Buffer.from(bearer.split('.')[1] as string, 'base64url').toString()) as { exp: number }).exp * 1000;
+    const response = await openStream(bearer, subscription(id), patient.url);
     expect(response.statusCode).toBe(200);
     response.pause();
     response.socket.pause();
     await eventually(() => store.followers(id) === 1, 5000, 'the subscription');
-    // One message larger than the buffer limit and what the kernel's socket buffers take puts the
-    // stream over the limit; the second waits behind it.
-    await record([incoming(id, { sequence: 1, payload: 'x'.repeat(16 * 1024 * 1024) })]);
-    await record([incoming(id, { sequence: 2, payload: 'after' })]);
-    // Past the expiry (the test then stays quiet), and well within the drain bound's reach of the first read.
-    await new Promise((resolve) => setTimeout(resolve, 3500));
+    // One message larger than the buffer limit and what the kernel's socket buffers take (a
+    // loopback receive buffer may grow to 32 MB) puts the
+    // response over the limit. graphql-sse asks for the next result as soon as it has one, so the
+    // second is taken too; the stream then waits for its client before it asks for a third.
+    await record([incoming(id, { sequence: 1, payload: 'x'.repeat(64 * 1024 * 1024) })]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await record([incoming(id, { sequence: 2, payload: 'taken' })]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await record([incoming(id, { sequence: 3, payload: 'after' })]);
+    // Past the expiry (the test then stays quiet).
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 500));
     let text = '';
     response.setEncoding('utf8');
     response.on('data', (chunk: string) => (text += chunk));
@@ -128,7 +136,8 @@ describe('an SSE stream whose token expires while its client is not reading', ()
     response.resume();
     await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error(`the stream stayed open; it sent: ${text.slice(-300)}`)), 5000))]);
     const events = text.split('\n\n').filter((e) => e.startsWith('id:') || e.startsWith('event:'));
-    expect(events.filter((e) => e.startsWith('id:')).length).toBe(1);
+    expect(events.filter((e) => e.startsWith('id:')).length).toBe(2);
+    expect(text).toContain('"taken"');
     expect(text).not.toContain('"after"');
     expect(events.at(-2)).toContain('UNAUTHENTICATED');
     expect(events.at(-1)).toMatch(/^event: complete/);
