@@ -9,8 +9,13 @@
  * A lane holds at most {@link LANE_BATCHES} batches; past that `eachBatch` waits (heartbeating), so
  * a slow or unavailable state throttles fetching instead of filling memory. While the state is
  * unavailable a lane waits on its chunk rather than skipping it; storing a chunk again is harmless,
- * as appends are idempotent. A chunk that fails otherwise rewinds the partition (a seek) to its
- * first record and fails the partition's next batch, so kafkajs retries it with its own backoff.
+ * as appends are idempotent. Any other failure while a batch is handled (decoding, converting the
+ * records, storing, dead letters, marking, the commit after it: anything) rewinds the partition (a
+ * seek) to the first record not yet stored and fails the partition's next batch, so kafkajs
+ * retries it with its own backoff. A lane's promise never rejects and nothing of a failed batch is
+ * marked after the failure: one `catch` around the whole of a batch's handling is the only way out
+ * of it, so no failure can leave the lane going on past records it did not store (the next batch
+ * would be marked, and committed, over them).
  */
 import type { Batch, Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { isServiceError } from '../errors.js';
@@ -54,11 +59,19 @@ export interface BatchProcessor {
   /**
    * The group is rebalancing: lanes drop the batches they have not started and stop after the
    * chunk in hand, whose offsets are not marked (the partition may be another member's now).
-   * Resolves once every lane stopped, so what was marked can be committed.
+   * Nothing is marked from the call on, so what was marked can be committed at once; resolves once
+   * every lane stopped.
    */
   revoke(): Promise<void>;
   /** Takes no more chunks and resolves once the chunks in hand are stored (at stop, before the last commit). */
   drain(): Promise<void>;
+}
+
+/** A batch handed to a lane: the lane generation it belongs to, when it was fetched, and its first record not yet stored. */
+interface Taken {
+  readonly generation: number;
+  readonly fetchedAt: number;
+  next: string;
 }
 
 /** One partition's batches, stored one after the other. */
@@ -102,18 +115,24 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     }
     if (!(await roomIn(lane, payload)) || batch.messages.length === 0) return;
     if (!isRunning() || isStale() || draining) return;
-    lane.held += 1;
-    const generation = lane.generation;
-    const fetchedAt = Date.now();
-    // Where to fetch next, not what is stored: that is marked per chunk once it is.
+    // Where to fetch next, not what is stored: that is marked per chunk once it is. Before the batch
+    // is taken, so that if kafkajs throws here the batch is simply not taken.
     payload.resolveOffset((batch.messages.at(-1) as KafkaMessage).offset);
-    lane.tail = lane.tail
-      .then(() => storeBatch(lane, { generation, fetchedAt }, payload))
-      .catch((error: unknown) => log.error({ err: error }, 'batch processing failed'))
-      .finally(() => {
-        lane.held -= 1;
-        lane.roomMade?.();
-      });
+    const taken: Taken = { generation: lane.generation, fetchedAt: Date.now(), next: (batch.messages[0] as KafkaMessage).offset };
+    lane.held += 1;
+    lane.tail = lane.tail.then(() => handleBatch(lane, taken, payload));
+  }
+
+  /** Stores one batch; never rejects: whatever fails rewinds the partition (see the file's comment). */
+  async function handleBatch(lane: Lane, taken: Taken, payload: EachBatchPayload): Promise<void> {
+    try {
+      await storeBatch(lane, taken, payload);
+    } catch (error) {
+      failed(lane, taken, error);
+    } finally {
+      lane.held -= 1;
+      lane.roomMade?.();
+    }
   }
 
   /** Waits until the lane has room for one more batch; false if the batch is no longer wanted. */
@@ -134,36 +153,38 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     return true;
   }
 
-  async function storeBatch(lane: Lane, taken: { generation: number; fetchedAt: number }, payload: EachBatchPayload): Promise<void> {
+  /**
+   * Stores a batch chunk by chunk, marking each once stored; `taken.next` follows the first record
+   * not yet stored. Throws whatever fails; returns early once the lane is no longer current.
+   */
+  async function storeBatch(lane: Lane, taken: Taken, payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
-    const { generation, fetchedAt } = taken;
-    const current = () => lane.generation === generation && payload.isRunning() && !draining;
+    const current = () => lane.generation === taken.generation && payload.isRunning() && !draining;
     for (let from = 0; from < batch.messages.length; from += CHUNK) {
       if (!current()) return;
       const messages = batch.messages.slice(from, from + CHUNK);
       const chunk = options.chunks.decode(messages.map((message) => toBrokerRecord(message, batch.topic, batch.partition)));
-      const offset = (messages[0] as KafkaMessage).offset;
-      try {
-        await storeHoldingPartition(chunk, `${batch.topic}/${batch.partition}/${offset}`, { chunks: options.chunks, log, current });
-        await chunk.deadLettered;
-      } catch (error) {
-        if (lane.generation === generation && !draining) rewind(lane, offset, error);
-        return;
-      }
+      await storeHoldingPartition(chunk, `${batch.topic}/${batch.partition}/${taken.next}`, { chunks: options.chunks, log, current });
+      await chunk.deadLettered;
       // Stored; marked only if the partition is still this lane's to commit (no rebalance meanwhile).
-      if (lane.generation !== generation) return;
-      const timestamp = Number((messages[0] as KafkaMessage).timestamp);
-      if (timestamp > 0) {
-        options.delays.observe('fetched', (fetchedAt - timestamp) / 1000);
-        options.delays.observe('stored', (Date.now() - timestamp) / 1000);
-      }
+      if (lane.generation !== taken.generation) return;
       const next = BigInt((messages.at(-1) as KafkaMessage).offset) + 1n;
+      taken.next = next.toString();
       positions.set(batch.partition, next);
-      commits.processed(batch.topic, batch.partition, next.toString());
+      commits.processed(batch.topic, batch.partition, taken.next);
+      observeDelays(messages[0] as KafkaMessage, taken.fetchedAt);
     }
     noteLag(batch);
     const consumer = options.consumer();
     if (consumer !== undefined && !draining) await commits.commitIfDue(consumer);
+  }
+
+  function observeDelays(first: KafkaMessage, fetchedAt: number): void {
+    const timestamp = Number(first.timestamp);
+    if (timestamp > 0) {
+      options.delays.observe('fetched', (fetchedAt - timestamp) / 1000);
+      options.delays.observe('stored', (Date.now() - timestamp) / 1000);
+    }
   }
 
   function noteLag(batch: Batch): void {
@@ -172,16 +193,23 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     partitions.set(batch.partition, Math.max(0, Number(batch.highWatermark) - Number((batch.messages.at(-1) as KafkaMessage).offset) - 1));
   }
 
-  /** The chunk at `offset` failed: drop what the lane holds, seek back to the chunk, fail the partition's next batch. */
-  function rewind(lane: Lane, offset: string, error: unknown): void {
-    lane.generation += 1;
-    try {
-      options.consumer()?.seek({ topic: lane.topic, partition: lane.partition, offset });
-    } catch {
-      // No running consumer to seek: the next one starts from the committed offset, before the chunk.
+  /**
+   * Handling a batch failed at `taken.next`, the first record not stored: drop what the lane holds,
+   * seek back to that record, fail the partition's next batch. Not when the lane was revoked or is
+   * draining meanwhile: the partition is read again from its committed offset then, which the
+   * records from `taken.next` on are not under, as they were never marked. Nothing here throws: the
+   * lane's state changes first, and the seek and the log line cannot escape.
+   */
+  function failed(lane: Lane, taken: Taken, error: unknown): void {
+    const record = `${lane.topic}/${lane.partition}/${taken.next}`;
+    if (lane.generation !== taken.generation || draining) {
+      quietly(() => log.warn({ record, err: error }, 'storing a batch failed while its partition was revoked or stopping; it is read again from the committed offset'));
+      return;
     }
+    lane.generation += 1;
     lane.failed = error;
-    log.warn({ record: `${lane.topic}/${lane.partition}/${offset}`, err: error }, 'storing a chunk failed; the partition is read again from it');
+    quietly(() => options.consumer()?.seek({ topic: lane.topic, partition: lane.partition, offset: taken.next }));
+    quietly(() => log.warn({ record, err: error }, 'storing a batch failed; the partition is read again from its first record not stored'));
   }
 
   const settleAll = () => Promise.all([...lanes.values()].map((lane) => lane.tail));
@@ -222,6 +250,18 @@ async function storeHoldingPartition(chunk: DecodedChunk, where: string, parts: 
       if (attempt % 10 === 0) parts.log.warn({ record: where, attempt, cause: error.cause instanceof Error ? error.cause.message : undefined }, 'state store unavailable; holding the partition until it returns');
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));
     }
+  }
+}
+
+/**
+ * Runs a step of the failure path whose own failure must not escape it: a seek without a running
+ * consumer (the next one starts from the committed offset, which is before the record anyway).
+ */
+function quietly(step: () => void): void {
+  try {
+    step();
+  } catch {
+    // Nothing to do: the lane has already been failed.
   }
 }
 

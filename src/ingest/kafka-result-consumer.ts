@@ -4,8 +4,9 @@
  * feed the state machine (consumer-state-machine.ts), its batches go to the batch processing
  * (kafka-batch-processor.ts, which stores each chunk of records with one `onEvents` call while the
  * next fetch is in flight, and marks its offsets processed only after it resolved), and processed
- * offsets to the commit tracking (kafka-offset-commits.ts). Malformed records are logged with their
- * coordinates, counted and skipped.
+ * offsets to the commit tracking (kafka-offset-commits.ts, which retries a failed commit and
+ * commits only the partitions each join assigns this member). Malformed records are logged with
+ * their coordinates, counted and skipped.
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../logger.js';
@@ -166,6 +167,8 @@ function listen(loop: Loop, c: Consumer): void {
   });
   c.on(c.events.GROUP_JOIN, (e) => {
     loop.assigned = e.payload.memberAssignment[options.topic] ?? [];
+    // Before any commit of the new generation: offsets of partitions that moved away are dropped.
+    loop.commits.assigned(e.payload.memberAssignment);
     // Partitions that moved away: their next offset is now another member's to know.
     for (const p of batches.positions.keys()) if (!loop.assigned.includes(p)) batches.positions.delete(p);
     if (codecFaults.assigned(loop.assigned)) log.info('the partition that could not be decompressed moved to another member');
@@ -176,8 +179,13 @@ function listen(loop: Loop, c: Consumer): void {
     machine.enter('rebalancing');
     batches.lag.clear();
     // Partitions may move: the lanes drop what they hold (it is read again from the committed
-    // offsets) and what this member stored is committed while it still may.
-    void batches.revoke().then(() => loop.commits.commit(c));
+    // offsets) and mark nothing more from here on, so what this member stored is committed at
+    // once rather than after the lanes stop: sent as kafkajs starts to rejoin, the commit reaches
+    // the coordinator while the group still takes this member's generation. One the group refuses
+    // (the generation is over) is retried only for the partitions the rejoin leaves to this member
+    // (kafka-offset-commits.ts).
+    void batches.revoke();
+    void loop.commits.commit(c);
   });
   c.on(c.events.CRASH, (e) => {
     const fault = codecFaults.crashed(e.payload.error, loop.assigned);

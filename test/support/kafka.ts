@@ -1,5 +1,5 @@
 /** Test-side broker access: produce result records exactly as the external system would. */
-import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
+import { Kafka, KafkaJSError, Partitioners, logLevel, type Producer, type TopicPartitionOffsetAndMetadata } from 'kafkajs';
 
 /** One record to produce. `value` objects are JSON-encoded; strings and Buffers go as they are. */
 export interface TestRecordInput {
@@ -41,4 +41,25 @@ export async function createTestProducer(brokers: readonly string[]): Promise<Te
 /** A result record for `correlationId` in the documented format. */
 export function result(correlationId: string, fields: Record<string, unknown>): TestRecordInput {
   return { key: correlationId, headers: { correlation_id: correlationId }, value: { correlationId, ...fields } };
+}
+
+/** What {@link interceptCommits} does with one commit: let it through, or refuse it. */
+export type CommitVerdict = 'send' | 'refuse';
+
+/**
+ * A seam for commits on a real broker: every `commitOffsets` call of the consumers `kafka` creates
+ * from now on is first shown to `verdict`, which may check what is being committed at that moment;
+ * a refused one rejects as a commit the coordinator refused would, without reaching the broker.
+ */
+export function interceptCommits(kafka: Kafka, verdict: (offsets: readonly TopicPartitionOffsetAndMetadata[]) => CommitVerdict): void {
+  const create = kafka.consumer.bind(kafka);
+  kafka.consumer = (config) => {
+    const consumer = create(config);
+    const send = consumer.commitOffsets;
+    consumer.commitOffsets = async (offsets) => {
+      if (verdict(offsets) === 'refuse') throw new KafkaJSError('The coordinator is not available (refused by the test)', { retriable: false });
+      return send(offsets);
+    };
+    return consumer;
+  };
 }
