@@ -13,7 +13,8 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? fallback : Number(process.argv[i + 1]);
 };
-const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BENCH_AUTH_ENV, WS_MAX_SUBSCRIPTIONS: '10000', RATE_LIMITS: 'off' });
+// Thousands of subscribers of one principal stand for as many users: no per-principal socket cap.
+const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BENCH_AUTH_ENV, WS_MAX_SUBSCRIPTIONS: '10000', WS_MAX_CONNECTIONS: '10000', RATE_LIMITS: 'off' });
 const logger = createLogger({ level: config.logLevel });
 let ids: string[] = [];
 let live: string[] = [];
