@@ -285,13 +285,20 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         const k = keysOf(test.correlationId);
         const now = Date.now();
         // Listed (if new) in the same round trip, before the script writes it.
+        const listedAt = test.createdAt ?? now;
         const [meta, messages] = await listedThen(
-          index.stage([test], test.createdAt ?? now),
+          index.stage([test], listedAt),
           run<[string[], string[]]>('rcsCreate', [k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', channels.changeChannelOf(k.meta), test.correlationId, test.createdAt ?? '', pubsub.publishCommand]),
         );
         await refreshLists(test.owner === null ? [] : [test.owner]);
         const fields: Record<string, string> = {};
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
+        // A test first seen through its results (it holds messages) is listed at the time it was
+        // seen, and now keeps that time or takes its start's; one listed at another time than it
+        // holds is moved too. Lists are read in their own order: they must say what the test says.
+        if (fields.createdAt !== undefined && (messages.length > 0 || Number(fields.createdAt) !== listedAt)) {
+          await index.place(test.correlationId, test.owner, Number(fields.createdAt)).catch((error: unknown) => log.warn({ err: error }, 'could not move a test in the lists of tests'));
+        }
         return toRecord(test.correlationId, fields, messages, skip(test.correlationId)) as TestRecord;
       }),
 
