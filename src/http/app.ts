@@ -21,7 +21,7 @@ import { sendProblem } from './problem.js';
 import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
 import { assignRequestId, requestIdOf } from './request-id-header.js';
 import { securityHeaders } from './security-headers.js';
-import { testToJson } from './test-json.js';
+import { messageQuery, testToJson } from './test-json.js';
 
 /** The answer of the readiness probe. */
 export interface Readiness {
@@ -165,15 +165,19 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
       .json({ correlationId, status: test.status, links: { self: `/tests/${encodeURIComponent(correlationId)}` } });
   });
 
+  // One page of the test's messages, as GraphQL's `messages` reads: its summary first, for the
+  // ownership check, then that page alone.
   app.get('/tests/:correlationId', ...authenticated, requireScope(SCOPES.read), async (req, res) => {
     const correlationId = req.params.correlationId as string;
-    const test = await api.log.get(correlationId);
-    // Another subject's test is answered exactly like an unknown one.
-    if (test === null || !api.access.canSee(principalOf(res), test)) {
+    const range = messageQuery(req.query, correlationId);
+    const [test] = await api.log.getMany([correlationId]);
+    // Another subject's test is answered exactly like an unknown one, and none of its messages is read.
+    const page = test !== null && test !== undefined && api.access.canSee(principalOf(res), test) ? await api.log.messages(correlationId, range) : null;
+    if (test === null || test === undefined || page === null) {
       sendProblem(res, 'NOT_FOUND', `No test has the correlation id "${correlationId}".`, { instance: req.originalUrl });
       return;
     }
-    res.setHeader('Cache-Control', 'no-store').json(testToJson(test));
+    res.setHeader('Cache-Control', 'no-store').json(testToJson(test, page, range));
   });
 
   const graphiql = api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' };

@@ -1,5 +1,8 @@
 /** The REST representation of tests and messages (times as ISO 8601 strings). */
-import { messageGlobalId, type TestMessage, type TestRecord } from '../domain/types.js';
+import { messageGlobalId, type TestMessage, type TestSummary } from '../domain/types.js';
+import { ServiceError } from '../errors.js';
+import { checkPageSize, DEFAULT_MESSAGE_PAGE } from '../log/message-slice.js';
+import type { MessageRange, MessageSlice } from '../log/result-log.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -18,15 +21,40 @@ export function messageToJson(message: TestMessage) {
   };
 }
 
-/** A test with all its messages, as `GET /tests/{id}` returns it. */
-export function testToJson(test: TestRecord) {
+/**
+ * The page of messages `GET /tests/{id}?first=&after=` asks for: `first` from 0 to 1000 (100 when
+ * absent, as GraphQL's `messages`), `after` the `id` of a message of this test (the last one of the
+ * previous page, as the `next` link names it). BAD_USER_INPUT otherwise, before anything is read.
+ */
+export function messageQuery(query: Record<string, unknown>, correlationId: string): MessageRange {
+  const { first, after } = query;
+  let size = DEFAULT_MESSAGE_PAGE;
+  if (first !== undefined) size = typeof first === 'string' && /^\d{1,7}$/.test(first) ? Number(first) : NaN;
+  checkPageSize(size);
+  if (after === undefined) return { first: size };
+  const prefix = `${correlationId}/`;
+  if (typeof after !== 'string' || !after.startsWith(prefix) || after.length === prefix.length) {
+    throw new ServiceError('BAD_USER_INPUT', 'after is not the id of a message of this test', { details: { argument: 'after' } });
+  }
+  return { first: size, afterKey: after.slice(prefix.length) };
+}
+
+/**
+ * A test with one page of its messages, as `GET /tests/{id}` returns it: `links.next` is the page
+ * that follows, when messages follow this one.
+ */
+export function testToJson(test: TestSummary, page: MessageSlice, range: MessageRange) {
+  const self = `/tests/${encodeURIComponent(test.correlationId)}`;
+  const last = page.messages.at(-1);
+  const next = page.hasNextPage && last !== undefined ? `${self}?first=${range.first}&after=${encodeURIComponent(messageGlobalId(last))}` : undefined;
   return {
     correlationId: test.correlationId,
     status: test.status,
     input: test.input,
     createdAt: iso(test.createdAt),
     updatedAt: iso(test.updatedAt),
-    messageCount: test.messages.length,
-    messages: test.messages.map(messageToJson),
+    messageCount: page.totalCount,
+    messages: page.messages.map(messageToJson),
+    links: next === undefined ? { self } : { self, next },
   };
 }

@@ -14,6 +14,7 @@ import { createChangeFeed } from './change-feed.js';
 import { compactMessage, keyKind, type CompactTest } from './compact-message.js';
 import { openFollower, type FollowSource } from './follower.js';
 import { createLocalFanout } from './local-fanout.js';
+import { sliceMessages } from './message-slice.js';
 import type { NewTest, ResultLog } from './result-log.js';
 import { selectPage, toListPage } from './test-page.js';
 
@@ -246,8 +247,14 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     async getMany(correlationIds) {
       return correlationIds.map((id) => {
         const entry = live(id);
-        return entry === undefined ? null : snapshot(entry);
+        return entry === undefined ? null : summaryOf(entry);
       });
+    },
+
+    // A slice of the ordered array: the page's own messages, never a copy of the rest.
+    async messages(correlationId, range) {
+      const entry = live(correlationId);
+      return entry === undefined ? null : sliceMessages(entry.messages, range);
     },
 
     async append(batch) {

@@ -20,12 +20,20 @@ import type { ChangedTest, IncomingMessage, TestChangeEvent, TestMessage, TestSt
 const text = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
 const number = (value: number | null) => (value === null ? 'null' : String(value));
 
+/**
+ * How the stored text of the message with `key` begins: what the page script looks for to find a
+ * message in a test's list without decoding any (its key comes first, and a key is unique in its test).
+ */
+export function storedTextStart(key: string): string {
+  return `{"key":${JSON.stringify(key)},`;
+}
+
 /** The stored text of `message`, received at `receivedAt`. */
 export function encodeMessage(message: IncomingMessage, receivedAt: number): string {
   const payload = message.payloadJson ?? JSON.stringify(message.payload) ?? 'null';
   // Written field by field: cheaper than building an object for JSON.stringify, and the payload's
   // own text goes in as it is.
-  return `{"key":${JSON.stringify(message.key)},"messageId":${text(message.messageId)},"sequence":${number(message.sequence)},"status":${text(message.status)},"final":${message.final},"payload":${payload},"producedAt":${number(message.producedAt)},"receivedAt":${receivedAt}}`;
+  return `${storedTextStart(message.key)}"messageId":${text(message.messageId)},"sequence":${number(message.sequence)},"status":${text(message.status)},"final":${message.final},"payload":${payload},"producedAt":${number(message.producedAt)},"receivedAt":${receivedAt}}`;
 }
 
 const STATUSES: ReadonlySet<unknown> = new Set<TestStatus | null>(['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', null]);

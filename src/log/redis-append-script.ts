@@ -1,6 +1,7 @@
 /**
  * The Lua scripts of the Redis log (see redis-result-log.ts for the key layout). They touch only
- * the keys they are given; the keys of one test share a hash tag. They hold no rule of the domain: no status names, no ordering; they store what they are given,
+ * the keys they are given; the keys of one test share a hash tag. They hold no rule of the domain: no status names, no ordering (beyond noting
+ * whether each message went to the end of its test's read order, see ORDER); they store what they are given,
  * deduplicate by key, count, and set a value only if absent.
  */
 
@@ -23,7 +24,36 @@ end
 /** The meta fields the create script reads, in this order (redis-result-log.ts lists what they hold). */
 const META_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'input', 'updatedAt' }`;
 /** The meta fields the append script reads: not the input, which an append neither changes nor announces. */
-const APPEND_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt' }`;
+const APPEND_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'order' }`;
+
+/**
+ * The meta field `order` after an append that stored `allowed` messages (their sequences, '' for
+ * none, in the order pushed) to a list of `count`: `<length>:<sequence of the last message>` while
+ * every message so far went to the end of the test's read order, so that the list in arrival order
+ * is the list in read order and a reader can take a page as a range of it; `x` from the first
+ * message that did not. The rule is src/domain/order.ts's: a message goes to the end when it has
+ * no sequence, or when the last message has none or one not greater than its own. A field naming
+ * another length than the list's (a message pushed by a version that does not keep it) says
+ * nothing: the list is then taken as out of order, for good.
+ */
+const ORDER = `
+local function order(field, count, sequences, allowed)
+  local last
+  if count == 0 then
+    last = ''
+  elseif field then
+    local length, tail = string.match(field, '^(%d+):(.*)$')
+    if length and tonumber(length) == count then last = tail end
+  end
+  if not last then return 'x' end
+  for i = 1, allowed do
+    local sequence = sequences[i]
+    if sequence ~= '' and last ~= '' and tonumber(sequence) < tonumber(last) then return 'x' end
+    last = sequence
+  end
+  return (count + allowed) .. ':' .. last
+end
+`;
 
 /**
  * Appends the messages of one or more tests, each test's in the order given. A call names the
@@ -35,9 +65,9 @@ const APPEND_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt' }`;
  * Cluster), then per test, in the order of KEYS: its correlation id, its notice channel, its change
  * channel (redis-channels.ts), its
  * number of messages n, the number f of its messages that finish an unfinished test, f pairs of
- * such a message's position (1..n) and the status it finishes the test with, then 2 per message:
- * its deduplication field (a field of the meta hash, never one of its named fields) and its stored
- * text (message-format.ts).
+ * such a message's position (1..n) and the status it finishes the test with, then 3 per message:
+ * its deduplication field (a field of the meta hash, never one of its named fields), its sequence
+ * ('' for none: for the meta field `order`, see ORDER) and its stored text (message-format.ts).
  * Returns per test, in the same order: its first finishing status before the call ('' for none),
  * its message count before the call, its owner ('' for none, or when the call stored nothing), one
  * letter per message (`i` inserted, `o` over the maximum
@@ -46,8 +76,9 @@ const APPEND_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt' }`;
  * A key stored earlier in the same call counts as stored. Each test costs a fixed number of
  * commands whatever its number of messages: one HMGET reads its meta fields and the stored copies
  * of its messages' keys; what is new is pushed to the end of the test's list in one RPUSH, whose
- * reply gives the count (the list keeps arrival order; readers order by sequence; what goes
- * beyond the maximum is trimmed off again), its keys, updatedAt and
+ * reply gives the count (the list keeps arrival order; readers order by sequence unless `order`
+ * says that arrival order is the read order; what goes
+ * beyond the maximum is trimmed off again), its keys, updatedAt, `order` and
  * (when they are new) createdAt and the first finishing status are written in one HSET, and one
  * notice with the new count is published on the test's channel, and one change (see CHANGE) on
  * the change channel, in the same atomic step: nothing can store without announcing.
@@ -59,6 +90,7 @@ local now, ttl, max, publish = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local CHUNK = 1000
 ${CHANGE}
 ${APPEND_FIELDS}
+${ORDER}
 -- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
 local function call(command, key, items)
   local replies = {}
@@ -81,15 +113,15 @@ for t = 1, #KEYS, 2 do
   local finishing = {}
   for p = a + 4, a + 2 + 2 * f, 2 do finishing[tonumber(ARGV[p])] = ARGV[p + 1] end
   local first = a + 4 + 2 * f
-  local last = first + 2 * (n - 1)
-  a = last + 2
+  local last = first + 3 * (n - 1)
+  a = last + 3
 
   -- One read: the named fields first, then the stored copy of each message's key.
   local wanted = {}
   for i = 1, #FIELDS do wanted[i] = FIELDS[i] end
-  for m = first, last, 2 do wanted[#wanted + 1] = ARGV[m] end
+  for m = first, last, 3 do wanted[#wanted + 1] = ARGV[m] end
   local stored = call('HMGET', meta, wanted)
-  local finishedAs, owner, createdAt = stored[1], stored[2], stored[3]
+  local finishedAs, owner, createdAt, ordered = stored[1], stored[2], stored[3], stored[4]
   local seen = {}
   for i = #FIELDS + 1, #wanted do
     if stored[i] then seen[wanted[i]] = stored[i] end
@@ -97,14 +129,15 @@ for t = 1, #KEYS, 2 do
 
   -- Each message is a stored duplicate (the receivedAt of its copy), a candidate (its index in
   -- texts), or a repeat of a candidate earlier in the call (minus that index).
-  local kinds, texts = {}, {}
-  for m = first, last, 2 do
+  local kinds, texts, sequences = {}, {}, {}
+  for m = first, last, 3 do
     local key = ARGV[m]
     local earlier = seen[key]
     if earlier then
       kinds[#kinds + 1] = earlier
     else
-      texts[#texts + 1] = ARGV[m + 1]
+      texts[#texts + 1] = ARGV[m + 2]
+      sequences[#texts] = ARGV[m + 1]
       seen[key] = -#texts
       kinds[#kinds + 1] = #texts
     end
@@ -143,7 +176,7 @@ for t = 1, #KEYS, 2 do
         letters[position] = 'o'
       end
     elseif kind <= allowed then
-      fresh[#fresh + 1] = ARGV[first + 2 * (position - 1)]
+      fresh[#fresh + 1] = ARGV[first + 3 * (position - 1)]
       fresh[#fresh + 1] = now
       -- The first finishing status stored stays.
       if finishing[position] and not finishedAs then
@@ -168,6 +201,8 @@ for t = 1, #KEYS, 2 do
       fresh[#fresh + 1] = 'createdAt'
       fresh[#fresh + 1] = now
     end
+    fresh[#fresh + 1] = 'order'
+    fresh[#fresh + 1] = order(ordered, count, sequences, allowed)
     call('HSET', meta, fresh)
     change(id, created, count + allowed, changes, owner, finishedAs, createdAt, input)
     out[owned] = owner or ''

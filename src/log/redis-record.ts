@@ -1,11 +1,11 @@
 /**
  * A test as the Redis log stores it (redis-result-log.ts has the key layout): the named fields of
- * its meta hash, the field its deduplication keys take there, and the record read back from the
- * hash and the list of messages.
+ * its meta hash, the field its deduplication keys take there, and the record (or the summary)
+ * read back from the hash and the list of messages.
  */
 import { orderArrivals } from '../domain/order.js';
 import { statusOf } from '../domain/status.js';
-import type { TestRecord, TestStatus } from '../domain/types.js';
+import type { TestRecord, TestStatus, TestSummary } from '../domain/types.js';
 import { decodeMessages } from './message-format.js';
 
 /** The named fields of the meta hash. */
@@ -49,5 +49,24 @@ export function toRecord(
     // Every append that stores something stores messages received at its own instant.
     updatedAt: last === undefined ? createdAt : Math.max(createdAt, last.receivedAt),
     messages: orderArrivals(arrivals),
+  };
+}
+
+/**
+ * The summary of a test from its meta fields and the length of its list (every stored message,
+ * read or not); null for a test not there. Its `updatedAt` is the meta field every write sets, as
+ * the lists of tests read it.
+ */
+export function toSummary(correlationId: string, meta: Record<string, string>, count: number): TestSummary | null {
+  if (meta.createdAt === undefined) return null;
+  const createdAt = Number(meta.createdAt);
+  return {
+    correlationId,
+    status: statusOf((meta.finishedAs as TestStatus | undefined) ?? null, count),
+    input: JSON.parse(meta.input ?? 'null'),
+    owner: meta.owner ? meta.owner : null,
+    createdAt,
+    updatedAt: meta.updatedAt === undefined ? createdAt : Number(meta.updatedAt),
+    messageCount: count,
   };
 }

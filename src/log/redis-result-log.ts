@@ -10,26 +10,31 @@
  * Keys per test, all under the hash tag `{<id>}` so that they live in one Redis Cluster slot (all
  * expire together, refreshed on every write):
  *   {prefix}:{id}:meta   hash  createdAt, updatedAt, input (JSON), owner, finishedAs (first finishing
- *                              status), and per stored message `~<deduplication key>` -> receivedAt
- *                              of the stored copy (in the same hash, so one read and one write per
- *                              test and call cover both)
+ *                              status), order (whether arrival order is still the read order:
+ *                              redis-append-script.ts, ORDER), and per stored message
+ *                              `~<deduplication key>` -> receivedAt of the stored copy (in the same
+ *                              hash, so one read and one write per test and call cover both)
  *   {prefix}:{id}:msgs   list  stored messages (message-format.ts) in arrival order; readers order
- *                              them by sequence (src/domain/order.ts)
+ *                              them by sequence (src/domain/order.ts), and read a page as a range of
+ *                              the list while `order` says it is in read order (redis-page-script.ts)
  *   {prefix}:{id}:notices      the channel of the test's notices
  * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
  * `{prefix}:changes` (redis-changes.ts).
  */
 import type { Cluster } from 'ioredis';
+import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
 import { openFollower } from './follower.js';
-import { decodeMessages, encodeMessage } from './message-format.js';
+import { decodeMessages, encodeMessage, storedTextStart } from './message-format.js';
+import { notACursor, sliceMessages } from './message-slice.js';
 import { APPEND, CREATE } from './redis-append-script.js';
-import { dedupeField, META_FIELDS, metaFields, toRecord } from './redis-record.js';
-import type { NewTest, ResultLog } from './result-log.js';
+import { PAGE } from './redis-page-script.js';
+import { dedupeField, META_FIELDS, metaFields, toRecord, toSummary } from './redis-record.js';
+import type { MessageRange, MessageSlice, NewTest, ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
 import { checkRedis } from './redis-health.js';
@@ -77,6 +82,7 @@ interface Scripts {
   rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
   rcsAppendOne(meta: string, msgs: string, ...args: Array<string | number>): Promise<Array<string | number>>;
   rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
+  rcsPage(meta: string, msgs: string, first: number, field: string, start: string): Promise<[number, number, string[]] | null>;
 }
 
 /** Creates the Redis {@link ResultLog}. */
@@ -95,6 +101,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   redis.defineCommand('rcsAppend', { lua: APPEND });
   redis.defineCommand('rcsAppendOne', { lua: APPEND, numberOfKeys: 2 });
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
+  redis.defineCommand('rcsPage', { lua: PAGE, numberOfKeys: 2 });
   const log = options.logger.child({ component: 'redis-result-log' });
   const unreadable = createUnreadableMessages(log);
   const skip = (id: string) => (position: number, reason: string) => unreadable.report(id, position, reason);
@@ -152,7 +159,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         if (status !== null) finishing.push(i + 1, status);
       });
       args.push(finishing.length / 2, ...finishing);
-      for (const message of messages) args.push(dedupeField(message.key), encodeMessage(message, now));
+      for (const message of messages) args.push(dedupeField(message.key), message.sequence ?? '', encodeMessage(message, now));
     }
     const reply = await (tests.length === 1 ? run<Array<string | number>>('rcsAppendOne', [...keys, ...args]) : run<Array<string | number>>('rcsAppend', [keys.length, ...keys, ...args]));
     let at = 0;
@@ -205,6 +212,33 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     return toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), results?.[1]?.[1] as string[], skip(correlationId));
   };
 
+  /** A test's summary: its meta fields and the length of its list, as of one instant (one MULTI). */
+  const summary = async (correlationId: string) => {
+    const k = keysOf(correlationId);
+    const results = await redis.multi().hmget(k.meta, ...META_FIELDS).llen(k.msgs).exec();
+    for (const [error] of results ?? []) if (error) throw error;
+    return toSummary(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), Number(results?.[1]?.[1]));
+  };
+
+  /**
+   * A page of a test's messages (redis-page-script.ts): the page's range of the list while the list
+   * is in read order, else the whole list, ordered here.
+   */
+  const page = async (correlationId: string, range: MessageRange): Promise<MessageSlice | null> => {
+    const k = keysOf(correlationId);
+    const afterKey = range.afterKey ?? null;
+    const first = Math.max(0, range.first);
+    const reply = await wrap(() =>
+      scripts.rcsPage(k.meta, k.msgs, first, afterKey === null ? '' : dedupeField(afterKey), afterKey === null ? '' : storedTextStart(afterKey)),
+    );
+    if (reply === null) return null;
+    const [length, start, stored] = reply;
+    if (start === -2) throw notACursor();
+    if (start === -1) return sliceMessages(orderArrivals(decodeMessages(stored, correlationId, skip(correlationId))), range);
+    const messages = decodeMessages(stored, correlationId, (position, reason) => unreadable.report(correlationId, start + position, reason));
+    return { messages, hasNextPage: start + first < length, totalCount: length };
+  };
+
   const tails = createRedisTails({
     pubsub,
     ...(redis.isCluster ? { recheckMs: 2000 } : {}),
@@ -251,13 +285,20 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         const k = keysOf(test.correlationId);
         const now = Date.now();
         // Listed (if new) in the same round trip, before the script writes it.
+        const listedAt = test.createdAt ?? now;
         const [meta, messages] = await listedThen(
-          index.stage([test], test.createdAt ?? now),
+          index.stage([test], listedAt),
           run<[string[], string[]]>('rcsCreate', [k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', channels.changeChannelOf(k.meta), test.correlationId, test.createdAt ?? '', pubsub.publishCommand]),
         );
         await refreshLists(test.owner === null ? [] : [test.owner]);
         const fields: Record<string, string> = {};
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
+        // A test first seen through its results (it holds messages) is listed at the time it was
+        // seen, and now keeps that time or takes its start's; one listed at another time than it
+        // holds is moved too. Lists are read in their own order: they must say what the test says.
+        if (fields.createdAt !== undefined && (messages.length > 0 || Number(fields.createdAt) !== listedAt)) {
+          await index.place(test.correlationId, test.owner, Number(fields.createdAt)).catch((error: unknown) => log.warn({ err: error }, 'could not move a test in the lists of tests'));
+        }
         return toRecord(test.correlationId, fields, messages, skip(test.correlationId)) as TestRecord;
       }),
 
@@ -267,8 +308,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       wrap(async () => {
         if (correlationIds.length === 0) return [];
         // Sent together: every test's MULTI goes out at once, to the node of its slot.
-        return Promise.all(correlationIds.map((id) => read(id)));
+        return Promise.all(correlationIds.map((id) => summary(id)));
       }),
+
+    messages: page,
 
     append: (batch) => wrap(() => append(batch)),
 

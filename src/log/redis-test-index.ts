@@ -19,15 +19,21 @@
  *   {prefix}:tests:all            sorted set  correlation id, scored by createdAt
  *   {prefix}:tests:owner:<owner>  sorted set  the same, for the tests that subject started
  *
- * A read of a page costs one ZRANGE, two light reads per listed test (HMGET of four meta fields,
- * LLEN; pipelined) to order, filter and count them, and one HMGET per test of the page for its
- * input and owner: never a test's messages.
+ * A page is read in the set's own order (score, then member, both descending): one ZRANGE of the
+ * page's entries after the cursor (and one of the entries tied with the cursor's `createdAt`), a
+ * ZCARD for the total, and one summary read per test of the page (HMGET of the meta fields, LLEN;
+ * pipelined): never a test's messages, never the rest of the list. The total is the set's size
+ * less the gone entries the read came across, so it may still count tests that expired since,
+ * until reads drop them: each read also checks up to {@link SWEEP} entries old enough to have
+ * expired, oldest first, where the previous read of this process stopped. A status filter needs
+ * each test's status: it reads the summaries of the list's newest {@link FILTER_WINDOW} entries
+ * (two light reads each) and pages and counts among them alone.
  */
 import { statusOf } from '../domain/status.js';
 import type { TestListPage, TestStatus, TestSummary } from '../domain/types.js';
 import type { RedisClient } from './redis-pubsub.js';
 import type { ListOptions } from './result-log.js';
-import { selectPage, toListPage, type PageCandidate } from './test-page.js';
+import { compareIds, decodeTestCursor, encodeTestCursor, selectPage, toListPage, type PageCandidate } from './test-page.js';
 
 /** Options of {@link createRedisTestIndex}. */
 export interface RedisTestIndexOptions {
@@ -45,17 +51,35 @@ export interface RedisTestIndex {
    * `createdAt` where they are new: in every test's list, and in its owner's. Resolves once stored.
    */
   stage(tests: ReadonlyArray<{ readonly correlationId: string; readonly owner: string | null }>, createdAt: number): Promise<void>;
+  /**
+   * Moves the test's existing entries (every test's list, its owner's) to `createdAt`: a create
+   * that fills in a test first seen through its results gives it the time of its start.
+   */
+  place(correlationId: string, owner: string | null, createdAt: number): Promise<void>;
   /** Pushes back the expiry of every test's list and of these owners' lists (when due). */
   refresh(owners: Iterable<string>): Promise<void>;
   list(options: ListOptions): Promise<TestListPage>;
 }
 
+/** Entries of a list a status filter looks through: its newest. */
+export const FILTER_WINDOW = 1000;
+/** Entries old enough to have expired that each read checks, beside those of its page. */
+export const SWEEP = 100;
 /** Tests read per pipeline while ordering and counting a list. */
 const CHUNK = 500;
+
+/** An entry of a list: a test and its score. */
+interface Entry {
+  readonly correlationId: string;
+  readonly createdAt: number;
+}
 
 interface Candidate extends PageCandidate {
   readonly updatedAt: number;
   readonly messageCount: number;
+  readonly owner: string | null;
+  /** The input's JSON text, when it was read. */
+  readonly input?: string | null;
 }
 
 /** Creates the index over `redis`. */
@@ -66,22 +90,25 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
   const marginSeconds = Math.max(1, Math.ceil(ttlSeconds / 10));
   // Index key -> when this process last pushed its expiry back.
   const refreshed = new Map<string, number>();
+  // Index key -> where this process's next sweep of it starts (entries from the oldest).
+  const swept = new Map<string, number>();
 
   /**
-   * The live tests of `key` with what ordering and filtering need; drops the entries of gone ones,
-   * and, from an owner's list, of tests that are not that owner's (an entry is queued before its
-   * script runs, and `create` keeps a test that is there already, whoever started it).
+   * The live tests among `ids`, in their order, with what paging needs (and the input, when
+   * asked); and the gone ones: expired or removed, and, in an owner's list, tests that are not that
+   * owner's (an entry is queued before its script runs, and `create` keeps a test that is there
+   * already, whoever started it).
    */
-  async function candidates(key: string, owner: string | undefined): Promise<Candidate[]> {
-    const ids = await redis.zrange(key, 0, '-1');
+  async function inspect(ids: readonly string[], owner: string | undefined, withInput: boolean): Promise<{ found: Candidate[]; gone: string[] }> {
     const found: Candidate[] = [];
     const gone: string[] = [];
+    const fields = withInput ? ['createdAt', 'finishedAs', 'updatedAt', 'owner', 'input'] : ['createdAt', 'finishedAs', 'updatedAt', 'owner'];
     for (let from = 0; from < ids.length; from += CHUNK) {
       const chunk = ids.slice(from, from + CHUNK);
-      const replies = await Promise.all(chunk.map((id) => Promise.all([redis.hmget(keysOf(id).meta, 'createdAt', 'finishedAs', 'updatedAt', 'owner'), redis.llen(keysOf(id).msgs)])));
+      const replies = await Promise.all(chunk.map((id) => Promise.all([redis.hmget(keysOf(id).meta, ...fields), redis.llen(keysOf(id).msgs)])));
       chunk.forEach((correlationId, i) => {
         const [meta, count] = replies[i] as [Array<string | null>, number];
-        const [createdAt, finishedAs, updatedAt, testOwner] = meta;
+        const [createdAt, finishedAs, updatedAt, testOwner, input] = meta;
         if (createdAt === null || createdAt === undefined || (owner !== undefined && testOwner !== owner)) {
           gone.push(correlationId);
           return;
@@ -93,11 +120,80 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
           updatedAt: Number(updatedAt ?? createdAt),
           messageCount,
           status: statusOf((finishedAs as TestStatus | null) ?? null, messageCount),
+          owner: testOwner ? testOwner : null,
+          ...(withInput ? { input: input ?? null } : {}),
         });
       });
     }
+    return { found, gone };
+  }
+
+  /** Up to `count` entries of `key` after `place` (from the newest when null), in the list's order. */
+  async function entriesAfter(key: string, place: Entry | null, count: number): Promise<Entry[]> {
+    const [older, tied] = await Promise.all([
+      redis.zrange(key, place === null ? '+inf' : `(${place.createdAt}`, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count, 'WITHSCORES'),
+      // The entries of the same millisecond as the place (a batch's tests first seen through their
+      // results share it): those after it by id.
+      place === null ? Promise.resolve([] as string[]) : redis.zrange(key, place.createdAt, String(place.createdAt), 'BYSCORE'),
+    ]);
+    const entries: Entry[] = tied
+      .filter((id) => place !== null && compareIds(id, place.correlationId) < 0)
+      .sort((a, b) => compareIds(b, a))
+      .map((correlationId) => ({ correlationId, createdAt: (place as Entry).createdAt }));
+    for (let i = 0; i + 1 < older.length && entries.length < count; i += 2) entries.push({ correlationId: older[i] as string, createdAt: Number(older[i + 1]) });
+    return entries;
+  }
+
+  /** A page without a status filter: read in the list's order, as far as the page (and one more) goes. */
+  async function readPage(key: string, owner: string | undefined, listOptions: ListOptions): Promise<TestListPage> {
+    const want = listOptions.first + 1;
+    let place: Entry | null = listOptions.after === null || listOptions.after === undefined ? null : decodeTestCursor(listOptions.after);
+    const total = redis.zcard(key);
+    const live: Array<{ entry: Entry; test: Candidate }> = [];
+    const gone: string[] = [];
+    for (let ask = want; ; ask = Math.min(CHUNK, ask * 2)) {
+      const entries = await entriesAfter(key, place, ask);
+      const { found, gone: dropped } = await inspect(entries.map((entry) => entry.correlationId), owner, true);
+      const byId = new Map(found.map((test) => [test.correlationId, test]));
+      for (const entry of entries) {
+        const test = byId.get(entry.correlationId);
+        if (test !== undefined && live.length < want) live.push({ entry, test });
+      }
+      gone.push(...dropped);
+      if (entries.length < ask || live.length >= want) break;
+      place = entries.at(-1) as Entry;
+    }
     if (gone.length > 0) await redis.zrem(key, ...gone);
-    return found;
+    const edges = live.slice(0, listOptions.first).map(({ entry, test }) => ({ cursor: encodeTestCursor(entry), node: toSummary(test) }));
+    return { edges, hasNextPage: live.length > listOptions.first, totalCount: Math.max(0, (await total) - gone.length) };
+  }
+
+  /** A page with a status filter: among the newest {@link FILTER_WINDOW} entries. */
+  async function readFiltered(key: string, owner: string | undefined, listOptions: ListOptions): Promise<TestListPage> {
+    const ids = await redis.zrange(key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, FILTER_WINDOW);
+    const { found, gone } = await inspect(ids, owner, false);
+    if (gone.length > 0) await redis.zrem(key, ...gone);
+    const { page, hasNextPage, totalCount } = selectPage(found, listOptions);
+    const inputs = await Promise.all(page.map((test) => redis.hget(keysOf(test.correlationId).meta, 'input')));
+    return toListPage(
+      page.map((test, i) => toSummary({ ...test, input: inputs[i] ?? null })),
+      hasNextPage,
+      totalCount,
+    );
+  }
+
+  /**
+   * Checks up to {@link SWEEP} entries of `key` old enough to have expired (a test lives at least
+   * the TTL after its start), from where the previous sweep stopped, and drops the gone ones.
+   */
+  async function sweep(key: string, owner: string | undefined): Promise<void> {
+    const offset = swept.get(key) ?? 0;
+    const ids = await redis.zrange(key, '-inf', String(Date.now() - ttlSeconds * 1000), 'BYSCORE', 'LIMIT', offset, SWEEP);
+    const { gone } = await inspect(ids, owner, false);
+    if (gone.length > 0) await redis.zrem(key, ...gone);
+    // Bounded: forgetting only restarts a sweep from the oldest entry.
+    if (swept.size > 10_000) swept.clear();
+    swept.set(key, ids.length < SWEEP ? 0 : offset + ids.length - gone.length);
   }
 
   return {
@@ -116,6 +212,10 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       await Promise.all([redis.zadd(all, 'NX', ...members), ...[...byOwner].map(([owner, owned]) => redis.zadd(ofOwner(owner), 'NX', ...owned))]);
     },
 
+    async place(correlationId, owner, createdAt) {
+      await Promise.all([all, ...(owner === null ? [] : [ofOwner(owner)])].map((key) => redis.zadd(key, 'XX', createdAt, correlationId)));
+    },
+
     async refresh(owners) {
       const now = Date.now();
       const due = [all, ...[...owners].map(ofOwner)].filter((key) => (refreshed.get(key) ?? -Infinity) <= now - marginSeconds * 1000);
@@ -127,14 +227,17 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     },
 
     async list(listOptions) {
-      const { page, hasNextPage, totalCount } = selectPage(await candidates(listOptions.owner === undefined ? all : ofOwner(listOptions.owner), listOptions.owner), listOptions);
-      if (page.length === 0) return toListPage([], hasNextPage, totalCount);
-      const replies = await Promise.all(page.map((test) => redis.hmget(keysOf(test.correlationId).meta, 'input', 'owner')));
-      const summaries = page.map((test, i): TestSummary => {
-        const [input, owner] = replies[i] ?? [];
-        return { ...test, input: JSON.parse(input ?? 'null') as unknown, owner: owner ? owner : null };
-      });
-      return toListPage(summaries, hasNextPage, totalCount);
+      const key = listOptions.owner === undefined ? all : ofOwner(listOptions.owner);
+      const filtered = listOptions.statuses !== null && listOptions.statuses !== undefined;
+      if (filtered && listOptions.statuses?.length === 0) return { edges: [], hasNextPage: false, totalCount: 0 };
+      const [page] = await Promise.all([filtered ? readFiltered(key, listOptions.owner, listOptions) : readPage(key, listOptions.owner, listOptions), sweep(key, listOptions.owner)]);
+      return page;
     },
   };
+}
+
+/** The summary of a listed test whose input was read. */
+function toSummary(test: Candidate): TestSummary {
+  const { correlationId, status, owner, createdAt, updatedAt, messageCount } = test;
+  return { correlationId, status, input: JSON.parse(test.input ?? 'null') as unknown, owner, createdAt, updatedAt, messageCount };
 }

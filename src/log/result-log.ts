@@ -50,6 +50,26 @@ export interface ListOptions {
   readonly after?: string | null;
 }
 
+/** Which of a test's messages `messages` reads. */
+export interface MessageRange {
+  /** Most messages to answer (the caller validates the range). */
+  readonly first: number;
+  /**
+   * Start right after the message with this key, in the test's order; from the first message
+   * when absent. A key the test does not hold is refused with BAD_USER_INPUT.
+   */
+  readonly afterKey?: string | null;
+}
+
+/** A page of a test's messages, in the test's order. */
+export interface MessageSlice {
+  readonly messages: readonly TestMessage[];
+  /** Whether messages follow the page. */
+  readonly hasNextPage: boolean;
+  /** How many messages the test holds in all. */
+  readonly totalCount: number;
+}
+
 /** How one subscriber reads the change feed. */
 export interface ChangeOptions {
   /** Changes held for a subscriber that is not reading before it is cut off (SUBSCRIBER_TOO_SLOW). */
@@ -79,10 +99,24 @@ export interface ResultLog extends Disposable {
    * as `CREATED`, those that could as `UPDATED`.
    */
   create(test: NewTest): Promise<TestRecord>;
-  /** One test, or null when unknown or expired. */
+  /**
+   * One test with every message it holds, or null when unknown or expired. The API reads
+   * summaries and pages instead (`getMany`, `messages`), so that what a caller may not see, or
+   * did not ask for, is never read.
+   */
   get(correlationId: string): Promise<TestRecord | null>;
-  /** Many tests in one call, in the order asked (the DataLoader batch function). */
-  getMany(correlationIds: readonly string[]): Promise<Array<TestRecord | null>>;
+  /**
+   * Many tests in one call, in the order asked, without their messages (the DataLoader batch
+   * function): what an ownership check and a test's own fields need. Null where a test is unknown
+   * or expired.
+   */
+  getMany(correlationIds: readonly string[]): Promise<Array<TestSummary | null>>;
+  /**
+   * A page of one test's messages, in the test's order, reading that page rather than the whole
+   * test where the store can (see each implementation); null when the test is unknown or expired.
+   * The caller checks first whether the caller may see the test (with `getMany`).
+   */
+  messages(correlationId: string, range: MessageRange): Promise<MessageSlice | null>;
   /**
    * Stores a batch of messages, possibly of several tests, and answers one result per message in
    * the order given, each seeing the effect of the ones before it: a second copy of a key (in the

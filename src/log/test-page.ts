@@ -1,6 +1,7 @@
 /**
  * Paging a list of tests, the same way in every implementation: newest first by `createdAt`, ties
- * broken by correlation id (descending), so the order is total and a cursor names a place in it.
+ * broken by correlation id (descending, by code point as Redis orders them), so the order is total
+ * and a cursor names a place in it.
  * A cursor holds the `createdAt` and correlation id of the last test of a page; it stays valid when
  * that test expires or newer tests are started (the next page starts after its place, not after
  * a position).
@@ -38,10 +39,31 @@ export function decodeTestCursor(cursor: string): Place {
   return { createdAt, correlationId };
 }
 
+/**
+ * Correlation ids in the order of their UTF-8 bytes, as Redis orders the members of a sorted set:
+ * the order of their code points. JavaScript compares UTF-16 code units, which differs only where a
+ * surrogate (U+D800–DFFF, half of a character past U+FFFF) meets a unit from U+E000 up.
+ */
+export function compareIds(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates move past U+FFFF, the units from U+E000 just below them.
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x < 0xe000 ? x + 0x2000 : x - 0x800;
+      y = y < 0xe000 ? y + 0x2000 : y - 0x800;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
 /** Newest first; then by correlation id, descending. */
 function compareNewestFirst(a: Place, b: Place): number {
   if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
-  return a.correlationId < b.correlationId ? 1 : a.correlationId > b.correlationId ? -1 : 0;
+  return compareIds(b.correlationId, a.correlationId);
 }
 
 /**

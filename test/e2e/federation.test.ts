@@ -61,12 +61,21 @@ const SERVICE_SDL = '{ _service { sdl } }';
 
 /** The batches the results subgraph's log was asked for. */
 const getManyCalls: Array<readonly string[]> = [];
+/** Messages the results subgraph's log handed out (whole records hold them all, summaries none). */
+let messagesRead = 0;
 function counting(log: ResultLog): ResultLog {
   return {
     ...log,
-    getMany: (ids) => {
+    getMany: async (ids) => {
       getManyCalls.push(ids);
-      return log.getMany(ids);
+      const tests = await log.getMany(ids);
+      for (const test of tests) if (test !== null && 'messages' in test) messagesRead += (test.messages as unknown[]).length;
+      return tests;
+    },
+    messages: async (id, range) => {
+      const page = await log.messages(id, range);
+      messagesRead += page?.messages.length ?? 0;
+      return page;
     },
   };
 }
@@ -239,6 +248,17 @@ describe('the subgraph surface', () => {
     const admin = await mintToken({ sub: 'admin', scope: 'tests:read tests:admin' });
     const seen = await postGraphQL(results.url, ENTITIES, { representations: representations([theirs!]) }, { token: admin });
     expect(seen.body.data?._entities).toEqual([{ correlationId: theirs, status: 'PENDING' }]);
+  });
+
+  it('reads no message of a representation the caller may not see, and one page of one it may', async () => {
+    const [theirs] = await createTests('entities-hidden', 1, 'someone-else');
+    const [mine] = await createTests('entities-paged', 1);
+    await results.log.append([theirs!, mine!].flatMap((id) => Array.from({ length: 30 }, (_, i) => incoming(id, { sequence: i + 1 }))));
+    messagesRead = 0;
+    const { body } = await postGraphQL(results.url, ENTITY_PAGES, { representations: representations([theirs!, mine!]) });
+    expect(body.errors).toBeUndefined();
+    expect(body.data?._entities).toEqual([null, { messages: { totalCount: 30 } }]);
+    expect(messagesRead).toBe(10);
   });
 
   it('refuses _entities without the read scope, as test() does', async () => {

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage } from '../../src/domain/types.js';
@@ -6,6 +5,7 @@ import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { eventually } from '../support/graphql.js';
+import { openMonitor } from '../support/redis-monitor.js';
 import { describeResultLogContract } from './result-log-contract.js';
 import { openRedisShape, REDIS_SHAPES, stopRedisShapes, type RedisShape } from '../support/redis-shapes.js';
 import { incoming, uniqueId } from './storage-contract.js';
@@ -65,22 +65,6 @@ afterAll(stopRedisShapes, 60_000);
 
 const log = (bounds: { ttlSeconds?: number; maxMessagesPerTest?: number } = {}) => replica({ ttlSeconds: bounds.ttlSeconds ?? 100, maxMessagesPerTest: bounds.maxMessagesPerTest ?? 100 });
 const one = async (target: ResultLog, message: IncomingMessage) => (await target.append([message]))[0];
-/**
- * A MONITOR connection. The machine's Redis is shared, so other clients' lines arrive at any time:
- * - one in the same read as MONITOR's own reply comes before ioredis marks the connection as
- *   monitoring, and is reported as an error (`Redis#monitor()` rejects with it, so it is not used);
- * - lines still in flight when the monitor is closed reach a connection no longer monitoring.
- * They answer nothing of the test's and are ignored.
- */
-const openMonitor = async (): Promise<Redis> => {
-  // Not among `clients`: each test disconnects its monitor itself.
-  const monitor = new Redis(REDIS_URL, { lazyConnect: true, monitor: true });
-  monitor.on('error', () => undefined);
-  const monitoring = once(monitor, 'monitoring');
-  await monitor.connect();
-  await monitoring;
-  return monitor;
-};
 
 describe('redis log specifics', () => {
   let redis: Redis;

@@ -1,12 +1,13 @@
 /**
  * The contract every result-log implementation passes: storage (storage-contract.ts, batches in
- * storage-batch-contract.ts), following (follow-contract.ts), and listing with the change feed
+ * storage-batch-contract.ts), reads of summaries and pages (read-contract.ts), following (follow-contract.ts), and listing with the change feed
  * (list-contract.ts). Each implementation's test file calls `describeResultLogContract` once.
  */
 import { afterEach, describe } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { describeFollowContract } from './follow-contract.js';
 import { describeListContract } from './list-contract.js';
+import { describeReadContract } from './read-contract.js';
 import { describeBatchStorageContract } from './storage-batch-contract.js';
 import { describeStorageContract } from './storage-contract.js';
 
@@ -40,6 +41,7 @@ export function describeResultLogContract(name: string, factory: ResultLogFactor
     const storage = { log: fresh, maxMessagesPerTest, ttl: (ttlSeconds: number) => open(factory.create({ ttlSeconds, maxMessagesPerTest })) };
     describeStorageContract(storage);
     describeBatchStorageContract(storage);
+    describeReadContract(storage);
     const pair = async () => {
       const log = await fresh();
       const peer = await factory.peer(log);

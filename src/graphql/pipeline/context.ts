@@ -6,7 +6,7 @@ import DataLoader from 'dataloader';
 import type { OperationDefinitionNode } from 'graphql';
 import type { AccessPolicy } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
-import type { TestRecord } from '../../domain/types.js';
+import type { TestSummary } from '../../domain/types.js';
 import type { ResultLog } from '../../log/result-log.js';
 import type { TestStarter } from '../../results/test-starter.js';
 
@@ -34,8 +34,12 @@ export interface GraphQLContext extends GraphQLDeps {
 
 /** What a response cache is told of one operation as it runs, to keep its response or not. */
 export interface ResponseFill {
-  /** Tests the operation read, by correlation id (those answered null too: they may appear), and what the log answered. */
-  read(correlationIds: readonly string[], tests: ReadonlyArray<TestRecord | null>): void;
+  /**
+   * Tests the operation read, by correlation id (those answered null too: they may appear), and what
+   * the log answered. Every test whose messages an operation reads is read here first (its
+   * ownership is checked on this read), so this names every test a response depends on.
+   */
+  read(correlationIds: readonly string[], tests: ReadonlyArray<TestSummary | null>): void;
   /** The operation that runs; one that only reads tests may be kept. */
   resolved(operation: OperationDefinitionNode): void;
   /** The body as sent, when the result is a single one without errors, extensions or headers of its own. */
@@ -44,8 +48,11 @@ export interface ResponseFill {
 
 /** The request-scoped DataLoaders. */
 export interface Loaders {
-  /** Tests by correlation id, batched into one `log.getMany` per tick. */
-  readonly test: DataLoader<string, TestRecord | null>;
+  /**
+   * Tests by correlation id, batched into one `log.getMany` per tick: their summaries, without
+   * messages, which `Test.messages` reads a page of when asked for, once the caller may see the test.
+   */
+  readonly test: DataLoader<string, TestSummary | null>;
 }
 
 /**
@@ -61,7 +68,7 @@ export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, re
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
     ...(responseFill === undefined ? {} : { responseFill }),
     loaders: {
-      test: new DataLoader<string, TestRecord | null>(async (ids) => {
+      test: new DataLoader<string, TestSummary | null>(async (ids) => {
         const tests = await deps.log.getMany(ids);
         responseFill?.read(ids, tests);
         return tests;

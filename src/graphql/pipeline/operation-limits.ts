@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { GraphQLError, NoFragmentCyclesRule, getOperationAST, validate, type DocumentNode, type GraphQLSchema, type ValidationContext, type ValidationRule } from 'graphql';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
 import type { ErrorCode } from '../../errors.js';
+import { MAX_PAGE_SIZE } from '../schema/pagination.js';
 import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from '../schema/resolvers.js';
 
 /** Budgets of one operation. */
@@ -19,7 +20,10 @@ export interface OperationLimits {
  * Cost model: every field costs 1 plus its children, and list fields multiply their children by
  * how many items they may return: `tests` by the number of ids, a federation gateway's `_entities`
  * by the number of representations (each one entity, as each id of `tests` is one test), `messages`
- * and `recentTests` by `first`.
+ * and `recentTests` by `first`. The cost is what the operation may read: a test (`test`, `tests`,
+ * `_entities`, `recentTests`) is read as its summary, without its messages, so a selection
+ * without `messages` costs nothing per message; `messages(first:)` reads that page alone, and
+ * costs `first` times its selection (at least 1 per message, `__typename` or `totalCount` alone too).
  */
 const listEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   if (type.name === 'Query' && field.name === 'tests') {
@@ -36,7 +40,8 @@ const listEstimator: ComplexityEstimator = ({ type, field, args, childComplexity
     return 1 + first * childComplexity;
   }
   if (type.name === 'Test' && field.name === 'messages') {
-    const first = typeof args.first === 'number' && args.first > 0 ? args.first : 0;
+    // Past the cap the resolver refuses the page (pagination.ts), so it never costs more than the cap.
+    const first = typeof args.first === 'number' && args.first > 0 ? Math.min(args.first, MAX_PAGE_SIZE) : 0;
     return 1 + first * childComplexity;
   }
   return undefined;

@@ -1,10 +1,11 @@
 /** Cursor pagination over a test's ordered messages, and the cursors the subscription resumes from. */
 import type { MessagePage, TestMessage } from '../../domain/types.js';
 import { messageGlobalId } from '../../domain/types.js';
-import { ServiceError } from '../../errors.js';
+import { checkPageSize, MAX_MESSAGE_PAGE, notACursor, sliceMessages } from '../../log/message-slice.js';
+import type { MessageRange, MessageSlice } from '../../log/result-log.js';
 
 /** Largest page a client may ask for. */
-export const MAX_PAGE_SIZE = 1000;
+export const MAX_PAGE_SIZE = MAX_MESSAGE_PAGE;
 
 /**
  * Cursors name a message (its test and key), not a position: messages that arrive out of order
@@ -27,24 +28,22 @@ export function cursorKey(cursor: string, correlationId: string): string {
   return decoded.slice(prefix.length);
 }
 
-const notACursor = () => new ServiceError('BAD_USER_INPUT', 'after is not a cursor of this test', { details: { argument: 'after' } });
+/**
+ * What the log reads for a page of test `correlationId`'s messages of at most `first` after the
+ * cursor `after` (exclusive): BAD_USER_INPUT for a page size out of range or a cursor of another
+ * test, before anything is read.
+ */
+export function messageRange(correlationId: string, first: number, after: string | null | undefined): MessageRange {
+  checkPageSize(first);
+  return { first, afterKey: after === null || after === undefined ? null : cursorKey(after, correlationId) };
+}
 
-/** The page of test `correlationId`'s `messages` after `after` (exclusive), at most `first` long. */
+/** A page the log read, with the cursor of each message. */
+export function toMessagePage(slice: MessageSlice): MessagePage {
+  return { edges: slice.messages.map((node) => ({ cursor: encodeCursor(node), node })), hasNextPage: slice.hasNextPage, totalCount: slice.totalCount };
+}
+
+/** The page of test `correlationId`'s `messages`, all in hand, after `after` (exclusive), at most `first` long. */
 export function paginateMessages(correlationId: string, messages: readonly TestMessage[], first: number, after: string | null | undefined): MessagePage {
-  if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE_SIZE) {
-    throw new ServiceError('BAD_USER_INPUT', `first must be between 0 and ${MAX_PAGE_SIZE}`, { details: { argument: 'first' } });
-  }
-  let start = 0;
-  if (after !== null && after !== undefined) {
-    const key = cursorKey(after, correlationId);
-    const index = messages.findIndex((m) => m.key === key);
-    if (index < 0) throw notACursor();
-    start = index + 1;
-  }
-  const slice = messages.slice(start, start + first);
-  return {
-    edges: slice.map((node) => ({ cursor: encodeCursor(node), node })),
-    hasNextPage: start + first < messages.length,
-    totalCount: messages.length,
-  };
+  return toMessagePage(sliceMessages(messages, messageRange(correlationId, first, after)));
 }

@@ -4,7 +4,7 @@ import type { TestChangeEvent, TestMessage } from '../../domain/types.js';
 import { messageGlobalId } from '../../domain/types.js';
 import { ServiceError } from '../../errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
-import { cursorKey, encodeCursor, paginateMessages } from './pagination.js';
+import { cursorKey, encodeCursor, messageRange, paginateMessages, toMessagePage } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
 
 /** Most ids one `tests` query may ask for. */
@@ -86,11 +86,13 @@ export const resolvers: Resolvers = {
   },
 
   Test: {
-    // A summary (from a list or a change) holds no messages: they are read only when asked for.
-    messages: async (test, { first, after }, { loaders }) => {
-      // Read afresh for each change: a streamed operation's loader keeps no reads (context.ts).
-      const record = 'messages' in test ? test : await loaders.test.load(test.correlationId);
-      return paginateMessages(test.correlationId, record?.messages ?? [], first, after);
+    // A summary (from `test`, `tests`, a list or a change) holds no messages: the page asked for is
+    // read when the selection asks for it, and only once the parent was answered (so the caller may
+    // see the test). Read afresh for each change of a subscription. A whole record (startTest's) holds them.
+    messages: async (test, { first, after }, { log }) => {
+      if ('messages' in test) return paginateMessages(test.correlationId, test.messages, first, after);
+      const slice = await log.messages(test.correlationId, messageRange(test.correlationId, first, after));
+      return toMessagePage(slice ?? { messages: [], hasNextPage: false, totalCount: 0 });
     },
     messageCount: (test) => ('messages' in test ? test.messages.length : test.messageCount),
     // A change that did not set the input (an append's, on Redis) does not carry it: read it then.

@@ -55,7 +55,8 @@ export function subgraphTypeDefs(): DocumentNode {
 /**
  * The federated schema. A gateway's `_entities` batch resolves each representation through
  * `Test.__resolveReference`, and every one of them goes through the request's DataLoader, so the
- * batch is one `log.getMany`; scope and ownership are those of `test(correlationId:)`.
+ * batch is one `log.getMany` of summaries; scope and ownership are those of `test(correlationId:)`,
+ * checked before any message is read (a page, when `messages` is selected).
  */
 function createSubgraphSchema(): GraphQLSchema {
   const testResolvers = resolvers.Test ?? {};

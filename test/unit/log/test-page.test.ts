@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeTestCursor, encodeTestCursor, selectPage, type PageCandidate } from '../../../src/log/test-page.js';
+import { compareIds, decodeTestCursor, encodeTestCursor, selectPage, type PageCandidate } from '../../../src/log/test-page.js';
 
 const test = (correlationId: string, createdAt: number, status: PageCandidate['status'] = 'PENDING'): PageCandidate => ({ correlationId, createdAt, status });
 
@@ -32,5 +33,17 @@ describe('paging a list of tests', () => {
     for (const bad of ['', 'x', Buffer.from('abc:id').toString('base64url'), Buffer.from('12:').toString('base64url'), `${encodeTestCursor({ createdAt: 1, correlationId: 'a' })}=`]) {
       expect(() => decodeTestCursor(bad), bad).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
     }
+  });
+
+  it('orders correlation ids as Redis orders sorted-set members: by their UTF-8 bytes', () => {
+    const sign = (n: number) => Math.sign(n);
+    // A character past U+FFFF (a surrogate pair) comes after one from U+E000 up, unlike in UTF-16.
+    expect(sign(compareIds('\u{1F600}', '\uFF5E'))).toBe(1);
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'grapheme' }), (a, b) => {
+        expect(sign(compareIds(a, b))).toBe(sign(Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -48,7 +48,7 @@ describe('createResultRecorder', () => {
     expect(await record(messages)).toEqual(['inserted', 'inserted', 'inserted', 'duplicate', 'inserted', 'over-limit']);
     expect(batches).toHaveLength(1);
     expect(batches[0]).toEqual(messages);
-    const [a, b] = await memory.getMany(['a', 'b']);
+    const [a, b] = await Promise.all(['a', 'b'].map((id) => memory.get(id)));
     expect(a?.messages.map((m) => m.sequence)).toEqual([1, 2, 3]);
     expect(a?.status).toBe('COMPLETED');
     expect(b?.messages).toHaveLength(1);
