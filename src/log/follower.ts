@@ -21,6 +21,11 @@ export type EventListener = (event: TestMessageEvent) => void;
 /** What a follower reads: snapshots of a test, and its live events. */
 export interface FollowSource {
   read(correlationId: string): Promise<TestRecord | null>;
+  /**
+   * The test's owner, when the source can read it without its messages (a shared store): a
+   * caller who may not see the test is then refused before any message is read.
+   */
+  owner?(correlationId: string): Promise<Pick<TestRecord, 'owner'> | null>;
   /** Starts listening; resolves once every event stored from now on will be delivered. */
   listen(correlationId: string, listener: EventListener): Promise<() => void>;
 }
@@ -91,6 +96,10 @@ export async function openFollower(source: FollowSource, correlationId: string, 
     wake();
   };
 
+  if (options.canSee !== undefined && source.owner !== undefined) {
+    const test = await source.owner(correlationId);
+    if (test === null || !options.canSee(test as TestRecord)) throw new ServiceError('NOT_FOUND', `No test has the correlation id "${correlationId}".`);
+  }
   unsubscribe = await source.listen(correlationId, (event) => {
     if (held !== undefined) held.push(event);
     else accept(event);

@@ -323,7 +323,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     changes: (changeOptions) => changes.open(changeOptions),
 
-    follow: (correlationId, followOptions) => openFollower({ read: (id) => wrap(() => read(id)), listen: tails.listen }, correlationId, followOptions),
+    // Its owner first: a caller who may not see the test is refused before its messages are read.
+    follow: (correlationId, followOptions) => openFollower({ read: (id) => wrap(() => read(id)), owner: (id) => wrap(() => summary(id)), listen: tails.listen }, correlationId, followOptions),
 
     followers: (correlationId) => tails.count(correlationId),
 
