@@ -147,7 +147,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     ...(options.storedTests ? { storedTests: options.storedTests } : {}),
     storeUp: () => storeCheck().then((check) => check === 'ok'),
   });
-  httpServer.on('request', createHttpApp({ metrics, readiness, health, logger, ...(api ? { api: api.routes } : {}) }));
+  httpServer.on('request', createHttpApp({ metrics, readiness, health, logger, trustProxy: config.trustProxy, ...(api ? { api: api.routes } : {}) }));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);

@@ -10,6 +10,7 @@
  * - Access tokens are RS256 JWTs (`typ: at+jwt`) for this API's audience, verified in-process with
  *   the same verifier as external tokens. Their API scopes are those the client may have; a user's
  *   token carries the admin scope only when the user is an admin too (grantable-scopes.ts).
+ * - The client's address, scheme and host are Express's, under `TRUST_PROXY` (issuer-proxy-trust.ts).
  *
  * Grants, codes, sessions and refresh tokens live where the injected adapter keeps them: in Redis
  * with STATE_STORE=redis (redis-oidc-adapter.ts), shared by every replica and kept across restarts;
@@ -28,6 +29,7 @@ import { createAccessTokenVerifier } from './access-token-verifier.js';
 import type { Auth } from './external-auth.js';
 import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
 import { createGrantableScopes, type TokenHolder } from './grantable-scopes.js';
+import { followExpressProxyTrust } from './issuer-proxy-trust.js';
 import { loginPage } from './login-page.js';
 import { errors as oidcErrors, Provider } from './oidc-provider.js';
 import { userinfoHandler } from './userinfo.js';
@@ -149,8 +151,7 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
   };
 
   const provider = new Provider(issuer, configuration);
-  // Behind a TLS-terminating load balancer the public scheme and host come from X-Forwarded-*.
-  provider.proxy = true;
+  followExpressProxyTrust(provider, config.trustProxy);
   // Client secrets may be stored hashed (`sha256:<hex>`); oidc-provider compares plain text only.
   const compare = provider.Client.prototype.compareClientSecret;
   provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {

@@ -16,8 +16,8 @@ export type RateLimitKey = (req: Request, res: Response) => string;
 export const byPrincipal: RateLimitKey = (_req, res) => principalKey(principalOf(res));
 
 /**
- * The client's IP as Express sees it: the peer's address, which behind a reverse proxy is the
- * proxy's (every client then shares one budget) unless Express is told to trust the proxy.
+ * The client's address as Express sees it under `TRUST_PROXY`: behind a trusted proxy, the client
+ * the proxy forwarded for; from any other peer, the peer itself, whatever X-Forwarded-For it sends.
  */
 export const byClientIp: RateLimitKey = (req) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
