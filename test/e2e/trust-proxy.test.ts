@@ -135,6 +135,12 @@ describe('TRUST_PROXY=1: one proxy in front', () => {
     expect(await guess(behindOne, '198.51.100.99, 198.51.100.1', '127.0.0.4')).toBe(429);
   });
 
+  it('counts an IPv6 client per /64: rotating addresses within it does not buy a fresh budget', async () => {
+    expect([await guess(behindOne, '2001:db8:7:1::1', '127.0.0.4'), await guess(behindOne, '2001:db8:7:1::2', '127.0.0.4')]).toEqual([401, 401]);
+    expect(await guess(behindOne, '2001:db8:7:1:ffff::3', '127.0.0.4')).toBe(429);
+    expect(await guess(behindOne, '2001:db8:7:2::1', '127.0.0.4')).toBe(401);
+  });
+
   it('publishes the scheme and host the proxy forwards, in discovery and in the sign-in redirect', async () => {
     const doc = await discovery(behindOne, SPOOFED);
     expect([doc.authorization_endpoint, doc.token_endpoint]).toEqual(['https://attacker.example/oauth/authorize', 'https://attacker.example/oauth/token']);
