@@ -151,7 +151,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     storeUp: () => storeCheck().then((check) => check === 'ok'),
     ...(log.unreadableMessages ? { unreadableMessages: () => log.unreadableMessages?.() ?? 0 } : {}),
   });
-  httpServer.on('request', createHttpApp({ metrics, readiness, health, logger, ...(api ? { api: api.routes } : {}) }));
+  httpServer.on('request', createHttpApp({ metrics, readiness, health, logger, trustProxy: config.trustProxy, ...(api ? { api: api.routes } : {}) }));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);

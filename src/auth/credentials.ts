@@ -45,6 +45,11 @@ export interface UserEntry {
   readonly sub: string;
   readonly name?: string;
   readonly email?: string;
+  /**
+   * Whether the user may be granted the admin scope (`AUTH_ADMIN_SCOPE`), through a client that
+   * allows it. A client's scopes say what it may ask for, not who may have it.
+   */
+  readonly admin: boolean;
 }
 
 /** An OAuth client. */
@@ -59,11 +64,11 @@ export interface ClientEntry {
   readonly token_endpoint_auth_method?: string;
 }
 
-/** Reads the users file (`OIDC_USERS_FILE`): `[{ username, password_hash, sub, name?, email? }]`. */
+/** Reads the users file (`OIDC_USERS_FILE`): `[{ username, password_hash, sub, name?, email?, admin? }]`. */
 export function loadUsers(path: string | null): UserEntry[] {
   if (path === null) return [];
   const entries = readJsonArray('OIDC_USERS_FILE', path);
-  return entries.map((raw, i) => {
+  const users = entries.map((raw, i) => {
     const e = raw as Record<string, unknown>;
     for (const field of ['username', 'password_hash', 'sub']) {
       if (typeof e[field] !== 'string' || e[field] === '') throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: "${field}" must be a non-empty string`);
@@ -71,14 +76,26 @@ export function loadUsers(path: string | null): UserEntry[] {
     const [scheme, n, r, p, salt, hash] = (e.password_hash as string).split('$');
     const wellFormed = scheme === 'scrypt' && [n, r, p].every((x) => /^\d+$/.test(x ?? '')) && (salt ?? '').length >= 16 && Buffer.from(hash ?? '', 'base64url').length === 32;
     if (!wellFormed) throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: password_hash must come from scripts/hash-password.ts`);
+    // Only a JSON boolean: "admin": "false" (a string) must not read as an admin.
+    if (e.admin !== undefined && typeof e.admin !== 'boolean') throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: "admin" must be true or false`);
     return {
       username: e.username as string,
       passwordHash: e.password_hash as string,
       sub: e.sub as string,
       ...(typeof e.name === 'string' ? { name: e.name } : {}),
       ...(typeof e.email === 'string' ? { email: e.email } : {}),
+      admin: e.admin === true,
     };
   });
+  // Two entries for one name or subject would leave which password or admin flag holds to chance.
+  for (const field of ['username', 'sub'] as const) {
+    const seen = new Set<string>();
+    for (const [i, user] of users.entries()) {
+      if (seen.has(user[field])) throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: another entry has the ${field} "${user[field]}"`);
+      seen.add(user[field]);
+    }
+  }
+  return users;
 }
 
 /** Reads the clients file (`OIDC_CLIENTS_FILE`). */

@@ -8,7 +8,9 @@
  *   refresh tokens rotated on every use, a reused one revoking its whole grant. Implicit, hybrid
  *   and password grants are refused.
  * - Access tokens are RS256 JWTs (`typ: at+jwt`) for this API's audience, verified in-process with
- *   the same verifier as external tokens.
+ *   the same verifier as external tokens. Their API scopes are those the client may have; a user's
+ *   token carries the admin scope only when the user is an admin too (grantable-scopes.ts).
+ * - The client's address, scheme and host are Express's, under `TRUST_PROXY` (issuer-proxy-trust.ts).
  *
  * Grants, codes, sessions and refresh tokens live where the injected adapter keeps them: in Redis
  * with STATE_STORE=redis (redis-oidc-adapter.ts), shared by every replica and kept across restarts;
@@ -26,9 +28,10 @@ import type { Logger } from '../logger.js';
 import { createAccessTokenVerifier } from './access-token-verifier.js';
 import type { Auth } from './external-auth.js';
 import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
+import { createGrantableScopes, type TokenHolder } from './grantable-scopes.js';
+import { followExpressProxyTrust } from './issuer-proxy-trust.js';
 import { loginPage } from './login-page.js';
 import { errors as oidcErrors, Provider } from './oidc-provider.js';
-import { SCOPES } from './principal.js';
 import { userinfoHandler } from './userinfo.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const;
@@ -44,7 +47,6 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
   const log = logger.child({ component: 'issuer' });
   const issuer = config.auth.issuer;
   const audience = config.auth.audience;
-  const apiScopes = [SCOPES.read, SCOPES.write, config.auth.adminScope];
 
   const signingKey = await loadSigningKey(config, log);
   const publicKey = Object.fromEntries(Object.entries(signingKey).filter(([k]) => !(PRIVATE_MEMBERS as readonly string[]).includes(k))) as JWK;
@@ -54,7 +56,7 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
   const clients = loadClients(config.issuer.clientsFile);
   const users = loadUsers(config.issuer.usersFile);
   if (clients.length === 0) log.warn('OIDC_CLIENTS_FILE lists no clients: the embedded issuer cannot issue tokens');
-  const allowedScopes = new Map(clients.map((c) => [c.client_id, new Set((c.scope ?? `${SCOPES.read} ${SCOPES.write}`).split(' ').filter(Boolean))]));
+  const grantableScopes = createGrantableScopes({ clients, users, adminScope: config.auth.adminScope });
   // Client-credentials tokens carry the client id as `sub`; a client named like a user's subject
   // would own that user's tests.
   const clash = clients.find((c) => users.some((u) => u.sub === c.client_id));
@@ -106,11 +108,13 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
         enabled: true,
         defaultResource: async () => audience,
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx, indicator, client) => {
+        // Asked at the authorization request (what the grant may hold) and again at every token
+        // issued, refreshes included, with the user's current entry: a user whose admin flag was
+        // removed gets no admin scope from a grant made before.
+        getResourceServerInfo: async (ctx, indicator, client) => {
           if (indicator !== audience) throw new oidcErrors.InvalidTarget();
-          const allowed = allowedScopes.get(client.clientId) ?? new Set<string>();
           return {
-            scope: apiScopes.filter((s) => allowed.has(s)).join(' '),
+            scope: grantableScopes(client.clientId, tokenHolder(ctx)).join(' '),
             audience,
             accessTokenTTL: ttl,
             accessTokenFormat: 'jwt',
@@ -147,8 +151,7 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
   };
 
   const provider = new Provider(issuer, configuration);
-  // Behind a TLS-terminating load balancer the public scheme and host come from X-Forwarded-*.
-  provider.proxy = true;
+  followExpressProxyTrust(provider, config.trustProxy);
   // Client secrets may be stored hashed (`sha256:<hex>`); oidc-provider compares plain text only.
   const compare = provider.Client.prototype.compareClientSecret;
   provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret?: string }, actual: string) {
@@ -231,6 +234,13 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
   });
 
   return { verifyAccessToken, issuer: router, dispose: async () => {} };
+}
+
+/** Whom the token being decided is for: the client (client credentials), or the signed-in user. */
+function tokenHolder(ctx: KoaContextWithOIDC): TokenHolder {
+  if (ctx.oidc.params?.grant_type === 'client_credentials') return { kind: 'client' };
+  // The account of the grant at the token endpoint; the session's at the authorization endpoint.
+  return { kind: 'user', sub: ctx.oidc.account?.accountId ?? ctx.oidc.session?.accountId };
 }
 
 // A valid scrypt hash of a random password, checked when the username is unknown.

@@ -8,12 +8,14 @@ import { ConfigError } from '../errors.js';
 import { readKafka, type KafkaConfig } from './kafka.js';
 import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-documents.js';
 import { NO_WAIT, readRedisConfig, STANDALONE, type RedisTopology } from './redis.js';
+import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 export type { AuthConfig, IssuerConfig } from './auth.js';
 export type { Reader } from './reader.js';
 export type { KafkaConfig } from './kafka.js';
 export type { KafkaSaslConfig, KafkaSslConfig } from './kafka-security.js';
 export type { PersistedOperationsConfig, TrustedDocuments } from './persisted-documents.js';
+export type { TrustProxy } from './trust-proxy.js';
 
 /** Validated configuration of one service process. */
 export interface Config {
@@ -21,6 +23,8 @@ export interface Config {
   readonly role: ServiceRole;
   readonly port: number;
   readonly host: string;
+  /** Which peers' `X-Forwarded-*` headers are believed (`TRUST_PROXY`): the client IP and the issuer's public scheme and host. */
+  readonly trustProxy: TrustProxy;
   /** `production` turns GraphiQL, the dashboard, field suggestions and APQ off by default (GRAPHQL_IDE, DASHBOARD, GRAPHQL_FIELD_SUGGESTIONS, GRAPHQL_APQ). */
   readonly production: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -184,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
     role,
     port,
     host: read.string('HOST', '0.0.0.0'),
+    trustProxy: readTrustProxy(read),
     production,
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     kafka: readKafka(read, stateKind),

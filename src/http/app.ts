@@ -5,6 +5,7 @@
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AccessPolicy } from '../auth/access.js';
+import type { TrustProxy } from '../config/config.js';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { SCOPES, type Principal } from '../auth/principal.js';
 import { ServiceError, isServiceError } from '../errors.js';
@@ -47,6 +48,11 @@ export interface HttpAppOptions {
   readonly health?: () => Health;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /**
+   * Which peers' `X-Forwarded-*` headers Express believes (`TRUST_PROXY`): `req.ip`, `req.protocol`
+   * and `req.host`, which the per-IP rate limit and the embedded issuer read. None when absent.
+   */
+  readonly trustProxy?: TrustProxy;
   /** The API routes; absent in a consumer-only process, which serves health, readiness and metrics only. */
   readonly api?: ApiRoutes;
 }
@@ -83,6 +89,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Express's own parser (proxy-addr): a hop count, or addresses and CIDRs matched per peer.
+  const trust = options.trustProxy ?? false;
+  app.set('trust proxy', Array.isArray(trust) ? [...trust] : trust);
 
   app.use(assignRequestId);
   app.use(securityHeaders);

@@ -2,7 +2,8 @@
  * A durable, shared issuer: with STATE_STORE=redis, two replicas of the service (each started the
  * way the process starts, through startFromConfig) keep the embedded issuer's grants and refresh
  * tokens in the real Redis. A refresh token obtained from replica 1 is rotated on replica 2 after
- * replica 1 restarted, and reusing the old one still revokes the whole family. In production the
+ * replica 1 restarted, and reusing the old one still revokes the whole family; a grant kept there
+ * gives no admin scope at a refresh once the users file no longer marks the user an admin. In production the
  * process refuses to start without configured issuer keys.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -18,7 +19,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startFromConfig, type RunningService } from '../../src/start-from-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { postGraphQL } from '../support/graphql.js';
+import { eventually, postGraphQL } from '../support/graphql.js';
 import { browse, CookieJar } from '../support/oauth-browser.js';
 import { runUntilExit } from '../support/process.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
@@ -37,9 +38,9 @@ let issuer: string;
 const ports: number[] = [];
 const replicas: Array<RunningService | undefined> = [undefined, undefined];
 
-/** Starts replica `index` (0 or 1) on its own port; both trust and publish the same issuer URL. */
-async function startReplica(index: number): Promise<RunningService> {
-  const config = loadConfig({ ...env, PORT: String(ports[index]) });
+/** Starts replica `index` on its own port; every replica trusts and publishes the same issuer URL. */
+async function startReplica(index: number, overrides: Record<string, string> = {}): Promise<RunningService> {
+  const config = loadConfig({ ...env, ...overrides, PORT: String(ports[index]) });
   const running = await startFromConfig(config, createLogger({ level: config.logLevel }));
   replicas[index] = running;
   return running;
@@ -48,8 +49,11 @@ async function startReplica(index: number): Promise<RunningService> {
 beforeAll(async () => {
   cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
   dir = await mkdtemp(join(tmpdir(), 'shared-issuer-'));
-  await writeFile(join(dir, 'users.json'), JSON.stringify([{ username: ALICE.username, password_hash: await hashPassword(ALICE.password), sub: ALICE.sub }]));
-  await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'spa', token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT] }]));
+  const alice = { username: ALICE.username, password_hash: await hashPassword(ALICE.password), sub: ALICE.sub };
+  await writeFile(join(dir, 'users.json'), JSON.stringify([{ ...alice, admin: true }]));
+  // The same user no longer an admin: the users file as changed later.
+  await writeFile(join(dir, 'users-demoted.json'), JSON.stringify([alice]));
+  await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'spa', token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT], scope: 'tests:read tests:write tests:admin' }]));
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   ports.push(await freePort(), await freePort());
   issuer = `http://127.0.0.1:${ports[0]}`;
@@ -82,10 +86,10 @@ afterAll(async () => {
 });
 
 /** Alice signs in on replica 1 (the authorization code flow with PKCE) and gets a refresh token. */
-async function signIn(): Promise<client.TokenEndpointResponse> {
+async function signIn(apiScopes = 'tests:read tests:write'): Promise<client.TokenEndpointResponse> {
   const config = await client.discovery(new URL(issuer), 'spa', undefined, client.None(), { execute: [client.allowInsecureRequests] });
   const verifier = client.randomPKCECodeVerifier();
-  const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid tests:read tests:write', state: 's', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+  const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: `openid ${apiScopes}`, state: 's', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
   const { callback } = await browse(new CookieJar(), url, { issuer, redirectUri: REDIRECT, user: ALICE });
   if (callback === undefined) throw new Error('the browser never reached the redirect URI');
   const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's', idTokenExpected: true });
@@ -101,6 +105,16 @@ async function refreshAt(replica: number, refreshToken: string): Promise<{ statu
     body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: 'spa' }).toString(),
   });
   return { status: response.status, body: (await response.json()) as Record<string, string> };
+}
+
+/**
+ * Waits until replica `replica`'s issuer reaches Redis: its connection (no offline queue) is still
+ * connecting right after a start. An authorization request stores an interaction there (303) and
+ * spends no token, so repeating it is harmless.
+ */
+async function issuerConnected(replica: number): Promise<void> {
+  const params = { client_id: 'spa', response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', state: 's', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
+  await eventually(async () => (await fetch(`http://127.0.0.1:${ports[replica]}/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' })).status === 303, 15_000, 'the issuer\'s Redis connection');
 }
 
 describe('the embedded issuer over STATE_STORE=redis', () => {
@@ -154,6 +168,22 @@ describe('the embedded issuer over STATE_STORE=redis', () => {
     expect(rotated).toBeTruthy();
     const after = await refreshAt(0, rotated);
     expect([after.status, after.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('drops the admin scope at the next refresh once the users file no longer marks the user an admin', { timeout: 60_000 }, async () => {
+    const scopes = (accessToken: string) => String(decodeJwt(accessToken).scope).split(' ').sort();
+    const { access_token: first, refresh_token: token } = await signIn('tests:read tests:write tests:admin');
+    expect(scopes(first)).toEqual(['tests:admin', 'tests:read', 'tests:write']);
+
+    // The grant in Redis still lists the admin scope. A replica started after the change (an API
+    // process: it joins no consumer group) reads the new file.
+    ports[2] = await freePort();
+    await startReplica(2, { SERVICE_ROLE: 'api', OIDC_USERS_FILE: join(dir, 'users-demoted.json') });
+    await issuerConnected(2);
+    const refreshed = await refreshAt(2, token as string);
+    expect(refreshed.status).toBe(200);
+    expect(decodeJwt(refreshed.body.access_token as string)).toMatchObject({ sub: ALICE.sub });
+    expect(scopes(refreshed.body.access_token as string)).toEqual(['tests:read', 'tests:write']);
   });
 });
 
