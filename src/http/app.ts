@@ -142,8 +142,11 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 /** REST twins of the GraphQL operations, the GraphQL endpoint, and the issuer before them. */
 function mountApi(app: express.Express, api: ApiRoutes): void {
   if (api.issuer !== undefined) {
-    // Password guessing and client-secret guessing are slowed per client IP.
+    // Password guessing and client-secret guessing are slowed per client IP; so are new sign-ins,
+    // each of which the issuer keeps (an interaction, with its request) until it expires or its
+    // store, in memory without Redis, drops the oldest: unslowed, anyone could flush everyone's.
     app.post(['/oauth/token', '/interaction/:uid'], rateLimit(api.rateLimits, 'auth', byClientIp));
+    app.all('/oauth/authorize', rateLimit(api.rateLimits, 'auth', byClientIp));
     app.use(api.issuer);
   }
   // Before authentication: preflights carry no token. The issuer answers CORS for its own routes.

@@ -150,6 +150,9 @@ describe('per client IP on the issuer', () => {
     // The login form counts against the same address.
     const login = await fetch(`${issuer.url}/interaction/some-uid`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=a&password=b' });
     await expectRefusedProblem(login);
+    // So does a new sign-in (each keeps an interaction in the issuer's store until it expires).
+    const authorize = await fetch(`${issuer.url}/oauth/authorize?client_id=machine&response_type=code&scope=openid`, { redirect: 'manual' });
+    await expectRefusedProblem(authorize);
   });
 });
 
