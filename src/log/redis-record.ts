@@ -5,7 +5,7 @@
  */
 import { orderArrivals } from '../domain/order.js';
 import { statusOf } from '../domain/status.js';
-import type { TestRecord, TestStatus } from '../domain/types.js';
+import type { IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { decodeMessage } from './message-format.js';
 
 /** The named fields of the meta hash. */
@@ -42,4 +42,10 @@ export function toRecord(correlationId: string, meta: Record<string, string> | u
     updatedAt: last === undefined ? createdAt : Math.max(createdAt, last.receivedAt),
     messages: orderArrivals(arrivals),
   };
+}
+
+/** The message as stored: the incoming fields (without the payload's text) and its receivedAt. */
+export function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
+  const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
+  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
 }

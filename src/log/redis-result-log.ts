@@ -21,20 +21,22 @@
  */
 import type { Cluster } from 'ioredis';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
-import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import type { AppendResult, IncomingMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
 import { openFollower } from './follower.js';
-import { decodeMessage, encodeMessage } from './message-format.js';
+import { encodeMessage } from './message-format.js';
 import { APPEND, CREATE } from './redis-append-script.js';
-import { dedupeField, META_FIELDS, metaFields, toRecord } from './redis-record.js';
+import { dedupeField, META_FIELDS, metaFields, storedMessage, toRecord } from './redis-record.js';
 import type { NewTest, ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
 import { checkRedis } from './redis-health.js';
+import { whenReady } from './redis-ready.js';
 import { createRedisPubSub, type RedisClient } from './redis-pubsub.js';
 import { createRedisTails } from './redis-tail.js';
+import { createRedisTailReads } from './redis-tail-reads.js';
 import { createRedisTestIndex } from './redis-test-index.js';
 import { decodeTestCursor } from './test-page.js';
 
@@ -70,6 +72,13 @@ export interface RedisResultLogOptions {
   readonly waitTimeoutMs?: number;
   readonly logger: Logger;
 }
+
+/**
+ * How long a request (a read, a create, a follower's start) waits for a reconnecting command
+ * connection rather than failing at once: a dropped connection is back within milliseconds, a
+ * failover's client within about a second. Longer outages still answer STORE_UNAVAILABLE.
+ */
+const READY_WAIT_MS = 1000;
 
 /** The scripts, as ioredis defines them on the connection. */
 interface Scripts {
@@ -207,15 +216,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     ...(redis.isCluster ? { recheckMs: 2000 } : {}),
     channelOf: (id) => keysOf(id).channel,
     logger: options.logger,
-    reads: {
-      head: async (id) => {
-        const k = keysOf(id);
-        const results = await redis.multi().llen(k.msgs).hget(k.meta, 'finishedAs').exec().catch(rethrowAfterRefresh);
-        const count = Number(results?.[0]?.[1]);
-        return { count, status: statusOf((results?.[1]?.[1] as TestStatus | null) ?? null, count) };
-      },
-      after: async (id, from) => (await redis.lrange(keysOf(id).msgs, from, -1).catch(rethrowAfterRefresh)).map((stored) => decodeMessage(stored, id)),
-    },
+    reads: createRedisTailReads({ redis, keysOf, readyWithinMs: READY_WAIT_MS, onError: (error) => refreshOnRedirect(error) }),
   });
 
   /**
@@ -226,10 +227,6 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const refreshOnRedirect = (error: unknown) => {
     if (redis.isCluster && error instanceof Error && /^(MOVED|ASK) /.test(error.message)) (redis as Cluster).refreshSlotsCache();
   };
-  const rethrowAfterRefresh = (error: unknown): never => {
-    refreshOnRedirect(error);
-    throw error;
-  };
   const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
     try {
       return await operation();
@@ -238,10 +235,16 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
     }
   };
+  /** What a request asks of the log: it waits up to READY_WAIT_MS for a reconnecting connection first. */
+  const request = <T>(operation: () => Promise<T>): Promise<T> =>
+    wrap(async () => {
+      await whenReady(redis, READY_WAIT_MS);
+      return operation();
+    });
 
   return {
     create: (test: NewTest) =>
-      wrap(async () => {
+      request(async () => {
         const k = keysOf(test.correlationId);
         const now = Date.now();
         // Listed (if new) in the same round trip, before the script writes it.
@@ -255,26 +258,28 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         return toRecord(test.correlationId, fields, messages) as TestRecord;
       }),
 
-    get: (correlationId) => wrap(() => read(correlationId)),
+    get: (correlationId) => request(() => read(correlationId)),
 
     getMany: (correlationIds) =>
-      wrap(async () => {
+      request(async () => {
         if (correlationIds.length === 0) return [];
         // Sent together: every test's MULTI goes out at once, to the node of its slot.
         return Promise.all(correlationIds.map((id) => read(id)));
       }),
 
+    // The consumer's writes fail at once: it holds the partition and retries with its own backoff
+    // (kafka-batch-processor.ts), and a wait here would only delay its notice of a revocation.
     append: (batch) => wrap(() => append(batch)),
 
     list: async (listOptions) => {
       // A bad cursor is the caller's mistake, not the store's: checked before any Redis call.
       if (listOptions.after !== null && listOptions.after !== undefined) decodeTestCursor(listOptions.after);
-      return wrap(() => index.list(listOptions));
+      return request(() => index.list(listOptions));
     },
 
     changes: (changeOptions) => changes.open(changeOptions),
 
-    follow: (correlationId, followOptions) => openFollower({ read: (id) => wrap(() => read(id)), listen: tails.listen }, correlationId, followOptions),
+    follow: (correlationId, followOptions) => openFollower({ read: (id) => request(() => read(id)), listen: tails.listen }, correlationId, followOptions),
 
     followers: (correlationId) => tails.count(correlationId),
 
@@ -283,14 +288,15 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     changeDelivery: () => changes.delivery(),
 
     remove: (correlationId) =>
-      wrap(async () => {
+      request(async () => {
         const k = keysOf(correlationId);
         // `:keys`: where earlier versions kept the deduplication keys, gone within a TTL of an upgrade.
         return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
       }),
 
-    // On Redis Cluster every slot's primary must answer (redis-health.ts).
-    check: () => wrap(() => checkRedis(redis)),
+    // Never waits: readiness says how things stand now. Both connections must be ready (live reads
+    // depend on the subscriber), and on Redis Cluster every slot's primary must answer (redis-health.ts).
+    check: () => wrap(() => checkRedis(redis, options.subscriber)),
 
     // The connections are injected and closed by their owner.
     dispose: disposeOnce(async () => {
@@ -298,10 +304,4 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       changes.dispose();
     }),
   };
-}
-
-/** The message as stored: the incoming fields (without the payload's text) and its receivedAt. */
-function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
-  const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
-  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
 }
