@@ -74,9 +74,9 @@ export interface RedisResultLogOptions {
 }
 
 /**
- * How long a request (a read, a create, a follower's start) waits for a reconnecting command
- * connection rather than failing at once: a dropped connection is back within milliseconds, a
- * failover's client within about a second. Longer outages still answer STORE_UNAVAILABLE.
+ * How long a request (a read, a create, a follower's start) or an append waits for a reconnecting
+ * command connection rather than failing at once: a dropped connection is back within
+ * milliseconds, a failover's client within about a second. Longer outages still fail.
  */
 const READY_WAIT_MS = 1000;
 
@@ -235,8 +235,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
     }
   };
-  /** What a request asks of the log: it waits up to READY_WAIT_MS for a reconnecting connection first. */
-  const request = <T>(operation: () => Promise<T>): Promise<T> =>
+  /** Everything but the readiness check: waits up to READY_WAIT_MS for a reconnecting connection first. */
+  const onceReady = <T>(operation: () => Promise<T>): Promise<T> =>
     wrap(async () => {
       await whenReady(redis, READY_WAIT_MS);
       return operation();
@@ -244,7 +244,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
   return {
     create: (test: NewTest) =>
-      request(async () => {
+      onceReady(async () => {
         const k = keysOf(test.correlationId);
         const now = Date.now();
         // Listed (if new) in the same round trip, before the script writes it.
@@ -258,28 +258,29 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         return toRecord(test.correlationId, fields, messages) as TestRecord;
       }),
 
-    get: (correlationId) => request(() => read(correlationId)),
+    get: (correlationId) => onceReady(() => read(correlationId)),
 
     getMany: (correlationIds) =>
-      request(async () => {
+      onceReady(async () => {
         if (correlationIds.length === 0) return [];
         // Sent together: every test's MULTI goes out at once, to the node of its slot.
         return Promise.all(correlationIds.map((id) => read(id)));
       }),
 
-    // The consumer's writes fail at once: it holds the partition and retries with its own backoff
-    // (kafka-batch-processor.ts), and a wait here would only delay its notice of a revocation.
-    append: (batch) => wrap(() => append(batch)),
+    // The consumer's writes wait too: its own retries back off to 5 s apart (kafka-batch-processor.ts),
+    // so a write that waits for the connection's return stores the chunk seconds sooner; a second
+    // more before it hears of a revocation is nothing beside a session timeout.
+    append: (batch) => onceReady(() => append(batch)),
 
     list: async (listOptions) => {
       // A bad cursor is the caller's mistake, not the store's: checked before any Redis call.
       if (listOptions.after !== null && listOptions.after !== undefined) decodeTestCursor(listOptions.after);
-      return request(() => index.list(listOptions));
+      return onceReady(() => index.list(listOptions));
     },
 
     changes: (changeOptions) => changes.open(changeOptions),
 
-    follow: (correlationId, followOptions) => openFollower({ read: (id) => request(() => read(id)), listen: tails.listen }, correlationId, followOptions),
+    follow: (correlationId, followOptions) => openFollower({ read: (id) => onceReady(() => read(id)), listen: tails.listen }, correlationId, followOptions),
 
     followers: (correlationId) => tails.count(correlationId),
 
@@ -288,7 +289,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     changeDelivery: () => changes.delivery(),
 
     remove: (correlationId) =>
-      request(async () => {
+      onceReady(async () => {
         const k = keysOf(correlationId);
         // `:keys`: where earlier versions kept the deduplication keys, gone within a TTL of an upgrade.
         return (await redis.del(k.meta, k.msgs, k.keys)) > 0;

@@ -2,10 +2,10 @@
  * The Redis log's readiness (`check`, what `/readyz` asks) follows the service's own connections,
  * not only Redis: while the command connection or the subscriber connection connects or
  * reconnects, every command the service sends on it is refused (no offline queue), so the log is
- * not ready, whatever the nodes answer. And what a request asks while the command connection
- * reconnects waits for it a moment instead of failing; the consumer's appends fail at once (the
- * consumer retries them). On a private Redis with a password (a connection is held down by changing
- * the password, then cutting it) and on a Redis Cluster.
+ * not ready, whatever the nodes answer. And what a request or the consumer asks while the command
+ * connection reconnects waits for it a moment instead of failing, and fails once that moment is
+ * over. On a private Redis with a password (a connection is held down by changing the password,
+ * then cutting it) and on a Redis Cluster.
  */
 import { once } from 'node:events';
 import { Redis, type Cluster } from 'ioredis';
@@ -96,7 +96,7 @@ describe('readiness and requests while a connection of one Redis node reconnects
     }
   });
 
-  it('is not ready while its command connection reconnects; a read asked meanwhile waits for it, the consumer\'s append fails at once', async () => {
+  it('is not ready while its command connection reconnects; a read and an append asked meanwhile wait for it', async () => {
     const opened = openLog(config, 'cmd-down');
     const commands = opened.commands as Redis;
     try {
@@ -106,16 +106,36 @@ describe('readiness and requests while a connection of one Redis node reconnects
 
       const reconnecting = once(commands, 'reconnecting');
       expect(await cut('cmd-down-commands')).toBe(1);
-      // ioredis connects again a moment after it says so: everything below is asked before that.
+      // ioredis connects again a moment after it says so: both are asked before that.
       await reconnecting;
-      expect(await readiness(opened.log)).toMatch(/^the command connection is reconnecting$/);
+      expect(await readiness(opened.log)).toBe('the command connection is reconnecting');
       const read = opened.log.get(id);
       const append = opened.log.append([incoming(id, { sequence: 1 })]);
-      await expect(append).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-      expect(commands.status).not.toBe('ready');
-      // The read went out once the connection was back.
+      // Both went out once the connection was back.
       expect((await read)?.owner).toBe('alice');
+      expect((await append).map((result) => result.outcome)).toEqual(['inserted']);
       expect(await readiness(opened.log)).toBe('ready');
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('answers STORE_UNAVAILABLE once the wait is over when the command connection does not come back', async () => {
+    const opened = openLog(config, 'cmd-gone');
+    try {
+      await eventually(async () => (await readiness(opened.log)) === 'ready', 10_000, 'the log to be ready');
+      await withPasswordChanged(async () => {
+        const reconnecting = once(opened.commands, 'reconnecting');
+        expect(await cut('cmd-gone-commands')).toBe(1);
+        await reconnecting;
+        const asked = Date.now();
+        await expect(opened.log.get(uniqueId('gone'))).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        await expect(opened.log.append([incoming(uniqueId('gone'), { sequence: 1 })])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        // Bounded (a second each), however long the connection stays away.
+        expect(Date.now() - asked).toBeLessThan(10_000);
+        expect(await readiness(opened.log)).toMatch(/^the command connection is /);
+      });
+      await eventually(async () => (await readiness(opened.log)) === 'ready', 10_000, 'the log to be ready again');
     } finally {
       await opened.close();
     }
