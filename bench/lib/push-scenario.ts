@@ -159,6 +159,8 @@ async function runOnRedisCluster(cluster: BenchBroker, s: PushScenario): Promise
     STATE_STORE: 'redis',
     REDIS_MODE: 'cluster',
     REDIS_CLUSTER_NODES: redis.seeds.join(','),
+    // No replica to wait for (the cluster default, 1, would fail every write).
+    REDIS_WAIT_REPLICAS: '0',
     REDIS_KEY_PREFIX: `bench-${Date.now()}`,
     KAFKA_BROKERS: cluster.bootstrapServers.join(','),
     KAFKA_RESULTS_TOPIC: topic,

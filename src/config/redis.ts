@@ -67,7 +67,7 @@ export function readRedisConfig(read: Reader): RedisConnectionConfig {
   }
   if (parsed.hostname === '') throw new ConfigError('REDIS_URL', 'names no host');
   const redisTopology = readTopology(read);
-  const redisWait = { replicas: read.int('REDIS_WAIT_REPLICAS', 0, { min: 0, max: 16 }), timeoutMs: read.int('REDIS_WAIT_TIMEOUT_MS', 1000, { min: 1, max: 60_000 }) };
+  const redisWait = { replicas: read.int('REDIS_WAIT_REPLICAS', defaultWaitReplicas(redisTopology), { min: 0, max: 16 }), timeoutMs: read.int('REDIS_WAIT_TIMEOUT_MS', 1000, { min: 1, max: 60_000 }) };
   if (read.optional('REDIS_TLS_CA_FILE') === undefined) return { redisUrl, redisTlsCa: null, redisTopology, redisWait };
   if (parsed.protocol !== 'rediss:') throw new ConfigError('REDIS_TLS_CA_FILE', 'is set, but REDIS_URL is not a rediss:// (TLS) URL');
   return { redisUrl, redisTlsCa: read.certificates('REDIS_TLS_CA_FILE'), redisTopology, redisWait };
@@ -75,8 +75,18 @@ export function readRedisConfig(read: Reader): RedisConnectionConfig {
 
 /** The standalone default: what a process that never connects to Redis carries. */
 export const STANDALONE: RedisTopology = { mode: 'standalone' };
-/** No waiting for replicas: the default. */
+/** No waiting for replicas: what a process that never connects to Redis carries. */
 export const NO_WAIT = { replicas: 0, timeoutMs: 1000 } as const;
+
+/**
+ * `REDIS_WAIT_REPLICAS` when unset: 1 where Redis has replicas to fail over to (Cluster, Sentinel),
+ * 0 on one node. Redis replicates asynchronously, so without the wait a failover can drop writes the
+ * consumer has already committed: the safe choice is the default, and not waiting (faster writes,
+ * or a shape with no replica) is the one to ask for.
+ */
+function defaultWaitReplicas(topology: RedisTopology): number {
+  return topology.mode === 'standalone' ? 0 : 1;
+}
 
 function readTopology(read: Reader): RedisTopology {
   const mode = read.oneOf('REDIS_MODE', 'standalone', ['standalone', 'cluster', 'sentinel']);

@@ -1,9 +1,13 @@
 /**
- * The store's readiness check on each Redis shape. One node (standalone, or the primary Sentinel
- * names): it answers PING. A Redis Cluster: the cluster's own view, `CLUSTER INFO` as the first
- * primary to answer gives it, must have every slot served (`cluster_slots_ok` 16384): from the
- * moment the other nodes flag a primary as failing (`cluster-node-timeout`) until its replica is
- * promoted, the slots it held can be neither read nor written, which is an outage for the tests
+ * The store's readiness check on each Redis shape. First the service's own connections: the
+ * command connection, and the subscriber connection live reads depend on, must be `ready` (ioredis'
+ * own state), since with no offline queue every command sent while one of them connects or
+ * reconnects is refused ("Cluster isn't ready and enableOfflineQueue options is false", "Stream
+ * isn't writeable") even when Redis itself is fine. Then Redis: one node (standalone, or the
+ * primary Sentinel names) answers PING; a Redis Cluster, the cluster's own view, `CLUSTER INFO` as
+ * the first primary to answer gives it, must have every slot served (`cluster_slots_ok` 16384): from
+ * the moment the other nodes flag a primary as failing (`cluster-node-timeout`) until its replica
+ * is promoted, the slots it held can be neither read nor written, which is an outage for the tests
  * they hold even though the other shards answer. Asked of the cluster rather than through the
  * client's slot map, which ioredis updates on its own schedule.
  */
@@ -12,8 +16,15 @@ import type { RedisClient } from './redis-pubsub.js';
 
 const SLOTS = 16_384;
 
-/** Resolves when the Redis behind `redis` can serve every key; rejects with what is wrong. */
-export async function checkRedis(redis: RedisClient): Promise<void> {
+/**
+ * Resolves when the Redis behind `redis` can serve every key and the service's connections to it
+ * are ready; rejects with what is wrong.
+ */
+export async function checkRedis(redis: RedisClient, subscriber?: RedisClient): Promise<void> {
+  for (const [name, client] of [['command', redis], ['subscriber', subscriber]] as const) {
+    // A connection that is `ready` answers at once; any other state refuses commands.
+    if (client !== undefined && client.status !== 'ready') throw new Error(`the ${name} connection is ${client.status}`);
+  }
   if (!redis.isCluster) {
     await redis.ping();
     return;

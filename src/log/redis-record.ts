@@ -5,7 +5,7 @@
  */
 import { orderArrivals } from '../domain/order.js';
 import { statusOf } from '../domain/status.js';
-import type { TestRecord, TestStatus, TestSummary } from '../domain/types.js';
+import type { IncomingMessage, TestMessage, TestRecord, TestStatus, TestSummary } from '../domain/types.js';
 import { decodeMessages } from './message-format.js';
 
 /** The named fields of the meta hash. */
@@ -69,4 +69,10 @@ export function toSummary(correlationId: string, meta: Record<string, string>, c
     updatedAt: meta.updatedAt === undefined ? createdAt : Number(meta.updatedAt),
     messageCount: count,
   };
+}
+
+/** The message as stored: the incoming fields (without the payload's text) and its receivedAt. */
+export function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
+  const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
+  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
 }

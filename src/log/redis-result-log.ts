@@ -24,7 +24,7 @@
 import type { Cluster } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
-import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus } from '../domain/types.js';
+import type { AppendResult, IncomingMessage, TestRecord, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../logger.js';
@@ -33,13 +33,15 @@ import { decodeMessages, encodeMessage, storedTextStart } from './message-format
 import { notACursor, sliceMessages } from './message-slice.js';
 import { APPEND, CREATE } from './redis-append-script.js';
 import { PAGE } from './redis-page-script.js';
-import { dedupeField, META_FIELDS, metaFields, toRecord, toSummary } from './redis-record.js';
+import { dedupeField, META_FIELDS, metaFields, storedMessage, toRecord, toSummary } from './redis-record.js';
 import type { MessageRange, MessageSlice, NewTest, ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
 import { checkRedis } from './redis-health.js';
+import { whenReady } from './redis-ready.js';
 import { createRedisPubSub, type RedisClient } from './redis-pubsub.js';
 import { createRedisTails } from './redis-tail.js';
+import { createRedisTailReads } from './redis-tail-reads.js';
 import { createRedisTestIndex } from './redis-test-index.js';
 import { createUnreadableMessages } from './unreadable-messages.js';
 import { decodeTestCursor } from './test-page.js';
@@ -76,6 +78,13 @@ export interface RedisResultLogOptions {
   readonly waitTimeoutMs?: number;
   readonly logger: Logger;
 }
+
+/**
+ * How long a request (a read, a create, a follower's start) or an append waits for a reconnecting
+ * command connection rather than failing at once: a dropped connection is back within
+ * milliseconds, a failover's client within about a second. Longer outages still fail.
+ */
+const READY_WAIT_MS = 1000;
 
 /** The scripts, as ioredis defines them on the connection. */
 interface Scripts {
@@ -228,7 +237,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     const k = keysOf(correlationId);
     const afterKey = range.afterKey ?? null;
     const first = Math.max(0, range.first);
-    const reply = await wrap(() =>
+    const reply = await onceReady(() =>
       scripts.rcsPage(k.meta, k.msgs, first, afterKey === null ? '' : dedupeField(afterKey), afterKey === null ? '' : storedTextStart(afterKey)),
     );
     if (reply === null) return null;
@@ -244,18 +253,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     ...(redis.isCluster ? { recheckMs: 2000 } : {}),
     channelOf: (id) => keysOf(id).channel,
     logger: options.logger,
-    reads: {
-      head: async (id) => {
-        const k = keysOf(id);
-        const results = await redis.multi().llen(k.msgs).hget(k.meta, 'finishedAs').exec().catch(rethrowAfterRefresh);
-        const count = Number(results?.[0]?.[1]);
-        return { count, status: statusOf((results?.[1]?.[1] as TestStatus | null) ?? null, count) };
-      },
-      after: async (id, from) => {
-        const stored = await redis.lrange(keysOf(id).msgs, from, -1).catch(rethrowAfterRefresh);
-        return { messages: decodeMessages(stored, id, (position, reason) => unreadable.report(id, from + position, reason)), read: stored.length };
-      },
-    },
+    reads: createRedisTailReads({ redis, keysOf, readyWithinMs: READY_WAIT_MS, onError: (error) => refreshOnRedirect(error), onUnreadable: (id, position, reason) => unreadable.report(id, position, reason) }),
   });
 
   /**
@@ -266,10 +264,6 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const refreshOnRedirect = (error: unknown) => {
     if (redis.isCluster && error instanceof Error && /^(MOVED|ASK) /.test(error.message)) (redis as Cluster).refreshSlotsCache();
   };
-  const rethrowAfterRefresh = (error: unknown): never => {
-    refreshOnRedirect(error);
-    throw error;
-  };
   const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
     try {
       return await operation();
@@ -278,10 +272,16 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
     }
   };
+  /** Everything but the readiness check: waits up to READY_WAIT_MS for a reconnecting connection first. */
+  const onceReady = <T>(operation: () => Promise<T>): Promise<T> =>
+    wrap(async () => {
+      await whenReady(redis, READY_WAIT_MS);
+      return operation();
+    });
 
   return {
     create: (test: NewTest) =>
-      wrap(async () => {
+      onceReady(async () => {
         const k = keysOf(test.correlationId);
         const now = Date.now();
         // Listed (if new) in the same round trip, before the script writes it.
@@ -302,10 +302,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         return toRecord(test.correlationId, fields, messages, skip(test.correlationId)) as TestRecord;
       }),
 
-    get: (correlationId) => wrap(() => read(correlationId)),
+    get: (correlationId) => onceReady(() => read(correlationId)),
 
     getMany: (correlationIds) =>
-      wrap(async () => {
+      onceReady(async () => {
         if (correlationIds.length === 0) return [];
         // Sent together: every test's MULTI goes out at once, to the node of its slot.
         return Promise.all(correlationIds.map((id) => summary(id)));
@@ -313,18 +313,21 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     messages: page,
 
-    append: (batch) => wrap(() => append(batch)),
+    // The consumer's writes wait too: its own retries back off to 5 s apart (kafka-batch-processor.ts),
+    // so a write that waits for the connection's return stores the chunk seconds sooner; a second
+    // more before it hears of a revocation is nothing beside a session timeout.
+    append: (batch) => onceReady(() => append(batch)),
 
     list: async (listOptions) => {
       // A bad cursor is the caller's mistake, not the store's: checked before any Redis call.
       if (listOptions.after !== null && listOptions.after !== undefined) decodeTestCursor(listOptions.after);
-      return wrap(() => index.list(listOptions));
+      return onceReady(() => index.list(listOptions));
     },
 
     changes: (changeOptions) => changes.open(changeOptions),
 
     // Its owner first: a caller who may not see the test is refused before its messages are read.
-    follow: (correlationId, followOptions) => openFollower({ read: (id) => wrap(() => read(id)), owner: (id) => wrap(() => summary(id)), listen: tails.listen }, correlationId, followOptions),
+    follow: (correlationId, followOptions) => openFollower({ read: (id) => onceReady(() => read(id)), owner: (id) => onceReady(() => summary(id)), listen: tails.listen }, correlationId, followOptions),
 
     followers: (correlationId) => tails.count(correlationId),
 
@@ -335,14 +338,15 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     changeDelivery: () => changes.delivery(),
 
     remove: (correlationId) =>
-      wrap(async () => {
+      onceReady(async () => {
         const k = keysOf(correlationId);
         // `:keys`: where earlier versions kept the deduplication keys, gone within a TTL of an upgrade.
         return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
       }),
 
-    // On Redis Cluster every slot's primary must answer (redis-health.ts).
-    check: () => wrap(() => checkRedis(redis)),
+    // Never waits: readiness says how things stand now. Both connections must be ready (live reads
+    // depend on the subscriber), and on Redis Cluster every slot's primary must answer (redis-health.ts).
+    check: () => wrap(() => checkRedis(redis, options.subscriber)),
 
     // The connections are injected and closed by their owner.
     dispose: disposeOnce(async () => {
@@ -350,10 +354,4 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       changes.dispose();
     }),
   };
-}
-
-/** The message as stored: the incoming fields (without the payload's text) and its receivedAt. */
-function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
-  const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
-  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
 }

@@ -7,6 +7,7 @@
  * consumer's state in the body and the metrics; a store fault makes it unready (503). Neither
  * makes it unhealthy: `/healthz` stays 200, since both are waited out, not cured by a restart.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { eventually, postGraphQL } from '../support/graphql.js';
@@ -172,5 +173,43 @@ describe('Redis outage', () => {
     await eventually(async () => (await stored(svc, id).catch(() => [])).length === 20, 30_000, 'the held records');
     console.log(`redis outage of ${seconds(up - down)}: up→all stored ${seconds(Date.now() - up)}`);
     expect(await stored(svc, id)).toEqual(sequences(1, 20));
+  });
+});
+
+describe('a connection of the service to Redis down, Redis up', () => {
+  const password = 'faults-password';
+  let redis: PrivateRedis;
+  let admin: Redis;
+  let state: ConfiguredResultLog;
+  beforeAll(async () => {
+    redis = await startPrivateRedis({ password });
+    admin = new Redis(redis.url, { maxRetriesPerRequest: 0 });
+    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'sub-down' }).resultLog, createSilentLogger());
+  });
+  afterAll(async () => {
+    await state?.dispose();
+    admin?.disconnect();
+    await redis?.stop();
+  });
+
+  it('answers 503 on /readyz (200 on /healthz) while the subscriber connection cannot reconnect, and 200 once it has', { timeout: 60_000 }, async () => {
+    const svc = await service('sub-down', { STATE_STORE: 'redis', REDIS_URL: redis.url }, state);
+    // New connections cannot authenticate; the ones open stay open.
+    await admin.config('SET', 'requirepass', `${password}-changed`);
+    try {
+      const subscriber = String(await admin.client('LIST')).split('\n').find((line) => line.includes(' name=rcs-subscriber '));
+      await admin.client('KILL', 'ID', /(?:^| )id=(\d+)/.exec(subscriber ?? '')?.[1] ?? '0');
+      const unready = await eventually(async () => {
+        const now = await readiness(svc);
+        return now.status === 503 && now;
+      }, 10_000, '/readyz to answer 503');
+      expect(unready.checks.store).toMatch(/^unavailable/);
+      expect(await health(svc)).toBe(200);
+      // Reads are served meanwhile: only live updates depend on the subscriber connection.
+      expect((await authedFetch(`${svc.url}/tests/none-${Date.now()}`)).status).toBe(404);
+    } finally {
+      await admin.config('SET', 'requirepass', password);
+    }
+    await eventually(async () => (await readiness(svc)).status === 200, 30_000, '/readyz to answer 200 again');
   });
 });

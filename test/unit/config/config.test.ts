@@ -14,9 +14,11 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
     expect(config.kafka).toMatchObject({ brokers: ['127.0.0.1:9092'], resultsTopic: 'test-results', requestsTopic: 'test-requests', groupId: 'result-collection-service' });
-    expect(config.resultLog).toEqual({ kind: 'memory', redisUrl: 'redis://127.0.0.1:6379', redisTlsCa: null, redisTopology: { mode: 'standalone' }, redisWait: { replicas: 0, timeoutMs: 1000 }, redisKeyPrefix: 'rcs', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000 });
+    expect(config.resultLog).toEqual({ kind: 'memory', redisUrl: 'redis://127.0.0.1:6379', redisTlsCa: null, redisTopology: { mode: 'standalone' }, redisWait: { replicas: 0, timeoutMs: 1000 }, redisKeyPrefix: 'rcs', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000, maxInputBytes: 64 * 1024, maxBytes: 512 * 1024 * 1024 });
     expect(config.auth).toMatchObject({ mode: 'embedded', issuer: 'http://localhost:4000', audience: 'urn:result-collection-service', tokenType: 'at+jwt', algorithms: ['RS256'] });
-    expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 10_000, introspection: true, federation: false, responseCache: { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 } });
+    expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 10_000, introspection: true, federation: false, responseCache: { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 }, documentCacheMaxBytes: 16 * 1024 * 1024 });
+    expect(config.kafka).toMatchObject({ maxResultBytes: 1024 * 1024, maxBatchBytes: 64 * 1024 * 1024 });
+    expect(config.websocket).toMatchObject({ drainTimeoutMs: 30_000, maxConnectionsPerPrincipal: 20 });
   });
 
   it('reads every variable', () => {

@@ -33,6 +33,29 @@ describe('REDIS_MODE and its settings', () => {
     expect(leaked.message).not.toContain('sentinel-secret');
   });
 
+  it('waits for one replica by default where Redis fails over (Cluster, Sentinel), for none on one node', () => {
+    const cluster = { ...redis, REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: 'node-1:7000' };
+    const sentinel = { ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER_NAME: 'results' };
+    expect(loadConfig(cluster).resultLog.redisWait).toEqual({ replicas: 1, timeoutMs: 1000 });
+    expect(loadConfig(sentinel).resultLog.redisWait).toEqual({ replicas: 1, timeoutMs: 1000 });
+    expect(loadConfig(redis).resultLog.redisWait).toEqual({ replicas: 0, timeoutMs: 1000 });
+    expect(loadConfig({ ...redis, REDIS_MODE: 'standalone' }).resultLog.redisWait.replicas).toBe(0);
+  });
+
+  it('takes an explicit REDIS_WAIT_REPLICAS over the default of the mode, 0 included', () => {
+    const cluster = { ...redis, REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: 'node-1:7000' };
+    expect(loadConfig({ ...cluster, REDIS_WAIT_REPLICAS: '0' }).resultLog.redisWait.replicas).toBe(0);
+    expect(loadConfig({ ...cluster, REDIS_WAIT_REPLICAS: '2', REDIS_WAIT_TIMEOUT_MS: '250' }).resultLog.redisWait).toEqual({ replicas: 2, timeoutMs: 250 });
+    expect(loadConfig({ ...redis, REDIS_WAIT_REPLICAS: '1' }).resultLog.redisWait.replicas).toBe(1);
+    // A blank value is unset: the mode's default.
+    expect(loadConfig({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER_NAME: 'results', REDIS_WAIT_REPLICAS: ' ' }).resultLog.redisWait.replicas).toBe(1);
+    expect(configError({ ...cluster, REDIS_WAIT_REPLICAS: '-1' }).message).toMatch(/^REDIS_WAIT_REPLICAS: must be at least 0/);
+  });
+
+  it('does not wait with the state in memory, whatever REDIS_MODE says', () => {
+    expect(loadConfig({ STATE_STORE: 'memory' }).resultLog.redisWait.replicas).toBe(0);
+  });
+
   it('is a CONFIG_INVALID error (exit 78) that carries the variable', () => {
     expect(configError({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379' })).toMatchObject({ code: 'CONFIG_INVALID', variable: 'REDIS_SENTINEL_MASTER_NAME' });
   });
