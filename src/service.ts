@@ -104,7 +104,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const storeCheck = () =>
     log.check().then(
       () => 'ok',
-      (error: unknown) => `unavailable: ${error instanceof Error ? error.message : String(error)}`,
+      // The cause, when the error wraps one (a ServiceError does): what an operator acts on.
+      (error: unknown) => `unavailable: ${describe(error)}`,
     );
   const readiness = async (): Promise<Readiness> => {
     if (stopping) return { ready: false, checks: { service: 'shutting down' } };
@@ -181,6 +182,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   });
 
   return { url: `http://${host}:${port}`, port, httpServer, broker, readiness, stop };
+}
+
+/** An error's message, and its cause's when it wraps one (never a secret: Redis and broker errors name no credential). */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause === undefined || cause === error.message ? error.message : `${error.message} (${cause})`;
 }
 
 /** GraphQL over HTTP, WebSocket and SSE (one pipeline), the REST routes and the issuer. */
