@@ -12,8 +12,16 @@
  * the whole grant, as oidc-provider does for a replay it sees itself.
  */
 import type { RedisClient } from '../log/redis-pubsub.js';
+import { whenReady } from '../log/redis-ready.js';
 import type { Adapter, AdapterFactory, AdapterPayload } from 'oidc-provider';
 import { errors } from './oidc-provider.js';
+
+/**
+ * How long a call waits for a connection that is (re)connecting before it is sent: the issuer's
+ * connection has no offline queue, so a sign-in right after a replica starts, or during a failover,
+ * would otherwise fail at once with a 500.
+ */
+const READY_WAIT_MS = 1000;
 
 /** Models whose entries belong to a grant and are revoked with it. */
 const GRANTABLE = new Set(['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode']);
@@ -47,7 +55,9 @@ export function createRedisOidcAdapter(options: RedisOidcAdapterOptions): Adapte
   };
 
   // An arrow function: oidc-provider calls a constructable adapter with `new`.
-  return (model: string): Adapter => {
+  return (model: string): Adapter => onceReady(redis, modelAdapter(model));
+
+  function modelAdapter(model: string): Adapter {
     const key = (id: string) => `${prefix}${model}:${id}`;
 
     const find = async (id: string | null): Promise<AdapterPayload | undefined> => {
@@ -106,6 +116,23 @@ export function createRedisOidcAdapter(options: RedisOidcAdapterOptions): Adapte
 
       revokeByGrantId,
     };
+  }
+}
+
+/** The adapter with every call waiting for the connection first (a bounded wait: see READY_WAIT_MS). */
+function onceReady(redis: RedisClient, adapter: Adapter): Adapter {
+  const waiting = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    await whenReady(redis, READY_WAIT_MS);
+    return call(...args);
+  };
+  return {
+    upsert: waiting(adapter.upsert.bind(adapter)),
+    find: waiting(adapter.find.bind(adapter)),
+    findByUid: waiting(adapter.findByUid.bind(adapter)),
+    findByUserCode: waiting(adapter.findByUserCode.bind(adapter)),
+    consume: waiting(adapter.consume.bind(adapter)),
+    destroy: waiting(adapter.destroy.bind(adapter)),
+    revokeByGrantId: waiting(adapter.revokeByGrantId.bind(adapter)),
   };
 }
 
