@@ -93,7 +93,9 @@ function parseTime(raw: unknown): number | null | undefined {
   if (raw === undefined || raw === null) return null;
   // 8.64e15 ms is the largest instant a Date can hold; nanoseconds or microseconds would pass
   // `Number.isFinite` and then break every read of the test.
-  if (typeof raw === 'number') return Number.isFinite(raw) && raw >= 0 && raw <= 8.64e15 ? raw : undefined;
+  // Whole milliseconds, as a Date holds them (and as every read serves them): a fraction would not
+  // survive a store that keeps times relative to one another.
+  if (typeof raw === 'number') return Number.isFinite(raw) && raw >= 0 && raw <= 8.64e15 ? Math.trunc(raw) : undefined;
   if (typeof raw !== 'string') return undefined;
   const ms = Date.parse(raw);
   return Number.isNaN(ms) ? undefined : ms;

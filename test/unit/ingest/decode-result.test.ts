@@ -52,6 +52,11 @@ describe('decodeResult', () => {
     expect(result.ok && result.message.producedAt).toBe(1_700_000_000_000);
   });
 
+  it('keeps whole milliseconds of a producedAt with a fraction, as a Date does', () => {
+    const results = [1_700_000_000_000.9, 5e-324].map((producedAt) => decodeResult(record({ correlationId: 'c', producedAt })));
+    expect(results.map((r) => r.ok && r.message.producedAt)).toEqual([1_700_000_000_000, 0]);
+  });
+
   it.each([
     ['empty value', null, {}, 'empty value'],
     ['not JSON', '{oops', {}, 'value is not JSON'],
