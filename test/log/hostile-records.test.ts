@@ -8,31 +8,18 @@
  * followed.
  */
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { plainMessage, type TestMessage } from '../../src/domain/types.js';
 import type { BrokerRecord } from '../../src/ingest/broker-record.js';
 import { createChunkIngest } from '../../src/ingest/chunk-ingest.js';
 import type { ConsumerStats } from '../../src/ingest/consumer.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
-import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/logger.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
+import { useRedisLogs } from '../support/redis-logs.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rcs-hostile-${process.pid}-${Date.now()}`;
-const clients: Redis[] = [];
-const connect = () => {
-  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
-  clients.push(client);
-  return client;
-};
-afterAll(async () => {
-  const redis = connect();
-  for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length > 0) await redis.del(...keys);
-  await Promise.all(clients.map((client) => client.quit()));
-});
+const redisLogs = useRedisLogs('rcs-hostile');
 
 /** Names that an object literal answers from its prototype. */
 const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__', 'CONSTRUCTOR', '__PROTO__'];
@@ -78,7 +65,7 @@ const records = fc.array(fc.tuple(recordValue, headers, fc.boolean()), { minLeng
 
 const logs: Array<[string, () => ResultLog]> = [
   ['memory', () => createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100_000, maxMessagesPerTest: 10_000 })],
-  ['redis', () => createRedisResultLog({ redis: connect(), subscriber: connect(), prefix, ttlSeconds: 3600, maxMessagesPerTest: 10_000, logger: createSilentLogger() })],
+  ['redis', () => redisLogs.createLog()],
 ];
 
 describe.each(logs)('arbitrary result records into the %s log', (_label, createLog) => {
@@ -127,7 +114,7 @@ describe.each(logs)('arbitrary result records into the %s log', (_label, createL
     try {
       const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
       const ingest = createChunkIngest({ onEvents: createResultRecorder({ log }), deadLetter: async () => undefined, stats, log: createSilentLogger() });
-      const id = `${prefix}-proto-${Date.now()}`;
+      const id = `proto-${process.pid}-${Date.now()}`;
       const statuses = ['constructor', '__proto__', 'Constructor', 'hasOwnProperty', 'running'];
       const chunk = ingest.decode(statuses.map((status, i) => ({ topic: 'results', partition: 0, offset: String(i), key: null, value: Buffer.from(JSON.stringify({ correlationId: id, sequence: i, status })), headers: {} })));
       await ingest.store(chunk);
@@ -144,15 +131,15 @@ describe.each(logs)('arbitrary result records into the %s log', (_label, createL
 
 describe('a stored message that cannot be read (Redis)', () => {
   it('is skipped and counted; the rest of the test is read, followed live, and completes', async () => {
-    const redis = connect();
-    const log = createRedisResultLog({ redis, subscriber: connect(), prefix, ttlSeconds: 3600, maxMessagesPerTest: 100, logger: createSilentLogger() });
+    const redis = redisLogs.connect();
+    const log = redisLogs.createLog({ maxMessagesPerTest: 100 });
     const id = `damaged-${Date.now()}`;
     try {
       await log.create({ correlationId: id, input: { name: 'damaged' }, owner: null });
       const message = (sequence: number, final = false) => ({ correlationId: id, key: `s:${sequence}`, messageId: null, sequence, status: null, final, payload: { n: sequence }, producedAt: null });
       await log.append([message(1)]);
       // What an older version stored for `"status": "constructor"`, and other damage, written beside it.
-      const list = `${prefix}:{${id}}:msgs`;
+      const list = `${redisLogs.prefix}:{${id}}:msgs`;
       await redis.rpush(list, '{"key":"s:2","messageId":null,"sequence":2,"status":undefined,"final":false,"payload":{},"producedAt":null,"receivedAt":1}');
       await redis.rpush(list, '{"key":"s:3","messageId":null,"sequence":3,"status":{},"final":false,"payload":{},"producedAt":null,"receivedAt":1}');
       await redis.rpush(list, 'not json');

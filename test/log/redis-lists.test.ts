@@ -3,40 +3,16 @@
  * and the summaries of the page's tests, never the whole list; the entries of expired tests
  * dropped a sweep at a time; a status filter that looks through the newest entries of a list only.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisResultLog } from '../../src/log/redis-result-log.js';
+import { describe, expect, it } from 'vitest';
 import { FILTER_WINDOW, SWEEP } from '../../src/log/redis-test-index.js';
-import type { ResultLog } from '../../src/log/result-log.js';
-import { createSilentLogger } from '../../src/logger.js';
 import { eventually } from '../support/graphql.js';
-import { deleteRedisKeys } from '../support/redis-keys.js';
+import { useRedisLogs } from '../support/redis-logs.js';
 import { commandsNaming, openMonitor } from '../support/redis-monitor.js';
 import { incoming, uniqueId } from './storage-contract.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rcs-lists-${process.pid}-${Date.now()}`;
-const clients: Redis[] = [];
-const logs: ResultLog[] = [];
-const connect = () => {
-  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
-  clients.push(client);
-  return client;
-};
-const createLog = (ttlSeconds = 3600) => {
-  const log = createRedisResultLog({ redis: connect(), subscriber: connect(), prefix, ttlSeconds, maxMessagesPerTest: 10_000, logger: createSilentLogger() });
-  logs.push(log);
-  return log;
-};
-let redis: Redis;
-beforeAll(() => {
-  redis = connect();
-});
-afterAll(async () => {
-  await Promise.all(logs.map((log) => log.dispose()));
-  await deleteRedisKeys(`${prefix}:*`);
-  await Promise.all(clients.map((client) => client.quit()));
-});
+const { prefix, connect, createLog: createLogWith } = useRedisLogs('rcs-lists');
+const createLog = (ttlSeconds = 3600) => createLogWith({ ttlSeconds });
+const redis = connect();
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 

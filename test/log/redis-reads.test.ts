@@ -3,40 +3,17 @@
  * and a page of a test whose list is in read order is a range of the list; with the limit that
  * remains: a test one of whose messages arrived out of sequence is read whole.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IncomingMessage } from '../../src/domain/types.js';
-import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { createSilentLogger } from '../../src/logger.js';
 import { eventually } from '../support/graphql.js';
-import { deleteRedisKeys } from '../support/redis-keys.js';
+import { useRedisLogs } from '../support/redis-logs.js';
 import { commandsNaming, openMonitor } from '../support/redis-monitor.js';
 import { incoming, uniqueId } from './storage-contract.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rcs-reads-${process.pid}-${Date.now()}`;
-const clients: Redis[] = [];
-const logs: ResultLog[] = [];
-const connect = () => {
-  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
-  clients.push(client);
-  return client;
-};
-const createLog = (ttlSeconds = 3600) => {
-  const log = createRedisResultLog({ redis: connect(), subscriber: connect(), prefix, ttlSeconds, maxMessagesPerTest: 10_000, logger: createSilentLogger() });
-  logs.push(log);
-  return log;
-};
-let redis: Redis;
-beforeAll(() => {
-  redis = connect();
-});
-afterAll(async () => {
-  await Promise.all(logs.map((log) => log.dispose()));
-  await deleteRedisKeys(`${prefix}:*`);
-  await Promise.all(clients.map((client) => client.quit()));
-});
+const { prefix, connect, createLog: createLogWith } = useRedisLogs('rcs-reads');
+const createLog = (ttlSeconds = 3600) => createLogWith({ ttlSeconds });
+const redis = connect();
 
 /** Appends `sequences` to test `id` in batches of 1,000. */
 async function appendAll(log: ResultLog, id: string, sequences: ReadonlyArray<number | null>): Promise<void> {
