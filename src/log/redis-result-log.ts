@@ -291,7 +291,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
           run<[string[], string[]]>('rcsCreate', [k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', channels.changeChannelOf(k.meta), test.correlationId, test.createdAt ?? '', pubsub.publishCommand]),
         );
         await refreshLists(test.owner === null ? [] : [test.owner]);
-        const fields: Record<string, string> = {};
+        // Prototype-free: the hash also holds fields named by record keys (`~key`).
+        const fields: Record<string, string> = Object.create(null) as Record<string, string>;
         for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
         // A test first seen through its results (it holds messages) is listed at the time it was
         // seen, and now keeps that time or takes its start's; one listed at another time than it

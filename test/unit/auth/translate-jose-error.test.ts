@@ -161,3 +161,14 @@ describe('errors that are not jose token errors', () => {
     }
   });
 });
+
+describe('a claim named like a property of every object', () => {
+  it('is refused with its own name, not with what a plain table answers for it', async () => {
+    // jose names the claim it checked: a required claim named `constructor` or `toString` once
+    // answered Object's own function as the reason.
+    for (const claim of ['constructor', 'toString', '__proto__']) {
+      const error = await joseError(jwtVerify(await token(), secret, { ...verifyOptions, requiredClaims: [claim] }));
+      expectRefused(error, `the "${claim}" claim is invalid`);
+    }
+  });
+});
