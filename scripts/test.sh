@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: setup, type check, lint and import boundaries,
-# generated-code freshness, tests.
+# generated-code freshness, file paths named in words, tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/use-node.sh
@@ -17,6 +17,8 @@ if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
 fi
 echo "== the configuration reference (docs/configuration.md) is up to date with src/config/settings.ts" >&2
 npx tsx scripts/config-reference.ts --check
+echo "== every file a comment or a document names exists (scripts/check-paths.ts)" >&2
+npx tsx scripts/check-paths.ts
 echo "== deployment files lint" >&2
 bash scripts/lint-deploy.sh
 if [ $# -eq 0 ]; then

@@ -48,7 +48,7 @@ export interface ServiceOptions {
   readonly createBrokerSide: (handlers: BrokerHandlers) => BrokerSide;
   /** Token verification (and the embedded issuer, if any); required unless the role is `consumer`. */
   readonly auth?: Auth;
-  /** Request budgets (see src/limits/rate-limits.ts); none when absent. */
+  /** Request budgets (see src/rate-limits/rate-limits.ts); none when absent. */
   readonly rateLimits?: RateLimits;
   /** How many tests the state holds in this process, for metrics (memory modes only). */
   readonly storedTests?: () => number;

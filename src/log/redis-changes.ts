@@ -1,9 +1,11 @@
 /**
  * The change feed of the Redis log in one process. The append and create scripts publish every
- * change on one channel for the whole log (message-format.ts); a replica listens to it on its
- * subscriber connection while it has subscribers of its own, and hands each change to those that
- * may see the test. One channel rather than one per owner: a subscriber with the admin scope sees
- * every test, and a replica filters by owner as cheaply as Redis would.
+ * change on the log's change channel (message-format.ts): one channel on a single node or
+ * Sentinel, one per slot tag on a Cluster, where a message is published on its test's shard
+ * (redis-channels.ts). A replica listens to them on its subscriber connection while it has
+ * subscribers of its own, and hands each change to those that may see the test. Channels by slot
+ * rather than by owner: a subscriber with the admin scope sees every test, and a replica filters by
+ * owner as cheaply as Redis would.
  *
  * Changes published while the subscriber connection is down are lost (the feed replays nothing);
  * a dashboard that resubscribes rereads the list.
