@@ -8,17 +8,17 @@
  * Rules about code inside a file (process.env outside src/config/config.ts) are in eslint.config.js.
  */
 
-/** Files of the service layer (composition roots); they may import each other, nothing below them may import them. */
-const SERVICE = '^src/(service|result-log-from-config|rate-limits-from-config|start-from-config|main)\\.ts$';
+/** The service layer (src/app/: entry point and composition roots); its files may import each other, nothing below them may import them. */
+const SERVICE = '^src/app/';
 /** The composition root that builds the Kafka ingest: the only file outside src/ingest/ that imports src/ingest/kafka-*.ts. */
-const KAFKA_ROOT = '^src/start-from-config\\.ts$';
+const KAFKA_ROOT = '^src/app/start-from-config\\.ts$';
 /**
  * Where ioredis may be imported: the Redis implementations (of the result log and of the issuer's
- * storage), and src/result-log-from-config.ts, which opens every Redis connection.
+ * storage, the rate limits), and src/redis/, which owns the connections and opens every one.
  */
-const REDIS_FILES = ['^src/(log|auth|rate-limits)/redis-[^/]+\\.ts$', '^src/redis-from-config\\.ts$'];
+const REDIS_FILES = ['^src/(log|auth|rate-limits)/redis-[^/]+\\.ts$', '^src/redis/'];
 /** Files and folders of the base layer outside src/domain/. */
-const BASE_FILES = ['^src/(errors|logger|request-id)\\.ts$', '^src/config/', '^src/lifecycle/', '^src/telemetry/'];
+const BASE_FILES = ['^src/base/', '^src/config/', '^src/lifecycle/', '^src/telemetry/(trace-context|start-telemetry)\\.ts$'];
 /** The one file that loads the OpenTelemetry SDK, its instrumentations and the loader hook. */
 const TELEMETRY_BOOTSTRAP = '^src/telemetry/start-telemetry\\.ts$';
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */
@@ -38,7 +38,7 @@ module.exports = {
     {
       name: 'ioredis-only-in-redis-implementations',
       comment:
-        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/rate-limits/redis-*.ts) and by src/redis-from-config.ts, whose createRedisConnection is the one place that opens Redis connections.',
+        'ioredis is imported only by the Redis implementations (src/log/redis-*.ts, src/auth/redis-*.ts, src/rate-limits/redis-*.ts) and by src/redis/, whose createRedisConnection (redis-from-config.ts) is the one place that opens Redis connections.',
       severity: 'error',
       from: { path: '^src/', pathNot: REDIS_FILES },
       to: { path: '(^|node_modules/)ioredis(/|$)' },
@@ -61,15 +61,15 @@ module.exports = {
     },
     {
       name: 'telemetry-bootstrap-only-from-main',
-      comment: 'src/main.ts imports the SDK bootstrap (dynamically, when tracing is configured) before the rest of the service, so the instrumentations see the modules they patch load.',
+      comment: 'src/app/main.ts imports the SDK bootstrap (dynamically, when tracing is configured) before the rest of the service, so the instrumentations see the modules they patch load.',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/main\\.ts$', TELEMETRY_BOOTSTRAP] },
+      from: { path: '^src/', pathNot: ['^src/app/main\\.ts$', TELEMETRY_BOOTSTRAP] },
       to: { path: TELEMETRY_BOOTSTRAP },
     },
     {
       name: 'kafka-files-only-from-composition-root',
       comment:
-        'Outside src/ingest/ only src/start-from-config.ts (which builds the Kafka broker side) imports src/ingest/kafka-*.ts; everything else uses the seam files (consumer.ts, request-publisher.ts, request-consumer.ts, broker-side.ts).',
+        'Outside src/ingest/ only src/app/start-from-config.ts (which builds the Kafka broker side) imports src/ingest/kafka-*.ts; everything else uses the seam files (consumer.ts, request-publisher.ts, request-consumer.ts, broker-side.ts).',
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/ingest/', KAFKA_ROOT] },
       to: { path: '^src/ingest/kafka-' },
@@ -100,10 +100,10 @@ module.exports = {
     // --- layers: nothing imports upward ---
     {
       name: 'domain-is-a-leaf',
-      comment: 'src/domain/ holds the types and rules of results; it imports nothing else of the service but src/errors.ts.',
+      comment: 'src/domain/ holds the types and rules of results; it imports nothing else of the service but src/base/errors.ts.',
       severity: 'error',
       from: { path: '^src/domain/' },
-      to: { path: '^src/', pathNot: ['^src/domain/', '^src/errors\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/domain/', '^src/base/errors\\.ts$'] },
     },
     {
       name: 'base-is-a-leaf',
@@ -113,24 +113,31 @@ module.exports = {
       to: { path: '^src/', pathNot: [...BASE_FILES, '^src/domain/'] },
     },
     {
+      name: 'redis-connections-below-their-users',
+      comment: 'src/redis/ owns the Redis connections; it knows the base layer and ioredis, not the parts that keep state in Redis.',
+      severity: 'error',
+      from: { path: '^src/redis/' },
+      to: { path: '^src/', pathNot: ['^src/redis/', ...BASE_FILES, '^src/domain/'] },
+    },
+    {
       name: 'state-below-ingest-and-api',
       comment: 'The result log knows the domain, not who calls it.',
       severity: 'error',
       from: { path: '^src/log/' },
-      to: { path: ['^src/(ingest|results|auth|graphql|http)/', '^src/metrics\\.ts$', SERVICE] },
+      to: { path: ['^src/(ingest|results|auth|graphql|http)/', '^src/telemetry/metrics\\.ts$', SERVICE] },
     },
     {
       name: 'ingest-below-results-and-api',
       comment: 'src/ingest/ hands decoded messages to a handler; it never imports the result log, the use cases, auth, GraphQL or HTTP.',
       severity: 'error',
       from: { path: '^src/ingest/' },
-      to: { path: ['^src/(log|results|auth|graphql|http)/', '^src/metrics\\.ts$', SERVICE] },
+      to: { path: ['^src/(log|results|auth|graphql|http)/', '^src/telemetry/metrics\\.ts$', SERVICE] },
     },
     {
       name: 'use-cases-below-api',
       comment: 'Results, auth and metrics are used by GraphQL and HTTP, never the other way round.',
       severity: 'error',
-      from: { path: ['^src/(results|auth|rate-limits)/', '^src/metrics\\.ts$'] },
+      from: { path: ['^src/(results|auth|rate-limits)/', '^src/telemetry/metrics\\.ts$'] },
       to: { path: ['^src/(graphql|http)/', SERVICE] },
     },
     {
@@ -142,7 +149,7 @@ module.exports = {
     },
     {
       name: 'graphql-and-http-are-siblings',
-      comment: 'The GraphQL and the REST/HTTP layers do not import each other; src/service.ts wires them onto one server.',
+      comment: 'The GraphQL and the REST/HTTP layers do not import each other; src/app/service.ts wires them onto one server.',
       severity: 'error',
       from: { path: '^src/(graphql|http)/' },
       to: { path: '^src/(graphql|http)/', pathNot: '^src/$1/' },

@@ -27,4 +27,4 @@ EXPOSE 4000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM goes straight to node (no shell in between), which shuts down gracefully.
-CMD ["node", "dist/main.js"]
+CMD ["node", "dist/app/main.js"]

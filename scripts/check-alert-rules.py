@@ -3,7 +3,7 @@
 Every rule of every group is an alerting rule with `alert`, `expr`, `for`, `labels.severity`
 (warning or critical) and `annotations.summary` and `annotations.description`; alert names are
 unique; and every `rcs_` metric an expression names is one the service exports (a `name:` in
-src/metrics.ts), so a renamed metric cannot silently turn an alert into one that never fires.
+src/telemetry/metrics.ts), so a renamed metric cannot silently turn an alert into one that never fires.
 
 Usage: python3 scripts/check-alert-rules.py RULES_FILE METRICS_SOURCE
 """

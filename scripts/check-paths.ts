@@ -1,6 +1,6 @@
 /**
  * Every file a comment or a document names exists: a path under one of the repo's folders
- * (`src/log/redis-tail.ts`, `docs/kafka.md`, a module specifier such as `src/metrics`), a relative
+ * (`src/log/redis-tail.ts`, `docs/kafka.md`, a module specifier such as `src/telemetry/metrics`), a relative
  * Markdown link, or a bare file name (`redis-tail.ts`, which some file of the repo must bear). Words
  * that name files the code no longer has mislead a reader more than no words. Run by
  * `scripts/test.sh`; prints each stale mention as `file:line: path` and exits 1.

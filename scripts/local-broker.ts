@@ -6,7 +6,7 @@
 import type { Admin } from 'kafkajs';
 import type { KafkaConfig } from '../src/config/config.js';
 import { createKafkaClient } from '../src/ingest/kafka-client.js';
-import type { Logger } from '../src/logger.js';
+import type { Logger } from '../src/base/logger.js';
 import { startKafka } from '../tools/kafka/kafka-cluster.js';
 import { startMockCluster } from '../tools/mock-cluster/mock-cluster.js';
 

@@ -15,7 +15,7 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hashPassword } from '../src/auth/credentials.js';
 import { loadConfig, type Config } from '../src/config/config.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/base/logger.js';
 import { clusterEnv, sentinelEnv, startRedisCluster, startRedisSentinel } from '../tools/redis/redis-cluster.js';
 import { createSimulator, type Simulator } from '../tools/simulator/simulator.js';
 import { startLocalBroker, type LocalBroker, type LocalBrokerKind } from './local-broker.js';
@@ -122,7 +122,7 @@ try {
 
 // Its own process group: a Ctrl-C at the terminal reaches only this process, which stops the
 // service before the broker.
-service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+service = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
   env: { ...baseEnv, KAFKA_BROKERS: brokers.join(','), KAFKA_RESULTS_TOPIC: resultsTopic, KAFKA_REQUESTS_TOPIC: requestsTopic, ...redis?.env },
   stdio: ['ignore', 'inherit', 'inherit'],
   detached: true,

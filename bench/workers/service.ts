@@ -4,8 +4,8 @@
  * would be), and with `--live N --rate R` N tests more that keep receiving R messages a second between them, with rate limits off (the load comes from one principal and one address). Prints `{ url, ids }` once listening, runs until SIGTERM.
  */
 import { loadConfig } from '../../src/config/config.js';
-import { createLogger } from '../../src/logger.js';
-import { startFromConfig } from '../../src/start-from-config.js';
+import { createLogger } from '../../src/base/logger.js';
+import { startFromConfig } from '../../src/app/start-from-config.js';
 import { BENCH_AUTH_ENV } from '../lib/token.js';
 import { feedLive, seed, seedLive } from '../lib/seed.js';
 

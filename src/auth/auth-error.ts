@@ -1,5 +1,5 @@
 /** Authentication and authorization failures, with what the edges need to answer them (RFC 6750). */
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 
 /** The token is missing, malformed, or fails a check: 401 `invalid_token`. */
 export class InvalidTokenError extends ServiceError {

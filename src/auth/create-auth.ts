@@ -1,6 +1,6 @@
 /** Chooses the auth side of a process from its configuration. */
 import type { Config } from '../config/config.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { createExternalAuth, type Auth } from './external-auth.js';
 import type { EmbeddedAuthOptions } from './embedded-issuer.js';
 

@@ -5,7 +5,7 @@
  */
 import { createLocalJWKSet, createRemoteJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 
 /** Where the verification keys come from. */
 export type KeySource =

@@ -11,8 +11,8 @@
  * refresh token (or code) at once, one wins and the other is treated as a replay, which revokes
  * the whole grant, as oidc-provider does for a replay it sees itself.
  */
-import type { RedisClient } from '../log/redis-pubsub.js';
-import { whenReady } from '../log/redis-ready.js';
+import type { RedisClient } from '../redis/redis-client.js';
+import { whenReady } from '../redis/redis-ready.js';
 import type { Adapter, AdapterFactory, AdapterPayload } from 'oidc-provider';
 import { errors } from './oidc-provider.js';
 

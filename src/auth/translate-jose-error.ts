@@ -5,7 +5,7 @@
  * token.
  */
 import { errors } from 'jose';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 import { InvalidTokenError } from './auth-error.js';
 import { keysUnavailable } from './key-source.js';
 

@@ -4,7 +4,7 @@
  * OIDC Core 5.3.3 asks, the RFC 6750 way: a `WWW-Authenticate` challenge and an OAuth error body.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { isServiceError, type ServiceError } from '../errors.js';
+import { isServiceError, type ServiceError } from '../base/errors.js';
 import type { VerifyAccessToken } from './access-token-verifier.js';
 import { bearerChallenge } from './auth-error.js';
 import { bearerToken } from './bearer.js';

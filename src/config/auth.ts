@@ -3,7 +3,7 @@
  * embedded issuer's settings (`OIDC_*`). Read through the configuration's reader.
  */
 import type { Reader } from './reader.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 
 /**
  * How access tokens are verified. `embedded`: tokens of the issuer built into this service (the

@@ -4,7 +4,7 @@
  */
 import { readAuth, readIssuer, type AuthConfig, type IssuerConfig } from './auth.js';
 import { createReader, type Env, type Reader } from './reader.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { readKafka, type KafkaConfig } from './kafka.js';
 import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-documents.js';
 import { NO_WAIT, readRedisConfig, STANDALONE, type RedisTopology } from './redis.js';

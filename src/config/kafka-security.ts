@@ -6,7 +6,7 @@
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { inspect } from 'node:util';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import type { Reader } from './reader.js';
 import type { SettingName } from './settings.js';
 

@@ -3,7 +3,7 @@
  * kafka-security.ts) TLS and SASL. Read through the configuration's reader.
  */
 import type { Reader } from './reader.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { readKafkaSasl, readKafkaSsl, type KafkaSaslConfig, type KafkaSslConfig } from './kafka-security.js';
 
 /** Broker connection and topics. */

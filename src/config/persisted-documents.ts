@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Reader } from './config.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 
 /** Operations a client may name by id instead of sending their text. */
 export interface PersistedOperationsConfig {

@@ -6,7 +6,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { SETTINGS, type SettingName } from './settings.js';
 
 /** The environment as read: variable name to raw value. */

@@ -8,7 +8,7 @@
  * two, `REDIS_URL` still gives the scheme (TLS or not) and the data nodes' credentials, and its
  * host is not used. Errors name the variable and never repeat a password.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import type { Reader } from './reader.js';
 
 /** One node's address. */

@@ -4,7 +4,7 @@
  * parser (the one `trust proxy` uses), so what starts is exactly what Express will match.
  */
 import express from 'express';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import type { Reader } from './reader.js';
 
 /**

@@ -8,7 +8,7 @@ import { bearerChallenge } from '../auth/auth-error.js';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { bearerToken } from '../auth/bearer.js';
 import type { Principal } from '../auth/principal.js';
-import { ServiceError, isServiceError } from '../errors.js';
+import { ServiceError, isServiceError } from '../base/errors.js';
 import { sendProblem } from './problem.js';
 
 /** The principal of an authenticated request. */

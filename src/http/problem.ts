@@ -1,8 +1,8 @@
 /** RFC 9457 problem details: the one error body of the REST routes. */
 import type { Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import type { ErrorCode } from '../errors.js';
-import { httpStatusFor } from '../errors.js';
+import type { ErrorCode } from '../base/errors.js';
+import { httpStatusFor } from '../base/errors.js';
 
 /** Sends `application/problem+json` with the HTTP status of `code`. */
 export function sendProblem(

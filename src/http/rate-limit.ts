@@ -5,7 +5,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isIPv4, isIPv6 } from 'node:net';
 import { principalKey } from '../auth/principal.js';
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../base/errors.js';
 import { NO_RATE_LIMITS, retryAfterSeconds, type RateLimitBucket, type RateLimits } from '../rate-limits/rate-limits.js';
 import { principalOf } from './authenticate.js';
 import { sendProblem } from './problem.js';

@@ -3,7 +3,7 @@
  * new one. Unexpected errors are logged with it and answered with it.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { requestIdFrom, withRequestId } from '../request-id.js';
+import { requestIdFrom, withRequestId } from '../base/request-id.js';
 
 /** Middleware: gives the request its id, echoes it, and makes it current for what follows. */
 export function assignRequestId(req: Request, res: Response, next: NextFunction): void {

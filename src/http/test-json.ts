@@ -1,6 +1,6 @@
 /** The REST representation of tests and messages (times as ISO 8601 strings). */
 import { messageGlobalId, type TestMessage, type TestSummary } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 import { checkPageSize, DEFAULT_MESSAGE_PAGE } from '../log/message-slice.js';
 import type { MessageRange, MessageSlice } from '../log/result-log.js';
 

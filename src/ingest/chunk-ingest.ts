@@ -10,7 +10,7 @@
  * lookup each.
  */
 import type { IncomingMessage } from '../domain/types.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { carriesSampledTrace, traceChunkStore, type SampledRecord } from '../telemetry/trace-context.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { decodeResult } from './decode-result.js';

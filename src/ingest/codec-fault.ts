@@ -6,7 +6,7 @@
  * this member that have records beyond what it read; see {@link pendingPartitions}).
  */
 import type { Kafka } from 'kafkajs';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { findCodecFailure, type CodecName } from './kafka-codecs.js';
 
 /** A batch that cannot be decompressed holds the consumer back. */

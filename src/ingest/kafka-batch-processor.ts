@@ -18,8 +18,8 @@
  * would be marked, and committed, over them).
  */
 import type { Batch, Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
-import { isServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { isServiceError } from '../base/errors.js';
+import type { Logger } from '../base/logger.js';
 import type { BrokerRecord } from './broker-record.js';
 import type { ChunkIngest, DecodedChunk } from './chunk-ingest.js';
 import type { IngestDelays } from './ingest-delays.js';

@@ -4,7 +4,7 @@
  */
 import type { KafkaConfig } from '../config/config.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import type { BrokerSide, BrokerHandlers } from './broker-side.js';
 import { createKafkaClient } from './kafka-client.js';
 import { createKafkaDeadLetter } from './kafka-dead-letter.js';

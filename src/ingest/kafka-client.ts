@@ -6,7 +6,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel as KafkaLogLevel, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { KafkaConfig } from '../config/config.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { registerKafkaCodecs } from './kafka-codecs.js';
 // Before any connection: kafkajs's request queue timer without Node's negative-delay warning.
 import './kafkajs-queue-timer.js';

@@ -23,7 +23,7 @@ import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { constants as zlibConstants, unzip, zstdDecompress, type ZlibOptions, type ZstdOptions } from 'node:zlib';
 import kafkajs from 'kafkajs';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 import { lz4InflatedBound, snappyInflatedLength } from './inflated-size.js';
 
 // kafkajs is CommonJS, and Node's ESM loader does not find these two among its named exports.

@@ -22,8 +22,8 @@
  * member still holds the old generation (see kafka-result-consumer.ts).
  */
 import type { Consumer } from 'kafkajs';
-import { ServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ServiceError } from '../base/errors.js';
+import type { Logger } from '../base/logger.js';
 
 /** What was stored but not yet committed, and when to commit it. */
 export interface OffsetCommits {

@@ -8,7 +8,7 @@
  * results consumer.
  */
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { recordCoordinates } from './broker-record.js';
 import { createConsumerStateMachine } from './consumer-state-machine.js';
 import { decodeRequest } from './decode-request.js';

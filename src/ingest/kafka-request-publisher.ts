@@ -6,9 +6,9 @@
  * trace context (`traceparent`) when tracing is on.
  */
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { withPublishSpan } from '../telemetry/trace-context.js';
 import { CORRELATION_HEADER } from './record-envelope.js';
 import { OWNER_HEADER } from './decode-request.js';

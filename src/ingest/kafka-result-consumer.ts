@@ -9,7 +9,7 @@
  * their coordinates, counted and skipped.
  */
 import type { Consumer, Kafka } from 'kafkajs';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { createChunkIngest } from './chunk-ingest.js';
 import { createCodecFaultWatch, pendingPartitions, type CodecFaultWatch } from './codec-fault.js';
 import { createConsumerStateMachine, type ConsumerStateMachine } from './consumer-state-machine.js';

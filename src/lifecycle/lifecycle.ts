@@ -10,7 +10,7 @@
  * A part that fails to stop is logged and the shutdown goes on: one stuck producer must not keep
  * the consumer's offsets uncommitted or the connections open.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { disposeOnce, type Disposable } from './disposable.js';
 
 /** The stop phases, in the order they run. */

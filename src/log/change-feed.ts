@@ -7,7 +7,7 @@
  * on a quiet feed at once, without leaking it.
  */
 import type { TestChangeEvent, TestSummary } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 import type { ChangeOptions } from './result-log.js';
 
 /** The subscribers of one process. */

@@ -12,7 +12,7 @@
  */
 import { isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent, TestRecord } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 import type { FollowOptions } from './result-log.js';
 
 /** Called for every event of the followed test, in the order stored. Must not throw. */

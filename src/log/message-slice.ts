@@ -3,7 +3,7 @@
  * and what the Redis log answers for a list it has to read whole and order first.
  */
 import type { TestMessage } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 import type { MessageRange, MessageSlice } from './result-log.js';
 
 /** Largest page of messages a client may ask for, on every path (GraphQL `messages(first:)`, `GET /tests/{id}?first=`). */

@@ -11,8 +11,8 @@
  * a dashboard that resubscribes rereads the list.
  */
 import type { TestChangeEvent } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ServiceError } from '../base/errors.js';
+import type { Logger } from '../base/logger.js';
 import { createChangeFeed } from './change-feed.js';
 import { decodeChange } from './message-format.js';
 import type { RedisPubSub } from './redis-pubsub.js';

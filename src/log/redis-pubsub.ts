@@ -8,10 +8,8 @@
  * failover or a slot move (`subscribersReady`). An SSUBSCRIBE may name the channels of one slot
  * only, so channels are subscribed one command each.
  */
-import type { Cluster, Redis } from 'ioredis';
-
-/** A connection of the log: one node, or a Redis Cluster. */
-export type RedisClient = Redis | Cluster;
+import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client.js';
 
 /** Pub/sub over one subscriber connection. */
 export interface RedisPubSub {

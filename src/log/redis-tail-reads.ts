@@ -6,8 +6,8 @@ import { statusOf } from '../domain/status.js';
 import type { TestStatus } from '../domain/types.js';
 import { createHash } from 'node:crypto';
 import { readStoredMessage } from './message-format.js';
-import type { RedisClient } from './redis-pubsub.js';
-import { whenReady } from './redis-ready.js';
+import type { RedisClient } from '../redis/redis-client.js';
+import { whenReady } from '../redis/redis-ready.js';
 import type { TailReads } from './redis-tail.js';
 
 /** Options of {@link createRedisTailReads}. */

@@ -21,8 +21,8 @@
  */
 import { nextStatus } from '../domain/status.js';
 import type { TestMessage, TestStatus } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ServiceError } from '../base/errors.js';
+import type { Logger } from '../base/logger.js';
 import type { EventListener } from './follower.js';
 import { createLocalFanout } from './local-fanout.js';
 import { decodeNotice } from './message-format.js';

@@ -31,7 +31,7 @@
  */
 import { statusOf } from '../domain/status.js';
 import type { TestListPage, TestStatus, TestSummary } from '../domain/types.js';
-import type { RedisClient } from './redis-pubsub.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import type { ListOptions } from './result-log.js';
 import { compareIds, decodeTestCursor, encodeTestCursor, selectPage, toListPage, type PageCandidate } from './test-page.js';
 

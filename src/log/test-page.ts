@@ -7,7 +7,7 @@
  * a position).
  */
 import type { TestListPage, TestStatus, TestSummary } from '../domain/types.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 import type { ListOptions } from './result-log.js';
 
 /** What paging needs to know of a test: enough to order and filter it. */

@@ -4,7 +4,7 @@
  * metric) and a log line at most every few seconds tell operators that something wrote to the
  * shared store what it should not have, without one line per read of the same damaged test.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 
 /** How often the skipped messages are logged, at most. */
 const LOG_EVERY_MS = 10_000;

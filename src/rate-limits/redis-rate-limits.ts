@@ -2,7 +2,7 @@
  * Rate limits counted in Redis (rate-limiter-flexible's Redis limiter, one atomic script per
  * request), so every replica that shares the Redis shares each budget.
  */
-import type { RedisClient } from '../log/redis-pubsub.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RateLimitConfig } from '../config/config.js';
 import { limitsFrom } from './memory-rate-limits.js';

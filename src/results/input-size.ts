@@ -3,7 +3,7 @@
  * or a start request read back in the replicated mode): the input is stored with the test, returned
  * by every read and sent to the external system, so its size is bounded where it enters.
  */
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../base/errors.js';
 
 /** The size of `input` as the service stores and sends it: its JSON text, in UTF-8 bytes. */
 export function inputBytes(input: unknown): number {

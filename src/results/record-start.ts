@@ -6,7 +6,7 @@
  * first is filled in (see ResultLog.create).
  */
 import type { StartRequestHandler } from '../ingest/request-consumer.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import type { ResultLog } from '../log/result-log.js';
 import { inputBytes } from './input-size.js';
 

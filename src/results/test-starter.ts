@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { StartTestResult } from '../domain/types.js';
 import type { RequestPublisher } from '../ingest/request-publisher.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import type { ResultLog } from '../log/result-log.js';
 import { checkInputSize } from './input-size.js';
 

@@ -8,7 +8,7 @@ import { CompactEncrypt, SignJWT, exportJWK, exportSPKI, generateKeyPair, import
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/base/errors.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
 import { freePort, startTestService, uniqueTopics, type TestService } from '../support/service.js';

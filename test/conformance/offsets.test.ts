@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppendResult, IncomingMessage } from '../../src/domain/types.js';
 import type { BrokerRecord } from '../../src/ingest/broker-record.js';
 import { createKafkaResultConsumer, type KafkaResultConsumerOptions } from '../../src/ingest/kafka-result-consumer.js';
-import { createSilentLogger } from '../../src/logger.js';
+import { createSilentLogger } from '../../src/base/logger.js';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { eventually } from '../support/graphql.js';
 import { createTestProducer, interceptCommits, result, type TestProducer } from '../support/kafka.js';

@@ -10,7 +10,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { AppendResult, IncomingMessage } from '../../src/domain/types.js';
 import { CHUNK } from '../../src/ingest/kafka-batch-processor.js';
 import { createKafkaResultConsumer } from '../../src/ingest/kafka-result-consumer.js';
-import { createSilentLogger } from '../../src/logger.js';
+import { createSilentLogger } from '../../src/base/logger.js';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { eventually } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';

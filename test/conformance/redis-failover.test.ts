@@ -18,8 +18,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { createLogger, createSilentLogger } from '../../src/logger.js';
-import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
+import { createLogger, createSilentLogger } from '../../src/base/logger.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/app/result-log-from-config.js';
 import type { RedisNode } from '../../tools/redis/redis-cluster.js';
 import { MOCK_BROKER, type TestBroker } from '../support/brokers.js';
 import { eventually } from '../support/graphql.js';

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { createSilentLogger } from '../../src/logger.js';
-import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
+import { createSilentLogger } from '../../src/base/logger.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/app/result-log-from-config.js';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';
 import { createTestProducer, result, type TestProducer } from '../support/kafka.js';

@@ -57,9 +57,9 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
   });
 
   describe('graceful shutdown', () => {
-    /** Runs the service as a process (`src/main.ts`) and waits until it is ready. */
+    /** Runs the service as a process (`src/app/main.ts`) and waits until it is ready. */
     async function startProcess(extraEnv: Record<string, string> = {}) {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
         env: {
           ...process.env,
           PORT: '0',

@@ -16,8 +16,8 @@ import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { authedFetch } from '../support/tokens.js';
 import { loadConfig } from '../../src/config/config.js';
-import { createSilentLogger } from '../../src/logger.js';
-import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
+import { createSilentLogger } from '../../src/base/logger.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/app/result-log-from-config.js';
 
 const topics = uniqueTopics('faults');
 let cluster: MockCluster;

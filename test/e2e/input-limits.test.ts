@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
-import { createSilentLogger } from '../../src/logger.js';
+import { createSilentLogger } from '../../src/base/logger.js';
 import { inputBytes } from '../../src/results/input-size.js';
 import { createStartRecorder } from '../../src/results/record-start.js';
 import { postGraphQL, sseErrors, wsErrors } from '../support/graphql.js';

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { createSilentLogger } from '../../src/logger.js';
-import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/result-log-from-config.js';
+import { createSilentLogger } from '../../src/base/logger.js';
+import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/app/result-log-from-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { subscribeChanges } from '../support/changes.js';
 import { collect, createWsClient, eventually, postGraphQL } from '../support/graphql.js';

@@ -1,5 +1,5 @@
 /**
- * Tracing as configured in a real process (`node --import tsx src/main.ts`): with
+ * Tracing as configured in a real process (`node --import tsx src/app/main.ts`): with
  * `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans of the instrumentations (http, express, graphql, kafkajs)
  * and of the service reach an OTLP/HTTP receiver (a server of this test) in one trace; without it,
  * the SDK is not loaded and the request record carries no trace context.

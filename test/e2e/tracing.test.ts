@@ -46,8 +46,8 @@ function setup(kind: 'memory' | 'redis') {
     let log;
     if (kind === 'redis') {
       const { loadConfig } = await import('../../src/config/config.js');
-      const { createResultLogFromConfig } = await import('../../src/result-log-from-config.js');
-      const { createSilentLogger } = await import('../../src/logger.js');
+      const { createResultLogFromConfig } = await import('../../src/app/result-log-from-config.js');
+      const { createSilentLogger } = await import('../../src/base/logger.js');
       const prefix = `tracing-${topics.group}`;
       const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: prefix }).resultLog, createSilentLogger());
       const { deleteRedisKeys } = await import('../support/redis-keys.js');

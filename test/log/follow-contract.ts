@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { plainMessage, type TestMessage } from '../../src/domain/types.js';
-import { ServiceError } from '../../src/errors.js';
+import { ServiceError } from '../../src/base/errors.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { eventually } from '../support/graphql.js';
 import { incoming, uniqueId } from './storage-contract.js';

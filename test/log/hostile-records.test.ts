@@ -15,7 +15,7 @@ import { createChunkIngest } from '../../src/ingest/chunk-ingest.js';
 import type { ConsumerStats } from '../../src/ingest/consumer.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { createSilentLogger } from '../../src/logger.js';
+import { createSilentLogger } from '../../src/base/logger.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
 import { useRedisLogs } from '../support/redis-logs.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { createSilentLogger } from '../../src/logger.js';
+import { createSilentLogger } from '../../src/base/logger.js';
 import { eventually } from '../support/graphql.js';
 import { openMonitor } from '../support/redis-monitor.js';
 import { describeResultLogContract } from './result-log-contract.js';

@@ -9,8 +9,8 @@ import { loadConfig, type RateLimitConfig } from '../../src/config/config.js';
 import { createMemoryRateLimits } from '../../src/rate-limits/memory-rate-limits.js';
 import type { RateLimits } from '../../src/rate-limits/rate-limits.js';
 import { createRedisRateLimits } from '../../src/rate-limits/redis-rate-limits.js';
-import { createLogger } from '../../src/logger.js';
-import { createRedisConnection } from '../../src/redis-from-config.js';
+import { createLogger } from '../../src/base/logger.js';
+import { createRedisConnection } from '../../src/redis/redis-from-config.js';
 import { eventually } from '../support/graphql.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 

@@ -1,5 +1,5 @@
 /**
- * The service as a real process (`node --import tsx src/main.ts`), for tests of what only a process
+ * The service as a real process (`node --import tsx src/app/main.ts`), for tests of what only a process
  * shows: signals, crashes, several replicas.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -28,7 +28,7 @@ process.once('exit', () => {
 
 /** Starts a service process with `env` (plus the test issuer) and waits until it listens. */
 export async function spawnService(name: string, env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '15000', RATE_LIMITS: 'off' /* as in startTestService; a test turns them on */, ...HS256_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -96,11 +96,11 @@ export interface ExitedProcess {
 }
 
 /**
- * Runs `src/main.ts` with exactly `env` over this process's environment (no test defaults) until
+ * Runs `src/app/main.ts` with exactly `env` over this process's environment (no test defaults) until
  * it exits: for a start refused by its configuration (exit code 78).
  */
 export async function runUntilExit(env: Record<string, string>): Promise<ExitedProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { createRedisResultLog, type RedisResultLogOptions } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { createSilentLogger } from '../../src/logger.js';
+import { createSilentLogger } from '../../src/base/logger.js';
 import { deleteRedisKeys } from './redis-keys.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -8,9 +8,9 @@
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config/config.js';
-import type { RedisClient } from '../../src/log/redis-pubsub.js';
-import { createSilentLogger } from '../../src/logger.js';
-import { createRedisConnection, type RedisUse } from '../../src/redis-from-config.js';
+import type { RedisClient } from '../../src/redis/redis-client.js';
+import { createSilentLogger } from '../../src/base/logger.js';
+import { createRedisConnection, type RedisUse } from '../../src/redis/redis-from-config.js';
 import { clusterEnv, sentinelEnv, startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinelSet } from '../../tools/redis/redis-cluster.js';
 
 /** The shapes, by name. */

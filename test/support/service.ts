@@ -10,9 +10,9 @@ import { createExternalAuth, type Auth } from '../../src/auth/external-auth.js';
 import { createKafkaBrokerSide } from '../../src/ingest/kafka-broker-side.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { createLogger, type Logger } from '../../src/logger.js';
-import { startService, type Service } from '../../src/service.js';
-import { createRateLimitsFromConfig } from '../../src/rate-limits-from-config.js';
+import { createLogger, type Logger } from '../../src/base/logger.js';
+import { startService, type Service } from '../../src/app/service.js';
+import { createRateLimitsFromConfig } from '../../src/app/rate-limits-from-config.js';
 import { eventually } from './graphql.js';
 import { HS256_ENV } from './tokens.js';
 

@@ -123,7 +123,7 @@ describe('startRedisCluster', { timeout: 60_000 }, () => {
 describe('startRedisCluster with a password', { timeout: 60_000 }, () => {
   it('refuses clients without it and serves those with it', async () => {
     const cluster = await startRedisCluster({ replicasPerPrimary: 0, password: 'cluster-secret' });
-    // RESP2 as the service speaks it (src/redis-from-config.ts): the refusal is NOAUTH on the command.
+    // RESP2 as the service speaks it (src/redis/redis-from-config.ts): the refusal is NOAUTH on the command.
     const plain = new Redis({ ...hostPort(cluster.seeds[0] as string), protocol: 2, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     plain.on('error', () => undefined);
     const client = new Cluster(cluster.seeds.map(hostPort), { redisOptions: { password: 'cluster-secret' } });

@@ -20,7 +20,7 @@ import {
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
 import { GraphQLError } from 'graphql';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 

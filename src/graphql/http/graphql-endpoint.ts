@@ -8,7 +8,7 @@
 import { expressMiddleware } from '@as-integrations/express5';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Principal } from '../../auth/principal.js';
-import { withRequestId } from '../../request-id.js';
+import { withRequestId } from '../../base/request-id.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 import type { GraphQLSse } from '../sse/sse-server.js';
 import type { HttpGraphQLServer } from './apollo-server.js';

@@ -25,7 +25,7 @@ import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import type { AccessPolicy } from '../../auth/access.js';
 import { SCOPES, hasScope, type Principal } from '../../auth/principal.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { ChangeDelivery, ResultLog } from '../../log/result-log.js';
 import type { ResponseFill } from '../pipeline/context.js';
 

@@ -14,9 +14,9 @@
  * `debug` asks for them (GRAPHQL_DEBUG_ERRORS), in any environment.
  */
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { ServiceError, type ErrorCode } from '../../errors.js';
-import type { Logger } from '../../logger.js';
-import { currentRequestId, withRequestId } from '../../request-id.js';
+import { ServiceError, type ErrorCode } from '../../base/errors.js';
+import type { Logger } from '../../base/logger.js';
+import { currentRequestId, withRequestId } from '../../base/request-id.js';
 import { tokenLimitRefusal } from './shape-limits.js';
 
 /** An error as sent to clients: Apollo Server's `formatError` signature. */

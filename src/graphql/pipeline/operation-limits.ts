@@ -6,7 +6,7 @@ import depthLimit from 'graphql-depth-limit';
 import { createHash } from 'node:crypto';
 import { GraphQLError, NoFragmentCyclesRule, getOperationAST, validate, type DocumentNode, type GraphQLSchema, type ValidationContext, type ValidationRule } from 'graphql';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
-import type { ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../../base/errors.js';
 import { MAX_PAGE_SIZE } from '../schema/pagination.js';
 import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from '../schema/resolvers.js';
 

@@ -8,7 +8,7 @@
  */
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../base/logger.js';
 import { createGraphQLContext, type GraphQLContext, type GraphQLDeps, type ResponseFill } from './context.js';
 import { createDocumentCache, createKeyedDocumentStore, type KeyedDocumentStore } from './document-cache.js';
 import { createErrorFormatter, type FormatError } from './format-error.js';

@@ -17,7 +17,7 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type DocumentNode, type 
 import type { AccessPolicy } from '../../auth/access.js';
 import { InsufficientScopeError, bearerChallenge } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
-import type { ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../../base/errors.js';
 import { checkOperationCost, depthRule, type OperationLimits } from './operation-limits.js';
 import { shapeLimitRules, type ShapeLimits } from './shape-limits.js';
 

@@ -13,7 +13,7 @@
  * client preset) or as `extensions.persistedQuery.sha256Hash` (Apollo's APQ and persisted queries).
  */
 import { GraphQLError, parse } from 'graphql';
-import { ConfigError, httpStatusFor, type ErrorCode } from '../../errors.js';
+import { ConfigError, httpStatusFor, type ErrorCode } from '../../base/errors.js';
 import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../../config/persisted-documents.js';
 
 /** An operation's parameters as a client sends them, over either transport. */

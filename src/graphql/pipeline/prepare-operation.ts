@@ -8,7 +8,7 @@
  */
 import { GraphQLError, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
-import type { ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../../base/errors.js';
 import type { DocumentCache } from './document-cache.js';
 import type { OperationRules, Transport } from './operation-rules.js';
 import type { OperationRequest, ResolveOperation } from './persisted-operations.js';

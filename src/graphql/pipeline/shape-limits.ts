@@ -7,7 +7,7 @@
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
-import type { ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../../base/errors.js';
 
 /** Budgets of an operation's shape. */
 export interface ShapeLimits {

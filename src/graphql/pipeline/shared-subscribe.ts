@@ -20,7 +20,7 @@
  * execution until that turn ends, by when the frames for every subscriber it reached are written.
  */
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../base/logger.js';
 import { tracePush, type PushTrace } from '../../telemetry/trace-context.js';
 
 type Execution = ExecutionResult | Promise<ExecutionResult>;

@@ -4,7 +4,7 @@
  * operation that fails before its first result, and timers that end a stream at its token's expiry.
  */
 import { principalKey, type Principal } from '../../auth/principal.js';
-import { ServiceError } from '../../errors.js';
+import { ServiceError } from '../../base/errors.js';
 import { retryAfterSeconds, type RateLimits } from '../../rate-limits/rate-limits.js';
 
 /** The longest delay `setTimeout` takes; a longer one fires at once. */

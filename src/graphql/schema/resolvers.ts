@@ -2,7 +2,7 @@
 import { SCOPES } from '../../auth/principal.js';
 import type { TestChangeEvent, TestMessage } from '../../domain/types.js';
 import { messageGlobalId } from '../../domain/types.js';
-import { ServiceError } from '../../errors.js';
+import { ServiceError } from '../../base/errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
 import { cursorKey, encodeCursor, messageRange, paginateMessages, toMessagePage } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';

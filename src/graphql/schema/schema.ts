@@ -4,7 +4,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { Kind, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { SCOPES } from '../../auth/principal.js';
-import { ServiceError } from '../../errors.js';
+import { ServiceError } from '../../base/errors.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import { MAX_IDS_PER_QUERY, resolvers } from './resolvers.js';
 

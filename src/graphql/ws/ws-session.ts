@@ -32,8 +32,8 @@ import type { VerifyAccessToken } from '../../auth/access-token-verifier.js';
 import { bearerToken } from '../../auth/bearer.js';
 import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
-import { isServiceError } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import { isServiceError } from '../../base/errors.js';
+import type { Logger } from '../../base/logger.js';
 import { delayUntil } from '../pipeline/stream-admission.js';
 
 /** The sockets' principals and deadlines. */

@@ -29,7 +29,7 @@ import { CloseCode, handleProtocols, makeServer, MessageType, stringifyMessage, 
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../base/logger.js';
 
 /** What the protocol server's hooks find in `ctx.extra` (the same shape as graphql-ws's ws binding). */
 export interface WebSocketExtra {

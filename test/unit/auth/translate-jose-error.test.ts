@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidTokenError } from '../../../src/auth/auth-error.js';
 import { createKeyResolver } from '../../../src/auth/key-source.js';
 import { translateJoseError } from '../../../src/auth/translate-jose-error.js';
-import { ServiceError } from '../../../src/errors.js';
+import { ServiceError } from '../../../src/base/errors.js';
 
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'urn:result-collection-service';

@@ -5,7 +5,7 @@ import { inspect } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.js';
-import { ConfigError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/base/errors.js';
 import { configError } from '../../support/config-error.js';
 import { createTestPki, type TestPki } from '../../support/tls.js';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.js';
-import { ConfigError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/base/errors.js';
 import { sha256Hex } from '../../../src/config/persisted-documents.js';
 import { createOperationResolver } from '../../../src/graphql/pipeline/persisted-operations.js';
 import { configError } from '../../support/config-error.js';

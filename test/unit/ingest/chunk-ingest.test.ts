@@ -7,7 +7,7 @@ import type { IncomingMessage } from '../../../src/domain/types.js';
 import type { BrokerRecord } from '../../../src/ingest/broker-record.js';
 import { createChunkIngest } from '../../../src/ingest/chunk-ingest.js';
 import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from '../../../src/ingest/consumer.js';
-import { createSilentLogger } from '../../../src/logger.js';
+import { createSilentLogger } from '../../../src/base/logger.js';
 import { createResultRecorder } from '../../../src/results/record-result.js';
 import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
 

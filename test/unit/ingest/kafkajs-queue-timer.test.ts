@@ -27,7 +27,7 @@ describe("kafkajs's request queue timer", () => {
     const script = [
       "import { Partitioners } from 'kafkajs';",
       "import { createKafkaClient } from './src/ingest/kafka-client.ts';",
-      "import { createSilentLogger } from './src/logger.ts';",
+      "import { createSilentLogger } from './src/base/logger.ts';",
       `const kafka = createKafkaClient({ brokers: ${JSON.stringify(cluster.bootstrapServers)}, clientId: 'timer-test' }, createSilentLogger());`,
       'const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });',
       'await producer.connect();',

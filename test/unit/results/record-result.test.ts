@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { IncomingMessage, TestMessage } from '../../../src/domain/types.js';
-import { ServiceError } from '../../../src/errors.js';
+import { ServiceError } from '../../../src/base/errors.js';
 import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
 import type { ResultLog } from '../../../src/log/result-log.js';
 import { createResultRecorder } from '../../../src/results/record-result.js';

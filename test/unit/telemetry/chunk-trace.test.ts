@@ -12,7 +12,7 @@ import type { BrokerRecord } from '../../../src/ingest/broker-record.js';
 import { createChunkIngest } from '../../../src/ingest/chunk-ingest.js';
 import type { ConsumerStats } from '../../../src/ingest/consumer.js';
 import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
-import { createSilentLogger } from '../../../src/logger.js';
+import { createSilentLogger } from '../../../src/base/logger.js';
 import { createResultRecorder } from '../../../src/results/record-result.js';
 import { tracePush } from '../../../src/telemetry/trace-context.js';
 

@@ -6,7 +6,7 @@
 import { GraphQLError, parse } from 'graphql';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../../src/errors.js';
+import { ServiceError } from '../../../../src/base/errors.js';
 import { clientErrors, createErrorFormatter } from '../../../../src/graphql/pipeline/format-error.js';
 
 function edge(debug = false) {

@@ -2,7 +2,7 @@ import { parse, type ExecutionResult } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { describe, expect, it } from 'vitest';
 import { createSharedSubscribe } from '../../../../src/graphql/pipeline/shared-subscribe.js';
-import { createSilentLogger } from '../../../../src/logger.js';
+import { createSilentLogger } from '../../../../src/base/logger.js';
 
 /** A broadcast source: every listener gets the same event objects, as from the service's PubSub. */
 function createBroadcast() {

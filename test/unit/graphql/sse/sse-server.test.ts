@@ -15,7 +15,7 @@ import { createSchema } from '../../../../src/graphql/schema/schema.js';
 import { createGraphQLSse, type GraphQLSse } from '../../../../src/graphql/sse/sse-server.js';
 import { NO_RATE_LIMITS } from '../../../../src/rate-limits/rate-limits.js';
 import { createMemoryResultLog } from '../../../../src/log/memory-result-log.js';
-import { createSilentLogger } from '../../../../src/logger.js';
+import { createSilentLogger } from '../../../../src/base/logger.js';
 import { createTestStarter } from '../../../../src/results/test-starter.js';
 import { HS256_ENV } from '../../../support/tokens.js';
 

@@ -7,9 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { VerifyAccessToken } from '../../../../src/auth/access-token-verifier.js';
 import type { Principal } from '../../../../src/auth/principal.js';
-import { ServiceError } from '../../../../src/errors.js';
+import { ServiceError } from '../../../../src/base/errors.js';
 import { createWebSocketSessions, TOKEN_EXPIRED_REASON } from '../../../../src/graphql/ws/ws-session.js';
-import { createSilentLogger } from '../../../../src/logger.js';
+import { createSilentLogger } from '../../../../src/base/logger.js';
 
 const principal = (expiresInMs: number, subject = 'tester'): Principal => ({ subject, clientId: 'dashboard', scopes: new Set(['tests:read']), expiresAt: Date.now() + expiresInMs, issuer: 'https://issuer.test.invalid' });
 

@@ -5,7 +5,7 @@
  * by a short wait than by an error, it waits here first, for a bound of its choosing; past it the
  * command goes out anyway and fails as before. The waiters of one connection share one listener.
  */
-import type { RedisClient } from './redis-pubsub.js';
+import type { RedisClient } from './redis-client.js';
 
 const pending = new WeakMap<RedisClient, Promise<void>>();
 

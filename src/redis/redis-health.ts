@@ -12,7 +12,7 @@
  * client's slot map, which ioredis updates on its own schedule.
  */
 import type { Cluster } from 'ioredis';
-import type { RedisClient } from './redis-pubsub.js';
+import type { RedisClient } from './redis-client.js';
 
 const SLOTS = 16_384;
 

@@ -5,9 +5,9 @@
  * primary.
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { ResultLogConfig } from './config/config.js';
-import type { RedisClient } from './log/redis-pubsub.js';
-import type { Logger } from './logger.js';
+import type { ResultLogConfig } from '../config/config.js';
+import type { RedisClient } from './redis-client.js';
+import type { Logger } from '../base/logger.js';
 
 /**
  * Opens one Redis connection as every part of the service uses it: no offline queue, so while

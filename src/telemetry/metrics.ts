@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ConsumerState, DelayHistogram, ResultConsumer } from './ingest/consumer.js';
+import type { ConsumerState, DelayHistogram, ResultConsumer } from '../ingest/consumer.js';
 
 /** Every state the consumer reports, so the state gauge always has one series per state. */
 const CONSUMER_STATES: ReadonlyArray<ConsumerState['state']> = ['idle', 'connecting', 'joined', 'stalled', 'rebalancing', 'crashed', 'stopped'];

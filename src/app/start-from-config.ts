@@ -3,16 +3,16 @@
  * the roles that serve the API).
  * The process entry point and the benchmarks start the service the same way through this.
  */
-import { createAuth } from './auth/create-auth.js';
-import type { EmbeddedAuthOptions } from './auth/embedded-issuer.js';
-import type { Config } from './config/config.js';
-import { createKafkaBrokerSide } from './ingest/kafka-broker-side.js';
-import { createLifecycle, type Lifecycle } from './lifecycle/lifecycle.js';
-import type { Logger } from './logger.js';
+import { createAuth } from '../auth/create-auth.js';
+import type { EmbeddedAuthOptions } from '../auth/embedded-issuer.js';
+import type { Config } from '../config/config.js';
+import { createKafkaBrokerSide } from '../ingest/kafka-broker-side.js';
+import { createLifecycle, type Lifecycle } from '../lifecycle/lifecycle.js';
+import type { Logger } from '../base/logger.js';
 import { startService, type Service } from './service.js';
 import { createRateLimitsFromConfig } from './rate-limits-from-config.js';
 import { createResultLogFromConfig, type ConfiguredResultLog } from './result-log-from-config.js';
-import { createRedisConnection } from './redis-from-config.js';
+import { createRedisConnection } from '../redis/redis-from-config.js';
 
 /** A started service with the state it owns. */
 export interface RunningService {
@@ -59,7 +59,7 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
 async function issuerStorage(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<EmbeddedAuthOptions> {
   if (config.resultLog.kind !== 'redis' || config.auth.mode !== 'embedded') return {};
   // Loaded only when used, like the issuer itself (it loads oidc-provider).
-  const { createRedisOidcAdapter } = await import('./auth/redis-oidc-adapter.js');
+  const { createRedisOidcAdapter } = await import('../auth/redis-oidc-adapter.js');
   // Like the state's connections: no offline queue and a command timeout, so a Redis that is down
   // or hangs fails token requests at once instead of piling them up.
   const redis = createRedisConnection(config.resultLog, logger, 'issuer');

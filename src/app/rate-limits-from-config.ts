@@ -2,13 +2,13 @@
  * Builds the rate limits of a process from its configuration (see src/rate-limits/), on a Redis
  * connection of their own when the result log is in Redis.
  */
-import type { RateLimitConfig, ResultLogConfig } from './config/config.js';
-import { disposeOnce, type Disposable } from './lifecycle/disposable.js';
-import type { Logger } from './logger.js';
-import { createMemoryRateLimits } from './rate-limits/memory-rate-limits.js';
-import { NO_RATE_LIMITS, type RateLimits } from './rate-limits/rate-limits.js';
-import { createRedisRateLimits } from './rate-limits/redis-rate-limits.js';
-import { createRedisConnection } from './redis-from-config.js';
+import type { RateLimitConfig, ResultLogConfig } from '../config/config.js';
+import { disposeOnce, type Disposable } from '../lifecycle/disposable.js';
+import type { Logger } from '../base/logger.js';
+import { createMemoryRateLimits } from '../rate-limits/memory-rate-limits.js';
+import { NO_RATE_LIMITS, type RateLimits } from '../rate-limits/rate-limits.js';
+import { createRedisRateLimits } from '../rate-limits/redis-rate-limits.js';
+import { createRedisConnection } from '../redis/redis-from-config.js';
 
 /** The rate limits of one process, with the connection they own (if any). */
 export interface ConfiguredRateLimits extends Disposable {

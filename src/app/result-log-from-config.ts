@@ -2,14 +2,14 @@
  * Builds the result log of a process from its configuration, in memory or in Redis, with the
  * Redis connections it needs (owned and closed here, opened by redis-from-config.ts).
  */
-import type { ResultLogConfig } from './config/config.js';
-import type { Disposable } from './lifecycle/disposable.js';
-import { disposeOnce } from './lifecycle/disposable.js';
-import type { Logger } from './logger.js';
-import { createMemoryResultLog } from './log/memory-result-log.js';
-import { createRedisResultLog } from './log/redis-result-log.js';
-import { createRedisConnection } from './redis-from-config.js';
-import type { ResultLog } from './log/result-log.js';
+import type { ResultLogConfig } from '../config/config.js';
+import type { Disposable } from '../lifecycle/disposable.js';
+import { disposeOnce } from '../lifecycle/disposable.js';
+import type { Logger } from '../base/logger.js';
+import { createMemoryResultLog } from '../log/memory-result-log.js';
+import { createRedisResultLog } from '../log/redis-result-log.js';
+import { createRedisConnection } from '../redis/redis-from-config.js';
+import type { ResultLog } from '../log/result-log.js';
 
 /** The result log of one process. */
 export interface ConfiguredResultLog extends Disposable {

@@ -5,16 +5,16 @@
  * The service itself is imported only after tracing has started (when it is configured): the
  * instrumentations' loader hooks see only modules loaded after them.
  */
-import { loadConfig } from './config/config.js';
-import { ConfigError } from './errors.js';
-import { createLogger } from './logger.js';
+import { loadConfig } from '../config/config.js';
+import { ConfigError } from '../base/errors.js';
+import { createLogger } from '../base/logger.js';
 
 async function main(): Promise<void> {
   // A ConfigError thrown here or while the service is built ends the process below, with exit 78.
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
   const { otlpEndpoint, serviceName, sampler, sampleRatio } = config.telemetry;
-  const telemetry = otlpEndpoint === null ? undefined : await (await import('./telemetry/start-telemetry.js')).startTelemetry({ otlpEndpoint, serviceName, sampler, sampleRatio });
+  const telemetry = otlpEndpoint === null ? undefined : await (await import('../telemetry/start-telemetry.js')).startTelemetry({ otlpEndpoint, serviceName, sampler, sampleRatio });
   if (telemetry !== undefined) logger.info({ otlpEndpoint: otlpEndpoint?.origin, serviceName, sampler, sampleRatio }, 'tracing on');
   const { startFromConfig } = await import('./start-from-config.js');
   const running = await startFromConfig(config, logger);
