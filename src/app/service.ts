@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAccessPolicy } from '../auth/access.js';
 import { SCOPES } from '../auth/principal.js';
-import type { Auth } from '../auth/external-auth.js';
+import type { Auth } from '../auth/auth.js';
 import type { Config } from '../config/config.js';
 import type { GraphQLDeps } from '../graphql/pipeline/context.js';
 import { createApolloGraphQLServer } from '../graphql/http/apollo-server.js';

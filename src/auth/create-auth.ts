@@ -1,7 +1,8 @@
 /** Chooses the auth side of a process from its configuration. */
 import type { Config } from '../config/config.js';
 import type { Logger } from '../base/logger.js';
-import { createExternalAuth, type Auth } from './external-auth.js';
+import type { Auth } from './auth.js';
+import { createExternalAuth } from './external-auth.js';
 import type { EmbeddedAuthOptions } from './embedded-issuer.js';
 
 /** Creates the auth side the configuration asks for; `embedded` options apply to the embedded issuer only. */

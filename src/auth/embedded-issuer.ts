@@ -26,7 +26,7 @@ import type { Config } from '../config/config.js';
 import { ConfigError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import { createAccessTokenVerifier } from './access-token-verifier.js';
-import type { Auth } from './external-auth.js';
+import type { Auth } from './auth.js';
 import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
 import { createGrantableScopes, type TokenHolder } from './grantable-scopes.js';
 import { followExpressProxyTrust } from './issuer-proxy-trust.js';

@@ -1,16 +1,8 @@
 /** Builds the token verifier (and, in embedded mode, the issuer) from the configuration. */
-import type { RequestHandler } from 'express';
 import type { AuthConfig } from '../config/config.js';
-import type { Disposable } from '../lifecycle/disposable.js';
-import { createAccessTokenVerifier, type VerifyAccessToken } from './access-token-verifier.js';
+import { createAccessTokenVerifier } from './access-token-verifier.js';
+import type { Auth } from './auth.js';
 import type { KeySource } from './key-source.js';
-
-/** The authentication side of one process; disposing it releases what the issuer holds. */
-export interface Auth extends Disposable {
-  readonly verifyAccessToken: VerifyAccessToken;
-  /** Routes of the embedded authorization server, when this process runs one. */
-  readonly issuer?: RequestHandler;
-}
 
 /** Creates the verifier for an external issuer (JWKS or discovery) or a shared HS256 secret. */
 export function createExternalAuth(config: AuthConfig): Auth {
