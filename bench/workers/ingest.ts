@@ -121,7 +121,7 @@ if (mode === 'bare') {
 } else {
   // The Redis connections as the service opens them: commands, and a subscriber.
   if (mode === 'redis' || mode === 'redis-cluster') {
-    const config = loadConfig({ STATE_STORE: 'redis', REDIS_URL: process.env.REDIS_URL, REDIS_MODE: process.env.REDIS_MODE, REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES }).resultLog;
+    const config = loadConfig({ STATE_STORE: 'redis', REDIS_URL: process.env.REDIS_URL, REDIS_MODE: process.env.REDIS_MODE, REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES }).redis;
     redis = createRedisConnection(config, createSilentLogger(), 'commands');
     subscriber = createRedisConnection(config, createSilentLogger(), 'subscriber', { subscriber: true });
     await Promise.all([redis, subscriber].map((c) => new Promise((resolve) => c.once('ready', resolve))));

@@ -1,8 +1,9 @@
 /**
  * Builds the rate limits of a process from its configuration (see src/rate-limits/), on a Redis
- * connection of their own when the result log is in Redis.
+ * connection of their own when their store is Redis (`RATE_LIMITS_STORE`).
  */
-import type { RateLimitConfig, ResultLogConfig } from '../config/config.js';
+import type { RateLimitConfig } from '../config/config.js';
+import type { RedisConfig } from '../config/redis.js';
 import { disposeOnce, type Disposable } from '../lifecycle/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { createMemoryRateLimits } from '../rate-limits/memory-rate-limits.js';
@@ -17,14 +18,14 @@ export interface ConfiguredRateLimits extends Disposable {
 
 /**
  * Creates the configured rate limits: none when `RATE_LIMITS=off`, in Redis (on a connection of
- * their own) with the Redis result log so that replicas share each budget, in memory otherwise.
+ * their own) when their store is Redis so that replicas share each budget, in memory otherwise.
  */
-export function createRateLimitsFromConfig(limits: RateLimitConfig, resultLog: ResultLogConfig, logger: Logger): ConfiguredRateLimits {
+export function createRateLimitsFromConfig(limits: RateLimitConfig, redisConfig: RedisConfig, logger: Logger): ConfiguredRateLimits {
   if (!limits.enabled) return { rateLimits: NO_RATE_LIMITS, dispose: async () => {} };
-  if (resultLog.kind !== 'redis') return { rateLimits: createMemoryRateLimits(limits), dispose: async () => {} };
-  const redis = createRedisConnection(resultLog, logger, 'rate-limits');
+  if (limits.store !== 'redis') return { rateLimits: createMemoryRateLimits(limits), dispose: async () => {} };
+  const redis = createRedisConnection(redisConfig, logger, 'rate-limits');
   return {
-    rateLimits: createRedisRateLimits({ config: limits, redis, prefix: resultLog.redisKeyPrefix }),
+    rateLimits: createRedisRateLimits({ config: limits, redis, prefix: redisConfig.keyPrefix }),
     dispose: disposeOnce(async () => {
       await redis.quit().then(() => undefined, () => undefined);
     }),

@@ -2,7 +2,7 @@
  * Builds the result log of a process from its configuration, in memory or in Redis, with the
  * Redis connections it needs (owned and closed here, opened by redis-from-config.ts).
  */
-import type { ResultLogConfig } from '../config/config.js';
+import type { Config } from '../config/config.js';
 import type { Disposable } from '../lifecycle/disposable.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../base/logger.js';
@@ -21,15 +21,16 @@ export interface ConfiguredResultLog extends Disposable {
 }
 
 /** Creates the configured result log. Redis connections are opened in the background. */
-export function createResultLogFromConfig(config: ResultLogConfig, logger: Logger): ConfiguredResultLog {
+export function createResultLogFromConfig({ resultLog: config, redis: redisConfig }: Pick<Config, 'resultLog' | 'redis'>, logger: Logger): ConfiguredResultLog {
   if (config.kind === 'memory' || config.kind === 'replicated') {
     const log = createMemoryResultLog(config);
     return { log, storedTests: () => log.size, dispose: () => log.dispose() };
   }
-  const commands = createRedisConnection(config, logger, 'commands');
+  const commands = createRedisConnection(redisConfig, logger, 'commands');
   // ioredis re-subscribes its channels by itself after a reconnect; the log re-reads what it missed.
-  const subscriber = createRedisConnection(config, logger, 'subscriber', { subscriber: true });
-  const log = createRedisResultLog({ redis: commands, subscriber, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: config.redisKeyPrefix, waitReplicas: config.redisWait.replicas, waitTimeoutMs: config.redisWait.timeoutMs, logger });
+  const subscriber = createRedisConnection(redisConfig, logger, 'subscriber', { subscriber: true });
+  const { wait } = redisConfig;
+  const log = createRedisResultLog({ redis: commands, subscriber, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: redisConfig.keyPrefix, waitReplicas: wait.replicas, waitTimeoutMs: wait.timeoutMs, logger });
   return {
     log,
     dispose: disposeOnce(async () => {

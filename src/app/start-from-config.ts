@@ -25,10 +25,10 @@ export interface RunningService {
 /** Starts the configured service; `prepare` runs on the state before the service starts. */
 export async function startFromConfig(config: Config, logger: Logger, prepare?: (state: ConfiguredResultLog) => Promise<void>): Promise<RunningService> {
   const lifecycle = createLifecycle({ logger });
-  const state = createResultLogFromConfig(config.resultLog, logger);
+  const state = createResultLogFromConfig(config, logger);
   // The Redis connections close after every part that uses them has stopped.
   lifecycle.register('connections', 'state connections', state);
-  const limits = createRateLimitsFromConfig(config.rateLimits, config.resultLog, logger);
+  const limits = createRateLimitsFromConfig(config.rateLimits, config.redis, logger);
   lifecycle.register('connections', 'rate-limit connection', limits);
   try {
     await prepare?.(state);
@@ -52,20 +52,20 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
 }
 
 /**
- * With the Redis state, the embedded issuer keeps its sessions, grants, codes and refresh tokens
- * in Redis too, on a connection of its own, so they survive restarts and every replica honours
- * them; otherwise oidc-provider keeps them in memory.
+ * With `OIDC_STORE=redis` (the default with the Redis state), the embedded issuer keeps its
+ * sessions, grants, codes and refresh tokens in Redis, on a connection of its own, so they survive
+ * restarts and every replica honours them; otherwise oidc-provider keeps them in memory.
  */
 async function issuerStorage(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<EmbeddedAuthOptions> {
-  if (config.resultLog.kind !== 'redis' || config.auth.mode !== 'embedded') return {};
+  if (config.issuer.store !== 'redis' || config.auth.mode !== 'embedded') return {};
   // Loaded only when used, like the issuer itself (it loads oidc-provider).
   const { createRedisOidcAdapter } = await import('../auth/redis-oidc-adapter.js');
   // Like the state's connections: no offline queue and a command timeout, so a Redis that is down
   // or hangs fails token requests at once instead of piling them up.
-  const redis = createRedisConnection(config.resultLog, logger, 'issuer');
+  const redis = createRedisConnection(config.redis, logger, 'issuer');
   lifecycle.register('connections', 'issuer connection', { dispose: () => redis.quit().then(() => undefined, () => undefined) });
   // A token, its grant's set and its session's index are written in one MULTI: on Redis Cluster
   // the issuer's keys share one hash tag (so one slot; they are few and small).
-  const tag = config.resultLog.redisTopology.mode === 'cluster' ? '{oidc}' : 'oidc';
-  return { adapter: createRedisOidcAdapter({ redis, prefix: `${config.resultLog.redisKeyPrefix}:${tag}:` }) };
+  const tag = config.redis.topology.mode === 'cluster' ? '{oidc}' : 'oidc';
+  return { adapter: createRedisOidcAdapter({ redis, prefix: `${config.redis.keyPrefix}:${tag}:` }) };
 }

@@ -38,6 +38,8 @@ export interface IssuerConfig {
   readonly cookieKeys: readonly string[];
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
+  /** Where the issuer keeps sessions, grants, codes and refresh tokens (`OIDC_STORE`). */
+  readonly store: 'memory' | 'redis';
 }
 
 /**
@@ -45,7 +47,7 @@ export interface IssuerConfig {
  * generated signing key invalidates every token at each restart and differs between replicas, and
  * a generated cookie key ends every sign-in session the same way.
  */
-export function readIssuer(read: Reader, where: { production: boolean; runsIssuer: boolean }): IssuerConfig {
+export function readIssuer(read: Reader, where: { production: boolean; runsIssuer: boolean; defaultStore: 'memory' | 'redis' }): IssuerConfig {
   const issuer: IssuerConfig = {
     clientsFile: read.string('OIDC_CLIENTS_FILE', '') || null,
     usersFile: read.string('OIDC_USERS_FILE', '') || null,
@@ -53,6 +55,7 @@ export function readIssuer(read: Reader, where: { production: boolean; runsIssue
     cookieKeys: read.list('OIDC_COOKIE_KEYS', [], /^.{32,}$/, 'key of at least 32 characters'),
     accessTokenTtlSeconds: read.int('OIDC_ACCESS_TOKEN_TTL_SECONDS', 600, { min: 10, max: 7200 }),
     refreshTokenTtlSeconds: read.int('OIDC_REFRESH_TOKEN_TTL_SECONDS', 14 * 86_400, { min: 60 }),
+    store: read.oneOf('OIDC_STORE', where.defaultStore, ['memory', 'redis']),
   };
   if (where.production && where.runsIssuer) {
     const why = 'is required with NODE_ENV=production when the embedded issuer runs (no AUTH_ISSUER): a generated key is lost at restart and differs between replicas';

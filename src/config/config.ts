@@ -7,7 +7,7 @@ import { createReader, type Env, type Reader } from './reader.js';
 import { ConfigError } from '../base/errors.js';
 import { readKafka, type KafkaConfig } from './kafka.js';
 import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-documents.js';
-import { NO_WAIT, readRedisConfig, STANDALONE, type RedisTopology } from './redis.js';
+import { readRedisConfig, type RedisConfig } from './redis.js';
 import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 export type { AuthConfig, IssuerConfig } from './auth.js';
@@ -30,6 +30,8 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly kafka: KafkaConfig;
   readonly resultLog: ResultLogConfig;
+  /** How to reach Redis, for the parts whose store is Redis (the result log, the rate limits, the issuer). */
+  readonly redis: RedisConfig;
   readonly graphql: GraphQLConfig;
   readonly graphqlShape: GraphQLShapeConfig;
   /** Trusted documents (the only operations that run) and automatic persisted queries. */
@@ -67,16 +69,6 @@ export interface ResultLogConfig {
    * from the earliest retained record at startup.
    */
   readonly kind: 'memory' | 'redis' | 'replicated';
-  /** `REDIS_URL` (credentials included): `redis://`, or `rediss://` for TLS. */
-  readonly redisUrl: string;
-  /** PEM certificates to trust for `rediss://` (`REDIS_TLS_CA_FILE`); null for the public CAs. */
-  readonly redisTlsCa: string | null;
-  /** Standalone, Cluster or Sentinel (`REDIS_MODE` and its settings). */
-  readonly redisTopology: RedisTopology;
-  /** Replicas that must hold a write before it counts as stored (`REDIS_WAIT_REPLICAS`, `REDIS_WAIT_TIMEOUT_MS`). */
-  readonly redisWait: { readonly replicas: number; readonly timeoutMs: number };
-  /** Prefix of every Redis key and channel, so deployments can share one Redis. */
-  readonly redisKeyPrefix: string;
   /** A test with no new result for this long is dropped. */
   readonly ttlSeconds: number;
   /** Past this many tests the least recently updated ones are evicted (memory only). */
@@ -151,10 +143,12 @@ export interface WebSocketConfig {
 /**
  * Rate limits (`RATE_LIMITS`, on by default): budgets per minute, per principal for the API, for
  * WebSocket operations and for new WebSocket connections, per client IP for the token endpoint and
- * the login form. Counted in Redis with `STATE_STORE=redis`, so replicas share them.
+ * the login form. Counted where `RATE_LIMITS_STORE` says: in Redis, replicas share each budget.
  */
 export interface RateLimitConfig {
   readonly enabled: boolean;
+  /** Where the budgets are counted (`RATE_LIMITS_STORE`). */
+  readonly store: 'memory' | 'redis';
   readonly perMinute: Readonly<Record<'api' | 'subscribe' | 'wsConnect' | 'auth', number>>;
 }
 
@@ -181,6 +175,13 @@ export function loadConfig(env: Env = process.env): Config {
   const production = read.string('NODE_ENV', 'development') === 'production';
   const port = read.int('PORT', 4000, { min: 0, max: 65535 });
   const auth = readAuth(read, port);
+  // Each part that keeps state chooses its store; by default the rate limits and the issuer keep
+  // theirs where the results are shared (Redis), so replicas agree on budgets and sign-ins.
+  const sharedStore = stateKind === 'redis' ? 'redis' : 'memory';
+  const rateLimitsStore = read.oneOf('RATE_LIMITS_STORE', sharedStore, ['memory', 'redis']);
+  const issuer = readIssuer(read, { production, runsIssuer: auth.mode === 'embedded' && role !== 'consumer', defaultStore: sharedStore });
+  const rateLimitsEnabled = read.bool('RATE_LIMITS', true);
+  const usesRedis = stateKind === 'redis' || (rateLimitsEnabled && rateLimitsStore === 'redis') || (auth.mode === 'embedded' && issuer.store === 'redis');
   const persistedOperations = readPersistedOperations(read, production);
   // With trusted documents the IDE could run nothing (its own introspection query included).
   const browser = readBrowser(read, production || persistedOperations.trustedDocuments !== null);
@@ -194,15 +195,14 @@ export function loadConfig(env: Env = process.env): Config {
     kafka: readKafka(read, stateKind),
     resultLog: {
       kind: stateKind,
-      // Checked only where it is used: a memory process never connects to Redis.
-      ...(stateKind === 'redis' ? readRedisConfig(read) : { redisUrl: read.string('REDIS_URL', 'redis://127.0.0.1:6379'), redisTlsCa: null, redisTopology: STANDALONE, redisWait: NO_WAIT }),
-      redisKeyPrefix: read.string('REDIS_KEY_PREFIX', 'rcs'),
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),
       maxTests: read.int('STORE_MAX_TESTS', 10_000, { min: 1 }),
       maxMessagesPerTest: read.int('STORE_MAX_MESSAGES_PER_TEST', 10_000, { min: 1 }),
       maxInputBytes: read.int('TEST_INPUT_MAX_BYTES', 64 * 1024, { min: 16, max: 1024 * 1024 }),
       maxBytes: read.int('STORE_MAX_BYTES', 512 * 1024 * 1024, { min: 1024 * 1024 }),
     },
+    // Checked only where it is used: a process that keeps nothing in Redis never connects to it.
+    redis: readRedisConfig(read, usesRedis),
     graphql: {
       maxDepth: read.int('GRAPHQL_MAX_DEPTH', 10, { min: 1, max: 100 }),
       maxCost: read.int('GRAPHQL_MAX_COST', 10_000, { min: 1 }),
@@ -222,7 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     persistedOperations,
     auth,
-    issuer: readIssuer(read, { production, runsIssuer: auth.mode === 'embedded' && role !== 'consumer' }),
+    issuer,
     websocket: {
       // The CORS list governs WebSockets too, unless WS_ALLOWED_ORIGINS sets them apart.
       allowedOrigins: read.list('WS_ALLOWED_ORIGINS', browser.corsAllowedOrigins, /^(\*|https?:\/\/[^\s/,]+)$/, 'origin (https://host[:port] or *)'),
@@ -237,7 +237,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     browser,
     rateLimits: {
-      enabled: read.bool('RATE_LIMITS', true),
+      enabled: rateLimitsEnabled,
+      store: rateLimitsStore,
       perMinute: {
         api: read.int('RATE_LIMIT_API_PER_MINUTE', 600, { min: 1 }),
         subscribe: read.int('RATE_LIMIT_SUBSCRIBES_PER_MINUTE', 120, { min: 1 }),

@@ -32,16 +32,22 @@ export type RedisTopology =
       readonly sentinelPassword: string | null;
     };
 
-/** How to reach Redis. */
-export interface RedisConnectionConfig {
-  /** `redis://` or `rediss://` (TLS), with the credentials if any. */
-  readonly redisUrl: string;
+/**
+ * How to reach Redis (`config.redis`), for every part that keeps its state there: the result log
+ * (`STATE_STORE=redis`), the rate limits (`RATE_LIMITS_STORE`) and the embedded issuer
+ * (`OIDC_STORE`).
+ */
+export interface RedisConfig {
+  /** `redis://` or `rediss://` (TLS), with the credentials if any (`REDIS_URL`). */
+  readonly url: string;
   /** PEM certificates to trust for `rediss://` instead of the public CAs; null to use those. */
-  readonly redisTlsCa: string | null;
+  readonly tlsCa: string | null;
   /** Standalone, Cluster or Sentinel (`REDIS_MODE`). */
-  readonly redisTopology: RedisTopology;
+  readonly topology: RedisTopology;
   /** Replicas that must hold a write before it counts as stored (`REDIS_WAIT_REPLICAS`), and for how long to wait. */
-  readonly redisWait: { readonly replicas: number; readonly timeoutMs: number };
+  readonly wait: { readonly replicas: number; readonly timeoutMs: number };
+  /** Prefix of every Redis key and channel, so deployments can share one Redis (`REDIS_KEY_PREFIX`). */
+  readonly keyPrefix: string;
 }
 
 const SENTINEL_ONLY = ['REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER_NAME', 'REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD', 'REDIS_SENTINEL_PASSWORD_FILE'] as const;
@@ -53,8 +59,13 @@ export function redactRedisUrl(url: string): string {
   return url.replace(/^(rediss?:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
 }
 
-/** Reads REDIS_URL, REDIS_TLS_CA_FILE, REDIS_MODE and the mode's settings. */
-export function readRedisConfig(read: Reader): RedisConnectionConfig {
+/**
+ * Reads REDIS_URL, REDIS_TLS_CA_FILE, REDIS_MODE and the mode's settings, checked only when some
+ * part of the process uses Redis (`used`): a process that never connects carries the defaults.
+ */
+export function readRedisConfig(read: Reader, used: boolean): RedisConfig {
+  const keyPrefix = read.string('REDIS_KEY_PREFIX', 'rcs');
+  if (!used) return { url: read.string('REDIS_URL', DEFAULT_URL), tlsCa: null, topology: STANDALONE, wait: NO_WAIT, keyPrefix };
   const redisUrl = read.optional('REDIS_URL') ?? DEFAULT_URL;
   let parsed: URL;
   try {
@@ -66,11 +77,11 @@ export function readRedisConfig(read: Reader): RedisConnectionConfig {
     throw new ConfigError('REDIS_URL', `expected a redis:// or rediss:// URL (rediss:// for TLS), got the scheme "${parsed.protocol}"`);
   }
   if (parsed.hostname === '') throw new ConfigError('REDIS_URL', 'names no host');
-  const redisTopology = readTopology(read);
-  const redisWait = { replicas: read.int('REDIS_WAIT_REPLICAS', defaultWaitReplicas(redisTopology), { min: 0, max: 16 }), timeoutMs: read.int('REDIS_WAIT_TIMEOUT_MS', 1000, { min: 1, max: 60_000 }) };
-  if (read.optional('REDIS_TLS_CA_FILE') === undefined) return { redisUrl, redisTlsCa: null, redisTopology, redisWait };
+  const topology = readTopology(read);
+  const wait = { replicas: read.int('REDIS_WAIT_REPLICAS', defaultWaitReplicas(topology), { min: 0, max: 16 }), timeoutMs: read.int('REDIS_WAIT_TIMEOUT_MS', 1000, { min: 1, max: 60_000 }) };
+  if (read.optional('REDIS_TLS_CA_FILE') === undefined) return { url: redisUrl, tlsCa: null, topology, wait, keyPrefix };
   if (parsed.protocol !== 'rediss:') throw new ConfigError('REDIS_TLS_CA_FILE', 'is set, but REDIS_URL is not a rediss:// (TLS) URL');
-  return { redisUrl, redisTlsCa: read.certificates('REDIS_TLS_CA_FILE'), redisTopology, redisWait };
+  return { url: redisUrl, tlsCa: read.certificates('REDIS_TLS_CA_FILE'), topology, wait, keyPrefix };
 }
 
 /** The standalone default: what a process that never connects to Redis carries. */

@@ -5,7 +5,7 @@
  * primary.
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { ResultLogConfig } from '../config/config.js';
+import type { RedisConfig } from '../config/redis.js';
 import type { RedisClient } from './redis-client.js';
 import type { Logger } from '../base/logger.js';
 
@@ -18,7 +18,7 @@ import type { Logger } from '../base/logger.js';
  * URL), and a private CA replaces the public ones. On Redis Cluster and Sentinel, `REDIS_URL`
  * gives the scheme and the data nodes' credentials; the nodes come from the topology.
  */
-export function createRedisConnection(config: ResultLogConfig, logger: Logger, role: string, use: RedisUse = {}): RedisClient {
+export function createRedisConnection(config: RedisConfig, logger: Logger, role: string, use: RedisUse = {}): RedisClient {
   const log = logger.child({ component: 'redis' });
   const client = open(config, role, use.subscriber === true);
   client.on('error', (error: Error) => log.warn({ role, err: error.message }, 'redis connection error'));
@@ -33,8 +33,8 @@ export interface RedisUse {
 }
 
 /** `role` names the connection (`CLIENT LIST` shows `rcs-<role>`). */
-function open(config: ResultLogConfig, role: string, subscriber: boolean): RedisClient {
-  const topology = config.redisTopology;
+function open(config: RedisConfig, role: string, subscriber: boolean): RedisClient {
+  const topology = config.topology;
   const common: RedisOptions = {
     // RESP2, as ioredis 5 spoke it (ioredis 6 defaults to RESP3): the failover behaviour the tests
     // and docs/redis-and-replicas.md measured is RESP2's, and under RESP3 a refused HELLO (a
@@ -45,10 +45,10 @@ function open(config: ResultLogConfig, role: string, subscriber: boolean): Redis
     maxRetriesPerRequest: 1,
     commandTimeout: 2000,
     connectionName: `rcs-${role}`,
-    ...(config.redisTlsCa === null ? {} : { tls: { ca: config.redisTlsCa } }),
+    ...(config.tlsCa === null ? {} : { tls: { ca: config.tlsCa } }),
   };
-  if (topology.mode === 'standalone') return new Redis(config.redisUrl, { ...common, enableAutoPipelining: true });
-  const url = new URL(config.redisUrl);
+  if (topology.mode === 'standalone') return new Redis(config.url, { ...common, enableAutoPipelining: true });
+  const url = new URL(config.url);
   const tls = url.protocol === 'rediss:' ? { tls: common.tls ?? {} } : {};
   const credentials = {
     ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),

@@ -49,7 +49,7 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
     ]);
     const env = { ...shape.env, REDIS_KEY_PREFIX: prefix, REDIS_WAIT_REPLICAS: '1', KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, ...broker.groupEnv };
     for (let i = 0; i < 2; i++) {
-      const state = createResultLogFromConfig(loadConfig(env).resultLog, process.env.TEST_LOG_LEVEL ? createLogger({ level: process.env.TEST_LOG_LEVEL as 'warn' }) : createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig(env), process.env.TEST_LOG_LEVEL ? createLogger({ level: process.env.TEST_LOG_LEVEL as 'warn' }) : createSilentLogger());
       states.push(state);
       replicas.push(await startTestService({ brokers: broker.bootstrapServers, env, log: state.log }));
     }

@@ -59,7 +59,7 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
         KAFKA_GROUP_ID: topics.group,
         ...broker.groupEnv,
       };
-      const state = createResultLogFromConfig(loadConfig(env).resultLog, createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig(env), createSilentLogger());
       states.push(state);
       const svc = await startTestService({ brokers: broker.bootstrapServers, env, log: state.log });
       replicas.push(svc);

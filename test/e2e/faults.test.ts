@@ -131,7 +131,7 @@ describe('Redis outage', () => {
   let state: ConfiguredResultLog;
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'outage' }).resultLog, createSilentLogger());
+    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'outage' }), createSilentLogger());
   });
   afterAll(async () => {
     await state?.dispose();
@@ -184,7 +184,7 @@ describe('a connection of the service to Redis down, Redis up', () => {
   beforeAll(async () => {
     redis = await startPrivateRedis({ password });
     admin = new Redis(redis.url, { maxRetriesPerRequest: 0 });
-    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'sub-down' }).resultLog, createSilentLogger());
+    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'sub-down' }), createSilentLogger());
   });
   afterAll(async () => {
     await state?.dispose();

@@ -32,7 +32,8 @@ beforeAll(async () => {
   svc = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-mem`, ...limits } });
   const shared = { ...kafka, ...limits, RATE_LIMIT_API_PER_MINUTE: '4', STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix };
   replicaA = await startTestService({ brokers: cluster.bootstrapServers, env: { ...shared, KAFKA_GROUP_ID: `${topics.group}-a` } });
-  replicaB = await startTestService({ brokers: cluster.bootstrapServers, env: { ...shared, KAFKA_GROUP_ID: `${topics.group}-b` } });
+  // B keeps its results in memory and only its budgets in Redis: each part chooses its store.
+  replicaB = await startTestService({ brokers: cluster.bootstrapServers, env: { ...shared, STATE_STORE: 'memory', RATE_LIMITS_STORE: 'redis', KAFKA_GROUP_ID: `${topics.group}-b` } });
   dir = await mkdtemp(join(tmpdir(), 'rcs-ratelimit-'));
   await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'machine', client_secret: 'machine-secret-of-some-length', grant_types: ['client_credentials'], redirect_uris: [] }]));
   await writeFile(join(dir, 'users.json'), JSON.stringify([]));
@@ -157,7 +158,7 @@ describe('per client IP on the issuer', () => {
 });
 
 describe('two replicas sharing Redis', () => {
-  it('share one budget per principal: requests split between them are refused at the shared limit', async () => {
+  it('share one budget per principal (one by STATE_STORE=redis, one by RATE_LIMITS_STORE=redis alone): requests split between them are refused at the shared limit', async () => {
     const token = await mintToken({ sub: `replicas-${randomUUID()}` });
     // Four allowed in all (two on each); a replica counting alone would still have room.
     for (const url of [replicaA.url, replicaB.url, replicaA.url, replicaB.url]) expect((await readTest(url, token)).status).toBe(404);

@@ -58,7 +58,7 @@ beforeAll(async () => {
   cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
   // Every request executes (response cache off): each counts what it reads.
   const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '0' };
-  state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).resultLog, createSilentLogger());
+  state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }), createSilentLogger());
   const [memory, redis] = await Promise.all([
     startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-memory` }, wrapLog: counting('memory') }),
     startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-redis`, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }, log: state.log, wrapLog: counting('redis') }),

@@ -42,7 +42,7 @@ beforeAll(async () => {
   const redisEnv = { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix };
   const [a, b] = await Promise.all(
     ['a', 'b'].map(async (name) => {
-      const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).resultLog, createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }), createSilentLogger());
       states.push(state);
       return startTestService({ brokers: cluster.bootstrapServers, env: { ...redisEnv, KAFKA_GROUP_ID: `${topics.group}-redis-${name}` }, log: state.log });
     }),

@@ -50,7 +50,7 @@ beforeAll(async () => {
   brief = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-brief`, STORE_TTL_SECONDS: '1' } });
   [a, b] = await Promise.all(
     ['a', 'b'].map(async (name) => {
-      const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).resultLog, createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }), createSilentLogger());
       states.push(state);
       return startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-${name}` }, log: state.log });
     }),

@@ -31,7 +31,7 @@ afterAll(async () => {
 
 const stores: ReadonlyArray<{ name: string; state: () => ConfiguredResultLog | undefined }> = [
   { name: 'memory', state: () => undefined },
-  { name: 'Redis', state: () => createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }).resultLog, createSilentLogger()) },
+  { name: 'Redis', state: () => createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }), createSilentLogger()) },
 ];
 
 describe.each(stores)('over the $name log', (store) => {

@@ -242,7 +242,7 @@ describe('subscriptions over a Redis log that goes down', () => {
 
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'subfail' }).resultLog, createSilentLogger());
+    state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'subfail' }), createSilentLogger());
     await eventually(() => state.log.check().then(() => true), 10_000, 'Redis to be usable');
     onRedis = await startTestService({
       brokers: cluster.bootstrapServers,

@@ -49,7 +49,7 @@ function setup(kind: 'memory' | 'redis') {
       const { createResultLogFromConfig } = await import('../../src/app/result-log-from-config.js');
       const { createSilentLogger } = await import('../../src/base/logger.js');
       const prefix = `tracing-${topics.group}`;
-      const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: prefix }).resultLog, createSilentLogger());
+      const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: prefix }), createSilentLogger());
       const { deleteRedisKeys } = await import('../support/redis-keys.js');
       env.stop.push(async () => {
         await state.dispose();

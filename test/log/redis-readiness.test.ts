@@ -10,7 +10,8 @@
 import { once } from 'node:events';
 import { Redis, type Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type ResultLogConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { RedisConfig } from '../../src/config/redis.js';
 import type { RedisClient } from '../../src/redis/redis-client.js';
 import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
@@ -25,7 +26,7 @@ const PASSWORD = 'readiness-password';
 const prefix = `rcs-ready-${process.pid}`;
 
 /** The log on connections opened as the service opens them, named `rcs-<role>-commands` and `rcs-<role>-subscriber`. */
-function openLog(config: ResultLogConfig, role: string): { log: ResultLog; commands: RedisClient; subscriber: RedisClient; close(): Promise<void> } {
+function openLog(config: RedisConfig, role: string): { log: ResultLog; commands: RedisClient; subscriber: RedisClient; close(): Promise<void> } {
   const commands = createRedisConnection(config, createSilentLogger(), `${role}-commands`);
   const subscriber = createRedisConnection(config, createSilentLogger(), `${role}-subscriber`, { subscriber: true });
   const log = createRedisResultLog({ redis: commands, subscriber, prefix, ttlSeconds: 600, maxMessagesPerTest: 100, logger: createSilentLogger() });
@@ -45,12 +46,12 @@ const readiness = (log: ResultLog) => log.check().then(() => 'ready', (error: Er
 describe('readiness and requests while a connection of one Redis node reconnects', () => {
   let server: PrivateRedis;
   let admin: Redis;
-  let config: ResultLogConfig;
+  let config: RedisConfig;
 
   beforeAll(async () => {
     server = await startPrivateRedis({ password: PASSWORD });
     admin = new Redis(server.url, { maxRetriesPerRequest: 0 });
-    config = loadConfig({ STATE_STORE: 'redis', REDIS_URL: server.url }).resultLog;
+    config = loadConfig({ STATE_STORE: 'redis', REDIS_URL: server.url }).redis;
   });
   afterAll(async () => {
     admin?.disconnect();
@@ -147,7 +148,7 @@ describe('readiness on a Redis Cluster', () => {
 
   it('is not ready until the service\'s own cluster client is, nor while it reconnects, and ready once it is', { timeout: 90_000 }, async () => {
     const shape = await openRedisShape('cluster');
-    const opened = openLog(loadConfig(shape.env).resultLog, `cluster-ready-${process.pid}`);
+    const opened = openLog(loadConfig(shape.env).redis, `cluster-ready-${process.pid}`);
     const clients = [opened.commands, opened.subscriber];
     const allReady = () => clients.every((client) => client.status === 'ready');
     /** Asks the log again and again until `until` holds; answers the answers that said ready with a client not ready. */

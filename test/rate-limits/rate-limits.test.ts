@@ -14,10 +14,10 @@ import { createRedisConnection } from '../../src/redis/redis-from-config.js';
 import { eventually } from '../support/graphql.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 
-const config: RateLimitConfig = { enabled: true, perMinute: { api: 3, subscribe: 2, wsConnect: 1, auth: 2 } };
+const config: RateLimitConfig = { enabled: true, store: 'redis', perMinute: { api: 3, subscribe: 2, wsConnect: 1, auth: 2 } };
 const logger = createLogger({ level: 'silent' });
 const prefix = `rl-contract-${randomUUID().slice(0, 8)}`;
-const store = loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: prefix }).resultLog;
+const store = loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: prefix }).redis;
 const connections = [createRedisConnection(store, logger, 'test-a'), createRedisConnection(store, logger, 'test-b')];
 
 // Without an offline queue, a command sent before the connection is ready fails (and the limiter
@@ -73,7 +73,7 @@ describe('redis rate limits', () => {
   });
 
   it('keep counting in the process while Redis cannot be reached', async () => {
-    const down = createRedisConnection(loadConfig({ STATE_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:1' }).resultLog, logger, 'test-down');
+    const down = createRedisConnection(loadConfig({ STATE_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:1' }).redis, logger, 'test-down');
     try {
       const limits = createRedisRateLimits({ config, redis: down, prefix });
       expect(await allowedOf(limits, 'api', randomUUID(), 5)).toBe(3);

@@ -55,7 +55,7 @@ function topology(name: RedisShapeName) {
 /** Opens the shape `name` (starting its topology the first time). */
 export async function openRedisShape(name: RedisShapeName): Promise<RedisShape> {
   const { env, cluster, sentinel, ports } = await topology(name);
-  const config = loadConfig(env).resultLog;
+  const config = loadConfig(env).redis;
   const clients: RedisClient[] = [];
   return {
     name,

@@ -75,7 +75,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   const shared = own ?? { ...(options.log as ResultLog), dispose: async () => {} };
   const log = options.wrapLog ? options.wrapLog(shared) : shared;
   // In Redis with STATE_STORE=redis, so two instances with one REDIS_KEY_PREFIX share the budgets.
-  const limits = createRateLimitsFromConfig(config.rateLimits, config.resultLog, logger);
+  const limits = createRateLimitsFromConfig(config.rateLimits, config.redis, logger);
   const service = await startService({
     config,
     logger,

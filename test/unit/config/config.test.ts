@@ -14,7 +14,8 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
     expect(config.kafka).toMatchObject({ brokers: ['127.0.0.1:9092'], resultsTopic: 'test-results', requestsTopic: 'test-requests', groupId: 'result-collection-service' });
-    expect(config.resultLog).toEqual({ kind: 'memory', redisUrl: 'redis://127.0.0.1:6379', redisTlsCa: null, redisTopology: { mode: 'standalone' }, redisWait: { replicas: 0, timeoutMs: 1000 }, redisKeyPrefix: 'rcs', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000, maxInputBytes: 64 * 1024, maxBytes: 512 * 1024 * 1024 });
+    expect(config.resultLog).toEqual({ kind: 'memory', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000, maxInputBytes: 64 * 1024, maxBytes: 512 * 1024 * 1024 });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', tlsCa: null, topology: { mode: 'standalone' }, wait: { replicas: 0, timeoutMs: 1000 }, keyPrefix: 'rcs' });
     expect(config.auth).toMatchObject({ mode: 'embedded', issuer: 'http://localhost:4000', audience: 'urn:result-collection-service', tokenType: 'at+jwt', algorithms: ['RS256'] });
     expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 10_000, introspection: true, federation: false, responseCache: { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 }, documentCacheMaxBytes: 16 * 1024 * 1024 });
     expect(config.kafka).toMatchObject({ maxResultBytes: 1024 * 1024, maxBatchBytes: 64 * 1024 * 1024 });
@@ -152,9 +153,9 @@ describe('loadConfig', () => {
   });
 
   it('reads the rate limits: on by default with budgets per minute, off with RATE_LIMITS=off, errors naming the variable', () => {
-    expect(loadConfig({}).rateLimits).toEqual({ enabled: true, perMinute: { api: 600, subscribe: 120, wsConnect: 30, auth: 20 } });
+    expect(loadConfig({}).rateLimits).toEqual({ enabled: true, store: 'memory', perMinute: { api: 600, subscribe: 120, wsConnect: 30, auth: 20 } });
     const set = loadConfig({ RATE_LIMITS: 'off', RATE_LIMIT_API_PER_MINUTE: '5', RATE_LIMIT_SUBSCRIBES_PER_MINUTE: '6', RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE: '7', RATE_LIMIT_AUTH_PER_MINUTE: '8' });
-    expect(set.rateLimits).toEqual({ enabled: false, perMinute: { api: 5, subscribe: 6, wsConnect: 7, auth: 8 } });
+    expect(set.rateLimits).toEqual({ enabled: false, store: 'memory', perMinute: { api: 5, subscribe: 6, wsConnect: 7, auth: 8 } });
     expect(() => loadConfig({ RATE_LIMITS: 'sometimes' })).toThrow(/^RATE_LIMITS: expected true or false/);
     expect(() => loadConfig({ RATE_LIMIT_API_PER_MINUTE: '0' })).toThrow(/^RATE_LIMIT_API_PER_MINUTE: must be at least 1/);
     expect(() => loadConfig({ RATE_LIMIT_AUTH_PER_MINUTE: 'lots' })).toThrow(/^RATE_LIMIT_AUTH_PER_MINUTE: expected an integer/);
