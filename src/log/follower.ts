@@ -6,12 +6,13 @@
  * source re-reads after the last message it delivered when its connection comes back
  * (redis-tail.ts), so a reconnect shows here as nothing but a late event.
  *
- * A hand-written iterator rather than an async generator: a generator that is waiting for the next
- * event cannot be ended by `return()` until an event arrives, which would leak a listener for every
- * client that unsubscribes from a quiet test.
+ * The live part is a bounded channel (base/channel.ts) rather than an async generator: a generator
+ * that is waiting for the next event cannot be ended by `return()` until an event arrives, which
+ * would leak a listener for every client that unsubscribes from a quiet test.
  */
 import { isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent, TestRecord } from '../domain/types.js';
+import { createChannel } from '../base/channel.js';
 import { ServiceError } from '../base/errors.js';
 import type { FollowOptions } from './result-log.js';
 
@@ -42,58 +43,33 @@ export async function openFollower(source: FollowSource, correlationId: string, 
 
   let replay: readonly TestMessage[] = [];
   let replayIndex = 0;
-  const live: TestMessage[] = [];
   let held: TestMessageEvent[] | undefined = [];
   let seen: Set<string> | undefined;
-  let finishing = false;
-  let closed = false;
-  let failure: ServiceError | undefined;
-  let waiting: ((result: IteratorResult<TestMessage>) => void) | undefined;
-  let waitingFail: ((error: unknown) => void) | undefined;
   let unsubscribe: (() => void) | undefined;
 
   const stopListening = () => {
     unsubscribe?.();
     unsubscribe = undefined;
   };
-
-  const wake = () => {
-    if (waiting === undefined) return;
-    const resolve = waiting;
-    const reject = waitingFail as (error: unknown) => void;
-    waiting = undefined;
-    waitingFail = undefined;
-    if (failure !== undefined) reject(failure);
-    else if (live.length > 0) resolve({ value: live.shift() as TestMessage, done: false });
-    else resolve({ value: undefined, done: true });
+  // The live part: ended after the final message, failed when the client falls too far behind.
+  const live = createChannel<TestMessage>({
+    limit: queueLimit,
+    overflow: () => new ServiceError('SUBSCRIBER_TOO_SLOW', `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with after (the cursor of the last message received) to resume.`),
+    onClose: stopListening,
+  });
+  /** After the final message (delivered or not) nothing more comes: stop listening at once. */
+  const finish = () => {
+    stopListening();
+    live.end();
   };
 
   const accept = (event: TestMessageEvent) => {
-    if (closed || finishing || failure !== undefined) return;
+    if (live.closed) return;
     const message = event.message;
     const skip = seen?.has(message.key) === true || (hasAfter && message.sequence !== null && message.sequence <= afterSequence);
-    if (skip) {
-      // A message the client does not need can still be the one that finishes the test.
-      if (isFinished(event.status)) {
-        finishing = true;
-        stopListening();
-        wake();
-      }
-      return;
-    }
-    if (live.length >= queueLimit) {
-      failure = new ServiceError('SUBSCRIBER_TOO_SLOW', `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with after (the cursor of the last message received) to resume.`);
-      live.length = 0;
-      stopListening();
-      wake();
-      return;
-    }
-    live.push(message);
-    if (isFinished(event.status)) {
-      finishing = true;
-      stopListening();
-    }
-    wake();
+    // A message the client does not need can still be the one that finishes the test.
+    if (!skip && !live.push(message)) return;
+    if (isFinished(event.status)) finish();
   };
 
   if (options.canSee !== undefined && source.owner !== undefined) {
@@ -124,39 +100,24 @@ export async function openFollower(source: FollowSource, correlationId: string, 
     stopListening();
     throw error;
   }
-  if (isFinished(snapshot.status)) {
-    finishing = true;
-    stopListening();
-  }
+  if (isFinished(snapshot.status)) finish();
   const pending = held;
   held = undefined;
   for (const event of pending) accept(event);
 
+  // The stored messages first, then the live channel (which holds what arrived meanwhile).
   const iterator: AsyncIterableIterator<TestMessage> = {
     next() {
-      if (closed) return Promise.resolve({ value: undefined, done: true });
       if (replayIndex < replay.length) return Promise.resolve({ value: replay[replayIndex++] as TestMessage, done: false });
-      if (failure !== undefined) return Promise.reject(failure);
-      if (live.length > 0) return Promise.resolve({ value: live.shift() as TestMessage, done: false });
-      if (finishing) return Promise.resolve({ value: undefined, done: true });
-      return new Promise((resolve, reject) => {
-        waiting = resolve;
-        waitingFail = reject;
-      });
+      return live.iterator.next();
     },
     return() {
-      closed = true;
-      stopListening();
-      live.length = 0;
       replay = [];
-      wake();
-      return Promise.resolve({ value: undefined, done: true });
+      return live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
     },
     throw(error?: unknown) {
-      closed = true;
-      stopListening();
-      wake();
-      return Promise.reject(error);
+      replay = [];
+      return live.iterator.throw?.(error) ?? Promise.reject(error);
     },
     [Symbol.asyncIterator]() {
       return iterator;
