@@ -23,6 +23,7 @@
  * Only traces: metrics stay Prometheus (`/metrics`), logs stay pino's.
  */
 import { createAddHookMessageChannel } from 'import-in-the-middle';
+import { register as registerSyncHooks, supportsSyncHooks } from 'import-in-the-middle/register-hooks.mjs';
 import { register } from 'node:module';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
@@ -70,8 +71,7 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 /** Registers the loader hook and the SDK with its instrumentations; spans flow from here on. */
 export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry> {
   const exporter = options.spanExporter ?? new OTLPTraceExporter({ url: new URL('v1/traces', withSlash(options.otlpEndpoint)).href });
-  const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
-  register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
+  const hooksReady = registerLoaderHook();
 
   const sdk = new NodeSDK({
     serviceName: options.serviceName,
@@ -95,8 +95,29 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     ],
   });
   sdk.start();
-  await waitForAllMessagesAcknowledged();
+  await hooksReady();
   return { shutdown: () => sdk.shutdown() };
+}
+
+let syncHooksRegistered = false;
+
+/**
+ * Registers import-in-the-middle's loader hook, which must come before any module it instruments
+ * loads; resolves (the returned function) once the instrumentations' hooks reach it. In-thread
+ * (`module.registerHooks`) where Node runs it correctly (22.22.3+, 24.11.1+, 26): the off-thread
+ * `module.register` is deprecated from Node 26 (DEP0205, a warning at every start) and pays a
+ * round trip per module loaded. On earlier releases of the supported lines, the off-thread loader.
+ */
+function registerLoaderHook(): () => Promise<void> {
+  if (supportsSyncHooks()) {
+    // Once per process: a second registration would only warn.
+    if (!syncHooksRegistered) registerSyncHooks();
+    syncHooksRegistered = true;
+    return async () => {};
+  }
+  const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
+  register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
+  return waitForAllMessagesAcknowledged;
 }
 
 /** The SDK's sampler of one of `OTEL_TRACES_SAMPLER`'s names. */
