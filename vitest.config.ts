@@ -10,6 +10,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The tests' own kafkajs clients get the service's clamp of kafkajs's negative timer.
+    setupFiles: ['test/support/setup-kafkajs.ts'],
     // Each file starts its own broker and servers on port 0; two at a time suits a 2-core machine.
     pool: 'forks',
     maxWorkers: 2,

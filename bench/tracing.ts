@@ -8,6 +8,8 @@
  * sampled and with 1 in 100. Targets: ≥ 0.7× tracing off with every record sampled, ≥ 0.95× at a
  * sampler ratio of 0.01.
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../src/ingest/kafkajs-queue-timer.js';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';

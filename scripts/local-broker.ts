@@ -3,6 +3,8 @@
  * Kafka node started here (`--kafka`), or the cluster `KAFKA_BROKERS` names, which is used as it
  * is. Either way the topics the service is configured with exist before it starts.
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../src/ingest/kafkajs-queue-timer.js';
 import type { Admin } from 'kafkajs';
 import type { KafkaConfig } from '../src/config/config.js';
 import { createKafkaClient } from '../src/ingest/kafka-client.js';

@@ -2,6 +2,8 @@
  * The brokers the benchmarks run on: Apache Kafka itself (one KRaft node, tools/kafka/) and
  * librdkafka's mock cluster (tools/mock-cluster/), behind the little the benchmarks need of them.
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../src/ingest/kafkajs-queue-timer.js';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { startKafka } from '../../tools/kafka/kafka-cluster.js';
 import { startMockCluster } from '../../tools/mock-cluster/mock-cluster.js';

@@ -4,6 +4,8 @@
  * records, graphql-ws clients that record every sequence pushed, and a TCP relay that stops reading
  * (a subscriber too slow to keep up). Everything goes over real connections.
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../src/ingest/kafkajs-queue-timer.js';
 import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
 import { createClient, type Client } from 'graphql-ws';
 import { createServer, connect, type Server, type Socket } from 'node:net';

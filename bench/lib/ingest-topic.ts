@@ -3,6 +3,8 @@
  * id, so each test's records stay in order in one partition. Shared by the ingest benchmark and
  * the ingest-against-partitions cost curve.
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../src/ingest/kafkajs-queue-timer.js';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import type { BenchBroker } from './broker.js';
 

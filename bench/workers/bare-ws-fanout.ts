@@ -12,6 +12,8 @@
  * Prints `{ url, ids }` once listening, runs until SIGTERM.
  * Usage: bare-ws-fanout.ts <brokers> <topic> <fetchWaitMs> <tests>
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../src/ingest/kafkajs-queue-timer.js';
 import { Kafka, logLevel } from 'kafkajs';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';

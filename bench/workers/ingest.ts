@@ -11,6 +11,8 @@
  * `total_commands_processed` (BENCH_REDIS_NODES: host:port of each primary) before and after.
  * Usage: ingest.ts <mode> <brokers> <topic> <records>
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../src/ingest/kafkajs-queue-timer.js';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { createKafkaResultConsumer } from '../../src/ingest/kafka-result-consumer.js';

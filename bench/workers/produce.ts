@@ -3,6 +3,8 @@
  * time it was handed to the producer) for the subscribers to measure against.
  * Usage: produce.ts <brokers> <topic> <rate> <seconds> <id>...
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../src/ingest/kafkajs-queue-timer.js';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 
 const [brokers = '', topic = '', rateArg = '100', secondsArg = '5', ...ids] = process.argv.slice(2);

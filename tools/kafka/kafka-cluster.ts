@@ -4,6 +4,8 @@
  * local stack. Every node is a combined broker and controller, so a three-node cluster keeps its
  * quorum with one node down.
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../src/ingest/kafkajs-queue-timer.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

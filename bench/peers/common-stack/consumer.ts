@@ -4,6 +4,8 @@
  * published to the subscriptions. Offsets are committed by kafkajs's auto-commit, after the
  * handler has returned for the records of a batch.
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../../src/ingest/kafkajs-queue-timer.js';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { PubSubEngine } from 'graphql-subscriptions';
 import { RESULT_STORED } from './schema.js';

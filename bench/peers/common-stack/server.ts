@@ -5,6 +5,8 @@
  * a kafkajs consumer feeding the store, bearer tokens checked in the context function, and
  * graphql-depth-limit on both transports.
  */
+// kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
+import '../../../src/ingest/kafkajs-queue-timer.js';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';

@@ -4,7 +4,8 @@
  * A client made by the service connects to a real broker (the mock cluster, over TCP) and produces
  * without any such warning, and the queue still delivers what it was given.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsQueueTimerPatched } from '../../../src/ingest/kafkajs-queue-timer.js';
@@ -43,5 +44,12 @@ describe("kafkajs's request queue timer", () => {
     });
     expect(JSON.parse(stdout.trim())).toEqual({ errorCode: 0 });
     expect(stderr).not.toContain('TimeoutNegativeWarning');
+  });
+
+  it('is applied in every process of the repo that loads kafkajs: the tools, scripts and benchmarks import it, the tests load it first', () => {
+    const users = execFileSync('git', ['grep', '-l', "from 'kafkajs'", '--', 'bench', 'scripts', 'tools'], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean);
+    expect(users.length).toBeGreaterThan(0);
+    expect(users.filter((file) => !readFileSync(join(root, file), 'utf8').includes('src/ingest/kafkajs-queue-timer.js'))).toEqual([]);
+    expect(readFileSync(join(root, 'vitest.config.ts'), 'utf8')).toContain('test/support/setup-kafkajs.ts');
   });
 });
