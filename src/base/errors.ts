@@ -118,6 +118,21 @@ export function isServiceError(error: unknown): error is ServiceError {
   return error instanceof ServiceError;
 }
 
+/** One error as GraphQL sends it: `{ message, extensions }`, with the code among the extensions. */
+export interface GraphQLErrorJson {
+  readonly message: string;
+  readonly extensions: Record<string, unknown>;
+}
+
+/**
+ * The body of a GraphQL response that carries only `error`: what the HTTP guards of /graphql (a
+ * refused token, a spent budget) and a refused event stream answer, in the shape GraphQL clients
+ * parse, with the extensions a GraphQL error of it would carry.
+ */
+export function graphQLErrorBody(error: ServiceError): { readonly errors: readonly [GraphQLErrorJson] } {
+  return { errors: [{ message: error.message, extensions: error.extensions }] };
+}
+
 /** The HTTP status for an error code. */
 export function httpStatusFor(code: ErrorCode): number {
   return HTTP_STATUS[code];

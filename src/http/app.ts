@@ -19,6 +19,7 @@ import { createCors } from './cors.js';
 import { createDashboardRoutes, type DashboardOptions } from './dashboard.js';
 import { createGraphiqlPage, createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
+import { problemMembers } from './send-refusal.js';
 import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
 import { assignRequestId, requestIdOf } from './request-id-header.js';
 import { securityHeaders } from './security-headers.js';
@@ -120,8 +121,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (isServiceError(error)) {
       // Its details are safe to show (a limit, an argument's name), as extension members.
-      const members = Object.fromEntries(Object.entries(error.details ?? {}).filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number'));
-      sendProblem(res, error.code, error.message, { instance: req.originalUrl, members });
+      sendProblem(res, error.code, error.message, { instance: req.originalUrl, members: problemMembers(error) });
       return;
     }
     const status = (error as { status?: unknown }).status;

@@ -8,8 +8,8 @@ import { bearerChallenge } from '../auth/auth-error.js';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { bearerToken } from '../auth/bearer.js';
 import type { Principal } from '../auth/principal.js';
-import { ServiceError, isServiceError } from '../base/errors.js';
-import { sendProblem } from './problem.js';
+import { isServiceError, type ServiceError } from '../base/errors.js';
+import { sendRefusal } from './send-refusal.js';
 
 /** The principal of an authenticated request. */
 export function principalOf(res: Response): Principal {
@@ -22,11 +22,7 @@ export function principalOf(res: Response): Principal {
 export function sendAuthError(req: Request, res: Response, error: ServiceError): void {
   const challenge = bearerChallenge(error);
   if (challenge !== undefined) res.setHeader('WWW-Authenticate', challenge);
-  if (req.baseUrl === '/graphql' || req.path.startsWith('/graphql')) {
-    res.status(error.httpStatus).json({ errors: [{ message: error.message, extensions: error.extensions }] });
-    return;
-  }
-  sendProblem(res, error.code, error.message, { instance: req.originalUrl });
+  sendRefusal(req, res, error);
 }
 
 /** Middleware that requires a valid bearer token. */

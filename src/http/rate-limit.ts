@@ -5,10 +5,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isIPv4, isIPv6 } from 'node:net';
 import { principalKey } from '../auth/principal.js';
-import type { ErrorCode } from '../base/errors.js';
+import { ServiceError } from '../base/errors.js';
 import { NO_RATE_LIMITS, retryAfterSeconds, type RateLimitBucket, type RateLimits } from '../rate-limits/rate-limits.js';
 import { principalOf } from './authenticate.js';
-import { sendProblem } from './problem.js';
+import { sendRefusal } from './send-refusal.js';
 
 /** Who a request is counted for. */
 export type RateLimitKey = (req: Request, res: Response) => string;
@@ -69,10 +69,6 @@ export function rateLimit(limits: RateLimits, bucket: RateLimitBucket, keyOf: Ra
     const seconds = retryAfterSeconds(decision);
     const message = `Too many requests: try again in ${seconds} s.`;
     res.setHeader('Retry-After', String(seconds));
-    if (req.baseUrl === '/graphql' || req.path.startsWith('/graphql')) {
-      res.status(429).json({ errors: [{ message, extensions: { code: 'RATE_LIMITED' satisfies ErrorCode, retryAfterSeconds: seconds } }] });
-      return;
-    }
-    sendProblem(res, 'RATE_LIMITED', message, { instance: req.originalUrl, members: { retryAfterSeconds: seconds } });
+    sendRefusal(req, res, new ServiceError('RATE_LIMITED', message, { details: { retryAfterSeconds: seconds } }));
   };
 }

@@ -54,11 +54,13 @@ function masked(formatted: GraphQLFormattedError, error: unknown, debug: boolean
 
 /**
  * The extensions of the rule that refused a document, where Apollo Server wrapped its error in
- * one of its own (a validation error keeps the rule's error as `originalError`).
+ * one of its own: a validation error keeps the rule's refusal (refusal-error.ts) as its original
+ * error, or the ServiceError behind it.
  */
 function ruleExtensions(error: unknown): Record<string, unknown> | undefined {
   if (!(error instanceof GraphQLError)) return undefined;
   const original = error.originalError;
+  if (original instanceof ServiceError) return original.extensions;
   if (!(original instanceof GraphQLError) || typeof original.extensions.code !== 'string') return undefined;
   return original.extensions;
 }

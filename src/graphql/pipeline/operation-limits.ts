@@ -6,9 +6,10 @@ import depthLimit from 'graphql-depth-limit';
 import { createHash } from 'node:crypto';
 import { GraphQLError, NoFragmentCyclesRule, getOperationAST, validate, type DocumentNode, type GraphQLSchema, type ValidationContext, type ValidationRule } from 'graphql';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
-import type { ErrorCode } from '../../base/errors.js';
+import { ServiceError } from '../../base/errors.js';
 import { MAX_PAGE_SIZE } from '../schema/pagination.js';
 import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from '../schema/resolvers.js';
+import { refusalError } from './refusal-error.js';
 
 /** Budgets of one operation. */
 export interface OperationLimits {
@@ -70,7 +71,7 @@ export function depthRule(maxDepth: number): ValidationRule {
     // reportError gives the refusal its code.
     const coded = Object.create(context) as ValidationContext;
     coded.reportError = (error) =>
-      context.reportError(new GraphQLError(error.message, { nodes: error.nodes ?? [], extensions: { code: 'QUERY_TOO_DEEP' satisfies ErrorCode, maxDepth, http: { status: 400 } } }));
+      context.reportError(refusalError(new ServiceError('QUERY_TOO_DEEP', error.message, { details: { maxDepth } }), { nodes: error.nodes ?? [] }));
     rule(coded);
     // Its visitor does nothing: the depth was measured above, over the whole document.
     return {};
@@ -126,9 +127,7 @@ export function checkOperationCost(
     cached.byVariables.set(key, cost);
   }
   if (cost <= maxCost) return undefined;
-  return new GraphQLError(`Operation cost ${cost} exceeds the maximum of ${maxCost}. Ask for fewer ids or smaller pages.`, {
-    extensions: { code: 'QUERY_TOO_COMPLEX' satisfies ErrorCode, cost, maxCost, http: { status: 400 } },
-  });
+  return refusalError(new ServiceError('QUERY_TOO_COMPLEX', `Operation cost ${cost} exceeds the maximum of ${maxCost}. Ask for fewer ids or smaller pages.`, { details: { cost, maxCost } }));
 }
 
 /**

@@ -17,9 +17,10 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type DocumentNode, type 
 import type { AccessPolicy } from '../../auth/access.js';
 import { InsufficientScopeError, bearerChallenge } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
-import type { ErrorCode } from '../../base/errors.js';
+import { ServiceError, type ErrorCode } from '../../base/errors.js';
 import { checkOperationCost, depthRule, type OperationLimits } from './operation-limits.js';
 import { shapeLimitRules, type ShapeLimits } from './shape-limits.js';
+import { refusalError } from './refusal-error.js';
 
 /** How an operation reached the service. */
 export type Transport = 'http' | 'websocket' | 'sse';
@@ -92,11 +93,7 @@ export function createOperationRules(options: OperationRulesOptions): OperationR
         access.requireScope(request.principal, access.scopeFor(operation.operation));
       } catch (error) {
         if (!(error instanceof InsufficientScopeError)) throw error;
-        // A Map: the header form Apollo Server takes (its HeaderMap is one).
-        const headers = new Map([['www-authenticate', bearerChallenge(error) as string]]);
-        // Typed loosely: a federation gateway package in the test type graph declares `http.headers` a record.
-        const extensions: Record<string, unknown> = { ...error.extensions, http: { status: 403, headers } };
-        return new GraphQLError(error.message, { extensions });
+        return refusalError(error, { headers: new Map([['www-authenticate', bearerChallenge(error) as string]]) });
       }
       return checkOperationCost(schema, request.document, request.variables ?? undefined, request.operationName ?? undefined, limits.maxCost);
     },
@@ -124,12 +121,12 @@ function federationFieldsRules(options: OperationRulesOptions): ValidationRule[]
       // schema without the field (FEDERATION off) leaves the refusal to graphql-js's own rule.
       const query = context.getSchema().getQueryType();
       if (message === undefined || query == null || context.getParentType() !== query || query.getFields()[node.name.value] === undefined) return;
-      context.reportError(new GraphQLError(message, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' satisfies ErrorCode, http: { status: 400 } } }));
+      context.reportError(refusalError(new ServiceError('GRAPHQL_VALIDATION_FAILED', message), { nodes: [node] }));
     },
   });
   return [rule];
 }
 
 function refused(message: string, code: ErrorCode): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status: 400 } } });
+  return refusalError(new ServiceError(code, message));
 }

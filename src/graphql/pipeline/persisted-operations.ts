@@ -13,8 +13,9 @@
  * client preset) or as `extensions.persistedQuery.sha256Hash` (Apollo's APQ and persisted queries).
  */
 import { GraphQLError, parse } from 'graphql';
-import { ConfigError, httpStatusFor, type ErrorCode } from '../../base/errors.js';
+import { ConfigError, ServiceError, type ErrorCode } from '../../base/errors.js';
 import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../../config/persisted-documents.js';
+import { refusalError } from './refusal-error.js';
 
 /** An operation's parameters as a client sends them, over either transport. */
 export interface OperationRequest {
@@ -91,7 +92,7 @@ function idOf(request: OperationRequest): string | undefined {
 }
 
 function refused(code: ErrorCode, message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status: httpStatusFor(code) } } });
+  return refusalError(new ServiceError(code, message));
 }
 
 /**

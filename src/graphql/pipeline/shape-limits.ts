@@ -7,7 +7,8 @@
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
-import type { ErrorCode } from '../../base/errors.js';
+import { ServiceError, type ErrorCode } from '../../base/errors.js';
+import { refusalError } from './refusal-error.js';
 
 /** Budgets of an operation's shape. */
 export interface ShapeLimits {
@@ -47,5 +48,5 @@ export function tokenLimitRefusal(error: { readonly message: string }): { messag
 function shapeRefusal(error: GraphQLError, code: ErrorCode, limit: Record<string, number>): GraphQLError {
   // graphql-armor words every refusal as a syntax error; these are not.
   const message = error.message.replace(/^Syntax Error: /, '');
-  return new GraphQLError(message, { nodes: error.nodes ?? [], extensions: { code, ...limit, http: { status: 400 } } });
+  return refusalError(new ServiceError(code, message, { details: limit }), { nodes: error.nodes ?? [] });
 }

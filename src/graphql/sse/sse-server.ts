@@ -23,7 +23,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
 import type { TestMessage } from '../../domain/types.js';
-import { ServiceError, type ErrorCode } from '../../base/errors.js';
+import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import type { RateLimits } from '../../rate-limits/rate-limits.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
@@ -87,7 +87,7 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
         // Draining: the load balancer sends new streams elsewhere once readiness says so; one that
         // still arrives is told to reconnect rather than opened and cut.
         res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
-        res.end(JSON.stringify({ errors: [{ message: 'The service is shutting down: reconnect to resume (Last-Event-ID).', extensions: { code: 'SHUTTING_DOWN' satisfies ErrorCode } }] }));
+        res.end(JSON.stringify(graphQLErrorBody(new ServiceError('SHUTTING_DOWN', 'The service is shutting down: reconnect to resume (Last-Event-ID).'))));
         return;
       }
       const lastEventId = req.headers['last-event-id'];

@@ -29,7 +29,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import type { VerifyAccessToken } from '../../auth/access-token-verifier.js';
 import { principalKey, type Principal } from '../../auth/principal.js';
-import { isServiceError, type ErrorCode } from '../../base/errors.js';
+import { isServiceError, ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { retryAfterSeconds, type RateLimits } from '../../rate-limits/rate-limits.js';
 import { withRequestId } from '../../base/request-id.js';
@@ -39,6 +39,7 @@ import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { admitStreamedOperation, endOnFailure } from '../pipeline/stream-admission.js';
 import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
+import { refusalError } from '../pipeline/refusal-error.js';
 
 /** Options of {@link attachGraphQLWebSocket}. */
 export interface GraphQLWebSocketOptions {
@@ -211,14 +212,14 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
 async function prepare(options: GraphQLWebSocketOptions, sessions: WebSocketSessions, ctx: SubscribeContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> {
   // The latest renewal's principal: its scopes apply to operations started from now on.
   const principal = sessions.principal(ctx.extra.socket);
-  if (principal === undefined) return [new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+  if (principal === undefined) return [refusalError(new ServiceError('UNAUTHENTICATED', 'Not authenticated.'))];
   if (Date.now() >= principal.expiresAt) {
     ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
-    return [new GraphQLError('The access token has expired.', { extensions: { code: 'UNAUTHENTICATED' satisfies ErrorCode } })];
+    return [refusalError(new ServiceError('UNAUTHENTICATED', 'The access token has expired.'))];
   }
   // ctx.subscriptions already holds this operation's id.
   if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
-    return [new GraphQLError(`At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' satisfies ErrorCode } })];
+    return [refusalError(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`))];
   }
   const overBudget = await admitStreamedOperation(options.rateLimits, principal);
   if (overBudget !== undefined) return [asGraphQLError(overBudget)];
