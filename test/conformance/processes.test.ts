@@ -107,33 +107,48 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
     const victim = await start('victim', { KAFKA_COMMIT_INTERVAL_MS: '600000', ...broker.killedMemberEnv });
     const survivor = processes.find((p) => p.name === 'r3') as ServiceProcess;
     await waitReady(victim);
-    // Wait for the rebalance the victim's arrival started to settle on every member (disjoint
-    // assignments covering all six partitions), so the partition picked stays the victim's.
-    const live = processes.filter((p) => p.child.exitCode === null);
-    await eventually(() => {
-      const all = live.map((p) => p.assignment());
-      const flat = all.flat();
-      return victim.assignment().length > 0 && flat.length === 6 && new Set(flat).size === 6;
-    }, 30_000, 'the victim to own partitions');
-    const owned = victim.assignment();
+    const stored = async (p: ServiceProcess) => (await metric(p, /^rcs_records_total\{outcome="stored"\} (\d+)$/m)) || 0;
+    const duplicates = async () => {
+      const counts = await Promise.all(processes.filter((p) => p.child.exitCode === null && p !== victim).map((p) => metric(p, /^rcs_records_total\{outcome="duplicate"\} (\d+)$/m)));
+      return counts.reduce((x, y) => x + (y || 0), 0);
+    };
 
-    const id = await startTest(survivor);
-    const client = createWsClient(survivor.url);
-    const sub = collect(client, FOLLOW, { id });
-    await collect(client, '{ __typename }').done;
-    const partition = owned[0] as number;
-    await producer.send(topics.results, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((sequence) => ({ ...result(id, { sequence }), partition })));
-    await eventually(async () => (await messageCount(survivor, id)) === 10, 30_000, 'stored by the victim');
-    expect(await metric(victim, /^rcs_records_total\{outcome="stored"\} (\d+)$/m)).toBe(10);
+    // Ten results on a partition the victim owns, stored by it. The victim's arrival started a
+    // rebalance; wait for it to settle on every member (disjoint assignments covering all six
+    // partitions). On a loaded machine a member that rejoins late can still start one more
+    // generation after that, and the partition moves before the ten arrive: another replica then
+    // stores them, which is not this scenario, so it is tried again on a fresh test, on the
+    // partition the victim owns by then.
+    const attempt = async () => {
+      const live = processes.filter((p) => p.child.exitCode === null);
+      await eventually(() => {
+        const flat = live.map((p) => p.assignment()).flat();
+        return victim.assignment().length > 0 && flat.length === 6 && new Set(flat).size === 6;
+      }, 30_000, 'the victim to own partitions');
+      const id = await startTest(survivor);
+      const client = createWsClient(survivor.url);
+      const sub = collect(client, FOLLOW, { id });
+      await collect(client, '{ __typename }').done;
+      const partition = victim.assignment()[0] as number;
+      const before = await stored(victim);
+      await producer.send(topics.results, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((sequence) => ({ ...result(id, { sequence }), partition })));
+      await eventually(async () => (await messageCount(survivor, id)) === 10, 30_000, 'the ten stored');
+      return { id, client, sub, partition, byVictim: (await stored(victim)) - before };
+    };
+    let run = await attempt();
+    for (let tries = 1; run.byVictim !== 10 && tries < 3; tries++) {
+      await run.client.dispose();
+      run = await attempt();
+    }
+    const { id, client, sub, partition } = run;
+    expect(run.byVictim, 'records of the victim\'s partition stored by the victim').toBe(10);
     await sub.waitFor(10);
+    const duplicatesBefore = await duplicates();
 
     victim.kill('SIGKILL');
     expect(await victim.exited).toBeNull();
     // Its partition goes to a survivor, which reads it again from the last commit: all ten again.
-    await eventually(async () => {
-      const duplicates = await Promise.all(processes.filter((p) => p.child.exitCode === null && p !== victim).map((p) => metric(p, /^rcs_records_total\{outcome="duplicate"\} (\d+)$/m)));
-      return duplicates.reduce((x, y) => x + y, 0) >= 10;
-    }, 60_000, 'the redelivery');
+    await eventually(async () => (await duplicates()) - duplicatesBefore >= 10, 60_000, 'the redelivery');
 
     await producer.send(topics.results, [{ ...result(id, { sequence: 11, final: true }), partition }]);
     await sub.done;
