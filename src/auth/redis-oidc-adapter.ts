@@ -12,16 +12,9 @@
  * the whole grant, as oidc-provider does for a replay it sees itself.
  */
 import type { RedisClient } from '../redis/redis-client.js';
-import { whenReady } from '../redis/redis-ready.js';
+import { RECONNECT_WAIT_MS, whenReady } from '../redis/redis-ready.js';
 import type { Adapter, AdapterFactory, AdapterPayload } from 'oidc-provider';
 import { errors } from './oidc-provider.js';
-
-/**
- * How long a call waits for a connection that is (re)connecting before it is sent: the issuer's
- * connection has no offline queue, so a sign-in right after a replica starts, or during a failover,
- * would otherwise fail at once with a 500.
- */
-const READY_WAIT_MS = 1000;
 
 /** Models whose entries belong to a grant and are revoked with it. */
 const GRANTABLE = new Set(['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode']);
@@ -119,10 +112,10 @@ export function createRedisOidcAdapter(options: RedisOidcAdapterOptions): Adapte
   }
 }
 
-/** The adapter with every call waiting for the connection first (a bounded wait: see READY_WAIT_MS). */
+/** The adapter with every call waiting for the connection first (a bounded wait: see RECONNECT_WAIT_MS). */
 function onceReady(redis: RedisClient, adapter: Adapter): Adapter {
   const waiting = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    await whenReady(redis, READY_WAIT_MS);
+    await whenReady(redis, RECONNECT_WAIT_MS);
     return call(...args);
   };
   return {

@@ -38,7 +38,7 @@ import type { MessageRange, MessageSlice, NewTest, ResultLog } from './result-lo
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
 import { checkRedis } from '../redis/redis-health.js';
-import { whenReady } from '../redis/redis-ready.js';
+import { RECONNECT_WAIT_MS, whenReady } from '../redis/redis-ready.js';
 import { createRedisPubSub } from './redis-pubsub.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisTails } from './redis-tail.js';
@@ -79,13 +79,6 @@ export interface RedisResultLogOptions {
   readonly waitTimeoutMs?: number;
   readonly logger: Logger;
 }
-
-/**
- * How long a request (a read, a create, a follower's start) or an append waits for a reconnecting
- * command connection rather than failing at once: a dropped connection is back within
- * milliseconds, a failover's client within about a second. Longer outages still fail.
- */
-const READY_WAIT_MS = 1000;
 
 /** The scripts, as ioredis defines them on the connection. */
 interface Scripts {
@@ -254,7 +247,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     ...(redis.isCluster ? { recheckMs: 2000 } : {}),
     channelOf: (id) => keysOf(id).channel,
     logger: options.logger,
-    reads: createRedisTailReads({ redis, keysOf, readyWithinMs: READY_WAIT_MS, onError: (error) => refreshOnRedirect(error), onUnreadable: (id, position, reason) => unreadable.report(id, position, reason) }),
+    reads: createRedisTailReads({ redis, keysOf, readyWithinMs: RECONNECT_WAIT_MS, onError: (error) => refreshOnRedirect(error), onUnreadable: (id, position, reason) => unreadable.report(id, position, reason) }),
   });
 
   /**
@@ -273,10 +266,10 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
     }
   };
-  /** Everything but the readiness check: waits up to READY_WAIT_MS for a reconnecting connection first. */
+  /** Everything but the readiness check: waits up to RECONNECT_WAIT_MS for a reconnecting connection first. */
   const onceReady = <T>(operation: () => Promise<T>): Promise<T> =>
     wrap(async () => {
-      await whenReady(redis, READY_WAIT_MS);
+      await whenReady(redis, RECONNECT_WAIT_MS);
       return operation();
     });
 

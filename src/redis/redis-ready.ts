@@ -7,6 +7,13 @@
  */
 import type { RedisClient } from './redis-client.js';
 
+/**
+ * How long a command waits for its reconnecting connection before it is sent anyway (and fails):
+ * the one bound of the service's reads, appends and issuer storage. A failover of a second or less
+ * is then invisible to callers; a longer one answers STORE_UNAVAILABLE.
+ */
+export const RECONNECT_WAIT_MS = 1000;
+
 const pending = new WeakMap<RedisClient, Promise<void>>();
 
 /** Settles when `client` is ready again, or closed for good. */
