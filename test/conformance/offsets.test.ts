@@ -15,7 +15,7 @@ import { createKafkaResultConsumer, type KafkaResultConsumerOptions } from '../.
 import { createSilentLogger } from '../../src/base/logger.js';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { eventually } from '../support/graphql.js';
-import { createTestProducer, interceptCommits, result, type TestProducer } from '../support/kafka.js';
+import { createTestProducer, interceptCommits, result, storeOnce, type TestProducer } from '../support/kafka.js';
 import { uniqueTopics } from '../support/service.js';
 
 const PARTITIONS = 2;
@@ -26,13 +26,7 @@ function createStore() {
   const delivered: IncomingMessage[] = [];
   const onEvents = async (messages: readonly IncomingMessage[]): Promise<ReadonlyArray<AppendResult['outcome']>> => {
     delivered.push(...messages);
-    return messages.map((m) => {
-      const seen = stored.get(m.correlationId) ?? [];
-      stored.set(m.correlationId, seen);
-      if (seen.includes(m.sequence as number)) return 'duplicate';
-      seen.push(m.sequence as number);
-      return 'inserted';
-    });
+    return storeOnce(stored, messages);
   };
   const count = () => [...stored.values()].reduce((n, s) => n + s.length, 0);
   return { stored, delivered, onEvents, count };

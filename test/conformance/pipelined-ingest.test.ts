@@ -13,7 +13,7 @@ import { createKafkaResultConsumer } from '../../src/ingest/kafka-result-consume
 import { createSilentLogger } from '../../src/base/logger.js';
 import { TEST_BROKERS, type TestBroker } from '../support/brokers.js';
 import { eventually } from '../support/graphql.js';
-import { createTestProducer, result, type TestProducer } from '../support/kafka.js';
+import { createTestProducer, result, storeOnce, type TestProducer } from '../support/kafka.js';
 import { uniqueTopics } from '../support/service.js';
 
 const PARTITIONS = 3;
@@ -52,13 +52,7 @@ describe.each(TEST_BROKERS)('pipelined ingest on $name', (kind) => {
         failedOnce = true;
         throw new Error('the state failed unexpectedly');
       }
-      return messages.map((m) => {
-        const seen = stored.get(m.correlationId) ?? [];
-        stored.set(m.correlationId, seen);
-        if (seen.includes(m.sequence as number)) return 'duplicate';
-        seen.push(m.sequence as number);
-        return 'inserted';
-      });
+      return storeOnce(stored, messages);
     };
     const kafka = new Kafka({ clientId: 'pipeline-test', brokers: broker.bootstrapServers, logLevel: logLevel.NOTHING });
     const groupId = `${topics.group}-a`;

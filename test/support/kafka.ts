@@ -1,5 +1,6 @@
 /** Test-side broker access: produce result records exactly as the external system would. */
 import { Kafka, KafkaJSError, Partitioners, logLevel, type Producer, type TopicPartitionOffsetAndMetadata } from 'kafkajs';
+import type { AppendResult, IncomingMessage } from '../../src/domain/types.js';
 
 /** One record to produce. `value` objects are JSON-encoded; strings and Buffers go as they are. */
 export interface TestRecordInput {
@@ -62,4 +63,18 @@ export function interceptCommits(kafka: Kafka, verdict: (offsets: readonly Topic
     };
     return consumer;
   };
+}
+
+/**
+ * The outcomes a state that stores each (test, sequence) once would answer for `messages`, kept in
+ * `stored`: the stand-in state of the consumer's conformance suites.
+ */
+export function storeOnce(stored: Map<string, number[]>, messages: readonly IncomingMessage[]): Array<AppendResult['outcome']> {
+  return messages.map((m) => {
+    const seen = stored.get(m.correlationId) ?? [];
+    stored.set(m.correlationId, seen);
+    if (seen.includes(m.sequence as number)) return 'duplicate';
+    seen.push(m.sequence as number);
+    return 'inserted';
+  });
 }
