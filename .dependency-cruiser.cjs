@@ -30,7 +30,8 @@ module.exports = {
     // --- client libraries stay behind their seams ---
     {
       name: 'kafkajs-only-in-ingest',
-      comment: 'kafkajs (and its codec packages) is imported only under src/ingest/: the rest of the service sees the seams in src/ingest/consumer.ts, request-publisher.ts, request-consumer.ts and broker-side.ts.',
+      comment:
+        'kafkajs (and its codec packages) is imported only under src/ingest/: the rest of the service sees the seams in src/ingest/consumer.ts, request-publisher.ts, request-consumer.ts and broker-side.ts.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/ingest/' },
       to: { path: KAFKA_PACKAGES },
@@ -61,7 +62,8 @@ module.exports = {
     },
     {
       name: 'telemetry-bootstrap-only-from-main',
-      comment: 'src/app/main.ts imports the SDK bootstrap (dynamically, when tracing is configured) before the rest of the service, so the instrumentations see the modules they patch load.',
+      comment:
+        'src/app/main.ts imports the SDK bootstrap (dynamically, when tracing is configured) before the rest of the service, so the instrumentations see the modules they patch load.',
       severity: 'error',
       from: { path: '^src/', pathNot: ['^src/app/main\\.ts$', TELEMETRY_BOOTSTRAP] },
       to: { path: TELEMETRY_BOOTSTRAP },
@@ -77,7 +79,7 @@ module.exports = {
     {
       name: 'apollo-server-only-in-its-http-binding',
       comment:
-        'Apollo Server (@apollo/server and its Express integration) is imported only by src/graphql/http/: the server\'s construction (apollo-server.ts) and the HTTP binding (graphql-endpoint.ts). The operation rules, the error edge and the streaming bindings know nothing of it.',
+        "Apollo Server (@apollo/server and its Express integration) is imported only by src/graphql/http/: the server's construction (apollo-server.ts) and the HTTP binding (graphql-endpoint.ts). The operation rules, the error edge and the streaming bindings know nothing of it.",
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/graphql/http/' },
       to: { path: '(^|node_modules/)(@apollo/server|@as-integrations/express5)(/|$)' },

@@ -1,6 +1,7 @@
 /**
  * Lint rules of the repository (`npm run lint`, also run by scripts/test.sh). Structure and bugs
- * only: no formatting rules. Import boundaries between folders are in .dependency-cruiser.cjs.
+ * only: formatting is Prettier's (`.prettierrc.json`, print width 160; `npm run format` applies it,
+ * `npm run lint` checks it). Import boundaries between folders are in .dependency-cruiser.cjs.
  */
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';

@@ -40,7 +40,11 @@ const number = (value: number | undefined, unit = '') => {
   return `${value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })}${unit === '' ? '' : ` ${unit}`}`;
 };
 const [a, b] = labels;
-for (const [label, run] of [[a, first], [b, second]] as const) console.log(`${label}: Node ${run.node ?? '?'}, load average ${run.loadBefore ?? '?'} before, ${run.loadAfter ?? '?'} after`);
+for (const [label, run] of [
+  [a, first],
+  [b, second],
+] as const)
+  console.log(`${label}: Node ${run.node ?? '?'}, load average ${run.loadBefore ?? '?'} before, ${run.loadAfter ?? '?'} after`);
 console.log('');
 console.log(`| benchmark | broker | row | ${a} | ${b} | ${b} ÷ ${a} | ratio to ceiling, ${a} | ratio to ceiling, ${b} |`);
 console.log('|---|---|---|---:|---:|---:|---:|---:|');
@@ -48,5 +52,7 @@ for (const row of first.rows) {
   const other = later.get(keyOf(row));
   if (other === undefined) continue;
   const change = row.value !== 0 ? other.value / row.value : undefined;
-  console.log(`| ${row.benchmark} | ${row.broker ?? ''} | ${row.variant} | ${number(row.value, row.unit)} | ${number(other.value, other.unit)} | ${number(change)} | ${number(row.ratio)} | ${number(other.ratio)} |`);
+  console.log(
+    `| ${row.benchmark} | ${row.broker ?? ''} | ${row.variant} | ${number(row.value, row.unit)} | ${number(other.value, other.unit)} | ${number(change)} | ${number(row.ratio)} | ${number(other.ratio)} |`,
+  );
 }

@@ -40,18 +40,59 @@ export interface CurveSizes {
  * points of each, ceilings included, in about 3 minutes: charts that show the shape without a full run.
  */
 export function curveSizes(size: 'smoke' | 'small' | 'full'): CurveSizes {
-  if (size === 'smoke') return { storedMessages: [1_000], querySeconds: 1, subscribers: [20], pushSeconds: 1, partitions: [3], ingestRecords: 2_000, heapMessages: [2_000, 10_000], ceilings: false };
-  if (size === 'small') return { storedMessages: [1_000, 10_000, 100_000], querySeconds: 2, subscribers: [20, 100, 500], pushSeconds: 1, partitions: [1, 3, 6, 12], ingestRecords: 10_000, heapMessages: [10_000, 100_000, 300_000], ceilings: true };
-  return { storedMessages: [1_000, 10_000, 100_000, 1_000_000], querySeconds: 3, subscribers: [100, 500, 1000, 2000, 5000], pushSeconds: 2, partitions: [1, 3, 6, 12, 24], ingestRecords: 50_000, heapMessages: [10_000, 100_000, 300_000, 1_000_000], ceilings: true };
+  if (size === 'smoke')
+    return {
+      storedMessages: [1_000],
+      querySeconds: 1,
+      subscribers: [20],
+      pushSeconds: 1,
+      partitions: [3],
+      ingestRecords: 2_000,
+      heapMessages: [2_000, 10_000],
+      ceilings: false,
+    };
+  if (size === 'small')
+    return {
+      storedMessages: [1_000, 10_000, 100_000],
+      querySeconds: 2,
+      subscribers: [20, 100, 500],
+      pushSeconds: 1,
+      partitions: [1, 3, 6, 12],
+      ingestRecords: 10_000,
+      heapMessages: [10_000, 100_000, 300_000],
+      ceilings: true,
+    };
+  return {
+    storedMessages: [1_000, 10_000, 100_000, 1_000_000],
+    querySeconds: 3,
+    subscribers: [100, 500, 1000, 2000, 5000],
+    pushSeconds: 2,
+    partitions: [1, 3, 6, 12, 24],
+    ingestRecords: 50_000,
+    heapMessages: [10_000, 100_000, 300_000, 1_000_000],
+    ceilings: true,
+  };
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
-const row = (curve: string, series: string, x: number, variant: string, value: number, unit: string): CurveRow => ({ benchmark: 'curves', variant, value, unit, point: { curve, series, x } });
+const row = (curve: string, series: string, x: number, variant: string, value: number, unit: string): CurveRow => ({
+  benchmark: 'curves',
+  variant,
+  value,
+  unit,
+  point: { curve, series, x },
+});
 
 /** `test()` with 100 messages against the service and bare graphql-js, each seeded with `stored` messages in tests of 100. */
 async function queryPoints(cluster: BenchBroker, stored: number, seconds: number): Promise<CurveRow[]> {
   const tests = String(Math.max(1, Math.round(stored / 100)));
-  const env = { ...BENCH_AUTH_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_GROUP_ID: `bench-curves-${Date.now()}`, GRAPHQL_MAX_COST: '1000000', STORE_MAX_TESTS: String(Number(tests) * 2) };
+  const env = {
+    ...BENCH_AUTH_ENV,
+    KAFKA_BROKERS: cluster.bootstrapServers.join(','),
+    KAFKA_GROUP_ID: `bench-curves-${Date.now()}`,
+    GRAPHQL_MAX_COST: '1000000',
+    STORE_MAX_TESTS: String(Number(tests) * 2),
+  };
   // Both seed at once (seeding a million messages takes a while); they are measured one at a time.
   const service = startWorker('service', ['--tests', tests, '--messages', '100'], env);
   const bare = startWorker('bare-graphql', ['--tests', tests, '--messages', '100']);
@@ -63,7 +104,10 @@ async function queryPoints(cluster: BenchBroker, stored: number, seconds: number
     const body = JSON.stringify({ query: TEST_100, variables: { id } });
     const targets: Array<[string, Target]> = [
       ['graphql-js on node:http (ceiling)', { url: `${bareUrl}/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body }],
-      ['service /graphql', { url: `${url}/graphql`, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${await benchToken()}` }, body }],
+      [
+        'service /graphql',
+        { url: `${url}/graphql`, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${await benchToken()}` }, body },
+      ],
     ];
     const rows: CurveRow[] = [];
     for (const [series, target] of targets) {
@@ -71,8 +115,22 @@ async function queryPoints(cluster: BenchBroker, stored: number, seconds: number
       const saturated = await load(target, seconds);
       const half = await load(target, seconds, Math.max(1, Math.floor(saturated.rps / 2)));
       rows.push(
-        row('query-rate-by-stored-messages', series, stored, `test() with 100 messages, ${count(stored)} messages stored: ${series} requests/s`, saturated.rps, 'requests/s'),
-        row('query-p99-by-stored-messages', series, stored, `test() with 100 messages, ${count(stored)} messages stored: ${series} p99 at half rate`, half.p99, 'ms'),
+        row(
+          'query-rate-by-stored-messages',
+          series,
+          stored,
+          `test() with 100 messages, ${count(stored)} messages stored: ${series} requests/s`,
+          saturated.rps,
+          'requests/s',
+        ),
+        row(
+          'query-p99-by-stored-messages',
+          series,
+          stored,
+          `test() with 100 messages, ${count(stored)} messages stored: ${series} p99 at half rate`,
+          half.p99,
+          'ms',
+        ),
       );
     }
     return rows;
@@ -85,14 +143,32 @@ async function queryPoints(cluster: BenchBroker, stored: number, seconds: number
 /** CPU per push at `subscribers` subscribers of one test, 100 records/s, the service and the bare `ws` ceiling. */
 async function pushPoints(cluster: BenchBroker, subscribers: number, seconds: number, ceiling: boolean): Promise<CurveRow[]> {
   const rows: CurveRow[] = [];
-  const servers = [['bare ws', 'bare ws (ceiling)'], ['service', 'service']] as const;
+  const servers = [
+    ['bare ws', 'bare ws (ceiling)'],
+    ['service', 'service'],
+  ] as const;
   for (const [server, series] of ceiling ? servers : servers.slice(1)) {
-    const result = await runPushScenario(cluster, { label: `curve ${count(subscribers)} subscribers`, server, tests: 1, subscribersPerTest: subscribers, rate: 100, seconds });
-    rows.push(row('cpu-per-push-by-subscribers', series, subscribers, `1 test × ${count(subscribers)} subscribers, 100 records/s: ${series} CPU per push (${result.expected - result.received} lost)`, result.cpuPerPushUs, 'µs'));
+    const result = await runPushScenario(cluster, {
+      label: `curve ${count(subscribers)} subscribers`,
+      server,
+      tests: 1,
+      subscribersPerTest: subscribers,
+      rate: 100,
+      seconds,
+    });
+    rows.push(
+      row(
+        'cpu-per-push-by-subscribers',
+        series,
+        subscribers,
+        `1 test × ${count(subscribers)} subscribers, 100 records/s: ${series} CPU per push (${result.expected - result.received} lost)`,
+        result.cpuPerPushUs,
+        'µs',
+      ),
+    );
   }
   return rows;
 }
-
 
 const MOCK_RECORDS_PER_PARTITION = 8_000;
 // A point reads at most some 50,000 records, in seconds: minutes mean the consumer is stuck.
@@ -106,10 +182,27 @@ async function ingestPoints(cluster: BenchBroker, partitions: number, wanted: nu
   const records = cluster.kind === 'mock' ? Math.min(wanted, partitions * MOCK_RECORDS_PER_PARTITION) : wanted;
   const topic = await produceIngestTopic(cluster, `bench-curves-${partitions}`, partitions, records);
   const rows: CurveRow[] = [];
-  const modes = [['bare', 'bare kafkajs consumer (ceiling)'], ['memory', 'service → memory store']] as const;
+  const modes = [
+    ['bare', 'bare kafkajs consumer (ceiling)'],
+    ['memory', 'service → memory store'],
+  ] as const;
   for (const [mode, series] of ceiling ? modes : modes.slice(1)) {
-    const { rate } = await runWorker<{ rate: number }>('ingest', [mode, cluster.bootstrapServers.join(','), topic, String(records)], {}, { timeoutMs: INGEST_POINT_TIMEOUT_MS });
-    rows.push(row('ingest-rate-by-partitions', series, partitions, `${count(records)} records in ${partitions} partition${partitions === 1 ? '' : 's'}: ${series}`, rate, 'records/s'));
+    const { rate } = await runWorker<{ rate: number }>(
+      'ingest',
+      [mode, cluster.bootstrapServers.join(','), topic, String(records)],
+      {},
+      { timeoutMs: INGEST_POINT_TIMEOUT_MS },
+    );
+    rows.push(
+      row(
+        'ingest-rate-by-partitions',
+        series,
+        partitions,
+        `${count(records)} records in ${partitions} partition${partitions === 1 ? '' : 's'}: ${series}`,
+        rate,
+        'records/s',
+      ),
+    );
   }
   return rows;
 }
@@ -117,7 +210,14 @@ async function ingestPoints(cluster: BenchBroker, partitions: number, wanted: nu
 /** Heap per stored message with `messages` messages in the memory store (1,000 tests). */
 async function heapPoint(messages: number): Promise<CurveRow> {
   const heap = await runWorker<{ perMessage: number; payloadBytes: number }>('memory', [String(messages)]);
-  return row('heap-per-message-by-stored-messages', `memory store (${heap.payloadBytes}-byte payloads)`, messages, `heap per stored message, ${count(messages)} stored`, heap.perMessage, 'bytes');
+  return row(
+    'heap-per-message-by-stored-messages',
+    `memory store (${heap.payloadBytes}-byte payloads)`,
+    messages,
+    `heap per stored message, ${count(messages)} stored`,
+    heap.perMessage,
+    'bytes',
+  );
 }
 
 /** Measures every curve at its sizes, one point after the other; the rows carry their points. */

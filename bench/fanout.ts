@@ -48,16 +48,43 @@ function compare(subscribers: number, wait: string, results: Map<PushServer, Pus
   const lost = (r: PushResult) => r.expected - r.received;
   // The service's figure over the peer's, beside its ratio to the ceiling (lower is better for both).
   const toPeer = (pick: (r: PushResult) => number) => (peer === undefined ? {} : { ratioToPeer: pick(service) / pick(peer) });
-  const peerRows = (name: string, pick: (r: PushResult) => number, unit: string): Row[] => (peer === undefined ? [] : [{ benchmark: 'fan-out', variant: `${variant}: common-stack peer ${name}`, value: pick(peer), unit, ...(name === 'CPU per push' ? { ratio: peer.cpuPerPushUs / ceiling.cpuPerPushUs } : {}) }]);
+  const peerRows = (name: string, pick: (r: PushResult) => number, unit: string): Row[] =>
+    peer === undefined
+      ? []
+      : [
+          {
+            benchmark: 'fan-out',
+            variant: `${variant}: common-stack peer ${name}`,
+            value: pick(peer),
+            unit,
+            ...(name === 'CPU per push' ? { ratio: peer.cpuPerPushUs / ceiling.cpuPerPushUs } : {}),
+          },
+        ];
   return [
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) CPU per push`, value: ceiling.cpuPerPushUs, unit: 'µs' },
-    { benchmark: 'fan-out', variant: `${variant}: service CPU per push (ratio: service/ceiling)`, value: service.cpuPerPushUs, unit: 'µs', ratio, ...toPeer((r) => r.cpuPerPushUs), target: `≤ ${CPU_TARGET}×`, met: ratio <= CPU_TARGET },
+    {
+      benchmark: 'fan-out',
+      variant: `${variant}: service CPU per push (ratio: service/ceiling)`,
+      value: service.cpuPerPushUs,
+      unit: 'µs',
+      ratio,
+      ...toPeer((r) => r.cpuPerPushUs),
+      target: `≤ ${CPU_TARGET}×`,
+      met: ratio <= CPU_TARGET,
+    },
     ...peerRows('CPU per push', (r) => r.cpuPerPushUs, 'µs'),
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) p50`, value: ceiling.p50, unit: 'ms' },
     { benchmark: 'fan-out', variant: `${variant}: service p50`, value: service.p50, unit: 'ms', ...toPeer((r) => r.p50) },
     ...peerRows('p50', (r) => r.p50, 'ms'),
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) p99`, value: ceiling.p99, unit: 'ms' },
-    { benchmark: 'fan-out', variant: `${variant}: service p99`, value: service.p99, unit: 'ms', ...toPeer((r) => r.p99), ...(p99 ? { target: p99.target, met: service.p99 <= p99.limit && lost(service) === 0 } : {}) },
+    {
+      benchmark: 'fan-out',
+      variant: `${variant}: service p99`,
+      value: service.p99,
+      unit: 'ms',
+      ...toPeer((r) => r.p99),
+      ...(p99 ? { target: p99.target, met: service.p99 <= p99.limit && lost(service) === 0 } : {}),
+    },
     ...peerRows('p99', (r) => r.p99, 'ms'),
     { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) lost`, value: lost(ceiling), unit: 'messages', target: '0', met: lost(ceiling) === 0 },
     { benchmark: 'fan-out', variant: `${variant}: service lost`, value: lost(service), unit: 'messages', target: '0', met: lost(service) === 0 },
@@ -65,8 +92,26 @@ function compare(subscribers: number, wait: string, results: Map<PushServer, Pus
     ...clusterRows(variant, ceiling, results.get('service ×2 on Redis Cluster')),
     // The ceiling is only a ceiling if it writes what the service writes: the first frame each server's clients got, digits and id masked.
     { benchmark: 'fan-out', variant: `${variant}: next frame bytes, bare ws (ceiling)`, value: ceiling.frameBytes ?? Number.NaN, unit: 'bytes' },
-    { benchmark: 'fan-out', variant: `${variant}: next frame bytes, service`, value: service.frameBytes ?? Number.NaN, unit: 'bytes', target: 'same frame', met: service.frameShape !== undefined && service.frameShape === ceiling.frameShape },
-    ...(peer === undefined ? [] : [{ benchmark: 'fan-out', variant: `${variant}: next frame bytes, common-stack peer`, value: peer.frameBytes ?? Number.NaN, unit: 'bytes', target: 'same frame', met: peer.frameShape !== undefined && peer.frameShape === ceiling.frameShape }]),
+    {
+      benchmark: 'fan-out',
+      variant: `${variant}: next frame bytes, service`,
+      value: service.frameBytes ?? Number.NaN,
+      unit: 'bytes',
+      target: 'same frame',
+      met: service.frameShape !== undefined && service.frameShape === ceiling.frameShape,
+    },
+    ...(peer === undefined
+      ? []
+      : [
+          {
+            benchmark: 'fan-out',
+            variant: `${variant}: next frame bytes, common-stack peer`,
+            value: peer.frameBytes ?? Number.NaN,
+            unit: 'bytes',
+            target: 'same frame',
+            met: peer.frameShape !== undefined && peer.frameShape === ceiling.frameShape,
+          },
+        ]),
   ];
 }
 
@@ -79,9 +124,22 @@ function clusterRows(variant: string, ceiling: PushResult, shared: PushResult | 
   if (shared === undefined) return [];
   const name = `${variant}: 2 service replicas on a Redis Cluster (3 primaries), subscribers split`;
   return [
-    { benchmark: 'fan-out', variant: `${name}, CPU per push (both replicas)`, value: shared.cpuPerPushUs, unit: 'µs', ratio: shared.cpuPerPushUs / ceiling.cpuPerPushUs },
+    {
+      benchmark: 'fan-out',
+      variant: `${name}, CPU per push (both replicas)`,
+      value: shared.cpuPerPushUs,
+      unit: 'µs',
+      ratio: shared.cpuPerPushUs / ceiling.cpuPerPushUs,
+    },
     { benchmark: 'fan-out', variant: `${name}, p99`, value: shared.p99, unit: 'ms' },
-    { benchmark: 'fan-out', variant: `${name}, lost`, value: shared.expected - shared.received, unit: 'messages', target: '0', met: shared.expected === shared.received },
+    {
+      benchmark: 'fan-out',
+      variant: `${name}, lost`,
+      value: shared.expected - shared.received,
+      unit: 'messages',
+      target: '0',
+      met: shared.expected === shared.received,
+    },
   ];
 }
 
@@ -113,7 +171,12 @@ async function sustained(cluster: BenchBroker, sizes: FanoutSizes, server: PushS
       target: `≤ ${count(bound)} ms`,
       met: step.ok,
     })),
-    { benchmark: 'fan-out', variant: `${count(n)} subscribers: highest rate ${who} sustains (${count(search.sustained * n)} pushes/s)`, value: search.sustained, unit: 'records/s' },
+    {
+      benchmark: 'fan-out',
+      variant: `${count(n)} subscribers: highest rate ${who} sustains (${count(search.sustained * n)} pushes/s)`,
+      value: search.sustained,
+      unit: 'records/s',
+    },
   ];
 }
 
@@ -124,7 +187,17 @@ export async function benchFanout(cluster: BenchBroker, sizes: FanoutSizes): Pro
   for (const subscribers of sizes.fanout) {
     const results = new Map<PushServer, PushResult>();
     for (const server of SERVERS) {
-      results.set(server, await runPushScenario(cluster, { label: `fan-out ${count(subscribers)} on ${cluster.kind}`, server, tests: 1, subscribersPerTest: subscribers, rate: RATE, seconds: sizes.fanoutSeconds }));
+      results.set(
+        server,
+        await runPushScenario(cluster, {
+          label: `fan-out ${count(subscribers)} on ${cluster.kind}`,
+          server,
+          tests: 1,
+          subscribersPerTest: subscribers,
+          rate: RATE,
+          seconds: sizes.fanoutSeconds,
+        }),
+      );
     }
     rows.push(...compare(subscribers, wait, results));
   }

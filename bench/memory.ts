@@ -9,7 +9,21 @@ export async function benchMemory(messages: number, sockets: number, cluster: Be
   const heap = await runWorker<{ perMessage: number; target: number; payloadBytes: number }>('memory', [String(messages)]);
   const socket = await benchSockets(cluster, sockets);
   return [
-    { benchmark: 'memory', variant: `heap per stored message (${heap.payloadBytes}-byte payload)`, value: heap.perMessage, unit: 'bytes', target: `≤ ${heap.target}`, met: heap.perMessage <= heap.target },
-    { benchmark: 'memory', variant: `RSS per idle subscribed WebSocket (${sockets})`, value: socket.perSocket, unit: 'bytes', target: '≤ 51200', met: socket.perSocket <= 51_200 },
+    {
+      benchmark: 'memory',
+      variant: `heap per stored message (${heap.payloadBytes}-byte payload)`,
+      value: heap.perMessage,
+      unit: 'bytes',
+      target: `≤ ${heap.target}`,
+      met: heap.perMessage <= heap.target,
+    },
+    {
+      benchmark: 'memory',
+      variant: `RSS per idle subscribed WebSocket (${sockets})`,
+      value: socket.perSocket,
+      unit: 'bytes',
+      target: '≤ 51200',
+      met: socket.perSocket <= 51_200,
+    },
   ];
 }

@@ -6,7 +6,9 @@
  * the 20 completed tests, 10 live ones receive 100 messages a second between them in the service
  * and in the ceiling alike (stored straight into each one's memory store, so the response cache
  * sees every change), and `test()` on a live test, `tests()` over completed and over half live
- * ids are reported each with its ratio to the ceiling. Requests/s at saturation (10 connections, no pipelining), then p99 at half that rate. Load comes from autocannon in this process; the servers are separate processes.
+ * ids are reported each with its ratio to the ceiling. Requests/s at saturation (10 connections, no
+ * pipelining), then p99 at half that rate. Load comes from autocannon in this process; the servers
+ * are separate processes.
  */
 import autocannon from 'autocannon';
 import type { BenchBroker } from './lib/broker.js';
@@ -55,7 +57,11 @@ export async function benchQueries(cluster: BenchBroker, seconds: number): Promi
   const service = startWorker('service', ['--tests', '20', '--messages', '100', ...live], env);
   const bare = startWorker('bare-graphql', ['--tests', '20', '--messages', '100', ...live]);
   // The peer on the same (idle) broker, with the same seeded data in its memory store.
-  const peer = startWorker('peer', ['--tests', '20', '--messages', '100'], { KAFKA_BROKERS: env.KAFKA_BROKERS, KAFKA_GROUP_ID: `bench-q-peer-${Date.now()}`, PEER_VARIANT: 'memory' });
+  const peer = startWorker('peer', ['--tests', '20', '--messages', '100'], {
+    KAFKA_BROKERS: env.KAFKA_BROKERS,
+    KAFKA_GROUP_ID: `bench-q-peer-${Date.now()}`,
+    PEER_VARIANT: 'memory',
+  });
   try {
     const { url, ids, live: liveIds } = (await service.ready) as { url: string; ids: string[]; live: string[] };
     const mixed = [...ids.slice(0, 10), ...liveIds.slice(0, 10)];
@@ -64,12 +70,23 @@ export async function benchQueries(cluster: BenchBroker, seconds: number): Promi
     const token = await benchToken();
     const json = { 'content-type': 'application/json' };
     const authed = { ...json, authorization: `Bearer ${token}` };
-    const gql = (base: string, headers: Record<string, string>, query: string, variables: object): Target => ({ url: `${base}/graphql`, method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+    const gql = (base: string, headers: Record<string, string>, query: string, variables: object): Target => ({
+      url: `${base}/graphql`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ query, variables }),
+    });
     // [benchmark, variant, target, role, the service's target ratio to the ceiling]
     const cases: Array<[string, string, Target, 'ceiling' | 'service' | 'peer', number | undefined]> = [
       ['test() with 100 messages', 'graphql-js on node:http (ceiling)', gql(bareUrl, json, TEST_100, { id: ids[0] }), 'ceiling', undefined],
       ['test() with 100 messages', 'service /graphql', gql(url, authed, TEST_100, { id: ids[0] }), 'service', 1.5],
-      ['test() with 100 messages', 'service GET /tests/{id}', { url: `${url}/tests/${ids[0]}`, method: 'GET', headers: { authorization: `Bearer ${token}` } }, 'service', 1],
+      [
+        'test() with 100 messages',
+        'service GET /tests/{id}',
+        { url: `${url}/tests/${ids[0]}`, method: 'GET', headers: { authorization: `Bearer ${token}` } },
+        'service',
+        1,
+      ],
       ['test() with 100 messages', 'common-stack peer /graphql', gql(peerUrl, authed, TEST_100, { id: ids[0] }), 'peer', undefined],
       [LIVE_TEST, 'graphql-js on node:http (ceiling)', gql(bareUrl, json, TEST_100, { id: liveIds[0] }), 'ceiling', undefined],
       [LIVE_TEST, 'service /graphql', gql(url, authed, TEST_100, { id: liveIds[0] }), 'service', 1],

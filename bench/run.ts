@@ -21,11 +21,46 @@ import { benchCurves, curveSizes } from './curves.js';
 import { chartsOption, writeRunCharts } from './charts.js';
 
 const smoke = process.argv.includes('--smoke');
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const wanted = (name: string) => only === undefined || only.includes(name);
 const sizes = smoke
-  ? { tracing: 2_000, ingest: 5_000, memory: 20_000, queryDuration: 2, latencyIds: 50, latencyRates: [200], latencySeconds: 3, warmupSeconds: 2, fanout: [50], fanoutSeconds: 3, sustainSubscribers: 50, sustainRates: [100], sustainSeconds: 2, sustainP99Ms: 1000, sockets: 200 }
-  : { tracing: 50_000, ingest: 100_000, memory: 1_000_000, queryDuration: 10, latencyIds: 1000, latencyRates: [1000, 2000], latencySeconds: 5, warmupSeconds: 15, fanout: [1000, 5000], fanoutSeconds: 10, sustainSubscribers: 5000, sustainRates: [1, 2, 5, 10, 20, 50, 100, 200, 400], sustainSeconds: 5, sustainP99Ms: 1000, sockets: 10_000 };
+  ? {
+      tracing: 2_000,
+      ingest: 5_000,
+      memory: 20_000,
+      queryDuration: 2,
+      latencyIds: 50,
+      latencyRates: [200],
+      latencySeconds: 3,
+      warmupSeconds: 2,
+      fanout: [50],
+      fanoutSeconds: 3,
+      sustainSubscribers: 50,
+      sustainRates: [100],
+      sustainSeconds: 2,
+      sustainP99Ms: 1000,
+      sockets: 200,
+    }
+  : {
+      tracing: 50_000,
+      ingest: 100_000,
+      memory: 1_000_000,
+      queryDuration: 10,
+      latencyIds: 1000,
+      latencyRates: [1000, 2000],
+      latencySeconds: 5,
+      warmupSeconds: 15,
+      fanout: [1000, 5000],
+      fanoutSeconds: 10,
+      sustainSubscribers: 5000,
+      sustainRates: [1, 2, 5, 10, 20, 50, 100, 200, 400],
+      sustainSeconds: 5,
+      sustainP99Ms: 1000,
+      sockets: 10_000,
+    };
 const fanoutArg = process.argv.find((a) => a.startsWith('--fanout='));
 if (fanoutArg !== undefined) sizes.fanout = fanoutArg.slice('--fanout='.length).split(',').map(Number);
 
@@ -69,7 +104,10 @@ function writeResults(): void {
   writeFileSync(file, `${JSON.stringify({ smoke, brokers, node: process.version, cores: cpus().length, loadBefore, loadAfter: loadText(), rows }, null, 2)}\n`);
 }
 // How quiet the machine was: the load averages (1, 5, 15 min) before and after, printed with the table.
-const loadText = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const loadText = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const loadBefore = loadText();
 let broker: BenchBroker | undefined;
 // A benchmark that fails, or Ctrl-C, still stops the workers and the broker (no Java left behind).
@@ -80,7 +118,9 @@ const stopAll = async () => {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
 try {
   for (const kind of brokers) {
-    const due = benchmarks.filter((b) => wanted(b.name) && (b.everyBroker || kind === once) && (kind !== 'kafka' || (smokeKafkaOnly?.includes(b.name) ?? true)));
+    const due = benchmarks.filter(
+      (b) => wanted(b.name) && (b.everyBroker || kind === once) && (kind !== 'kafka' || (smokeKafkaOnly?.includes(b.name) ?? true)),
+    );
     if (due.length === 0) continue;
     broker = await startBroker(kind, sizes.warmupSeconds);
     for (const b of due) {
@@ -93,7 +133,18 @@ try {
         failures += 1;
         console.error(`${b.name} on ${kind} failed:`, error);
         killWorkers();
-        rows = [{ benchmark: b.name, variant: `FAILED: ${String((error as Error).message ?? error).split('\n')[0]?.slice(0, 70)}`, value: Number.NaN, unit: '', target: 'runs', met: false }];
+        rows = [
+          {
+            benchmark: b.name,
+            variant: `FAILED: ${String((error as Error).message ?? error)
+              .split('\n')[0]
+              ?.slice(0, 70)}`,
+            value: Number.NaN,
+            unit: '',
+            target: 'runs',
+            met: false,
+          },
+        ];
       }
       measured.get(b.name)?.push(...rows.map((row) => (b.everyBroker ? { ...row, broker: kind } : row)));
       // The figures so far, after every benchmark: a run that dies later keeps what it measured.
@@ -109,7 +160,10 @@ try {
 // coordinator rebalances as deployments will see it), so it runs once, after the others.
 if (wanted('rebalance') && brokers.includes('kafka')) {
   try {
-    measured.set('rebalance', (await benchRebalance(smoke)).map((row) => ({ ...row, broker: 'kafka' as const })));
+    measured.set(
+      'rebalance',
+      (await benchRebalance(smoke)).map((row) => ({ ...row, broker: 'kafka' as const })),
+    );
   } finally {
     killWorkers();
   }
@@ -125,11 +179,31 @@ const lines = [
   '',
   `${'benchmark'.padEnd(12)} ${'broker'.padEnd(6)} ${'variant'.padEnd(84)} ${'value'.padStart(12)} ${'unit'.padEnd(14)} ${'ratio'.padStart(6)} ${'÷peer'.padStart(6)}  target     met`,
   ...rows.map((r) =>
-    [r.benchmark.padEnd(12), (r.broker ?? '').padEnd(6), r.variant.padEnd(84), fmt(r.value).padStart(12), r.unit.padEnd(14), (r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(6), (r.ratioToPeer === undefined ? '' : ratioText(r.ratioToPeer)).padStart(6), ` ${(r.target ?? '').padEnd(10)}`, r.met === undefined ? '' : r.met ? 'yes' : 'NO'].join(' '),
+    [
+      r.benchmark.padEnd(12),
+      (r.broker ?? '').padEnd(6),
+      r.variant.padEnd(84),
+      fmt(r.value).padStart(12),
+      r.unit.padEnd(14),
+      (r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(6),
+      (r.ratioToPeer === undefined ? '' : ratioText(r.ratioToPeer)).padStart(6),
+      ` ${(r.target ?? '').padEnd(10)}`,
+      r.met === undefined ? '' : r.met ? 'yes' : 'NO',
+    ].join(' '),
   ),
 ];
 console.log(lines.join('\n'));
 writeResults();
 console.log(`\nfigures written to ${file.pathname}`);
-await writeRunCharts(rows, chartsOption(process.argv) ?? new URL(`results/charts-${file.pathname.split('/').at(-1)?.replace(/\.json$/, '')}/`, import.meta.url).pathname);
+await writeRunCharts(
+  rows,
+  chartsOption(process.argv) ??
+    new URL(
+      `results/charts-${file.pathname
+        .split('/')
+        .at(-1)
+        ?.replace(/\.json$/, '')}/`,
+      import.meta.url,
+    ).pathname,
+);
 process.exit(failures === 0 ? 0 : 1);

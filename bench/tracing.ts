@@ -27,15 +27,27 @@ export async function benchTracing(cluster: BenchBroker, records: number, rounds
   // The ingest benchmark's records, each with a sampled trace context of its own.
   const plain = `${topic}-plain`;
   await cluster.createTopic(plain, 12);
-  for (let sent = 0; sent < records; ) {
+  for (let sent = 0; sent < records;) {
     const messages = [];
     for (let i = 0; i < 2000 && sent < records; i++, sent++) {
       const id = `bench-${String(sent % 1000).padStart(4, '0')}-0000-0000-000000000000`;
       const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
-      messages.push({ key: id, headers: { correlation_id: id, traceparent }, value: JSON.stringify({ correlationId: id, sequence: Math.floor(sent / 1000), status: 'running', payload: { step: sent, progress: 0.5, note: 'x'.repeat(24) } }) });
+      messages.push({
+        key: id,
+        headers: { correlation_id: id, traceparent },
+        value: JSON.stringify({
+          correlationId: id,
+          sequence: Math.floor(sent / 1000),
+          status: 'running',
+          payload: { step: sent, progress: 0.5, note: 'x'.repeat(24) },
+        }),
+      });
     }
     await producer.send({ topic, messages });
-    await producer.send({ topic: plain, messages: messages.map(({ headers, ...message }) => ({ ...message, headers: { correlation_id: headers.correlation_id } })) });
+    await producer.send({
+      topic: plain,
+      messages: messages.map(({ headers, ...message }) => ({ ...message, headers: { correlation_id: headers.correlation_id } })),
+    });
   }
   await producer.disconnect();
 

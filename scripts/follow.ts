@@ -56,6 +56,7 @@ process.stderr.write('test finished\n');
 function describe(error: unknown): string {
   if (Array.isArray(error)) return error.map((e: { message?: string }) => e.message ?? String(e)).join('\n');
   const close = error as { code?: unknown; reason?: unknown };
-  if (typeof close.code === 'number') return `the connection closed (${close.code}${typeof close.reason === 'string' && close.reason !== '' ? `: ${close.reason}` : ''})`;
+  if (typeof close.code === 'number')
+    return `the connection closed (${close.code}${typeof close.reason === 'string' && close.reason !== '' ? `: ${close.reason}` : ''})`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -70,7 +70,8 @@ async function createMissingTopics(kafka: KafkaConfig, topics: ReadonlyArray<{ n
     const missing = topics.filter((t) => !existing.has(t.name));
     const { brokers } = await admin.describeCluster();
     const replicationFactor = Math.min(3, brokers.length);
-    if (missing.length > 0) await admin.createTopics({ topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor })), waitForLeaders: false });
+    if (missing.length > 0)
+      await admin.createTopics({ topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, replicationFactor })), waitForLeaders: false });
     await untilGroupsServed(admin);
     return missing.map((t) => `${t.name} (${t.partitions} partitions, replication factor ${replicationFactor})`);
   } finally {

@@ -49,14 +49,26 @@ const demoWeb = {
 };
 if (!existsSync(clientsFile)) {
   const secret = randomBytes(24).toString('base64url');
-  writeFileSync(clientsFile, JSON.stringify([{ client_id: 'demo', client_secret: secret, grant_types: ['client_credentials'], scope: 'tests:read tests:write' }, demoWeb], null, 2));
-  writeFileSync(usersFile, JSON.stringify([{ username: 'demo', password_hash: await hashPassword('demo-password'), sub: 'user-demo', name: 'Demo User', email: 'demo@example.com' }], null, 2));
+  writeFileSync(
+    clientsFile,
+    JSON.stringify([{ client_id: 'demo', client_secret: secret, grant_types: ['client_credentials'], scope: 'tests:read tests:write' }, demoWeb], null, 2),
+  );
+  writeFileSync(
+    usersFile,
+    JSON.stringify(
+      [{ username: 'demo', password_hash: await hashPassword('demo-password'), sub: 'user-demo', name: 'Demo User', email: 'demo@example.com' }],
+      null,
+      2,
+    ),
+  );
 } else {
   // Kept from an earlier run (the demo secret stays); the browser client follows this run's port.
   const kept = JSON.parse(readFileSync(clientsFile, 'utf8')) as Array<{ client_id: string }>;
   writeFileSync(clientsFile, JSON.stringify([...kept.filter((c) => c.client_id !== 'demo-web'), demoWeb], null, 2));
 }
-const demoSecret = (JSON.parse(readFileSync(clientsFile, 'utf8')) as Array<{ client_id: string; client_secret?: string }>).find((c) => c.client_id === 'demo')?.client_secret ?? '';
+const demoSecret =
+  (JSON.parse(readFileSync(clientsFile, 'utf8')) as Array<{ client_id: string; client_secret?: string }>).find((c) => c.client_id === 'demo')?.client_secret ??
+  '';
 
 // The service's own configuration decides the topics (and validates what the environment says).
 const baseEnv: Record<string, string | undefined> = {
@@ -111,7 +123,9 @@ try {
   simulator = createSimulator({ brokers, requestsTopic, resultsTopic, steps: 5, intervalMs: 500 });
   await simulator.start();
   if (redisKind !== undefined) {
-    process.stderr.write(`Starting a local Redis ${redisKind === 'cluster' ? 'Cluster (3 primaries, 3 replicas)' : 'Sentinel set (1 primary, 1 replica, 3 sentinels)'}...\n`);
+    process.stderr.write(
+      `Starting a local Redis ${redisKind === 'cluster' ? 'Cluster (3 primaries, 3 replicas)' : 'Sentinel set (1 primary, 1 replica, 3 sentinels)'}...\n`,
+    );
     redis = await startRedis(redisKind);
   }
 } catch (error) {
@@ -136,7 +150,10 @@ child.once('exit', (code) => {
 
 const url = `http://localhost:${port}`;
 for (let i = 0; i < 300; i++) {
-  const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+  const ok = await fetch(`${url}/readyz`).then(
+    (r) => r.ok,
+    () => false,
+  );
   if (ok) break;
   await new Promise((r) => setTimeout(r, 200));
 }
@@ -155,7 +172,13 @@ Result Collection Service is running.
   Kafka                         ${brokers.join(',')}
                                 ${broker?.description ?? ''}
                                 topics: results ${resultsTopic}, requests ${requestsTopic}${config.kafka.deadLetterTopic === null ? '' : `, dead letters ${config.kafka.deadLetterTopic}`}
-${redis === undefined ? '' : `  Redis                         ${redis.description}\n                                ${Object.entries(redis.env).map(([k, v]) => `${k}=${v}`).join(' ')}\n`}
+${
+  redis === undefined
+    ? ''
+    : `  Redis                         ${redis.description}\n                                ${Object.entries(redis.env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}\n`
+}
 Get an access token (client "demo", client credentials; the secret is in .cache/dev/clients.json):
   export TOKEN=$(npm run --silent token)
   # the same by hand:
@@ -180,7 +203,6 @@ them live; GraphiQL sends the token with every operation.
 Ctrl-C stops everything.
 `);
 
-
 /**
  * Starts the Redis topology the state lives in, in process groups of its own (a Ctrl-C reaches
  * only the stack, which stops the service before it), with the settings the service reads.
@@ -188,7 +210,11 @@ Ctrl-C stops everything.
 async function startRedis(kind: 'cluster' | 'sentinel') {
   if (kind === 'cluster') {
     const cluster = await startRedisCluster({ detached: true });
-    return { env: clusterEnv(cluster), description: `Redis Cluster, ${cluster.nodes.length} nodes, started here (logs under ${cluster.dir})`, stop: cluster.stop };
+    return {
+      env: clusterEnv(cluster),
+      description: `Redis Cluster, ${cluster.nodes.length} nodes, started here (logs under ${cluster.dir})`,
+      stop: cluster.stop,
+    };
   }
   const set = await startRedisSentinel({ detached: true });
   return { env: sentinelEnv(set), description: `Redis Sentinel set "${set.masterName}", started here (logs under ${set.dir})`, stop: set.stop };

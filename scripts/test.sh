@@ -8,7 +8,7 @@ bash scripts/setup.sh
 echo "== Node $(node -v) ($(command -v node))" >&2
 echo "== type check" >&2
 npx tsc --noEmit -p .
-echo "== lint (eslint.config.js) and import boundaries (.dependency-cruiser.cjs)" >&2
+echo "== lint (eslint.config.js), formatting (.prettierrc.json) and import boundaries (.dependency-cruiser.cjs)" >&2
 npm run --silent lint
 echo "== generated types (resolvers, the dashboard's operations) are up to date with schema/" >&2
 if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then

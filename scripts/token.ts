@@ -26,5 +26,6 @@ const response = await fetch(`${url}/oauth/token`, {
   body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'tests:read tests:write' }),
 }).catch((error: unknown) => fail(`${url} does not answer (${error instanceof Error ? error.message : String(error)}): is ./scripts/dev.sh running?`));
 const body = (await response.json().catch(() => ({}))) as { access_token?: string; error?: string; error_description?: string };
-if (!response.ok || body.access_token === undefined) fail(`${url}/oauth/token answered ${response.status} ${body.error ?? ''} ${body.error_description ?? ''}`.trim());
+if (!response.ok || body.access_token === undefined)
+  fail(`${url}/oauth/token answered ${response.status} ${body.error ?? ''} ${body.error_description ?? ''}`.trim());
 process.stdout.write(`${body.access_token}\n`);

@@ -29,7 +29,11 @@ export interface BenchBroker {
 export function parseBrokerOption(argv: readonly string[], fallback: readonly BrokerKind[]): BrokerKind[] {
   const arg = argv.find((a) => a.startsWith('--broker='));
   if (arg === undefined) return [...fallback];
-  const names = arg.slice('--broker='.length).split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = arg
+    .slice('--broker='.length)
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const unknown = names.filter((n) => !KINDS.includes(n as BrokerKind));
   if (names.length === 0 || unknown.length > 0) {
     throw new Error(`--broker wants a comma-separated list of ${KINDS.join(', ')}; got ${JSON.stringify(arg.slice('--broker='.length))}`);
@@ -86,7 +90,11 @@ async function warmUp(brokers: string[], seconds: number): Promise<void> {
         if (!sending && seen >= sent) done();
       },
     });
-    const send = (r: number) => producer.send({ topic: 'bench-warmup', messages: Array.from({ length: 10 }, (_, i) => ({ key: `k${(r * 10 + i) % 60}`, value: JSON.stringify({ r, i, note: 'x'.repeat(100) }) })) });
+    const send = (r: number) =>
+      producer.send({
+        topic: 'bench-warmup',
+        messages: Array.from({ length: 10 }, (_, i) => ({ key: `k${(r * 10 + i) % 60}`, value: JSON.stringify({ r, i, note: 'x'.repeat(100) }) })),
+      });
     // A few in flight at once: the compiler counts calls, not seconds.
     const deadline = Date.now() + seconds * 1000;
     for (let r = 0; Date.now() < deadline; r += 8) {

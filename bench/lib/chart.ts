@@ -60,7 +60,13 @@ export function lineChartSpec(chart: LineChart): TopLevelSpec {
     config: LABELS_UNCUT,
     mark: { type: 'line', point: true },
     encoding: {
-      x: { field: 'x', type: 'quantitative', title: chart.xTitle, scale: { ...(chart.logX === false ? { zero: false } : { type: 'log' }), nice: false }, axis: { values: xs, grid: false } },
+      x: {
+        field: 'x',
+        type: 'quantitative',
+        title: chart.xTitle,
+        scale: { ...(chart.logX === false ? { zero: false } : { type: 'log' }), nice: false },
+        axis: { values: xs, grid: false },
+      },
       y: { field: 'y', type: 'quantitative', title: chart.yTitle, scale: { zero: chart.zeroY ?? true } },
       color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom' } },
     },
@@ -83,7 +89,10 @@ export function barChartSpec(chart: BarChart): TopLevelSpec {
       color: { field: 'bar', type: 'nominal' as const, title: null, sort: order as string[], legend: { orient: 'bottom' as const } },
     },
   };
-  const labels = { mark: { type: 'text' as const, align: 'left' as const, dx: 3, fontSize: 9 }, encoding: { ...bars.encoding, text: { ...value, format: '.2f' } } };
+  const labels = {
+    mark: { type: 'text' as const, align: 'left' as const, dx: 3, fontSize: 9 },
+    encoding: { ...bars.encoding, text: { ...value, format: '.2f' } },
+  };
   const rule = chart.rule;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
@@ -94,7 +103,19 @@ export function barChartSpec(chart: BarChart): TopLevelSpec {
     background: 'white',
     config: LABELS_UNCUT,
     data: { values: chart.bars.map((b) => ({ ...b })) },
-    layer: rule === undefined ? [bars, labels] : [bars, labels, { data: { values: [{ value: rule.value }] }, mark: { type: 'rule', strokeDash: [4, 4], color: 'black' }, encoding: { x: value } }, { data: { values: [{ value: rule.value, label: rule.label }] }, mark: { type: 'text', y: -4, align: 'left', dx: 3, fontSize: 9 }, encoding: { x: value, text: { field: 'label' } } }],
+    layer:
+      rule === undefined
+        ? [bars, labels]
+        : [
+            bars,
+            labels,
+            { data: { values: [{ value: rule.value }] }, mark: { type: 'rule', strokeDash: [4, 4], color: 'black' }, encoding: { x: value } },
+            {
+              data: { values: [{ value: rule.value, label: rule.label }] },
+              mark: { type: 'text', y: -4, align: 'left', dx: 3, fontSize: 9 },
+              encoding: { x: value, text: { field: 'label' } },
+            },
+          ],
   } as TopLevelSpec;
 }
 

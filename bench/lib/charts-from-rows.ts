@@ -24,8 +24,14 @@ export interface CurveRow extends Row {
 
 /** Titles of the known curves; a curve not listed here is drawn with its file name as its title. */
 const CURVES: Record<string, { title: string; xTitle: string }> = {
-  'query-p99-by-stored-messages': { title: 'test() with 100 messages: p99 at half the saturated rate, by messages stored', xTitle: 'messages stored (100 per test)' },
-  'query-rate-by-stored-messages': { title: 'test() with 100 messages: requests/s at saturation, by messages stored', xTitle: 'messages stored (100 per test)' },
+  'query-p99-by-stored-messages': {
+    title: 'test() with 100 messages: p99 at half the saturated rate, by messages stored',
+    xTitle: 'messages stored (100 per test)',
+  },
+  'query-rate-by-stored-messages': {
+    title: 'test() with 100 messages: requests/s at saturation, by messages stored',
+    xTitle: 'messages stored (100 per test)',
+  },
   'cpu-per-push-by-subscribers': { title: 'Fan-out: CPU per push, by subscribers of one test', xTitle: 'subscribers' },
   'ingest-rate-by-partitions': { title: 'Ingest: records/s, by partitions of the topic', xTitle: 'partitions' },
   'heap-per-message-by-stored-messages': { title: 'Memory store: heap per stored message, by messages stored', xTitle: 'messages stored' },
@@ -58,7 +64,11 @@ export function peerBars(rows: readonly Row[]): Bar[] {
 
 /** A variant short enough for an axis label: its service part without the word, and the unit. */
 function shortVariant(row: Row): string {
-  const text = row.variant.replace(/ \(ratio: [^)]*\)/, '').replace(/\bservice\b ?/, '').replace(/, fetch wait \d+ ms/, '').trim();
+  const text = row.variant
+    .replace(/ \(ratio: [^)]*\)/, '')
+    .replace(/\bservice\b ?/, '')
+    .replace(/, fetch wait \d+ ms/, '')
+    .trim();
   return `${text.length > 60 ? `${text.slice(0, 59)}…` : text} [${row.unit}]`;
 }
 /** Writes the run's charts into `dir` (created if needed) and returns the files written. */
@@ -82,7 +92,10 @@ export async function writeCharts(rows: readonly Row[], dir: string): Promise<st
     const file = join(dir, 'service-peer-ceiling.svg');
     const title = 'Service and ceiling against the common-stack peer in the same run (peer = 1, higher is better)';
     const yTitle = 'times the peer (rates: ÷ peer; CPU and latency: peer ÷)';
-    writeFileSync(file, await renderBarChart({ title, yTitle, bars, order: ['common-stack peer', 'service', 'ceiling'], rule: { value: 1, label: 'common-stack peer' } }));
+    writeFileSync(
+      file,
+      await renderBarChart({ title, yTitle, bars, order: ['common-stack peer', 'service', 'ceiling'], rule: { value: 1, label: 'common-stack peer' } }),
+    );
     written.push(file);
   }
   return written;

@@ -52,8 +52,20 @@ export async function startSide(side: Side, cluster: BenchBroker, o: SideOptions
   const common = { ...GROUP_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_RESULTS_TOPIC: o.topic, KAFKA_GROUP_ID: o.group };
   const env =
     side === 'service'
-      ? { ...BENCH_AUTH_ENV, ...common, ...(o.redisPrefix === undefined ? {} : { STATE_STORE: 'redis', REDIS_KEY_PREFIX: o.redisPrefix }), ...(o.consume === false ? { SERVICE_ROLE: 'api' } : {}), ...o.env }
-      : { ...common, PEER_VARIANT: o.redisPrefix === undefined ? 'memory' : 'redis', ...(o.redisPrefix === undefined ? {} : { PEER_REDIS_PREFIX: o.redisPrefix }), ...(o.consume === false ? { PEER_CONSUME: 'false' } : {}), ...o.env };
+      ? {
+          ...BENCH_AUTH_ENV,
+          ...common,
+          ...(o.redisPrefix === undefined ? {} : { STATE_STORE: 'redis', REDIS_KEY_PREFIX: o.redisPrefix }),
+          ...(o.consume === false ? { SERVICE_ROLE: 'api' } : {}),
+          ...o.env,
+        }
+      : {
+          ...common,
+          PEER_VARIANT: o.redisPrefix === undefined ? 'memory' : 'redis',
+          ...(o.redisPrefix === undefined ? {} : { PEER_REDIS_PREFIX: o.redisPrefix }),
+          ...(o.consume === false ? { PEER_CONSUME: 'false' } : {}),
+          ...o.env,
+        };
   const worker = startWorker(side, ['--tests', '0'], env);
   const exited = new Promise<void>((resolve) => (worker.child.exitCode !== null ? resolve() : worker.child.once('exit', () => resolve())));
   const { url } = (await worker.ready) as { url: string };
@@ -65,7 +77,10 @@ export async function startSide(side: Side, cluster: BenchBroker, o: SideOptions
     async counts() {
       const text = await (await fetch(`${url}/metrics`)).text();
       return side === 'service'
-        ? { stored: metric(text, /^rcs_records_total\{outcome="stored"\} (\d+)$/m), duplicate: metric(text, /^rcs_records_total\{outcome="duplicate"\} (\d+)$/m) }
+        ? {
+            stored: metric(text, /^rcs_records_total\{outcome="stored"\} (\d+)$/m),
+            duplicate: metric(text, /^rcs_records_total\{outcome="duplicate"\} (\d+)$/m),
+          }
         : { stored: metric(text, /^peer_records_stored_total (\d+)$/m), duplicate: metric(text, /^peer_records_duplicate_total (\d+)$/m) };
     },
     async rss() {
@@ -78,10 +93,13 @@ export async function startSide(side: Side, cluster: BenchBroker, o: SideOptions
   };
 }
 
-
 /** POSTs an operation with the benchmark's token and returns `data`. */
 export async function graphql<T>(url: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${await benchToken()}` }, body: JSON.stringify({ query, variables }) });
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${await benchToken()}` },
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await response.json()) as { data?: T; errors?: unknown[] };
   if (body.errors !== undefined || body.data === undefined) throw new Error(`${url}: ${JSON.stringify(body.errors)}`);
   return body.data;
@@ -89,12 +107,17 @@ export async function graphql<T>(url: string, query: string, variables: Record<s
 
 /** Starts a test through `startTest`, as a client would, and returns its id. */
 export async function startTest(url: string): Promise<string> {
-  return (await graphql<{ startTest: { correlationId: string } }>(url, 'mutation { startTest(input: { name: "correctness" }) { correlationId } }')).startTest.correlationId;
+  return (await graphql<{ startTest: { correlationId: string } }>(url, 'mutation { startTest(input: { name: "correctness" }) { correlationId } }')).startTest
+    .correlationId;
 }
 
 /** The sequences a test's stored messages have, from `test.messages`, in the order returned. */
 export async function storedSequences(url: string, id: string): Promise<number[]> {
-  const data = await graphql<{ test: { messages: { nodes: Array<{ sequence: number }> } } | null }>(url, 'query($id: ID!) { test(correlationId: $id) { messages(first: 1000) { nodes { sequence } } } }', { id });
+  const data = await graphql<{ test: { messages: { nodes: Array<{ sequence: number }> } } | null }>(
+    url,
+    'query($id: ID!) { test(correlationId: $id) { messages(first: 1000) { nodes { sequence } } } }',
+    { id },
+  );
   return data.test?.messages.nodes.map((n) => n.sequence) ?? [];
 }
 
@@ -107,13 +130,24 @@ export interface RecordProducer {
 
 /** Connects a producer to the broker. */
 export async function createRecordProducer(cluster: BenchBroker): Promise<RecordProducer> {
-  const producer: Producer = new Kafka({ clientId: 'bench-correctness', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  const producer: Producer = new Kafka({ clientId: 'bench-correctness', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   await producer.connect();
   return {
     async send(topic, id, sequences, options = {}) {
       const note = 'x'.repeat(options.payloadBytes ?? 20);
       const last = sequences.at(-1);
-      const messages = sequences.map((sequence) => ({ key: id, value: JSON.stringify({ correlationId: id, sequence, status: options.final === true && sequence === last ? 'completed' : 'running', final: options.final === true && sequence === last, payload: { sequence, note } }) }));
+      const messages = sequences.map((sequence) => ({
+        key: id,
+        value: JSON.stringify({
+          correlationId: id,
+          sequence,
+          status: options.final === true && sequence === last ? 'completed' : 'running',
+          final: options.final === true && sequence === last,
+          payload: { sequence, note },
+        }),
+      }));
       await producer.send({ topic, acks: -1, messages });
     },
     disconnect: () => producer.disconnect(),
@@ -151,9 +185,14 @@ export async function follow(side: Side, url: string, id: string, options: { aft
   const fields = side === 'service' ? 'sequence cursor' : 'sequence';
   const args = options.after === undefined ? '$id: ID!' : '$id: ID!, $after: String';
   const pass = options.after === undefined ? 'correlationId: $id' : 'correlationId: $id, after: $after';
-  const acknowledged = new Promise<void>((resolve, reject) => client.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }));
+  const acknowledged = new Promise<void>((resolve, reject) =>
+    client.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }),
+  );
   client.subscribe<{ testMessages: { sequence: number; cursor?: string } }>(
-    { query: `subscription(${args}) { testMessages(${pass}) { ${fields} } }`, variables: { id, ...(options.after === undefined ? {} : { after: options.after }) } },
+    {
+      query: `subscription(${args}) { testMessages(${pass}) { ${fields} } }`,
+      variables: { id, ...(options.after === undefined ? {} : { after: options.after }) },
+    },
     {
       next: (result) => {
         const message = result.data?.testMessages;

@@ -16,11 +16,19 @@ export async function produceIngestTopic(cluster: BenchBroker, prefix: string, p
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   try {
-    for (let sent = 0; sent < records; ) {
+    for (let sent = 0; sent < records;) {
       const messages = [];
       for (let i = 0; i < 2000 && sent < records; i++, sent++) {
         const id = `bench-${String(sent % 1000).padStart(4, '0')}-0000-0000-000000000000`;
-        messages.push({ key: id, value: JSON.stringify({ correlationId: id, sequence: Math.floor(sent / 1000), status: 'running', payload: { step: sent, progress: 0.5, note: 'x'.repeat(24) } }) });
+        messages.push({
+          key: id,
+          value: JSON.stringify({
+            correlationId: id,
+            sequence: Math.floor(sent / 1000),
+            status: 'running',
+            payload: { step: sent, progress: 0.5, note: 'x'.repeat(24) },
+          }),
+        });
       }
       await producer.send({ topic, messages });
     }

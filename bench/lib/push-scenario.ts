@@ -72,11 +72,26 @@ export interface PushScenario {
 }
 
 function startServer(cluster: BenchBroker, s: PushScenario, topic: string) {
-  if (s.server === 'bare ws') return startWorker('bare-ws-fanout', [cluster.bootstrapServers.join(','), topic, String(fetchWait(cluster.kind).ms), String(s.tests)]);
+  if (s.server === 'bare ws')
+    return startWorker('bare-ws-fanout', [cluster.bootstrapServers.join(','), topic, String(fetchWait(cluster.kind).ms), String(s.tests)]);
   // The peer gets the service's fetch wait on each broker (on Kafka kafkajs's default, 5 s, would be
   // a peer set up worse than the service for no reason of its own); its tests exist through their results.
-  if (s.server === 'peer') return startWorker('peer', ['--tests', String(s.tests), '--messages', '0'], { KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_RESULTS_TOPIC: topic, KAFKA_GROUP_ID: `bench-l-peer-${Date.now()}`, KAFKA_FETCH_MAX_WAIT_MS: String(fetchWait(cluster.kind).ms), PEER_VARIANT: 'memory' });
-  const env = { ...BENCH_AUTH_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_RESULTS_TOPIC: topic, KAFKA_GROUP_ID: `bench-l-${Date.now()}`, KAFKA_FETCH_MAX_WAIT_MS: fetchWait(cluster.kind).env, SUBSCRIPTION_QUEUE_LIMIT: '100000' };
+  if (s.server === 'peer')
+    return startWorker('peer', ['--tests', String(s.tests), '--messages', '0'], {
+      KAFKA_BROKERS: cluster.bootstrapServers.join(','),
+      KAFKA_RESULTS_TOPIC: topic,
+      KAFKA_GROUP_ID: `bench-l-peer-${Date.now()}`,
+      KAFKA_FETCH_MAX_WAIT_MS: String(fetchWait(cluster.kind).ms),
+      PEER_VARIANT: 'memory',
+    });
+  const env = {
+    ...BENCH_AUTH_ENV,
+    KAFKA_BROKERS: cluster.bootstrapServers.join(','),
+    KAFKA_RESULTS_TOPIC: topic,
+    KAFKA_GROUP_ID: `bench-l-${Date.now()}`,
+    KAFKA_FETCH_MAX_WAIT_MS: fetchWait(cluster.kind).env,
+    SUBSCRIPTION_QUEUE_LIMIT: '100000',
+  };
   return startWorker('service', ['--tests', String(s.tests), '--messages', '0'], env);
 }
 
@@ -101,9 +116,12 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
     const result = (await subscribers.result) as Omit<PushResult, 'cpuPerPushUs'>;
     const cpuPerPushUs = (((await cpuSeconds(url)) - cpuBefore) * 1e6) / Math.max(1, result.received);
     const stages = stageDelays(delaysBefore, await delayBuckets(url));
-    const breakdown = stages === undefined ? '' : `; record → fetched p99 ${stages.fetched.p99} ms, → stored p99 ${stages.stored.p99} ms, → pushed p99 ${result.p99} ms`;
+    const breakdown =
+      stages === undefined ? '' : `; record → fetched p99 ${stages.fetched.p99} ms, → stored p99 ${stages.stored.p99} ms, → pushed p99 ${result.p99} ms`;
     const cut = (result as { cutOff?: Record<string, number> }).cutOff;
-    console.error(`${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push${breakdown}${cut === undefined ? '' : `; subscriptions ended by the server, by close code: ${JSON.stringify(cut)}`}`);
+    console.error(
+      `${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push${breakdown}${cut === undefined ? '' : `; subscriptions ended by the server, by close code: ${JSON.stringify(cut)}`}`,
+    );
     return { ...result, cpuPerPushUs, ...(stages === undefined ? {} : { stages }) };
   } finally {
     await server.stop();
@@ -169,7 +187,10 @@ async function runOnRedisCluster(cluster: BenchBroker, s: PushScenario): Promise
     SUBSCRIPTION_QUEUE_LIMIT: '100000',
   };
   // The first replica starts the tests; the second serves the same ones from Redis.
-  const servers = [startWorker('service', ['--tests', String(s.tests), '--messages', '0'], env), startWorker('service', ['--tests', '0', '--messages', '0'], env)];
+  const servers = [
+    startWorker('service', ['--tests', String(s.tests), '--messages', '0'], env),
+    startWorker('service', ['--tests', '0', '--messages', '0'], env),
+  ];
   try {
     const ready = (await Promise.all(servers.map((server) => server.ready))) as Array<{ url: string; ids: string[] }>;
     const ids = ready[0]?.ids ?? [];
@@ -188,7 +209,15 @@ async function runOnRedisCluster(cluster: BenchBroker, s: PushScenario): Promise
     const cpuPerPushUs = ((cpuAfter.reduce((a, b) => a + b, 0) - cpuBefore.reduce((a, b) => a + b, 0)) * 1e6) / Math.max(1, received);
     const worst = (pick: (r: Omit<PushResult, 'cpuPerPushUs'>) => number) => Math.max(...results.map(pick));
     const first = results[0] as Omit<PushResult, 'cpuPerPushUs'>;
-    const result: PushResult = { ...first, received, expected: results.reduce((sum, r) => sum + r.expected, 0), p50: worst((r) => r.p50), p99: worst((r) => r.p99), max: worst((r) => r.max), cpuPerPushUs };
+    const result: PushResult = {
+      ...first,
+      received,
+      expected: results.reduce((sum, r) => sum + r.expected, 0),
+      p50: worst((r) => r.p50),
+      p99: worst((r) => r.p99),
+      max: worst((r) => r.max),
+      cpuPerPushUs,
+    };
     console.error(`${s.label} (${s.server}): ${received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push`);
     return result;
   } finally {

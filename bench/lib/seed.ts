@@ -7,16 +7,18 @@ export async function seed(log: ResultLog, tests: number, messages: number): Pro
   for (const [t, correlationId] of ids.entries()) {
     await log.create({ correlationId, input: { name: `seeded ${t}` }, owner: 'bench' });
     for (let sequence = 1; sequence <= messages; sequence++) {
-      await log.append([{
-        correlationId,
-        key: `s:${sequence}`,
-        messageId: null,
-        sequence,
-        status: sequence === messages ? 'COMPLETED' : 'RUNNING',
-        final: sequence === messages,
-        payload: { step: sequence, status: 'running', note: `measurement ${sequence} of the run`, value: sequence * 1.5 },
-        producedAt: 1_790_000_000_000 + sequence,
-      }]);
+      await log.append([
+        {
+          correlationId,
+          key: `s:${sequence}`,
+          messageId: null,
+          sequence,
+          status: sequence === messages ? 'COMPLETED' : 'RUNNING',
+          final: sequence === messages,
+          payload: { step: sequence, status: 'running', note: `measurement ${sequence} of the run`, value: sequence * 1.5 },
+          producedAt: 1_790_000_000_000 + sequence,
+        },
+      ]);
     }
   }
   return ids;

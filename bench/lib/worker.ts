@@ -18,7 +18,12 @@ export function killWorkers(): void {
  * still running by then is killed and the promise rejects, so a stalled measurement fails its
  * benchmark instead of holding the whole run.
  */
-export function runWorker<T>(name: string, args: string[] = [], env: Record<string, string | undefined> = {}, options: { expose?: boolean; timeoutMs?: number } = {}): Promise<T> {
+export function runWorker<T>(
+  name: string,
+  args: string[] = [],
+  env: Record<string, string | undefined> = {},
+  options: { expose?: boolean; timeoutMs?: number } = {},
+): Promise<T> {
   const child = startWorker(name, args, env, options);
   if (options.timeoutMs === undefined) return child.result as Promise<T>;
   let timedOut = false;
@@ -60,7 +65,10 @@ export function startWorker(name: string, args: string[] = [], env: Record<strin
   child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString();
     // Only a whole line: a long one (a server's seeded ids) arrives in several chunks.
-    const line = out.split('\n').slice(0, -1).find((l) => l.startsWith('{'));
+    const line = out
+      .split('\n')
+      .slice(0, -1)
+      .find((l) => l.startsWith('{'));
     if (line && firstLine) {
       firstLine(JSON.parse(line));
       firstLine = undefined;
@@ -69,7 +77,10 @@ export function startWorker(name: string, args: string[] = [], env: Record<strin
   child.stderr?.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-4000)));
   const result = new Promise<unknown>((resolve, reject) => {
     child.once('exit', (code) => {
-      const lines = out.trim().split('\n').filter((l) => l.startsWith('{'));
+      const lines = out
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('{'));
       if (code !== 0 || lines.length === 0) reject(new Error(`worker ${name} exited with ${code}: ${err}`));
       else resolve(JSON.parse(lines.at(-1) as string));
     });

@@ -1,7 +1,8 @@
 /**
  * The ceiling for query throughput: graphql-js `graphql()` on `node:http`, over the same schema,
  * resolvers and seeded memory store as the service, with none of the service's HTTP stack, auth
- * or limits; with `--live N --rate R`, N tests more keep receiving R messages a second between them, as in the service. Prints `{ url, ids, live }`, runs until SIGTERM.
+ * or limits; with `--live N --rate R`, N tests more keep receiving R messages a second between
+ * them, as in the service. Prints `{ url, ids, live }`, runs until SIGTERM.
  */
 import { graphql } from 'graphql';
 import { createServer } from 'node:http';

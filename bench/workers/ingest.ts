@@ -123,7 +123,12 @@ if (mode === 'bare') {
 } else {
   // The Redis connections as the service opens them: commands, and a subscriber.
   if (mode === 'redis' || mode === 'redis-cluster') {
-    const config = loadConfig({ STATE_STORE: 'redis', REDIS_URL: process.env.REDIS_URL, REDIS_MODE: process.env.REDIS_MODE, REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES }).redis;
+    const config = loadConfig({
+      STATE_STORE: 'redis',
+      REDIS_URL: process.env.REDIS_URL,
+      REDIS_MODE: process.env.REDIS_MODE,
+      REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES,
+    }).redis;
     redis = createRedisConnection(config, createSilentLogger(), 'commands');
     subscriber = createRedisConnection(config, createSilentLogger(), 'subscriber', { subscriber: true });
     await Promise.all([redis, subscriber].map((c) => new Promise((resolve) => c.once('ready', resolve))));
@@ -131,7 +136,14 @@ if (mode === 'bare') {
   }
   const log =
     redis && subscriber
-      ? createRedisResultLog({ redis, subscriber, ttlSeconds: 600, maxMessagesPerTest: 1_000_000, prefix: `bench-${process.pid}`, logger: createSilentLogger() })
+      ? createRedisResultLog({
+          redis,
+          subscriber,
+          ttlSeconds: 600,
+          maxMessagesPerTest: 1_000_000,
+          prefix: `bench-${process.pid}`,
+          logger: createSilentLogger(),
+        })
       : createMemoryResultLog({ ttlSeconds: 600, maxTests: 100_000, maxMessagesPerTest: 1_000_000 });
   const record = createResultRecorder({ log });
   const consumer = createKafkaResultConsumer({
@@ -155,7 +167,7 @@ await finished;
 const seconds = Number(process.hrtime.bigint() - (first as bigint)) / 1e9;
 await stop();
 // The INFO calls of the count itself (one per node, twice) are left out.
-const commandsPerRecord = commandsBefore === undefined ? undefined : (await commandsProcessed() - commandsBefore) / seen;
+const commandsPerRecord = commandsBefore === undefined ? undefined : ((await commandsProcessed()) - commandsBefore) / seen;
 if (redis && !redis.isCluster) {
   const keys = await redis.keys(`bench-${process.pid}:*`);
   for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));

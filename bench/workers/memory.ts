@@ -17,7 +17,9 @@ const before = process.memoryUsage().heapUsed;
 for (let i = 0; i < count; i++) {
   const correlationId = `test-${i % 1000}`;
   const sequence = Math.floor(i / 1000);
-  await store.append([{ correlationId, key: `s:${sequence}`, messageId: null, sequence, status: 'RUNNING', final: false, payload: payloadOf(i), producedAt: null }]);
+  await store.append([
+    { correlationId, key: `s:${sequence}`, messageId: null, sequence, status: 'RUNNING', final: false, payload: payloadOf(i), producedAt: null },
+  ]);
 }
 gc();
 gc();

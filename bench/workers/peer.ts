@@ -44,7 +44,11 @@ const peer = await startPeer({
 });
 peer.app.get('/metrics', (_req, res) => {
   const { user, system } = process.cpuUsage();
-  res.type('text/plain').send(`rcs_process_cpu_seconds_total ${(user + system) / 1e6}\npeer_records_stored_total ${stored}\npeer_records_duplicate_total ${duplicates}\nprocess_resident_memory_bytes ${process.memoryUsage.rss()}\n`);
+  res
+    .type('text/plain')
+    .send(
+      `rcs_process_cpu_seconds_total ${(user + system) / 1e6}\npeer_records_stored_total ${stored}\npeer_records_duplicate_total ${duplicates}\nprocess_resident_memory_bytes ${process.memoryUsage.rss()}\n`,
+    );
 });
 const ids = await seedPeer(peer.store, arg('tests', 0), arg('messages', 0));
 process.once('SIGTERM', () => void peer.stop().then(() => process.exit(0)));
@@ -58,7 +62,15 @@ async function seedPeer(store: PeerStore, tests: number, messages: number): Prom
     for (let sequence = 1; sequence <= messages; sequence++) {
       const final = sequence === messages;
       const payload = { step: sequence, status: 'running', note: `measurement ${sequence} of the run`, value: sequence * 1.5 };
-      await store.addMessage({ id: `${correlationId}:${sequence}`, correlationId, sequence, status: final ? 'COMPLETED' : 'RUNNING', final, payload, receivedAt: Date.now() });
+      await store.addMessage({
+        id: `${correlationId}:${sequence}`,
+        correlationId,
+        sequence,
+        status: final ? 'COMPLETED' : 'RUNNING',
+        final,
+        payload,
+        receivedAt: Date.now(),
+      });
     }
   }
   return ids;

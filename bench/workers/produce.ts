@@ -26,7 +26,10 @@ while (sent < total) {
     const id = ids[sent % ids.length] as string;
     const sequence = (sequences.get(id) ?? 0) + 1;
     sequences.set(id, sequence);
-    messages.push({ key: id, value: JSON.stringify({ correlationId: id, sequence, status: 'running', payload: { sentAt: Date.now(), note: 'x'.repeat(60) } }) });
+    messages.push({
+      key: id,
+      value: JSON.stringify({ correlationId: id, sequence, status: 'running', payload: { sentAt: Date.now(), note: 'x'.repeat(60) } }),
+    });
   }
   if (messages.length > 0) void producer.send({ topic, messages });
   await new Promise((resolve) => setTimeout(resolve, tickMs));

@@ -1,7 +1,9 @@
 /**
  * The service as the benchmarks run it: the real `startService` with a memory store, on a free
  * port, optionally seeded with `--tests N --messages M` (through the store, as consumed records
- * would be), and with `--live N --rate R` N tests more that keep receiving R messages a second between them, with rate limits off (the load comes from one principal and one address). Prints `{ url, ids }` once listening, runs until SIGTERM.
+ * would be), and with `--live N --rate R` N tests more that keep receiving R messages a second
+ * between them, with rate limits off (the load comes from one principal and one address). Prints `{
+ * url, ids }` once listening, runs until SIGTERM.
  */
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/base/logger.js';
@@ -14,14 +16,31 @@ const arg = (name: string, fallback: number) => {
   return i < 0 ? fallback : Number(process.argv[i + 1]);
 };
 // Thousands of subscribers of one principal stand for as many users: no per-principal socket cap.
-const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...BENCH_AUTH_ENV, WS_MAX_SUBSCRIPTIONS: '10000', WS_MAX_CONNECTIONS: '10000', RATE_LIMITS: 'off' });
+const config = loadConfig({
+  ...process.env,
+  PORT: '0',
+  HOST: '127.0.0.1',
+  ...BENCH_AUTH_ENV,
+  WS_MAX_SUBSCRIPTIONS: '10000',
+  WS_MAX_CONNECTIONS: '10000',
+  RATE_LIMITS: 'off',
+});
 const logger = createLogger({ level: config.logLevel });
 let ids: string[] = [];
 let live: string[] = [];
 let stopFeed = () => undefined as void;
 const running = await startFromConfig(config, logger, async (state) => {
   // A Redis store refuses commands until its connection is up.
-  for (let i = 0; i < 100 && !(await state.log.check().then(() => true, () => false)); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (
+    let i = 0;
+    i < 100 &&
+    !(await state.log.check().then(
+      () => true,
+      () => false,
+    ));
+    i++
+  )
+    await new Promise((resolve) => setTimeout(resolve, 100));
   ids = await seed(state.log, arg('tests', 0), arg('messages', 0));
   live = await seedLive(state.log, arg('live', 0), arg('messages', 0));
   stopFeed = feedLive(state.log, live, arg('rate', 0), arg('messages', 0));

@@ -43,7 +43,10 @@ let opened = 0;
 const cutOff = new Map<string, number>();
 for (const id of ids) {
   for (let i = 0; i < perTest; i++) {
-    if (opened % perSocket === 0) clients.push(createClient({ url: wsUrl, webSocketImpl: TappedWebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false }));
+    if (opened % perSocket === 0)
+      clients.push(
+        createClient({ url: wsUrl, webSocketImpl: TappedWebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false }),
+      );
     opened += 1;
     const client = clients.at(-1) as ReturnType<typeof createClient>;
     const iterator = client.iterate<{ testMessages: { sequence: number; payload: { sentAt: number } } }>({ query: QUERY, variables: { id } });
@@ -65,7 +68,11 @@ for (const id of ids) {
   }
 }
 // A subscription is live once the server answered on its socket; a query per socket proves it.
-await Promise.all(clients.map((c) => new Promise<void>((resolve, reject) => c.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }))));
+await Promise.all(
+  clients.map(
+    (c) => new Promise<void>((resolve, reject) => c.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve })),
+  ),
+);
 const acknowledged = total;
 console.log(JSON.stringify({ subscribed: acknowledged }));
 // SUBSCRIBERS_TIMEOUT_MS: scenarios that produce for long (the rebalance benchmark) wait longer.
@@ -73,5 +80,15 @@ const timeout = setTimeout(done, Number(process.env.SUBSCRIBERS_TIMEOUT_MS ?? 30
 await finished;
 clearTimeout(timeout);
 const sorted = [...latencies].sort((a, b) => a - b);
-console.log(JSON.stringify({ received: latencies.length, expected, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN, ...(cutOff.size === 0 ? {} : { cutOff: Object.fromEntries(cutOff) }), ...(frame === undefined ? {} : { frameBytes: Buffer.byteLength(frame), frameShape: shape(frame) }) }));
+console.log(
+  JSON.stringify({
+    received: latencies.length,
+    expected,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? Number.NaN,
+    ...(cutOff.size === 0 ? {} : { cutOff: Object.fromEntries(cutOff) }),
+    ...(frame === undefined ? {} : { frameBytes: Buffer.byteLength(frame), frameShape: shape(frame) }),
+  }),
+);
 process.exit(0);

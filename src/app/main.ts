@@ -14,7 +14,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
   const { otlpEndpoint, serviceName, sampler, sampleRatio } = config.telemetry;
-  const telemetry = otlpEndpoint === null ? undefined : await (await import('../telemetry/start-telemetry.js')).startTelemetry({ otlpEndpoint, serviceName, sampler, sampleRatio });
+  const telemetry =
+    otlpEndpoint === null
+      ? undefined
+      : await (await import('../telemetry/start-telemetry.js')).startTelemetry({ otlpEndpoint, serviceName, sampler, sampleRatio });
   if (telemetry !== undefined) logger.info({ otlpEndpoint: otlpEndpoint?.origin, serviceName, sampler, sampleRatio }, 'tracing on');
   const { startFromConfig } = await import('./start-from-config.js');
   const running = await startFromConfig(config, logger);

@@ -27,8 +27,10 @@ export function createRateLimitsFromConfig(limits: RateLimitConfig, redisConfig:
   return {
     rateLimits: createRedisRateLimits({ config: limits, redis, prefix: redisConfig.keyPrefix }),
     dispose: disposeOnce(async () => {
-      await redis.quit().then(() => undefined, () => undefined);
+      await redis.quit().then(
+        () => undefined,
+        () => undefined,
+      );
     }),
   };
 }
-

@@ -30,7 +30,16 @@ export function createResultLogFromConfig({ resultLog: config, redis: redisConfi
   // ioredis re-subscribes its channels by itself after a reconnect; the log re-reads what it missed.
   const subscriber = createRedisConnection(redisConfig, logger, 'subscriber', { subscriber: true });
   const { wait } = redisConfig;
-  const log = createRedisResultLog({ redis: commands, subscriber, ttlSeconds: config.ttlSeconds, maxMessagesPerTest: config.maxMessagesPerTest, prefix: redisConfig.keyPrefix, waitReplicas: wait.replicas, waitTimeoutMs: wait.timeoutMs, logger });
+  const log = createRedisResultLog({
+    redis: commands,
+    subscriber,
+    ttlSeconds: config.ttlSeconds,
+    maxMessagesPerTest: config.maxMessagesPerTest,
+    prefix: redisConfig.keyPrefix,
+    waitReplicas: wait.replicas,
+    waitTimeoutMs: wait.timeoutMs,
+    logger,
+  });
   return {
     log,
     dispose: disposeOnce(async () => {

@@ -17,12 +17,14 @@ import { createApolloGraphQLServer } from '../graphql/http/apollo-server.js';
 import { createGraphQLEndpoint } from '../graphql/http/graphql-endpoint.js';
 import { createResponseCache } from '../graphql/http/response-cache.js';
 import { createOperationPipeline } from '../graphql/pipeline/operation-pipeline.js';
-import { createOperationResolver } from '../graphql/pipeline/persisted-operations.js';
+import type { OperationPlugin } from '../graphql/pipeline/operation-plugin.js';
+import { servicePlugins } from '../graphql/pipeline/plugins/index.js';
 import { createSchema } from '../graphql/schema/schema.js';
 import { createGraphQLSse } from '../graphql/sse/sse-server.js';
 import { attachGraphQLWebSocket } from '../graphql/ws/ws-server.js';
 import { createMetrics, type ClientSources } from '../telemetry/metrics.js';
 import { createHttpApp, type ApiRoutes, type Readiness } from '../http/app.js';
+import { principalOf } from '../http/authenticate.js';
 import type { ConsumerState } from '../ingest/consumer.js';
 import type { BrokerSide, BrokerHandlers } from '../ingest/broker-side.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
@@ -50,6 +52,8 @@ export interface ServiceOptions {
   readonly auth?: Auth;
   /** Request budgets (see src/rate-limits/rate-limits.ts); none when absent. */
   readonly rateLimits?: RateLimits;
+  /** Rules of the operation lifecycle run after the service's own (src/graphql/pipeline/plugins/index.ts), on every transport. */
+  readonly plugins?: readonly OperationPlugin[];
   /** How many tests the state holds in this process, for metrics (memory modes only). */
   readonly storedTests?: () => number;
   /**
@@ -200,22 +204,31 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
-  // Refuses a manifest whose documents do not parse before anything is said about it.
-  const resolveOperation = createOperationResolver(config.persistedOperations);
-  logPersistedOperations(config, logger);
+  const schema = createSchema({ federation: config.graphql.federation });
   // One pipeline for the three transports: Apollo Server over HTTP, graphql-ws and graphql-sse.
   const pipeline = createOperationPipeline({
-    schema: createSchema({ federation: config.graphql.federation }),
+    schema,
     deps,
-    limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
-    shapeLimits: config.graphqlShape,
-    introspection: config.graphql.introspection,
-    trustedDocuments: config.persistedOperations.trustedDocuments !== null,
-    resolveOperation,
+    plugins: [
+      // Refuses a manifest whose documents do not parse before anything is said about it.
+      ...servicePlugins({
+        schema,
+        access,
+        persistedOperations: config.persistedOperations,
+        introspection: config.graphql.introspection,
+        limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
+        shapeLimits: config.graphqlShape,
+        rateLimits,
+        debugErrors: config.browser.graphqlDebugErrors,
+        logger,
+      }),
+      ...(options.plugins ?? []),
+    ],
     debugErrors: config.browser.graphqlDebugErrors,
     documentCacheBytes: config.graphql.documentCacheMaxBytes,
     logger,
   });
+  logPersistedOperations(config, logger);
   const apollo = createApolloGraphQLServer(pipeline, logger);
   await apollo.start();
   const responseCache = createResponseCache({ log, access, ...config.graphql.responseCache, ttlSeconds: config.resultLog.ttlSeconds, logger });
@@ -237,7 +250,6 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   const sse = createGraphQLSse({
     pipeline,
     logger,
-    rateLimits,
     maxStreamsPerPrincipal: config.sse.maxStreamsPerPrincipal,
     maxBufferedBytes: config.websocket.maxBufferedBytes,
     drainTimeoutMs: config.websocket.drainTimeoutMs,
@@ -253,10 +265,15 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: BROWSER_SCOPE },
       dashboard: { enabled: config.browser.dashboard, signInClientId: auth.issuer ? config.browser.dashboardClientId : null, signInScope: BROWSER_SCOPE },
-      graphql: (edge) => createGraphQLEndpoint({ http: apollo, pipeline, sse, responseCache, ...edge }),
+      graphql: createGraphQLEndpoint({ http: apollo, pipeline, sse, responseCache, principalOf }),
     },
     // The cache's own change subscription is no client's.
-    clients: { subscriptions: () => log.followers(), changeSubscriptions: () => log.changeSubscribers() - (responseCache.subscribed() ? 1 : 0), connections: () => ws.connections, responseCache: () => responseCache.stats() },
+    clients: {
+      subscriptions: () => log.followers(),
+      changeSubscriptions: () => log.changeSubscribers() - (responseCache.subscribed() ? 1 : 0),
+      connections: () => ws.connections,
+      responseCache: () => responseCache.stats(),
+    },
     async stop() {
       // WebSockets first (closed with 1001) and event streams (cut: their clients reconnect with
       // Last-Event-ID elsewhere), then in-flight HTTP requests drain.
@@ -281,7 +298,10 @@ function logPersistedOperations(config: Config, logger: Logger): void {
     logger.info({ apq: apq.mode, ...(apq.mode === 'memory' ? { maxEntries: apq.maxEntries } : {}) }, 'any operation may run (no trusted documents)');
     return;
   }
-  logger.info({ file: trustedDocuments.file, documents: trustedDocuments.documents.size }, 'trusted documents only: operations not in the manifest are refused');
+  logger.info(
+    { file: trustedDocuments.file, documents: trustedDocuments.documents.size },
+    'trusted documents only: operations not in the manifest are refused',
+  );
   if (config.browser.graphqlIde) {
     logger.warn('GRAPHQL_IDE is on with GRAPHQL_TRUSTED_DOCUMENTS: GraphiQL sends operation text, which is refused (its schema introspection too)');
   }

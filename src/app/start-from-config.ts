@@ -63,7 +63,13 @@ async function issuerStorage(config: Config, logger: Logger, lifecycle: Lifecycl
   // Like the state's connections: no offline queue and a command timeout, so a Redis that is down
   // or hangs fails token requests at once instead of piling them up.
   const redis = createRedisConnection(config.redis, logger, 'issuer');
-  lifecycle.register('connections', 'issuer connection', { dispose: () => redis.quit().then(() => undefined, () => undefined) });
+  lifecycle.register('connections', 'issuer connection', {
+    dispose: () =>
+      redis.quit().then(
+        () => undefined,
+        () => undefined,
+      ),
+  });
   // A token, its grant's set and its session's index are written in one MULTI: on Redis Cluster
   // the issuer's keys share one hash tag (so one slot; they are few and small).
   const tag = config.redis.topology.mode === 'cluster' ? '{oidc}' : 'oidc';

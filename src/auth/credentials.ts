@@ -22,7 +22,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || salt === undefined || hash === undefined) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: 64 * 1024 * 1024 });
+  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: 64 * 1024 * 1024,
+  });
   return timingSafeEqual(actual, expected);
 }
 
@@ -74,7 +79,8 @@ export function loadUsers(path: string | null): UserEntry[] {
       if (typeof e[field] !== 'string' || e[field] === '') throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: "${field}" must be a non-empty string`);
     }
     const [scheme, n, r, p, salt, hash] = (e.password_hash as string).split('$');
-    const wellFormed = scheme === 'scrypt' && [n, r, p].every((x) => /^\d+$/.test(x ?? '')) && (salt ?? '').length >= 16 && Buffer.from(hash ?? '', 'base64url').length === 32;
+    const wellFormed =
+      scheme === 'scrypt' && [n, r, p].every((x) => /^\d+$/.test(x ?? '')) && (salt ?? '').length >= 16 && Buffer.from(hash ?? '', 'base64url').length === 32;
     if (!wellFormed) throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: password_hash must come from scripts/hash-password.ts`);
     // Only a JSON boolean: "admin": "false" (a string) must not read as an admin.
     if (e.admin !== undefined && typeof e.admin !== 'boolean') throw new ConfigError('OIDC_USERS_FILE', `entry ${i}: "admin" must be true or false`);
@@ -110,7 +116,8 @@ export function loadClients(path: string | null): ClientEntry[] {
     }
     const strings = (v: unknown, field: string) => {
       if (v === undefined) return [];
-      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new ConfigError('OIDC_CLIENTS_FILE', `entry ${i}: "${field}" must be an array of strings`);
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
+        throw new ConfigError('OIDC_CLIENTS_FILE', `entry ${i}: "${field}" must be an array of strings`);
       return v as string[];
     };
     const grants = strings(e.grant_types, 'grant_types');

@@ -147,7 +147,8 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
     discovery: { userinfo_endpoint: `${issuer}/userinfo` },
     // A single-page app finishes code + PKCE with a fetch from the origin it is redirected back to.
     // Confidential clients keep their secret on a server, so no browser calls for them.
-    clientBasedCORS: (_ctx, origin, client) => client.tokenEndpointAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.canParse(uri) && new URL(uri).origin === origin),
+    clientBasedCORS: (_ctx, origin, client) =>
+      client.tokenEndpointAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.canParse(uri) && new URL(uri).origin === origin),
   };
 
   const provider = new Provider(issuer, configuration);
@@ -186,7 +187,11 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
       }
       if (details.prompt.name === 'consent') {
         // First-party API: what the client may have is fixed by configuration, so no consent screen.
-        const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+        const missing = details.prompt.details as {
+          missingOIDCScope?: string[];
+          missingOIDCClaims?: string[];
+          missingResourceScopes?: Record<string, string[]>;
+        };
         const grant = details.grantId
           ? ((await provider.Grant.find(details.grantId)) as InstanceType<typeof provider.Grant>)
           : new provider.Grant({ accountId: details.session?.accountId as string, clientId: String(details.params.client_id) });
@@ -216,7 +221,10 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
       const ok = await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? UNKNOWN_USER_HASH);
       if (user === undefined || !ok) {
         log.warn({ username: username.slice(0, 64) }, 'failed sign-in');
-        res.status(401).type('html').send(loginPage(details.uid, String(details.params.client_id), 'Wrong username or password.'));
+        res
+          .status(401)
+          .type('html')
+          .send(loginPage(details.uid, String(details.params.client_id), 'Wrong username or password.'));
         return;
       }
       await provider.interactionFinished(req, res, { login: { accountId: user.sub } }, { mergeWithLastSubmission: false });
@@ -254,7 +262,8 @@ function toProviderClient(client: ClientEntry): ClientMetadata {
     grant_types: [...client.grant_types],
     response_types: codeFlow ? (['code'] as const) : [],
     redirect_uris: [...client.redirect_uris],
-    token_endpoint_auth_method: (client.token_endpoint_auth_method ?? (client.client_secret ? 'client_secret_basic' : 'none')) as ClientMetadata['token_endpoint_auth_method'],
+    token_endpoint_auth_method: (client.token_endpoint_auth_method ??
+      (client.client_secret ? 'client_secret_basic' : 'none')) as ClientMetadata['token_endpoint_auth_method'],
   };
 }
 

@@ -23,4 +23,3 @@ export function createExternalAuth(config: AuthConfig): Auth {
     dispose: async () => {},
   };
 }
-

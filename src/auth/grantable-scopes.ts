@@ -19,7 +19,9 @@ const DEFAULT_CLIENT_SCOPES = [SCOPES.read, SCOPES.write];
 /** Builds the rule over the clients and users files as loaded. */
 export function createGrantableScopes(options: { clients: readonly ClientEntry[]; users: readonly UserEntry[]; adminScope: string }): GrantableScopes {
   const apiScopes = [SCOPES.read, SCOPES.write, options.adminScope];
-  const allowed = new Map(options.clients.map((c) => [c.client_id, new Set(c.scope === undefined ? DEFAULT_CLIENT_SCOPES : c.scope.split(' ').filter(Boolean))]));
+  const allowed = new Map(
+    options.clients.map((c) => [c.client_id, new Set(c.scope === undefined ? DEFAULT_CLIENT_SCOPES : c.scope.split(' ').filter(Boolean))]),
+  );
   const admins = new Set(options.users.filter((u) => u.admin).map((u) => u.sub));
   return (clientId, holder) => {
     const client = allowed.get(clientId) ?? new Set<string>();

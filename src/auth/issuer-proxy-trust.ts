@@ -20,10 +20,30 @@ export function followExpressProxyTrust(provider: Provider, trustProxy: TrustPro
   // Off unless some proxy is trusted, so no Koa getter left to itself reads X-Forwarded-*.
   provider.proxy = trustProxy !== false;
   Object.defineProperties(provider.request, {
-    protocol: { configurable: true, get(this: { req: IncomingMessage }) { return asSeenByExpress(this.req).protocol; } },
-    host: { configurable: true, get(this: { req: IncomingMessage }) { return asSeenByExpress(this.req).host; } },
-    ips: { configurable: true, get(this: { req: IncomingMessage }) { return asSeenByExpress(this.req).ips; } },
-    ip: { configurable: true, get(this: { req: IncomingMessage }) { return asSeenByExpress(this.req).ip; } },
+    protocol: {
+      configurable: true,
+      get(this: { req: IncomingMessage }) {
+        return asSeenByExpress(this.req).protocol;
+      },
+    },
+    host: {
+      configurable: true,
+      get(this: { req: IncomingMessage }) {
+        return asSeenByExpress(this.req).host;
+      },
+    },
+    ips: {
+      configurable: true,
+      get(this: { req: IncomingMessage }) {
+        return asSeenByExpress(this.req).ips;
+      },
+    },
+    ip: {
+      configurable: true,
+      get(this: { req: IncomingMessage }) {
+        return asSeenByExpress(this.req).ip;
+      },
+    },
   });
 }
 

@@ -114,10 +114,12 @@ export function createRedisOidcAdapter(options: RedisOidcAdapterOptions): Adapte
 
 /** The adapter with every call waiting for the connection first (a bounded wait: see RECONNECT_WAIT_MS). */
 function onceReady(redis: RedisClient, adapter: Adapter): Adapter {
-  const waiting = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    await whenReady(redis, RECONNECT_WAIT_MS);
-    return call(...args);
-  };
+  const waiting =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      await whenReady(redis, RECONNECT_WAIT_MS);
+      return call(...args);
+    };
   return {
     upsert: waiting(adapter.upsert.bind(adapter)),
     find: waiting(adapter.find.bind(adapter)),

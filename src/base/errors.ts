@@ -78,11 +78,7 @@ export class ServiceError extends Error {
   /** Extra fields safe to show to clients (never secrets or internals). */
   readonly details: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    options?: { cause?: unknown; details?: Record<string, unknown> },
-  ) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ServiceError';
     this.code = code;

@@ -58,7 +58,8 @@ export function readIssuer(read: Reader, where: { production: boolean; runsIssue
     store: read.oneOf('OIDC_STORE', where.defaultStore, ['memory', 'redis']),
   };
   if (where.production && where.runsIssuer) {
-    const why = 'is required with NODE_ENV=production when the embedded issuer runs (no AUTH_ISSUER): a generated key is lost at restart and differs between replicas';
+    const why =
+      'is required with NODE_ENV=production when the embedded issuer runs (no AUTH_ISSUER): a generated key is lost at restart and differs between replicas';
     if (issuer.signingKey === null) throw new ConfigError('OIDC_SIGNING_KEY', why);
     if (issuer.cookieKeys.length === 0) throw new ConfigError('OIDC_COOKIE_KEYS', why);
   }
@@ -85,7 +86,14 @@ export function readAuth(read: Reader, port: number): AuthConfig {
     if (algorithms !== undefined && algorithms !== 'HS256') {
       throw new ConfigError('AUTH_ALGORITHMS', 'only HS256 can be used with AUTH_HS256_SECRET');
     }
-    return { ...common, mode: 'hs256', issuer: read.string('AUTH_ISSUER', ''), jwksUri: null, hs256Secret: new TextEncoder().encode(secret), algorithms: ['HS256'] };
+    return {
+      ...common,
+      mode: 'hs256',
+      issuer: read.string('AUTH_ISSUER', ''),
+      jwksUri: null,
+      hs256Secret: new TextEncoder().encode(secret),
+      algorithms: ['HS256'],
+    };
   }
   const algorithms = read.list('AUTH_ALGORITHMS', ['RS256', 'ES256'], /^(RS|PS|ES)(256|384|512)$|^EdDSA$/, 'algorithm (RS256, PS384, ES512, EdDSA, …)');
   if (externalIssuer !== null || jwksUri !== null) {

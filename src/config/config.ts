@@ -164,7 +164,14 @@ export interface TelemetryConfig {
 }
 
 /** The samplers of `OTEL_TRACES_SAMPLER` the service takes. */
-export const TRACE_SAMPLERS = ['parentbased_traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'traceidratio', 'always_on', 'always_off'] as const;
+export const TRACE_SAMPLERS = [
+  'parentbased_traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'traceidratio',
+  'always_on',
+  'always_off',
+] as const;
 export type TraceSamplerName = (typeof TRACE_SAMPLERS)[number];
 
 /** Reads and validates the configuration from `env` (the process environment by default). */
@@ -268,7 +275,11 @@ function readBrowser(read: Reader, pagesOffByDefault: boolean): BrowserConfig {
   for (const origin of origins) {
     // Browsers send the serialized origin (lower case, no default port, no path): only that form ever matches.
     const serialized = URL.canParse(origin) ? new URL(origin).origin : 'null';
-    if (serialized !== origin) throw new ConfigError('CORS_ALLOWED_ORIGINS', `"${origin}" is not an exact origin (scheme://host[:port])${serialized === 'null' ? '' : `; write it as ${serialized}`}`);
+    if (serialized !== origin)
+      throw new ConfigError(
+        'CORS_ALLOWED_ORIGINS',
+        `"${origin}" is not an exact origin (scheme://host[:port])${serialized === 'null' ? '' : `; write it as ${serialized}`}`,
+      );
   }
   return {
     corsAllowedOrigins: origins,
@@ -284,7 +295,10 @@ function readBrowser(read: Reader, pagesOffByDefault: boolean): BrowserConfig {
 function readRole(read: Reader, stateKind: ResultLogConfig['kind']): ServiceRole {
   const role = read.oneOf<ServiceRole>('SERVICE_ROLE', 'all', ['all', 'api', 'consumer']);
   if (role !== 'all' && stateKind !== 'redis') {
-    throw new ConfigError('SERVICE_ROLE', `${role} needs STATE_STORE=redis, got STATE_STORE=${stateKind}: api and consumer processes share their state through Redis (use SERVICE_ROLE=all with the ${stateKind} state)`);
+    throw new ConfigError(
+      'SERVICE_ROLE',
+      `${role} needs STATE_STORE=redis, got STATE_STORE=${stateKind}: api and consumer processes share their state through Redis (use SERVICE_ROLE=all with the ${stateKind} state)`,
+    );
   }
   return role;
 }

@@ -1,5 +1,6 @@
 /**
- * TLS and SASL settings of the broker connection, read through the configuration's reader. Certificate, key and password files are read once at startup, so a missing or
+ * TLS and SASL settings of the broker connection, read through the configuration's reader.
+ * Certificate, key and password files are read once at startup, so a missing or
  * unreadable file stops the service with an error naming its variable, not at the first reconnect.
  * The objects that hold a secret redact it when serialized or inspected, so logging a config
  * object can never print a password or a private key.
@@ -52,8 +53,10 @@ export function readKafkaSsl(read: Reader): KafkaSslConfig | null {
   }
   const certFile = read.optional('KAFKA_SSL_CERT_FILE');
   const keyFile = read.optional('KAFKA_SSL_KEY_FILE');
-  if (certFile !== undefined && keyFile === undefined) throw new ConfigError('KAFKA_SSL_KEY_FILE', 'is required with KAFKA_SSL_CERT_FILE (the private key of the client certificate)');
-  if (keyFile !== undefined && certFile === undefined) throw new ConfigError('KAFKA_SSL_CERT_FILE', 'is required with KAFKA_SSL_KEY_FILE (the client certificate of the key)');
+  if (certFile !== undefined && keyFile === undefined)
+    throw new ConfigError('KAFKA_SSL_KEY_FILE', 'is required with KAFKA_SSL_CERT_FILE (the private key of the client certificate)');
+  if (keyFile !== undefined && certFile === undefined)
+    throw new ConfigError('KAFKA_SSL_CERT_FILE', 'is required with KAFKA_SSL_KEY_FILE (the client certificate of the key)');
   const ca = read.certificates('KAFKA_SSL_CA_FILE');
   const cert = read.certificates('KAFKA_SSL_CERT_FILE');
   const keyPassword = read.secret('KAFKA_SSL_KEY_PASSWORD', 'KAFKA_SSL_KEY_PASSWORD_FILE');
@@ -67,7 +70,14 @@ export function readKafkaSsl(read: Reader): KafkaSslConfig | null {
       throw new ConfigError('KAFKA_SSL_KEY_FILE', 'does not hold the private key of the certificate in KAFKA_SSL_CERT_FILE');
     }
   }
-  const ssl: KafkaSslConfig = { ca, cert, key, keyPassword, verify: read.bool('KAFKA_SSL_VERIFY', true), servername: read.optional('KAFKA_SSL_SERVERNAME') ?? null };
+  const ssl: KafkaSslConfig = {
+    ca,
+    cert,
+    key,
+    keyPassword,
+    verify: read.bool('KAFKA_SSL_VERIFY', true),
+    servername: read.optional('KAFKA_SSL_SERVERNAME') ?? null,
+  };
   return redacting(ssl, ['key', 'keyPassword']);
 }
 
@@ -79,7 +89,8 @@ export function readKafkaSasl(read: Reader): KafkaSaslConfig | null {
   const password = read.secret('KAFKA_SASL_PASSWORD', 'KAFKA_SASL_PASSWORD_FILE');
   if (mechanism === undefined) {
     // Credentials that would be silently ignored are a mistake worth stopping for.
-    if (username !== undefined || password !== null) throw new ConfigError('KAFKA_SASL_MECHANISM', `is required with KAFKA_SASL_USERNAME and the password: one of ${SASL_MECHANISMS.join(', ')}`);
+    if (username !== undefined || password !== null)
+      throw new ConfigError('KAFKA_SASL_MECHANISM', `is required with KAFKA_SASL_USERNAME and the password: one of ${SASL_MECHANISMS.join(', ')}`);
     return null;
   }
   if (!(SASL_MECHANISMS as readonly string[]).includes(mechanism)) {
@@ -96,7 +107,8 @@ function parsePrivateKey(pem: string, passphrase: string | null, path: string): 
   } catch {
     // PKCS#8 ("BEGIN ENCRYPTED PRIVATE KEY") and traditional ("Proc-Type: 4,ENCRYPTED") encrypted keys.
     if (pem.includes('ENCRYPTED')) {
-      if (passphrase === null) throw new ConfigError('KAFKA_SSL_KEY_PASSWORD', 'is required: the key in KAFKA_SSL_KEY_FILE is encrypted (or set KAFKA_SSL_KEY_PASSWORD_FILE)');
+      if (passphrase === null)
+        throw new ConfigError('KAFKA_SSL_KEY_PASSWORD', 'is required: the key in KAFKA_SSL_KEY_FILE is encrypted (or set KAFKA_SSL_KEY_PASSWORD_FILE)');
       throw new ConfigError('KAFKA_SSL_KEY_PASSWORD', 'does not decrypt the key in KAFKA_SSL_KEY_FILE');
     }
     throw new ConfigError('KAFKA_SSL_KEY_FILE', `"${path}" holds no PEM private key`);

@@ -96,6 +96,7 @@ export function readKafka(read: Reader, stateKind: 'memory' | 'redis' | 'replica
 /** One second (a rebalance is noticed within it), and never more than a third of the session timeout, as Kafka advises. */
 function readHeartbeatInterval(read: Reader, session: number): number {
   const interval = read.int('KAFKA_HEARTBEAT_INTERVAL_MS', 1000, { min: 100 });
-  if (interval > session / 3) throw new ConfigError('KAFKA_HEARTBEAT_INTERVAL_MS', `must be at most a third of KAFKA_SESSION_TIMEOUT_MS (${Math.floor(session / 3)}), got ${interval}`);
+  if (interval > session / 3)
+    throw new ConfigError('KAFKA_HEARTBEAT_INTERVAL_MS', `must be at most a third of KAFKA_SESSION_TIMEOUT_MS (${Math.floor(session / 3)}), got ${interval}`);
   return interval;
 }

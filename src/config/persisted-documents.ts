@@ -41,7 +41,10 @@ export function readPersistedOperations(read: Reader, production: boolean): Pers
   const trustedDocuments = file === '' ? null : { file, documents: loadManifest(file) };
   const mode = read.oneOf<'off' | 'memory'>('GRAPHQL_APQ', production || trustedDocuments !== null ? 'off' : 'memory', ['off', 'memory']);
   if (mode === 'memory' && trustedDocuments !== null) {
-    throw new ConfigError('GRAPHQL_APQ', `must be off with ${TRUSTED}: automatic persisted queries would let clients add operations the manifest does not list`);
+    throw new ConfigError(
+      'GRAPHQL_APQ',
+      `must be off with ${TRUSTED}: automatic persisted queries would let clients add operations the manifest does not list`,
+    );
   }
   return {
     trustedDocuments,

@@ -24,7 +24,8 @@ export function createReader(env: Env) {
   /** The code's fallback, which must be the declared default where one is declared. */
   const fallbackOf = <T>(name: SettingName, fallback: T): T => {
     const declared = (SETTINGS[name] as { default?: unknown }).default;
-    if (declared !== undefined && declared !== fallback) throw new Error(`${name}: the code falls back to ${String(fallback)}, its declaration says ${String(declared)}`);
+    if (declared !== undefined && declared !== fallback)
+      throw new Error(`${name}: the code falls back to ${String(fallback)}, its declaration says ${String(declared)}`);
     return fallback;
   };
   const file = (name: SettingName, path: string): string => {
@@ -103,7 +104,10 @@ export function createReader(env: Env) {
     list(name: SettingName, fallback: readonly string[], item: RegExp, what: string): readonly string[] {
       const value = raw(name);
       if (value === undefined) return fallback;
-      const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const items = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       if (items.length === 0) throw new ConfigError(name, `must list at least one ${what}`);
       for (const entry of items) {
         if (!item.test(entry)) throw new ConfigError(name, `"${entry}" is not a valid ${what}`);

@@ -50,7 +50,13 @@ export interface RedisConfig {
   readonly keyPrefix: string;
 }
 
-const SENTINEL_ONLY = ['REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER_NAME', 'REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD', 'REDIS_SENTINEL_PASSWORD_FILE'] as const;
+const SENTINEL_ONLY = [
+  'REDIS_SENTINELS',
+  'REDIS_SENTINEL_MASTER_NAME',
+  'REDIS_SENTINEL_USERNAME',
+  'REDIS_SENTINEL_PASSWORD',
+  'REDIS_SENTINEL_PASSWORD_FILE',
+] as const;
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
 const ADDRESS = /^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/;
 
@@ -78,7 +84,10 @@ export function readRedisConfig(read: Reader, used: boolean): RedisConfig {
   }
   if (parsed.hostname === '') throw new ConfigError('REDIS_URL', 'names no host');
   const topology = readTopology(read);
-  const wait = { replicas: read.int('REDIS_WAIT_REPLICAS', defaultWaitReplicas(topology), { min: 0, max: 16 }), timeoutMs: read.int('REDIS_WAIT_TIMEOUT_MS', 1000, { min: 1, max: 60_000 }) };
+  const wait = {
+    replicas: read.int('REDIS_WAIT_REPLICAS', defaultWaitReplicas(topology), { min: 0, max: 16 }),
+    timeoutMs: read.int('REDIS_WAIT_TIMEOUT_MS', 1000, { min: 1, max: 60_000 }),
+  };
   if (read.optional('REDIS_TLS_CA_FILE') === undefined) return { url: redisUrl, tlsCa: null, topology, wait, keyPrefix };
   if (parsed.protocol !== 'rediss:') throw new ConfigError('REDIS_TLS_CA_FILE', 'is set, but REDIS_URL is not a rediss:// (TLS) URL');
   return { url: redisUrl, tlsCa: read.certificates('REDIS_TLS_CA_FILE'), topology, wait, keyPrefix };
@@ -114,7 +123,8 @@ function readTopology(read: Reader): RedisTopology {
     return STANDALONE;
   }
   const masterName = read.optional('REDIS_SENTINEL_MASTER_NAME');
-  if (masterName === undefined) throw new ConfigError('REDIS_SENTINEL_MASTER_NAME', 'is required with REDIS_MODE=sentinel (the name the sentinels monitor the primary under)');
+  if (masterName === undefined)
+    throw new ConfigError('REDIS_SENTINEL_MASTER_NAME', 'is required with REDIS_MODE=sentinel (the name the sentinels monitor the primary under)');
   return {
     mode,
     sentinels: addresses(read, 'REDIS_SENTINELS', 'with REDIS_MODE=sentinel'),

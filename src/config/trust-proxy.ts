@@ -20,14 +20,20 @@ export function readTrustProxy(read: Reader): TrustProxy {
   if (value === undefined || /^(false|off|no|0)$/i.test(value)) return false;
   if (/^(true|on|yes)$/i.test(value)) {
     // Express would take X-Forwarded-For's leftmost entry, which the client itself writes.
-    throw new ConfigError('TRUST_PROXY', 'trusting every peer lets any client choose its own address; give the number of proxies in front (e.g. 1) or their addresses');
+    throw new ConfigError(
+      'TRUST_PROXY',
+      'trusting every peer lets any client choose its own address; give the number of proxies in front (e.g. 1) or their addresses',
+    );
   }
   if (/^\d+$/.test(value)) {
     const hops = Number(value);
     if (hops > 10) throw new ConfigError('TRUST_PROXY', `expected a hop count from 0 to 10, got ${hops}`);
     return hops;
   }
-  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   if (entries.length === 0) throw new ConfigError('TRUST_PROXY', 'must list at least one address or CIDR');
   for (const entry of entries) {
     try {

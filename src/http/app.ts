@@ -7,7 +7,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { AccessPolicy } from '../auth/access.js';
 import type { TrustProxy } from '../config/config.js';
 import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
-import { SCOPES, type Principal } from '../auth/principal.js';
+import { SCOPES } from '../auth/principal.js';
 import { ServiceError, isServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -17,7 +17,7 @@ import type { RateLimits } from '../rate-limits/rate-limits.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
 import { createDashboardRoutes, type DashboardOptions } from './dashboard.js';
-import { createGraphiqlPage, createGraphiqlRoutes, type GraphiqlOptions } from './graphiql.js';
+import { createGraphiqlPage, createGraphiqlRoutes, wantsGraphiqlPage, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
 import { problemMembers } from './send-refusal.js';
 import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
@@ -30,16 +30,6 @@ export interface Readiness {
   readonly ready: boolean;
   /** One entry per dependency: `ok`, or why not. */
   readonly checks: Readonly<Record<string, string>>;
-}
-
-/** What the HTTP edge gives the GraphQL endpoint. */
-export interface GraphQLEdge {
-  /** GraphiQL for a browser's page request (or a 404 saying it is off); no token needed. */
-  readonly page: RequestHandler;
-  /** Authentication, the principal's rate limit and the JSON body parser, in order. */
-  readonly guard: readonly RequestHandler[];
-  readonly principalOf: (res: Response) => Principal;
-  readonly requestIdOf: (res: Response) => string;
 }
 
 /** Options of {@link createHttpApp}. */
@@ -62,8 +52,11 @@ export interface HttpAppOptions {
 export interface ApiRoutes {
   readonly log: ResultLog;
   readonly starter: TestStarter;
-  /** The GraphQL endpoint, built around what the HTTP edge gives it. */
-  readonly graphql: (edge: GraphQLEdge) => RequestHandler;
+  /**
+   * The GraphQL endpoint: serves an operation the edge has authenticated (`principalOf`), counted
+   * and parsed (`req.body`), under the request's id.
+   */
+  readonly graphql: RequestHandler;
   readonly verifyAccessToken: VerifyAccessToken;
   readonly access: AccessPolicy;
   /** Budgets per principal on /graphql and /tests, per client IP on the issuer's sign-in routes. */
@@ -104,12 +97,18 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 
   app.get('/healthz', (_req, res) => {
     const health = options.health?.() ?? { healthy: true, checks: {} };
-    res.status(health.healthy ? 200 : 503).setHeader('Cache-Control', 'no-store').json({ status: health.healthy ? 'ok' : 'unhealthy', checks: health.checks });
+    res
+      .status(health.healthy ? 200 : 503)
+      .setHeader('Cache-Control', 'no-store')
+      .json({ status: health.healthy ? 'ok' : 'unhealthy', checks: health.checks });
   });
 
   app.get('/readyz', async (_req, res) => {
     const readiness = await options.readiness();
-    res.status(readiness.ready ? 200 : 503).setHeader('Cache-Control', 'no-store').json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks });
+    res
+      .status(readiness.ready ? 200 : 503)
+      .setHeader('Cache-Control', 'no-store')
+      .json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks });
   });
 
   if (options.api !== undefined) mountApi(app, options.api);
@@ -154,15 +153,17 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
 
   // Counted once the principal is known: a request with a bad token costs nobody's budget.
   const authenticated = [authenticate(api.verifyAccessToken), rateLimit(api.rateLimits, 'api', byPrincipal)];
-  const requireScope = (scope: string): RequestHandler => (req, res, next) => {
-    try {
-      api.access.requireScope(principalOf(res), scope);
-      next();
-    } catch (error) {
-      if (isServiceError(error)) sendAuthError(req, res, error);
-      else next(error);
-    }
-  };
+  const requireScope =
+    (scope: string): RequestHandler =>
+    (req, res, next) => {
+      try {
+        api.access.requireScope(principalOf(res), scope);
+        next();
+      } catch (error) {
+        if (isServiceError(error)) sendAuthError(req, res, error);
+        else next(error);
+      }
+    };
 
   // The body is the input; its size is checked by the starter, as for `startTest`. The parser's own
   // limit only stops a body no input could fit in (whitespace allowed for).
@@ -195,9 +196,17 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
   const graphiql = api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' };
   app.use(createGraphiqlRoutes(graphiql));
   app.use(createDashboardRoutes(api.dashboard ?? { enabled: false, signInClientId: null, signInScope: '' }));
-  // A browser asking for a page gets GraphiQL (or a 404 saying it is off) without a token; every
-  // operation passes the guard first.
-  app.use(api.graphql({ page: createGraphiqlPage(graphiql), guard: [...authenticated, express.json({ limit: '1mb' })], principalOf, requestIdOf }));
+  // A browser asking for a page gets GraphiQL (or a 404 saying it is off) without a token.
+  const page = createGraphiqlPage(graphiql);
+  app.get('/graphql', (req, res, next) => (wantsGraphiqlPage(req) ? page(req, res, next) : next()));
+  // Every operation is authenticated, counted and parsed here, then served by the endpoint.
+  app.all('/graphql', noStore, ...authenticated, express.json({ limit: '1mb' }), api.graphql);
+}
+
+/** One URL serves every GraphQL operation, so nothing on it may be cached by URL. */
+function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
 }
 
 /** The body of `POST /tests`: empty, or `{ "name"?: string, "parameters"?: any JSON }`. */

@@ -35,14 +35,20 @@ export function clientAddressKey(address: string): string {
   const groups = ipv6Groups(unzoned);
   const [g6 = 0, g7 = 0] = groups.slice(6);
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return [g6 >> 8, g6 & 0xff, g7 >> 8, g7 & 0xff].join('.');
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /** The eight 16-bit groups of a valid IPv6 address. */
 function ipv6Groups(address: string): number[] {
   // A trailing dotted IPv4 part (::ffff:192.0.2.1, 64:ff9b::192.0.2.1) stands for the last two groups.
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
-  const hex = dotted === null ? address : `${address.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}`;
+  const hex =
+    dotted === null
+      ? address
+      : `${address.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}`;
   const [head = '', tail] = hex.split('::');
   const headGroups = head === '' ? [] : head.split(':');
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');

@@ -19,7 +19,9 @@ export function sendRefusal(req: Request, res: Response, error: ServiceError): v
 
 /** A ServiceError's details that a problem document can carry as members (a limit, an argument's name). */
 export function problemMembers(error: ServiceError): Record<string, string | number> {
-  return Object.fromEntries(Object.entries(error.details ?? {}).filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number'));
+  return Object.fromEntries(
+    Object.entries(error.details ?? {}).filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number'),
+  );
 }
 
 /** True on the GraphQL endpoint, wherever the guard is mounted (on the path, or on the app). */

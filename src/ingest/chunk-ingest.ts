@@ -68,7 +68,8 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
       const decoded = decodeResult(record, options.maxRecordBytes);
       if (decoded.ok) {
         const traceparent = record.headers.traceparent;
-        if (carriesSampledTrace(traceparent)) (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, correlationId: decoded.message.correlationId });
+        if (carriesSampledTrace(traceparent))
+          (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, correlationId: decoded.message.correlationId });
         messages.push(decoded.message);
         kept.push(record);
         continue;
@@ -113,7 +114,10 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
       else {
         stats.overLimit += 1;
         const record = chunk.records[i] as BrokerRecord;
-        log.warn({ record: recordCoordinates(record), correlationId: chunk.messages[i]?.correlationId }, 'test holds the maximum number of messages (or the store its maximum of bytes); result not stored');
+        log.warn(
+          { record: recordCoordinates(record), correlationId: chunk.messages[i]?.correlationId },
+          'test holds the maximum number of messages (or the store its maximum of bytes); result not stored',
+        );
       }
     }
   }

@@ -58,7 +58,8 @@ export function createCodecFaultWatch(options: CodecFaultWatchOptions): CodecFau
     const pending = options.locate === undefined ? candidates : await options.locate(candidates).catch(() => candidates);
     const kept = candidates.filter((p) => pending.includes(p));
     if (fault === undefined) return;
-    if (kept.length > 0 && kept.length < fault.partitions.length && fault.partitions.every((p) => candidates.includes(p))) fault = describe(options.topic, fault, kept, fault.since);
+    if (kept.length > 0 && kept.length < fault.partitions.length && fault.partitions.every((p) => candidates.includes(p)))
+      fault = describe(options.topic, fault, kept, fault.since);
     options.log.error({ err: error, codec: fault.codec, topic: options.topic, partitions: fault.partitions }, fault.reason);
   }
 
@@ -119,7 +120,10 @@ export async function pendingPartitions(options: {
   const admin = options.kafka.admin();
   await admin.connect();
   try {
-    const [ends, committed] = await Promise.all([admin.fetchTopicOffsets(options.topic), admin.fetchOffsets({ groupId: options.groupId, topics: [options.topic] })]);
+    const [ends, committed] = await Promise.all([
+      admin.fetchTopicOffsets(options.topic),
+      admin.fetchOffsets({ groupId: options.groupId, topics: [options.topic] }),
+    ]);
     return options.candidates.filter((p) => {
       const end = ends.find((o) => o.partition === p)?.high;
       const next = options.positions.get(p) ?? BigInt(committed[0]?.partitions.find((o) => o.partition === p)?.offset ?? '-1');

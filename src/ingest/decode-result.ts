@@ -9,9 +9,7 @@ import { payloadText } from './payload-text.js';
 import { MAX_ID_LENGTH, readEnvelope } from './record-envelope.js';
 
 /** The outcome of decoding one record. */
-export type DecodeResult =
-  | { readonly ok: true; readonly message: IncomingMessage }
-  | { readonly ok: false; readonly reason: string };
+export type DecodeResult = { readonly ok: true; readonly message: IncomingMessage } | { readonly ok: false; readonly reason: string };
 
 export { CORRELATION_HEADER } from './record-envelope.js';
 

@@ -45,7 +45,10 @@ export function describeKafkaError(error: unknown): string {
   }
   const tls = chain.find((e) => typeof e.code === 'string' && UNTRUSTED_CERTIFICATE.has(e.code));
   if (tls !== undefined) {
-    const hint = tls.code === 'ERR_TLS_CERT_ALTNAME_INVALID' ? 'the broker address is not a name in its certificate; see KAFKA_SSL_SERVERNAME' : 'set KAFKA_SSL_CA_FILE to the CA that signed it';
+    const hint =
+      tls.code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+        ? 'the broker address is not a name in its certificate; see KAFKA_SSL_SERVERNAME'
+        : 'set KAFKA_SSL_CA_FILE to the CA that signed it';
     return `server certificate not trusted: ${stripPrefix(tls.message)} [${tls.code}] (${hint})`;
   }
   const refused = chain.find((e) => typeof e.code === 'string' && CLIENT_CERTIFICATE_REFUSED.has(e.code));

@@ -25,7 +25,7 @@ function snappyBlockLength(block: Buffer): number {
 export function snappyInflatedLength(buffer: Buffer): number {
   if (!buffer.subarray(0, 8).equals(XERIAL_HEADER)) return snappyBlockLength(buffer);
   let total = 0;
-  for (let at = XERIAL_BLOCKS_AT; at + 4 <= buffer.length; ) {
+  for (let at = XERIAL_BLOCKS_AT; at + 4 <= buffer.length;) {
     const size = buffer.readUInt32BE(at);
     at += 4;
     const length = snappyBlockLength(buffer.subarray(at, at + size));
@@ -51,7 +51,7 @@ const LZ4_MAX_RATIO = 255;
  */
 export function lz4InflatedBound(buffer: Buffer): number {
   let total = 0;
-  for (let at = 0; at < buffer.length; ) {
+  for (let at = 0; at < buffer.length;) {
     if (at + 4 > buffer.length) return -1;
     const magic = buffer.readUInt32LE(at);
     if ((magic & 0xfffffff0) === LZ4_SKIPPABLE) {

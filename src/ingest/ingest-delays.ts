@@ -9,7 +9,9 @@
 import type { DelayHistogram, IngestStage } from './consumer.js';
 
 /** Bucket upper bounds in seconds: fine below 50 ms, where the end-to-end target lies. */
-export const DELAY_BOUNDS: readonly number[] = [0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.0125, 0.015, 0.0175, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const DELAY_BOUNDS: readonly number[] = [
+  0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.0125, 0.015, 0.0175, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 
 /** The delays of one consumer. */
 export interface IngestDelays {

@@ -101,7 +101,8 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
   const laneOf = (topic: string, partition: number): Lane => {
     const key = `${topic}/${partition}`;
     let lane = lanes.get(key);
-    if (lane === undefined) lanes.set(key, (lane = { topic, partition, tail: Promise.resolve(), held: 0, generation: 0, failed: undefined, roomMade: undefined }));
+    if (lane === undefined)
+      lanes.set(key, (lane = { topic, partition, tail: Promise.resolve(), held: 0, generation: 0, failed: undefined, roomMade: undefined }));
     return lane;
   };
 
@@ -203,7 +204,9 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
   function failed(lane: Lane, taken: Taken, error: unknown): void {
     const record = `${lane.topic}/${lane.partition}/${taken.next}`;
     if (lane.generation !== taken.generation || draining) {
-      quietly(() => log.warn({ record, err: error }, 'storing a batch failed while its partition was revoked or stopping; it is read again from the committed offset'));
+      quietly(() =>
+        log.warn({ record, err: error }, 'storing a batch failed while its partition was revoked or stopping; it is read again from the committed offset'),
+      );
       return;
     }
     lane.generation += 1;
@@ -247,7 +250,11 @@ async function storeHoldingPartition(chunk: DecodedChunk, where: string, parts: 
     } catch (error) {
       if (!(isServiceError(error) && error.code === 'STORE_UNAVAILABLE') || !parts.current()) throw error;
       // What failed, for operators: the first time, then every tenth attempt (about every 50 s).
-      if (attempt % 10 === 0) parts.log.warn({ record: where, attempt, cause: error.cause instanceof Error ? error.cause.message : undefined }, 'state store unavailable; holding the partition until it returns');
+      if (attempt % 10 === 0)
+        parts.log.warn(
+          { record: where, attempt, cause: error.cause instanceof Error ? error.cause.message : undefined },
+          'state store unavailable; holding the partition until it returns',
+        );
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));
     }
   }

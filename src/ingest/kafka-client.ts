@@ -26,17 +26,36 @@ const ROUTINE_BROKER_ANSWERS = new Set([
 ]);
 
 /** Creates one kafkajs client; the producer and consumer of a process share it. */
-export function createKafkaClient(config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl' | 'maxBatchBytes'>>, logger: Logger): Kafka {
+export function createKafkaClient(
+  config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl' | 'maxBatchBytes'>>,
+  logger: Logger,
+): Kafka {
   const log = logger.child({ component: 'kafka' });
   const ssl = config.ssl ?? null;
   const sasl = config.sasl ?? null;
   // Said once at startup: what the connection is, without any secret.
-  log.info({ brokers: config.brokers, ssl: ssl !== null, verifyCertificate: ssl?.verify, clientCertificate: ssl?.cert != null, sasl: sasl?.mechanism ?? false, username: sasl?.username }, 'broker connection settings');
-  if (ssl !== null && !ssl.verify) log.warn('KAFKA_SSL_VERIFY=false: the brokers\' certificates are not verified, so anyone on the network path can pose as the broker');
-  if (sasl !== null && ssl === null) log.warn({ mechanism: sasl.mechanism }, `SASL without TLS: ${sasl.mechanism === 'plain' ? 'the password' : 'every record'} crosses the network unencrypted; set KAFKA_SSL=true unless the network is private`);
+  log.info(
+    {
+      brokers: config.brokers,
+      ssl: ssl !== null,
+      verifyCertificate: ssl?.verify,
+      clientCertificate: ssl?.cert != null,
+      sasl: sasl?.mechanism ?? false,
+      username: sasl?.username,
+    },
+    'broker connection settings',
+  );
+  if (ssl !== null && !ssl.verify)
+    log.warn("KAFKA_SSL_VERIFY=false: the brokers' certificates are not verified, so anyone on the network path can pose as the broker");
+  if (sasl !== null && ssl === null)
+    log.warn(
+      { mechanism: sasl.mechanism },
+      `SASL without TLS: ${sasl.mechanism === 'plain' ? 'the password' : 'every record'} crosses the network unencrypted; set KAFKA_SSL=true unless the network is private`,
+    );
   // Compressed batches are read with these; a codec whose package failed to load is named here
   // at startup, and again by the consumer if a batch ever needs it.
-  for (const { codec, reason } of registerKafkaCodecs({}, config.maxBatchBytes).missing) log.warn({ codec, reason }, `${codec} codec unavailable: ${codec}-compressed batches cannot be read`);
+  for (const { codec, reason } of registerKafkaCodecs({}, config.maxBatchBytes).missing)
+    log.warn({ codec, reason }, `${codec} codec unavailable: ${codec}-compressed batches cannot be read`);
   return new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],

@@ -82,7 +82,8 @@ function boundedBy(name: CodecName, stated: (buffer: Buffer) => number, codec: K
     decompress(buffer) {
       const size = stated(buffer);
       if (size < 0) return Promise.reject(new Error(`the ${name} framing cannot be read`));
-      if (size > max) return Promise.reject(new Error(`the batch states ${size} bytes once decompressed, over the ${max} bytes allowed (KAFKA_MAX_BATCH_BYTES)`));
+      if (size > max)
+        return Promise.reject(new Error(`the batch states ${size} bytes once decompressed, over the ${max} bytes allowed (KAFKA_MAX_BATCH_BYTES)`));
       return codec.decompress(buffer);
     },
   };

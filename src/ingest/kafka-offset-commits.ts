@@ -177,5 +177,6 @@ async function commitConfirmed(consumer: Consumer, offsets: readonly Pending[]):
     stopListening();
   }
   const missing = offsets.filter((o) => !sent.has(`${keyOf(o.topic, o.partition)}@${o.offset}`));
-  if (missing.length > 0) throw new ServiceError('BROKER_UNAVAILABLE', `kafkajs did not send the commit of ${missing.length} partitions (its consumer is not running)`);
+  if (missing.length > 0)
+    throw new ServiceError('BROKER_UNAVAILABLE', `kafkajs did not send the commit of ${missing.length} partitions (its consumer is not running)`);
 }

@@ -53,7 +53,9 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
 
   return {
     start() {
-      connect().catch((error: unknown) => log.warn({ err: error, reason: describeKafkaError(error) }, 'producer not connected yet; will retry on first request'));
+      connect().catch((error: unknown) =>
+        log.warn({ err: error, reason: describeKafkaError(error) }, 'producer not connected yet; will retry on first request'),
+      );
     },
 
     async publish(request) {

@@ -74,14 +74,24 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   const log = options.logger.child({ component: 'consumer', topic: options.topic, groupId: options.groupId });
   const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
   // A batch that cannot be decompressed: reported by readiness until fetches decode again.
-  const codecFaults = createCodecFaultWatch({ topic: options.topic, log, locate: (candidates) => pendingPartitions({ ...options, candidates, positions: batches.positions }) });
+  const codecFaults = createCodecFaultWatch({
+    topic: options.topic,
+    log,
+    locate: (candidates) => pendingPartitions({ ...options, candidates, positions: batches.positions }),
+  });
   const commits = createOffsetCommits({
     enabled: options.commitOffsets ?? true,
     intervalMs: options.commitIntervalMs ?? 5000,
     idleConsumer: () => (batches.draining ? undefined : loop.consumer),
     log,
   });
-  const chunks = createChunkIngest({ onEvents: options.onEvents, deadLetter: options.deadLetter, stats, log, ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }) });
+  const chunks = createChunkIngest({
+    onEvents: options.onEvents,
+    deadLetter: options.deadLetter,
+    stats,
+    log,
+    ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }),
+  });
   const delays = createIngestDelays();
   const batches = createBatchProcessor({ chunks, commits, consumer: () => loop.consumer, delays, log });
   const machine = createConsumerStateMachine({ sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000, fault: codecFaults.current });

@@ -36,9 +36,12 @@ if (kafkajsQueueTimerPatched) {
     let scheduleAt = this.throttledUntil - Date.now();
     if (this.throttleCheckTimeoutId) return;
     if (this.pending.length > 0) scheduleAt = scheduleAt > 0 ? scheduleAt : CHECK_PENDING_REQUESTS_INTERVAL;
-    this.throttleCheckTimeoutId = setTimeout(() => {
-      this.throttleCheckTimeoutId = null;
-      this.checkPendingRequests();
-    }, Math.max(1, scheduleAt));
+    this.throttleCheckTimeoutId = setTimeout(
+      () => {
+        this.throttleCheckTimeoutId = null;
+        this.checkPendingRequests();
+      },
+      Math.max(1, scheduleAt),
+    );
   };
 }

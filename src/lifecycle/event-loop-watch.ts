@@ -60,7 +60,10 @@ export function createEventLoopWatch(options: EventLoopWatchOptions): EventLoopW
     check() {
       const delay = recentMaxDelayMs();
       return delay > options.maxDelayMs
-        ? { ok: false, detail: `event loop blocked for ${Math.round(delay)} ms within the last ${Math.round(windowMs / 1000)} s (bound ${options.maxDelayMs} ms)` }
+        ? {
+            ok: false,
+            detail: `event loop blocked for ${Math.round(delay)} ms within the last ${Math.round(windowMs / 1000)} s (bound ${options.maxDelayMs} ms)`,
+          }
         : { ok: true, detail: 'ok' };
     },
     async dispose() {

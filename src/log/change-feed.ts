@@ -38,7 +38,11 @@ export function createChangeFeed(onLast?: () => void): ChangeFeed {
     };
     const channel = createChannel<TestChangeEvent>({
       limit: options.queueLimit,
-      overflow: () => new ServiceError('SUBSCRIBER_TOO_SLOW', `More than ${options.queueLimit} changes waited for this subscriber; the subscription was closed. Subscribe again and reread the list.`),
+      overflow: () =>
+        new ServiceError(
+          'SUBSCRIBER_TOO_SLOW',
+          `More than ${options.queueLimit} changes waited for this subscriber; the subscription was closed. Subscribe again and reread the list.`,
+        ),
       onClose: stop,
     });
     // `null` ends the subscriber (the feed is cleared): it gets what waits, then the end.

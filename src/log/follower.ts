@@ -54,7 +54,11 @@ export async function openFollower(source: FollowSource, correlationId: string, 
   // The live part: ended after the final message, failed when the client falls too far behind.
   const live = createChannel<TestMessage>({
     limit: queueLimit,
-    overflow: () => new ServiceError('SUBSCRIBER_TOO_SLOW', `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with after (the cursor of the last message received) to resume.`),
+    overflow: () =>
+      new ServiceError(
+        'SUBSCRIBER_TOO_SLOW',
+        `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with after (the cursor of the last message received) to resume.`,
+      ),
     onClose: stopListening,
   });
   /** After the final message (delivered or not) nothing more comes: stop listening at once. */
@@ -134,7 +138,8 @@ export async function openFollower(source: FollowSource, correlationId: string, 
 function replayOf(messages: readonly TestMessage[], options: FollowOptions): readonly TestMessage[] {
   const { afterSequence, afterKey } = options;
   if (afterKey !== undefined && afterKey !== null) {
-    if (afterSequence !== undefined && afterSequence !== null) throw new ServiceError('BAD_USER_INPUT', 'Give after or afterSequence, not both.', { details: { argument: 'after' } });
+    if (afterSequence !== undefined && afterSequence !== null)
+      throw new ServiceError('BAD_USER_INPUT', 'Give after or afterSequence, not both.', { details: { argument: 'after' } });
     const index = messages.findIndex((m) => m.key === afterKey);
     if (index < 0) throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor of this test', { details: { argument: 'after' } });
     return messages.slice(index + 1);

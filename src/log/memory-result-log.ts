@@ -264,7 +264,8 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       for (let i = 0; i < batch.length; i++) results[i] = appendOne(batch[i] as IncomingMessage, at, created);
       // Delivered in the order stored, only what is new; a test nobody follows costs one lookup.
       for (const result of results) {
-        if (result.outcome === 'inserted' && fanout.has(result.message.correlationId)) fanout.emit(result.message.correlationId, { message: result.message, status: result.status });
+        if (result.outcome === 'inserted' && fanout.has(result.message.correlationId))
+          fanout.emit(result.message.correlationId, { message: result.message, status: result.status });
       }
       if (changes.count() > 0) emitChanges(results, created);
       return results;

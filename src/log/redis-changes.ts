@@ -32,7 +32,11 @@ export interface RedisChanges {
  * Creates the feed; `channels` are where the scripts publish (one on a single node, one per slot
  * on Redis Cluster: redis-channels.ts).
  */
-export function createRedisChanges(options: { readonly pubsub: RedisPubSub; readonly channels: () => readonly string[]; readonly logger: Logger }): RedisChanges {
+export function createRedisChanges(options: {
+  readonly pubsub: RedisPubSub;
+  readonly channels: () => readonly string[];
+  readonly logger: Logger;
+}): RedisChanges {
   const { pubsub } = options;
   let channels: ReadonlySet<string> | undefined;
   const channelsOf = () => (channels ??= new Set(options.channels()));

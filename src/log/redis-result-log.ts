@@ -138,7 +138,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
    */
   const listedThen = async <T>(listed: Promise<void>, script: Promise<T>): Promise<T> => (await Promise.all([listed, script]))[1];
   /** Pushes the expiry of the lists back; a failure only leaves it as it was (the next write retries). */
-  const refreshLists = (owners: Iterable<string>) => index.refresh(owners).catch((error: unknown) => log.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
+  const refreshLists = (owners: Iterable<string>) =>
+    index.refresh(owners).catch((error: unknown) => log.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
 
   /** What an append wrote to, for the lists of tests: the owners of the tests it stored messages for. */
   interface Written {
@@ -164,7 +165,9 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       args.push(finishing.length / 2, ...finishing);
       for (const message of messages) args.push(dedupeField(message.key), message.sequence ?? '', encodeMessage(message, now));
     }
-    const reply = await (tests.length === 1 ? run<Array<string | number>>('rcsAppendOne', [...keys, ...args]) : run<Array<string | number>>('rcsAppend', [keys.length, ...keys, ...args]));
+    const reply = await (tests.length === 1
+      ? run<Array<string | number>>('rcsAppendOne', [...keys, ...args])
+      : run<Array<string | number>>('rcsAppend', [keys.length, ...keys, ...args]));
     let at = 0;
     return tests.map(([, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
@@ -197,8 +200,14 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     const written: Written = { owners: new Set(), stored: false };
     // Every test listed (if new) in one command, sent first: in the same round trip as, and
     // before, the script calls on one node.
-    const listed = index.stage(tests.map(([id]) => ({ correlationId: id, owner: null })), now);
-    const answers = await listedThen(listed, callPerTest ? Promise.all(tests.map((test) => appendCall([test], now, written))).then((all) => all.flat()) : appendCall(tests, now, written));
+    const listed = index.stage(
+      tests.map(([id]) => ({ correlationId: id, owner: null })),
+      now,
+    );
+    const answers = await listedThen(
+      listed,
+      callPerTest ? Promise.all(tests.map((test) => appendCall([test], now, written))).then((all) => all.flat()) : appendCall(tests, now, written),
+    );
     // The lists live as long as their tests.
     if (written.stored) await refreshLists(written.owners);
     const results = new Array<AppendResult>(batch.length);
@@ -210,7 +219,11 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     const k = keysOf(correlationId);
     // One MULTI: the meta and the messages as of one instant (a test's keys share a slot). The
     // named fields only: the meta hash holds the deduplication keys too.
-    const results = await redis.multi().hmget(k.meta, ...META_FIELDS).lrange(k.msgs, 0, -1).exec();
+    const results = await redis
+      .multi()
+      .hmget(k.meta, ...META_FIELDS)
+      .lrange(k.msgs, 0, -1)
+      .exec();
     for (const [error] of results ?? []) if (error) throw error;
     return toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), results?.[1]?.[1] as string[], skip(correlationId));
   };
@@ -218,7 +231,11 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   /** A test's summary: its meta fields and the length of its list, as of one instant (one MULTI). */
   const summary = async (correlationId: string) => {
     const k = keysOf(correlationId);
-    const results = await redis.multi().hmget(k.meta, ...META_FIELDS).llen(k.msgs).exec();
+    const results = await redis
+      .multi()
+      .hmget(k.meta, ...META_FIELDS)
+      .llen(k.msgs)
+      .exec();
     for (const [error] of results ?? []) if (error) throw error;
     return toSummary(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), Number(results?.[1]?.[1]));
   };
@@ -247,7 +264,13 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     ...(redis.isCluster ? { recheckMs: 2000 } : {}),
     channelOf: (id) => keysOf(id).channel,
     logger: options.logger,
-    reads: createRedisTailReads({ redis, keysOf, readyWithinMs: RECONNECT_WAIT_MS, onError: (error) => refreshOnRedirect(error), onUnreadable: (id, position, reason) => unreadable.report(id, position, reason) }),
+    reads: createRedisTailReads({
+      redis,
+      keysOf,
+      readyWithinMs: RECONNECT_WAIT_MS,
+      onError: (error) => refreshOnRedirect(error),
+      onUnreadable: (id, position, reason) => unreadable.report(id, position, reason),
+    }),
   });
 
   /**
@@ -282,7 +305,18 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         const listedAt = test.createdAt ?? now;
         const [meta, messages] = await listedThen(
           index.stage([test], listedAt),
-          run<[string[], string[]]>('rcsCreate', [k.meta, k.msgs, now, ttlSeconds, JSON.stringify(test.input ?? null), test.owner ?? '', channels.changeChannelOf(k.meta), test.correlationId, test.createdAt ?? '', pubsub.publishCommand]),
+          run<[string[], string[]]>('rcsCreate', [
+            k.meta,
+            k.msgs,
+            now,
+            ttlSeconds,
+            JSON.stringify(test.input ?? null),
+            test.owner ?? '',
+            channels.changeChannelOf(k.meta),
+            test.correlationId,
+            test.createdAt ?? '',
+            pubsub.publishCommand,
+          ]),
         );
         await refreshLists(test.owner === null ? [] : [test.owner]);
         // Prototype-free: the hash also holds fields named by record keys (`~key`).
@@ -292,7 +326,9 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         // seen, and now keeps that time or takes its start's; one listed at another time than it
         // holds is moved too. Lists are read in their own order: they must say what the test says.
         if (fields.createdAt !== undefined && (messages.length > 0 || Number(fields.createdAt) !== listedAt)) {
-          await index.place(test.correlationId, test.owner, Number(fields.createdAt)).catch((error: unknown) => log.warn({ err: error }, 'could not move a test in the lists of tests'));
+          await index
+            .place(test.correlationId, test.owner, Number(fields.createdAt))
+            .catch((error: unknown) => log.warn({ err: error }, 'could not move a test in the lists of tests'));
         }
         return toRecord(test.correlationId, fields, messages, skip(test.correlationId)) as TestRecord;
       }),
@@ -322,7 +358,12 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     changes: (changeOptions) => changes.open(changeOptions),
 
     // Its owner first: a caller who may not see the test is refused before its messages are read.
-    follow: (correlationId, followOptions) => openFollower({ read: (id) => onceReady(() => read(id)), owner: (id) => onceReady(() => summary(id)), listen: tails.listen }, correlationId, followOptions),
+    follow: (correlationId, followOptions) =>
+      openFollower(
+        { read: (id) => onceReady(() => read(id)), owner: (id) => onceReady(() => summary(id)), listen: tails.listen },
+        correlationId,
+        followOptions,
+      ),
 
     followers: (correlationId) => tails.count(correlationId),
 

@@ -175,8 +175,16 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
     }
     let same = 0;
     while (same < known && same < messages.length && messages[same]?.key === tail.recent[same]) same += 1;
-    if (same === 0 && base > 0) log.warn({ correlationId: tail.correlationId, delivered: tail.next, from: base }, 'a failover lost more messages of a followed test than its tail remembers; some may be missed or delivered twice');
-    else log.warn({ correlationId: tail.correlationId, delivered: tail.next, kept: base + same }, 'a failover lost messages of a followed test already delivered; going on from where the list now ends');
+    if (same === 0 && base > 0)
+      log.warn(
+        { correlationId: tail.correlationId, delivered: tail.next, from: base },
+        'a failover lost more messages of a followed test than its tail remembers; some may be missed or delivered twice',
+      );
+    else
+      log.warn(
+        { correlationId: tail.correlationId, delivered: tail.next, kept: base + same },
+        'a failover lost messages of a followed test already delivered; going on from where the list now ends',
+      );
     tail.losses += 1;
     for (const key of tail.recent.slice(same)) tail.lost.set(key, tail.losses);
     // Bounded: the oldest losses go first (a Map keeps its insertion order).
@@ -210,7 +218,11 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** tail.failures);
       tail.failures += 1;
       // The first failure, then every tenth (a failover fails every tail's reads at once).
-      if (tail.failures % 10 === 1) log.warn({ err: error, correlationId: tail.correlationId, failures: tail.failures, retryInMs: delay }, 'could not read new messages of a followed test; retrying');
+      if (tail.failures % 10 === 1)
+        log.warn(
+          { err: error, correlationId: tail.correlationId, failures: tail.failures, retryInMs: delay },
+          'could not read new messages of a followed test; retrying',
+        );
       if (current(tail)) {
         tail.retry = setTimeout(() => void catchUp(tail), delay);
         tail.retry.unref();
@@ -258,7 +270,21 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       // A test's tail lives as long as it has listeners (the fanout's `onLast` removes it).
       let tail = tails.get(correlationId);
       if (tail === undefined) {
-        tail = { correlationId, next: -1, status: 'PENDING', started: Promise.resolve(), reading: false, again: false, heard: -1, recent: [], losses: 0, lost: new Map(), emitting: 0, failures: 0, retry: undefined };
+        tail = {
+          correlationId,
+          next: -1,
+          status: 'PENDING',
+          started: Promise.resolve(),
+          reading: false,
+          again: false,
+          heard: -1,
+          recent: [],
+          losses: 0,
+          lost: new Map(),
+          emitting: 0,
+          failures: 0,
+          retry: undefined,
+        };
         tails.set(correlationId, tail);
         byChannel.set(channelOf(correlationId), tail);
       }

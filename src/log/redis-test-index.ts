@@ -140,7 +140,8 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       .filter((id) => place !== null && compareIds(id, place.correlationId) < 0)
       .sort((a, b) => compareIds(b, a))
       .map((correlationId) => ({ correlationId, createdAt: (place as Entry).createdAt }));
-    for (let i = 0; i + 1 < older.length && entries.length < count; i += 2) entries.push({ correlationId: older[i] as string, createdAt: Number(older[i + 1]) });
+    for (let i = 0; i + 1 < older.length && entries.length < count; i += 2)
+      entries.push({ correlationId: older[i] as string, createdAt: Number(older[i + 1]) });
     return entries;
   }
 
@@ -153,7 +154,11 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     const gone: string[] = [];
     for (let ask = want; ; ask = Math.min(CHUNK, ask * 2)) {
       const entries = await entriesAfter(key, place, ask);
-      const { found, gone: dropped } = await inspect(entries.map((entry) => entry.correlationId), owner, true);
+      const { found, gone: dropped } = await inspect(
+        entries.map((entry) => entry.correlationId),
+        owner,
+        true,
+      );
       const byId = new Map(found.map((test) => [test.correlationId, test]));
       for (const entry of entries) {
         const test = byId.get(entry.correlationId);
@@ -230,7 +235,10 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       const key = listOptions.owner === undefined ? all : ofOwner(listOptions.owner);
       const filtered = listOptions.statuses !== null && listOptions.statuses !== undefined;
       if (filtered && listOptions.statuses?.length === 0) return { edges: [], hasNextPage: false, totalCount: 0 };
-      const [page] = await Promise.all([filtered ? readFiltered(key, listOptions.owner, listOptions) : readPage(key, listOptions.owner, listOptions), sweep(key, listOptions.owner)]);
+      const [page] = await Promise.all([
+        filtered ? readFiltered(key, listOptions.owner, listOptions) : readPage(key, listOptions.owner, listOptions),
+        sweep(key, listOptions.owner),
+      ]);
       return page;
     },
   };

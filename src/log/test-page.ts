@@ -70,7 +70,10 @@ function compareNewestFirst(a: Place, b: Place): number {
  * Orders and filters `candidates` (live tests only), and picks the page `options` asks for: the
  * candidates of the page, whether more follow, and how many match in all.
  */
-export function selectPage<T extends PageCandidate>(candidates: readonly T[], options: ListOptions): { readonly page: T[]; readonly hasNextPage: boolean; readonly totalCount: number } {
+export function selectPage<T extends PageCandidate>(
+  candidates: readonly T[],
+  options: ListOptions,
+): { readonly page: T[]; readonly hasNextPage: boolean; readonly totalCount: number } {
   const after = options.after === null || options.after === undefined ? null : decodeTestCursor(options.after);
   const statuses = options.statuses === null || options.statuses === undefined ? null : new Set(options.statuses);
   const matching = statuses === null ? candidates.slice() : candidates.filter((test) => statuses.has(test.status));

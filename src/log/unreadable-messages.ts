@@ -27,7 +27,10 @@ export function createUnreadableMessages(logger: Logger): UnreadableMessages {
       count += 1;
       const now = Date.now();
       if (now - lastLog < LOG_EVERY_MS) return;
-      logger.warn({ correlationId: correlationId.slice(0, 256), position, reason, skippedSinceLastLine: count - logged }, 'skipped a stored message that cannot be read');
+      logger.warn(
+        { correlationId: correlationId.slice(0, 256), position, reason, skippedSinceLastLine: count - logged },
+        'skipped a stored message that cannot be read',
+      );
       lastLog = now;
       logged = count;
     },

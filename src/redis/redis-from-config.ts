@@ -86,5 +86,8 @@ function open(config: RedisConfig, role: string, subscriber: boolean): RedisClie
     // nodes keep ioredis' own offline queue.
     redisOptions: { ...nodeOptions, ...credentials, ...tls },
   };
-  return new Cluster(topology.nodes.map(({ host, port }) => ({ host, port })), options);
+  return new Cluster(
+    topology.nodes.map(({ host, port }) => ({ host, port })),
+    options,
+  );
 }

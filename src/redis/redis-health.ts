@@ -21,7 +21,10 @@ const SLOTS = 16_384;
  * are ready; rejects with what is wrong.
  */
 export async function checkRedis(redis: RedisClient, subscriber?: RedisClient): Promise<void> {
-  for (const [name, client] of [['command', redis], ['subscriber', subscriber]] as const) {
+  for (const [name, client] of [
+    ['command', redis],
+    ['subscriber', subscriber],
+  ] as const) {
     // A connection that is `ready` answers at once; any other state refuses commands.
     if (client !== undefined && client.status !== 'ready') throw new Error(`the ${name} connection is ${client.status}`);
   }

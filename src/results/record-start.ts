@@ -21,7 +21,10 @@ export function createStartRecorder(options: { log: ResultLog; maxInputBytes: nu
     for (const request of requests) {
       const bytes = inputBytes(request.input);
       if (bytes > options.maxInputBytes) {
-        options.logger.warn({ correlationId: request.correlationId, bytes, maxBytes: options.maxInputBytes }, 'skipped a start request whose input is over TEST_INPUT_MAX_BYTES');
+        options.logger.warn(
+          { correlationId: request.correlationId, bytes, maxBytes: options.maxInputBytes },
+          'skipped a start request whose input is over TEST_INPUT_MAX_BYTES',
+        );
         continue;
       }
       await log.create({ correlationId: request.correlationId, input: request.input, owner: request.owner, createdAt: request.requestedAt });

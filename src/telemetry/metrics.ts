@@ -159,7 +159,7 @@ function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): 
   // alert on instead (see deploy/prometheus/alerts.yaml).
   new Gauge({
     name: 'rcs_consumer_state',
-    help: 'The results consumer\'s state: 1 for the state it is in, 0 for the others (stalled: in its group, but no answer from the broker for a session timeout).',
+    help: "The results consumer's state: 1 for the state it is in, 0 for the others (stalled: in its group, but no answer from the broker for a session timeout).",
     labelNames: ['state'],
     registers: [registry],
     collect() {
@@ -262,7 +262,8 @@ function registerResponseCacheMetrics(registry: Registry, cache: NonNullable<Cli
  */
 function registerDelayHistogram(registry: Registry, consumer: ResultConsumer): void {
   const name = 'rcs_ingest_delay_seconds';
-  const help = 'Seconds from a result record\'s timestamp to when the consumer fetched it (stage="fetched") and stored it (stage="stored"); observed for the first record of each stored chunk.';
+  const help =
+    'Seconds from a result record\'s timestamp to when the consumer fetched it (stage="fetched") and stored it (stage="stored"); observed for the first record of each stored chunk.';
   const series = (stage: string, h: DelayHistogram) => {
     let cumulative = 0;
     const buckets = h.counts.map((count, i) => {
@@ -276,6 +277,13 @@ function registerDelayHistogram(registry: Registry, consumer: ResultConsumer): v
     name,
     help,
     type: 'histogram',
-    get: () => Promise.resolve({ name, help, type: 'histogram', aggregator: 'sum', values: Object.entries(consumer.delays()).flatMap(([stage, h]) => series(stage, h)) }),
+    get: () =>
+      Promise.resolve({
+        name,
+        help,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: Object.entries(consumer.delays()).flatMap(([stage, h]) => series(stage, h)),
+      }),
   } as unknown as Parameters<Registry['registerMetric']>[0]);
 }

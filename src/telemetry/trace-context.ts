@@ -15,7 +15,19 @@
  * `SERVICE_ROLE=all` over Redis). A push in another process (split roles) has no such entry and
  * makes no span; the chunk's span is still linked to the trace.
  */
-import { context, createTraceState, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Link, type SpanContext } from '@opentelemetry/api';
+import {
+  context,
+  createTraceState,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Link,
+  type SpanContext,
+} from '@opentelemetry/api';
 
 /** The instrumentation scope of the service's own spans. */
 export const TRACER_NAME = 'result-collection-service';
@@ -29,7 +41,15 @@ const tracer = () => trace.getTracer(TRACER_NAME);
 export async function withPublishSpan<T>(topic: string, correlationId: string, headers: Record<string, string>, send: () => Promise<T>): Promise<T> {
   return tracer().startActiveSpan(
     `publish ${topic}`,
-    { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.operation.type': 'send', 'messaging.destination.name': topic, 'test.correlation_id': correlationId } },
+    {
+      kind: SpanKind.PRODUCER,
+      attributes: {
+        'messaging.system': 'kafka',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': topic,
+        'test.correlation_id': correlationId,
+      },
+    },
     async (span) => {
       propagation.inject(context.active(), headers);
       try {
@@ -70,9 +90,21 @@ export function carriesSampledTrace(traceparent: string | undefined): traceparen
  */
 function senderOf(record: SampledRecord): SpanContext | undefined {
   const { traceparent, tracestate } = record;
-  if (traceparent.startsWith('ff') || traceparent[2] !== '-' || traceparent[35] !== '-' || traceparent[52] !== '-' || (traceparent.length > 55 && traceparent[55] !== '-')) return undefined;
+  if (
+    traceparent.startsWith('ff') ||
+    traceparent[2] !== '-' ||
+    traceparent[35] !== '-' ||
+    traceparent[52] !== '-' ||
+    (traceparent.length > 55 && traceparent[55] !== '-')
+  )
+    return undefined;
   if (traceparent.startsWith('00') && traceparent.length !== 55) return undefined;
-  const sender: SpanContext = { traceId: traceparent.slice(3, 35), spanId: traceparent.slice(36, 52), traceFlags: Number.parseInt(traceparent.slice(53, 55), 16), isRemote: true };
+  const sender: SpanContext = {
+    traceId: traceparent.slice(3, 35),
+    spanId: traceparent.slice(36, 52),
+    traceFlags: Number.parseInt(traceparent.slice(53, 55), 16),
+    isRemote: true,
+  };
   if (tracestate !== undefined && tracestate !== '') sender.traceState = createTraceState(tracestate);
   return isSpanContextValid(sender) ? sender : undefined;
 }
@@ -153,7 +185,8 @@ function startProcessSpan(chunk: ChunkCoordinates, parent: SpanContext): Process
     },
     end(outcome) {
       const outcomes = 'outcomes' in outcome ? outcome.outcomes : undefined;
-      if ('error' in outcome) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
+      if ('error' in outcome)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
       // Links once the outcomes are known (a sampler never sees them: it ran at the start). A link is
       // what a sampled record costs, most of it in its export: it names the record's sender (whose
       // trace carries the correlation id) and nothing else, except an outcome other than `inserted`.
@@ -167,7 +200,9 @@ function startProcessSpan(chunk: ChunkCoordinates, parent: SpanContext): Process
           }
           // Only a message stored now is pushed now.
           if (recalled(key)?.chunk === within) forget(key);
-          return stateSaid === undefined ? { context: sender } : { context: sender, attributes: { 'store.outcome': stateSaid, 'test.correlation_id': record.correlationId } };
+          return stateSaid === undefined
+            ? { context: sender }
+            : { context: sender, attributes: { 'store.outcome': stateSaid, 'test.correlation_id': record.correlationId } };
         }),
       );
       if (outcomes !== undefined) span.setAttribute('store.inserted', inserted);
@@ -224,7 +259,11 @@ export function tracePush(event: unknown): PushTrace | undefined {
   if (typeof message?.correlationId !== 'string' || typeof message.key !== 'string') return undefined;
   const origin = recalled(messageKey(message.correlationId, message.key));
   if (origin === undefined) return undefined;
-  const span = tracer().startSpan('push', { kind: SpanKind.INTERNAL, attributes: { 'test.correlation_id': message.correlationId }, links: [{ context: origin.chunk }] }, trace.setSpanContext(ROOT_CONTEXT, origin.parent));
+  const span = tracer().startSpan(
+    'push',
+    { kind: SpanKind.INTERNAL, attributes: { 'test.correlation_id': message.correlationId }, links: [{ context: origin.chunk }] },
+    trace.setSpanContext(ROOT_CONTEXT, origin.parent),
+  );
   let subscribers = 0;
   return {
     reached: () => void (subscribers += 1),

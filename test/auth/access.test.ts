@@ -74,7 +74,10 @@ describe('scopes', () => {
     expect(graphql.status).toBe(401);
     expect(graphql.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
     expect(graphql.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
-    for (const [method, path] of [['GET', '/tests/x'], ['POST', '/tests']] as const) {
+    for (const [method, path] of [
+      ['GET', '/tests/x'],
+      ['POST', '/tests'],
+    ] as const) {
       const response = await fetch(`${svc.url}${path}`, { method });
       expect(response.status).toBe(401);
       expect(response.headers.get('content-type')).toMatch(/application\/problem\+json/);
@@ -93,7 +96,12 @@ describe('ownership', () => {
 
     expect((await postGraphQL(svc.url, READ, { id }, { token: alice })).body.data?.test).toEqual({ correlationId: id });
     expect((await postGraphQL(svc.url, READ, { id }, { token: bob })).body).toEqual({ data: { test: null } });
-    const many = await postGraphQL(svc.url, `query($ids: [ID!]!) { tests(correlationIds: $ids) { correlationId } }`, { ids: [id, await startAs('bob')] }, { token: bob });
+    const many = await postGraphQL(
+      svc.url,
+      `query($ids: [ID!]!) { tests(correlationIds: $ids) { correlationId } }`,
+      { ids: [id, await startAs('bob')] },
+      { token: bob },
+    );
     expect(many.body.data?.tests[0]).toBeNull();
     expect(many.body.data?.tests[1]).not.toBeNull();
 
@@ -164,7 +172,10 @@ describe('WebSocket protections', () => {
     const first = collect(client, FOLLOW, { id });
     const second = collect(client, FOLLOW, { id });
     const third = collect(client, FOLLOW, { id });
-    const error = await third.done.then(() => undefined, (e: unknown) => e as Array<{ extensions?: { code?: string } }>);
+    const error = await third.done.then(
+      () => undefined,
+      (e: unknown) => e as Array<{ extensions?: { code?: string } }>,
+    );
     expect(error?.[0]?.extensions?.code).toBe('TOO_MANY_SUBSCRIPTIONS');
     first.unsubscribe();
     second.unsubscribe();

@@ -4,37 +4,26 @@
  * token (no user) keeps what the clients file allows the client. Real tokens through the real
  * issuer (discovery, the login page, the token endpoint), then used on the API.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/credentials.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { browse, CookieJar } from '../support/oauth-browser.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { writeIssuerFiles, type IssuerFiles } from '../support/issuer-files.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 import { authedFetch } from '../support/tokens.js';
 
-const topics = uniqueTopics('admin-scope');
 const REDIRECT = 'http://localhost:3000/callback';
 const ALL_SCOPES = 'tests:read tests:write tests:admin';
 const ALICE = { username: 'alice', password: 'correct horse battery staple', sub: 'user-alice' };
 const ROOT = { username: 'root', password: 'another long pass phrase', sub: 'user-root' };
 const OPS_SECRET = 'ops-secret-0123456789abcdef';
 
-let cluster: MockCluster;
 let svc: TestService;
-let dir: string;
+let files: IssuerFiles | undefined;
 let issuer: string;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  dir = await mkdtemp(join(tmpdir(), 'admin-scope-'));
-  const users = [
-    { username: ALICE.username, password_hash: await hashPassword(ALICE.password), sub: ALICE.sub },
-    { username: ROOT.username, password_hash: await hashPassword(ROOT.password), sub: ROOT.sub, admin: true },
-  ];
+  const users = [ALICE, { ...ROOT, admin: true }];
   const code = { grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
   const clients = [
     // May ask for the admin scope: whether a token gets it depends on who signs in.
@@ -43,24 +32,27 @@ beforeAll(async () => {
     { client_id: 'spa', ...code },
     { client_id: 'ops', client_secret: OPS_SECRET, grant_types: ['client_credentials'], redirect_uris: [], scope: ALL_SCOPES },
   ];
-  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
-  await writeFile(join(dir, 'clients.json'), JSON.stringify(clients));
-  const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, OIDC_CLIENTS_FILE: join(dir, 'clients.json'), OIDC_USERS_FILE: join(dir, 'users.json') };
-  svc = await startTestService({ brokers: cluster.bootstrapServers, embeddedIssuer: true, env });
+  files = await writeIssuerFiles('admin-scope', users, clients);
+  svc = await startPipelineService({ embeddedIssuer: true, env: files.env });
   issuer = svc.config.auth.issuer;
 });
 
 afterAll(async () => {
   await svc?.stop();
-  await cluster?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await files?.remove();
 });
 
 /** `user` signs in through `clientId` (code + PKCE) asking for every API scope; the token response. */
 async function signIn(clientId: string, user: { username: string; password: string }): Promise<client.TokenEndpointResponse> {
   const config = await client.discovery(new URL(issuer), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
   const verifier = client.randomPKCECodeVerifier();
-  const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: `openid ${ALL_SCOPES}`, state: 's', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope: `openid ${ALL_SCOPES}`,
+    state: 's',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
   const { callback } = await browse(new CookieJar(), url, { issuer, redirectUri: REDIRECT, user });
   if (callback === undefined) throw new Error('the browser never reached the redirect URI');
   return client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's', idTokenExpected: true });
@@ -86,7 +78,7 @@ async function startTest(token: string): Promise<string> {
   return ((await response.json()) as { correlationId: string }).correlationId;
 }
 
-describe('the admin scope in a user\'s token', () => {
+describe("the admin scope in a user's token", () => {
   it('is not given to a user who is not an admin, through a client that may ask for it, nor at a refresh', async () => {
     const alice = await signIn('console', ALICE);
     expect(decodeJwt(alice.access_token)).toMatchObject({ sub: ALICE.sub, client_id: 'console' });
@@ -101,7 +93,7 @@ describe('the admin scope in a user\'s token', () => {
     expect((await authedFetch(`${svc.url}/tests/${rootsTest}`, { token: alice.access_token })).status).toBe(404);
   });
 
-  it('is given to an admin user through that client, and reads other subjects\' tests', async () => {
+  it("is given to an admin user through that client, and reads other subjects' tests", async () => {
     const alice = await signIn('console', ALICE);
     const alicesTest = await startTest(alice.access_token);
     const root = await signIn('console', ROOT);
@@ -118,7 +110,9 @@ describe('the admin scope in a user\'s token', () => {
 
 describe('the admin scope in a client-credentials token', () => {
   it('follows the client alone: there is no user to be an admin', async () => {
-    const config = await client.discovery(new URL(issuer), 'ops', OPS_SECRET, client.ClientSecretBasic(OPS_SECRET), { execute: [client.allowInsecureRequests] });
+    const config = await client.discovery(new URL(issuer), 'ops', OPS_SECRET, client.ClientSecretBasic(OPS_SECRET), {
+      execute: [client.allowInsecureRequests],
+    });
     const tokens = await client.clientCredentialsGrant(config, { scope: ALL_SCOPES });
     expect(decodeJwt(tokens.access_token)).toMatchObject({ sub: 'ops', client_id: 'ops' });
     expect(scopesOf(tokens.access_token)).toEqual(['tests:admin', 'tests:read', 'tests:write']);

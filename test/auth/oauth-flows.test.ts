@@ -6,56 +6,54 @@
  * redirect URI matching.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/credentials.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { postGraphQL } from '../support/graphql.js';
 import { browse as browseAs, CookieJar, hop as hopAt } from '../support/oauth-browser.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { writeIssuerFiles, type IssuerFiles } from '../support/issuer-files.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 
-const topics = uniqueTopics('oauth-flows');
 const AUDIENCE = 'urn:result-collection-service';
 const REDIRECT = 'http://localhost:3000/callback';
 const API_SCOPES = 'tests:read tests:write';
 const ALICE = { username: 'alice', password: 'correct horse battery staple', sub: 'user-alice', name: 'Alice Example', email: 'alice@example.test' };
-const SECRETS = { machine: 'machine-secret-0123456789abcdef', hashed: 'hashed-secret-0123456789abcdef', web: 'web-secret-0123456789abcdef', reader: 'reader-secret-0123456789abcdef' };
+const SECRETS = {
+  machine: 'machine-secret-0123456789abcdef',
+  hashed: 'hashed-secret-0123456789abcdef',
+  web: 'web-secret-0123456789abcdef',
+  reader: 'reader-secret-0123456789abcdef',
+};
 // A well-formed S256 challenge (RFC 7636 appendix B) for requests that never reach the token endpoint.
 const PKCE_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 const START = 'mutation { startTest(input: { name: "oauth" }) { correlationId } }';
 
-let cluster: MockCluster;
 let svc: TestService;
-let dir: string;
+let files: IssuerFiles | undefined;
 let issuer: string;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  dir = await mkdtemp(join(tmpdir(), 'oauth-flows-'));
-  const users = [{ username: ALICE.username, password_hash: await hashPassword(ALICE.password), sub: ALICE.sub, name: ALICE.name, email: ALICE.email }];
   const code = { grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT] };
   const clients = [
     { client_id: 'machine', client_secret: SECRETS.machine, grant_types: ['client_credentials'], redirect_uris: [] },
-    { client_id: 'hashed', client_secret: `sha256:${createHash('sha256').update(SECRETS.hashed).digest('hex')}`, grant_types: ['client_credentials'], redirect_uris: [] },
+    {
+      client_id: 'hashed',
+      client_secret: `sha256:${createHash('sha256').update(SECRETS.hashed).digest('hex')}`,
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+    },
     { client_id: 'web', client_secret: SECRETS.web, token_endpoint_auth_method: 'client_secret_post', ...code },
     { client_id: 'spa', token_endpoint_auth_method: 'none', ...code },
     { client_id: 'reader', client_secret: SECRETS.reader, grant_types: ['client_credentials'], redirect_uris: [], scope: 'tests:read' },
   ];
-  await writeFile(join(dir, 'users.json'), JSON.stringify(users));
-  await writeFile(join(dir, 'clients.json'), JSON.stringify(clients));
-  const kafka = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
-  svc = await startTestService({ brokers: cluster.bootstrapServers, embeddedIssuer: true, env: { ...kafka, OIDC_CLIENTS_FILE: join(dir, 'clients.json'), OIDC_USERS_FILE: join(dir, 'users.json') } });
+  files = await writeIssuerFiles('oauth-flows', [ALICE], clients);
+  svc = await startPipelineService({ embeddedIssuer: true, env: files.env });
   issuer = svc.config.auth.issuer;
 });
 
 afterAll(async () => {
   await svc?.stop();
-  await cluster?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await files?.remove();
 });
 
 /** An openid-client configuration for one of the registered clients, found by discovery. */
@@ -69,7 +67,10 @@ function configFor(clientId: string, secret?: string): Promise<client.Configurat
  * (client_secret_basic) comes as a challenge error holding the unread response.
  */
 async function oauthError(call: Promise<unknown>): Promise<{ error: string; status: number | undefined }> {
-  const failure = await call.then(() => undefined, (error: { error?: string; status?: number; response?: Response }) => error);
+  const failure = await call.then(
+    () => undefined,
+    (error: { error?: string; status?: number; response?: Response }) => error,
+  );
   expect(failure, 'the request should have been refused').toBeDefined();
   const error = failure?.error ?? (failure?.response ? ((await failure.response.json()) as { error?: string }).error : undefined);
   return { error: String(error), status: failure?.status };
@@ -85,7 +86,13 @@ const browse = (jar: CookieJar, start: URL) => browseAs(jar, start, { issuer, re
 async function signIn(config: client.Configuration, jar = new CookieJar()) {
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
-  const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: `openid profile email ${API_SCOPES}`, state, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope: `openid profile email ${API_SCOPES}`,
+    state,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
   const { callback } = await browse(jar, url);
   if (callback === undefined) throw new Error('the browser never reached the redirect URI');
   return client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: true });
@@ -104,7 +111,8 @@ async function authorizationError(url: URL): Promise<{ error: string | null; red
   return { error: body.error ?? null, redirected: false, status: response.status };
 }
 
-const authorizeUrl = (params: Record<string, string>) => new URL(`/oauth/authorize?${new URLSearchParams({ client_id: 'spa', redirect_uri: REDIRECT, scope: 'openid', state: 'st', ...params })}`, issuer);
+const authorizeUrl = (params: Record<string, string>) =>
+  new URL(`/oauth/authorize?${new URLSearchParams({ client_id: 'spa', redirect_uri: REDIRECT, scope: 'openid', state: 'st', ...params })}`, issuer);
 
 describe('discovery', () => {
   it('publishes the issuer, its endpoints, only the code response type and only S256', async () => {
@@ -168,7 +176,10 @@ describe('client credentials', () => {
     const tokens = await client.clientCredentialsGrant(await configFor('hashed', SECRETS.hashed), { scope: 'tests:read' });
     expect(decodeJwt(tokens.access_token).client_id).toBe('hashed');
     const stored = `sha256:${createHash('sha256').update(SECRETS.hashed).digest('hex')}`;
-    expect(await oauthError(client.clientCredentialsGrant(await configFor('hashed', stored), { scope: 'tests:read' }))).toEqual({ error: 'invalid_client', status: 401 });
+    expect(await oauthError(client.clientCredentialsGrant(await configFor('hashed', stored), { scope: 'tests:read' }))).toEqual({
+      error: 'invalid_client',
+      status: 401,
+    });
   });
 
   it('refuses a wrong secret with 401 invalid_client', async () => {
@@ -182,7 +193,13 @@ describe('authorization code with PKCE', () => {
     const config = await configFor('web', SECRETS.web);
     const jar = new CookieJar();
     const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: `openid profile email ${API_SCOPES}`, state: 'xyz', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: `openid profile email ${API_SCOPES}`,
+      state: 'xyz',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
     const toLogin = await hop(jar, url);
     expect(toLogin.status).toBe(303);
     const loginUrl = new URL(toLogin.headers.get('location') as string, issuer);
@@ -229,7 +246,9 @@ describe('authorization code with PKCE', () => {
     const userinfo = await fetch(`${issuer}/userinfo`, { headers: { authorization: `Bearer ${idToken}` } });
     expect(userinfo.status).toBe(401);
     // OIDC Core 5.3.3: the RFC 6750 challenge and error body.
-    expect(userinfo.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", error_description="Access token refused: the token is not an access token/);
+    expect(userinfo.headers.get('www-authenticate')).toMatch(
+      /^Bearer error="invalid_token", error_description="Access token refused: the token is not an access token/,
+    );
     expect(await userinfo.json()).toMatchObject({ error: 'invalid_token', code: 'UNAUTHENTICATED' });
   });
 
@@ -243,7 +262,13 @@ describe('authorization code with PKCE', () => {
   it('refuses the code with a wrong code_verifier (invalid_grant)', async () => {
     const config = await configFor('spa');
     const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 's1' });
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 's1',
+    });
     const { callback } = await browse(new CookieJar(), url);
     const grant = client.authorizationCodeGrant(config, callback as URL, { pkceCodeVerifier: client.randomPKCECodeVerifier(), expectedState: 's1' });
     expect((await oauthError(grant)).error).toBe('invalid_grant');
@@ -255,16 +280,29 @@ describe('token endpoint CORS', () => {
   async function codeFor(clientId: string, secret?: string) {
     const config = await configFor(clientId, secret);
     const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: `openid ${API_SCOPES}`, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 'c1' });
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: `openid ${API_SCOPES}`,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 'c1',
+    });
     const { callback } = await browse(new CookieJar(), url);
     return { code: callback?.searchParams.get('code') ?? '', verifier };
   }
   const exchange = (origin: string, form: Record<string, string>) =>
-    fetch(`${issuer}/oauth/token`, { method: 'POST', headers: { origin, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: REDIRECT, ...form }) });
+    fetch(`${issuer}/oauth/token`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: REDIRECT, ...form }),
+    });
 
-  it('lets a public client\'s page finish code + PKCE from the origin of its redirect URI', async () => {
+  it("lets a public client's page finish code + PKCE from the origin of its redirect URI", async () => {
     const origin = new URL(REDIRECT).origin;
-    const preflight = await fetch(`${issuer}/oauth/token`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const preflight = await fetch(`${issuer}/oauth/token`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
 
@@ -324,11 +362,18 @@ describe('refresh tokens', () => {
 describe('disabled grants and response types', () => {
   it('refuses the password grant (unsupported_grant_type)', async () => {
     const config = await configFor('web', SECRETS.web);
-    expect((await oauthError(client.genericGrantRequest(config, 'password', { username: ALICE.username, password: ALICE.password, scope: 'openid' }))).error).toBe('unsupported_grant_type');
+    expect(
+      (await oauthError(client.genericGrantRequest(config, 'password', { username: ALICE.username, password: ALICE.password, scope: 'openid' }))).error,
+    ).toBe('unsupported_grant_type');
   });
 
-  it.each([['implicit', 'token'], ['hybrid', 'code id_token']])('refuses the %s response type (unsupported_response_type)', async (_flow, responseType) => {
-    const outcome = await authorizationError(authorizeUrl({ response_type: responseType, nonce: 'n', code_challenge: PKCE_CHALLENGE, code_challenge_method: 'S256' }));
+  it.each([
+    ['implicit', 'token'],
+    ['hybrid', 'code id_token'],
+  ])('refuses the %s response type (unsupported_response_type)', async (_flow, responseType) => {
+    const outcome = await authorizationError(
+      authorizeUrl({ response_type: responseType, nonce: 'n', code_challenge: PKCE_CHALLENGE, code_challenge_method: 'S256' }),
+    );
     expect(outcome).toEqual({ error: 'unsupported_response_type', redirected: true, status: 303 });
   });
 });

@@ -6,20 +6,17 @@
  * gives no admin scope at a refresh once the users file no longer marks the user an admin. In production the
  * process refuses to start without configured issuer keys.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/credentials.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/base/logger.js';
 import { startFromConfig, type RunningService } from '../../src/app/start-from-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { eventually, postGraphQL } from '../support/graphql.js';
+import { writeIssuerFiles, type IssuerFiles } from '../support/issuer-files.js';
 import { browse, CookieJar } from '../support/oauth-browser.js';
 import { runUntilExit } from '../support/process.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
@@ -32,7 +29,9 @@ const PREFIX = `test-shared-issuer-${randomUUID().slice(0, 8)}`;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 let cluster: MockCluster;
-let dir: string;
+let files: IssuerFiles | undefined;
+/** The same users file as changed later: Alice no longer an admin. */
+let demoted: IssuerFiles | undefined;
 let env: Record<string, string>;
 let issuer: string;
 const ports: number[] = [];
@@ -47,13 +46,24 @@ async function startReplica(index: number, overrides: Record<string, string> = {
 }
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  dir = await mkdtemp(join(tmpdir(), 'shared-issuer-'));
-  const alice = { username: ALICE.username, password_hash: await hashPassword(ALICE.password), sub: ALICE.sub };
-  await writeFile(join(dir, 'users.json'), JSON.stringify([{ ...alice, admin: true }]));
-  // The same user no longer an admin: the users file as changed later.
-  await writeFile(join(dir, 'users-demoted.json'), JSON.stringify([alice]));
-  await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'spa', token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT], scope: 'tests:read tests:write tests:admin' }]));
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
+  const clients = [
+    {
+      client_id: 'spa',
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: [REDIRECT],
+      scope: 'tests:read tests:write tests:admin',
+    },
+  ];
+  files = await writeIssuerFiles('shared-issuer', [{ ...ALICE, admin: true }], clients);
+  demoted = await writeIssuerFiles('shared-issuer-demoted', [ALICE], clients);
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   ports.push(await freePort(), await freePort());
   issuer = `http://127.0.0.1:${ports[0]}`;
@@ -72,8 +82,7 @@ beforeAll(async () => {
     PUBLIC_URL: issuer,
     OIDC_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'shared-key' }),
     OIDC_COOKIE_KEYS: 'a-shared-cookie-key-of-at-least-32-characters',
-    OIDC_CLIENTS_FILE: join(dir, 'clients.json'),
-    OIDC_USERS_FILE: join(dir, 'users.json'),
+    ...files.env,
   };
   await Promise.all([startReplica(0), startReplica(1)]);
 }, 60_000);
@@ -81,7 +90,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r?.stop()));
   await cluster?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await Promise.all([files?.remove(), demoted?.remove()]);
   await deleteRedisKeys(`${PREFIX}:*`);
 });
 
@@ -89,7 +98,13 @@ afterAll(async () => {
 async function signIn(apiScopes = 'tests:read tests:write'): Promise<client.TokenEndpointResponse> {
   const config = await client.discovery(new URL(issuer), 'spa', undefined, client.None(), { execute: [client.allowInsecureRequests] });
   const verifier = client.randomPKCECodeVerifier();
-  const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: `openid ${apiScopes}`, state: 's', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope: `openid ${apiScopes}`,
+    state: 's',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
   const { callback } = await browse(new CookieJar(), url, { issuer, redirectUri: REDIRECT, user: ALICE });
   if (callback === undefined) throw new Error('the browser never reached the redirect URI');
   const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's', idTokenExpected: true });
@@ -113,8 +128,20 @@ async function refreshAt(replica: number, refreshToken: string): Promise<{ statu
  * spends no token, so repeating it is harmless.
  */
 async function issuerConnected(replica: number): Promise<void> {
-  const params = { client_id: 'spa', response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', state: 's', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
-  await eventually(async () => (await fetch(`http://127.0.0.1:${ports[replica]}/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' })).status === 303, 15_000, 'the issuer\'s Redis connection');
+  const params = {
+    client_id: 'spa',
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'openid',
+    state: 's',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  };
+  await eventually(
+    async () => (await fetch(`http://127.0.0.1:${ports[replica]}/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' })).status === 303,
+    15_000,
+    "the issuer's Redis connection",
+  );
 }
 
 describe('the embedded issuer over STATE_STORE=redis', () => {
@@ -157,18 +184,22 @@ describe('the embedded issuer over STATE_STORE=redis', () => {
     }
   });
 
-  it('lets exactly one of two replicas presenting the same refresh token at once win; the other is a replay that ends the family', { timeout: 60_000 }, async () => {
-    const { refresh_token: token } = await signIn();
-    const outcomes = await Promise.all([refreshAt(0, token as string), refreshAt(1, token as string)]);
-    const won = outcomes.filter((o) => o.status === 200);
-    const lost = outcomes.filter((o) => o.status !== 200);
-    expect(won).toHaveLength(1);
-    expect(lost.map((o) => [o.status, o.body.error])).toEqual([[400, 'invalid_grant']]);
-    const rotated = won[0]?.body.refresh_token as string;
-    expect(rotated).toBeTruthy();
-    const after = await refreshAt(0, rotated);
-    expect([after.status, after.body.error]).toEqual([400, 'invalid_grant']);
-  });
+  it(
+    'lets exactly one of two replicas presenting the same refresh token at once win; the other is a replay that ends the family',
+    { timeout: 60_000 },
+    async () => {
+      const { refresh_token: token } = await signIn();
+      const outcomes = await Promise.all([refreshAt(0, token as string), refreshAt(1, token as string)]);
+      const won = outcomes.filter((o) => o.status === 200);
+      const lost = outcomes.filter((o) => o.status !== 200);
+      expect(won).toHaveLength(1);
+      expect(lost.map((o) => [o.status, o.body.error])).toEqual([[400, 'invalid_grant']]);
+      const rotated = won[0]?.body.refresh_token as string;
+      expect(rotated).toBeTruthy();
+      const after = await refreshAt(0, rotated);
+      expect([after.status, after.body.error]).toEqual([400, 'invalid_grant']);
+    },
+  );
 
   it('drops the admin scope at the next refresh once the users file no longer marks the user an admin', { timeout: 60_000 }, async () => {
     const scopes = (accessToken: string) => String(decodeJwt(accessToken).scope).split(' ').sort();
@@ -178,7 +209,7 @@ describe('the embedded issuer over STATE_STORE=redis', () => {
     // The grant in Redis still lists the admin scope. A replica started after the change (an API
     // process: it joins no consumer group) reads the new file.
     ports[2] = await freePort();
-    await startReplica(2, { SERVICE_ROLE: 'api', OIDC_USERS_FILE: join(dir, 'users-demoted.json') });
+    await startReplica(2, { SERVICE_ROLE: 'api', OIDC_USERS_FILE: demoted!.env.OIDC_USERS_FILE });
     await issuerConnected(2);
     const refreshed = await refreshAt(2, token as string);
     expect(refreshed.status).toBe(200);

@@ -4,7 +4,18 @@
  * against a real JWKS server on a real port. Keys come only from configuration, so tokens that
  * name their own keys (jku, x5u, jwk) must be refused without the service fetching anything.
  */
-import { CompactEncrypt, SignJWT, exportJWK, exportSPKI, generateKeyPair, importJWK, type CryptoKey, type JWK, type JWTHeaderParameters, type JWTPayload } from 'jose';
+import {
+  CompactEncrypt,
+  SignJWT,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  importJWK,
+  type CryptoKey,
+  type JWK,
+  type JWTHeaderParameters,
+  type JWTPayload,
+} from 'jose';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
@@ -55,7 +66,10 @@ async function service(label: string, env: Record<string, string>): Promise<Test
 const jwksEnv = (env: Record<string, string>) => ({ ...env, AUTH_HS256_SECRET: '' });
 
 /** An RS256 access token of the trusted issuer; anything may be overridden or removed (undefined). */
-async function sign(claims: JWTPayload = {}, options: { header?: Record<string, unknown>; key?: CryptoKey | Uint8Array; crit?: Record<string, boolean> } = {}): Promise<string> {
+async function sign(
+  claims: JWTPayload = {},
+  options: { header?: Record<string, unknown>; key?: CryptoKey | Uint8Array; crit?: Record<string, boolean> } = {},
+): Promise<string> {
   const now = nowSeconds();
   const payload: JWTPayload = { iss: issuer, aud: TEST_AUDIENCE, sub: 'alice', scope: 'tests:read tests:write', iat: now, exp: now + 300, ...claims };
   for (const [name, value] of Object.entries(payload)) if (value === undefined) delete payload[name];
@@ -71,9 +85,22 @@ interface AttackCase {
 }
 
 const attacks: AttackCase[] = [
-  { name: 'alg "none" (unsigned)', reason: /algorithm/, token: async () => `${b64url({ alg: 'none', typ: 'at+jwt' })}.${b64url({ iss: issuer, aud: TEST_AUDIENCE, sub: 'alice', scope: 'tests:read', exp: nowSeconds() + 300 })}.` },
-  { name: 'HS256 keyed with the RSA public key (algorithm confusion)', reason: /algorithm/, token: () => sign({}, { header: { alg: 'HS256' }, key: new TextEncoder().encode(keys.spki) }) },
-  { name: 'RS512 when only RS256 and ES256 are allowed', reason: /algorithm/, token: async () => sign({}, { header: { alg: 'RS512' }, key: (await importJWK(keys.privateJwk, 'RS512')) as CryptoKey }) },
+  {
+    name: 'alg "none" (unsigned)',
+    reason: /algorithm/,
+    token: async () =>
+      `${b64url({ alg: 'none', typ: 'at+jwt' })}.${b64url({ iss: issuer, aud: TEST_AUDIENCE, sub: 'alice', scope: 'tests:read', exp: nowSeconds() + 300 })}.`,
+  },
+  {
+    name: 'HS256 keyed with the RSA public key (algorithm confusion)',
+    reason: /algorithm/,
+    token: () => sign({}, { header: { alg: 'HS256' }, key: new TextEncoder().encode(keys.spki) }),
+  },
+  {
+    name: 'RS512 when only RS256 and ES256 are allowed',
+    reason: /algorithm/,
+    token: async () => sign({}, { header: { alg: 'RS512' }, key: (await importJWK(keys.privateJwk, 'RS512')) as CryptoKey }),
+  },
   {
     name: 'payload changed after signing',
     reason: /signature/,
@@ -88,20 +115,38 @@ const attacks: AttackCase[] = [
   { name: '"nbf" in the future', reason: /"nbf"/, token: () => sign({ nbf: nowSeconds() + 60 }) },
   { name: '"iat" in the future', reason: /"iat"/, token: () => sign({ iat: nowSeconds() + 60 }) },
   { name: 'untrusted issuer', reason: /issuer/, token: () => sign({ iss: 'https://evil.example' }) },
-  { name: 'another API\'s audience', reason: /audience/, token: () => sign({ aud: 'urn:another-api' }) },
-  { name: 'an ID token (typ JWT, aud = client id)', reason: /"typ"|audience/, token: () => sign({ aud: 'web-client', azp: 'web-client', nonce: 'n-0S6_WzA2Mj' }, { header: { typ: 'JWT' } }) },
+  { name: "another API's audience", reason: /audience/, token: () => sign({ aud: 'urn:another-api' }) },
+  {
+    name: 'an ID token (typ JWT, aud = client id)',
+    reason: /"typ"|audience/,
+    token: () => sign({ aud: 'web-client', azp: 'web-client', nonce: 'n-0S6_WzA2Mj' }, { header: { typ: 'JWT' } }),
+  },
   { name: 'unknown kid (another key)', reason: /no trusted key/, token: () => sign({}, { header: { kid: ATTACKER_KID }, key: keys.attackerPrivate }) },
-  { name: '"jku" pointing at an attacker JWKS', reason: /"jku"/, token: () => sign({}, { header: { kid: ATTACKER_KID, jku: `${issuer}/attacker/jwks` }, key: keys.attackerPrivate }) },
-  { name: '"x5u" pointing at an attacker certificate', reason: /"x5u"/, token: () => sign({}, { header: { kid: ATTACKER_KID, x5u: `${issuer}/attacker/cert.pem` }, key: keys.attackerPrivate }) },
+  {
+    name: '"jku" pointing at an attacker JWKS',
+    reason: /"jku"/,
+    token: () => sign({}, { header: { kid: ATTACKER_KID, jku: `${issuer}/attacker/jwks` }, key: keys.attackerPrivate }),
+  },
+  {
+    name: '"x5u" pointing at an attacker certificate',
+    reason: /"x5u"/,
+    token: () => sign({}, { header: { kid: ATTACKER_KID, x5u: `${issuer}/attacker/cert.pem` }, key: keys.attackerPrivate }),
+  },
   { name: 'embedded "jwk" of the attacker\'s key', reason: /"jwk"/, token: () => sign({}, { header: { jwk: keys.attackerJwk }, key: keys.attackerPrivate }) },
-  { name: 'unknown critical header', reason: /unsupported|crit/, token: () => sign({}, { header: { crit: ['x-custom'], 'x-custom': true }, crit: { 'x-custom': true } }) },
+  {
+    name: 'unknown critical header',
+    reason: /unsupported|crit/,
+    token: () => sign({}, { header: { crit: ['x-custom'], 'x-custom': true }, crit: { 'x-custom': true } }),
+  },
   {
     name: 'an encrypted token (JWE)',
     reason: /encrypted|JWE/,
     token: async () => {
       const claims = { iss: issuer, aud: TEST_AUDIENCE, sub: 'alice', scope: 'tests:read', exp: nowSeconds() + 300 };
       const key = await importJWK({ ...keys.publicJwk, alg: 'RSA-OAEP-256', use: 'enc' }, 'RSA-OAEP-256');
-      return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(claims))).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', typ: 'at+jwt', kid: KID }).encrypt(key);
+      return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(claims)))
+        .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', typ: 'at+jwt', kid: KID })
+        .encrypt(key);
     },
   },
 ];
@@ -129,7 +174,10 @@ async function overWebSocket(url: string, token: string) {
   const started = Date.now();
   const client = createWsClient(url, { connectionParams: { authorization: `Bearer ${token}` }, onClose: (event) => (closed ??= event) });
   const operation = collect(client, '{ __typename }');
-  const failure = await operation.done.then(() => undefined, (error: { code?: number; reason?: string }) => error);
+  const failure = await operation.done.then(
+    () => undefined,
+    (error: { code?: number; reason?: string }) => error,
+  );
   const ms = Date.now() - started;
   await client.dispose();
   const close = closed ?? (failure?.code === undefined ? undefined : { code: failure.code, reason: String(failure.reason) });
@@ -137,7 +185,13 @@ async function overWebSocket(url: string, token: string) {
 }
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   const trusted = await generateKeyPair('RS256', { extractable: true });
   const attacker = await generateKeyPair('RS256', { extractable: true });
   keys.privateKey = trusted.privateKey;
@@ -154,7 +208,8 @@ beforeAll(async () => {
     const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.url === '/.well-known/openid-configuration') return json({ issuer, jwks_uri: `${issuer}/jwks` });
     // An issuer whose discovery works but whose keys are unreachable.
-    if (req.url === '/keys-down/.well-known/openid-configuration') return json({ issuer: `${issuer}/keys-down`, jwks_uri: `http://127.0.0.1:${closedPort}/jwks` });
+    if (req.url === '/keys-down/.well-known/openid-configuration')
+      return json({ issuer: `${issuer}/keys-down`, jwks_uri: `http://127.0.0.1:${closedPort}/jwks` });
     if (req.url === '/jwks') return json({ keys: [{ ...keys.publicJwk, kid: KID, alg: 'RS256', use: 'sig' }] });
     if (req.url === '/attacker/jwks') return json({ keys: [{ ...keys.attackerJwk, kid: ATTACKER_KID }] });
     res.writeHead(404).end();
@@ -224,7 +279,11 @@ describe.each([
     it('accepts the same tokens within the clock tolerance as HTTP does', async () => {
       for (const claims of withinTolerance()) {
         const { results, close } = await overWebSocket(svc.url, await sign(claims));
-        expect({ claims, results, close: close?.code === 4403 ? close : 'not refused' }).toEqual({ claims, results: [{ data: { __typename: 'Query' } }], close: 'not refused' });
+        expect({ claims, results, close: close?.code === 4403 ? close : 'not refused' }).toEqual({
+          claims,
+          results: [{ data: { __typename: 'Query' } }],
+          close: 'not refused',
+        });
       }
     });
 

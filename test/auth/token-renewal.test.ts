@@ -83,7 +83,7 @@ describe('token renewal on a live WebSocket', () => {
     await client.dispose();
   });
 
-  it("keeps a subscription over several token lifetimes with the client pattern of docs/authentication.md (renew ahead of exp, on every pong)", async () => {
+  it('keeps a subscription over several token lifetimes with the client pattern of docs/authentication.md (renew ahead of exp, on every pong)', async () => {
     const id = await startTest();
     const { client, state } = await connect(await token({}, 2));
     let renewal: NodeJS.Timeout | undefined;
@@ -146,7 +146,9 @@ describe('token renewal on a live WebSocket', () => {
     expect(state.closed).toEqual({ code: 4403, reason: 'Forbidden: access token expired' });
     expect(socket.readyState).toBe(WebSocket.CLOSED);
     // The late renewal cannot reach the server any more.
-    const sent = await new Promise<Error | undefined>((resolve) => socket.send(JSON.stringify({ type: 'ping', payload: { authorization: `Bearer ${first}` } }), resolve));
+    const sent = await new Promise<Error | undefined>((resolve) =>
+      socket.send(JSON.stringify({ type: 'ping', payload: { authorization: `Bearer ${first}` } }), resolve),
+    );
     expect(sent).toBeInstanceOf(Error);
 
     // Published while the client was away: the new subscription replays it.
@@ -168,7 +170,10 @@ describe('token renewal on a live WebSocket', () => {
     expect(await renew(client, socket, await token({ scope: 'tests:write' }, 60))).toMatchObject({ renewed: true });
 
     const refused = collect(client, FOLLOW, { id });
-    const errors = (await refused.done.then(() => refused.results.flatMap((r) => r.errors ?? []), (e: unknown) => e)) as Array<{ extensions?: Record<string, unknown> }>;
+    const errors = (await refused.done.then(
+      () => refused.results.flatMap((r) => r.errors ?? []),
+      (e: unknown) => e,
+    )) as Array<{ extensions?: Record<string, unknown> }>;
     expect(errors[0]?.extensions?.code).toBe('FORBIDDEN');
 
     await producer.send(svc.topics.results, [result(id, { sequence: 0 })]);

@@ -11,7 +11,8 @@ import { peerBars, writeCharts, type CurveRow } from '../../bench/lib/charts-fro
 import type { Row } from '../../bench/ingest.js';
 
 /** The number of marks of a role in an SVG vega drew (one `<path>` per line, one per bar, ...). */
-const marks = (svg: string, role: string) => [...svg.matchAll(new RegExp(`class="mark-${role}[^"]*"[^>]*>(.*?)</g>`, 'gs'))].map((m) => (m[1] ?? '').match(/<path/g)?.length ?? 0);
+const marks = (svg: string, role: string) =>
+  [...svg.matchAll(new RegExp(`class="mark-${role}[^"]*"[^>]*>(.*?)</g>`, 'gs'))].map((m) => (m[1] ?? '').match(/<path/g)?.length ?? 0);
 
 describe('line chart', () => {
   it('draws one line per series on a log x axis, with its titles and legend', async () => {
@@ -57,11 +58,37 @@ describe('bar chart', () => {
 
 describe('charts of a run', () => {
   const rows: Array<Row | CurveRow> = [
-    { benchmark: 'curves', variant: 'heap per stored message, 1,000 stored', value: 300, unit: 'bytes', point: { curve: 'heap-per-message-by-stored-messages', series: 'memory store', x: 1000 } },
-    { benchmark: 'curves', variant: 'heap per stored message, 10,000 stored', value: 290, unit: 'bytes', point: { curve: 'heap-per-message-by-stored-messages', series: 'memory store', x: 10_000 } },
+    {
+      benchmark: 'curves',
+      variant: 'heap per stored message, 1,000 stored',
+      value: 300,
+      unit: 'bytes',
+      point: { curve: 'heap-per-message-by-stored-messages', series: 'memory store', x: 1000 },
+    },
+    {
+      benchmark: 'curves',
+      variant: 'heap per stored message, 10,000 stored',
+      value: 290,
+      unit: 'bytes',
+      point: { curve: 'heap-per-message-by-stored-messages', series: 'memory store', x: 10_000 },
+    },
     { benchmark: 'ingest', variant: 'service → memory store', value: 200_000, unit: 'records/s', ratio: 0.8, ratioToPeer: 4 },
-    { benchmark: 'fan-out', variant: '1 test × 1,000 subscribers, 100 records/s, fetch wait 10 ms: service p99', value: 20, unit: 'ms', ratioToPeer: 0.5, broker: 'mock' },
-    { benchmark: 'fan-out', variant: '1 test × 1,000 subscribers, 100 records/s, fetch wait 10 ms: service p50', value: 5, unit: 'ms', ratioToPeer: 0.5, broker: 'mock' },
+    {
+      benchmark: 'fan-out',
+      variant: '1 test × 1,000 subscribers, 100 records/s, fetch wait 10 ms: service p99',
+      value: 20,
+      unit: 'ms',
+      ratioToPeer: 0.5,
+      broker: 'mock',
+    },
+    {
+      benchmark: 'fan-out',
+      variant: '1 test × 1,000 subscribers, 100 records/s, fetch wait 10 ms: service p50',
+      value: 5,
+      unit: 'ms',
+      ratioToPeer: 0.5,
+      broker: 'mock',
+    },
   ];
 
   it('puts the service and the ceiling against the peer, higher is better, p50s left out', () => {

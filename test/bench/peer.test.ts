@@ -20,13 +20,23 @@ let producer: Producer;
 let token: string;
 
 const post = async (query: string, variables: Record<string, unknown> = {}, auth = true) => {
-  const response = await fetch(`${peer.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify({ query, variables }) });
+  const response = await fetch(`${peer.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
   return { status: response.status, body: (await response.json()) as { data?: Record<string, any>; errors?: Array<{ message: string }> } };
 };
 
 describe('the common-stack peer (memory variant)', () => {
   beforeAll(async () => {
-    cluster = await startMockCluster({ brokers: 1, topics: [{ name: topic, partitions: 1 }, { name: 'test-requests', partitions: 1 }] });
+    cluster = await startMockCluster({
+      brokers: 1,
+      topics: [
+        { name: topic, partitions: 1 },
+        { name: 'test-requests', partitions: 1 },
+      ],
+    });
     peer = await startPeer({
       brokers: cluster.bootstrapServers,
       resultsTopic: topic,
@@ -38,7 +48,9 @@ describe('the common-stack peer (memory variant)', () => {
       fromBeginning: true,
       maxDepth: 3,
     });
-    producer = new Kafka({ clientId: 'peer-test', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    producer = new Kafka({ clientId: 'peer-test', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     await producer.connect();
     token = await benchToken();
     await eventually(async () => (await fetch(`${peer.url}/readyz`)).status === 200, 30_000, 'the peer to join its group');
@@ -62,11 +74,19 @@ describe('the common-stack peer (memory variant)', () => {
     const started = await post('mutation { startTest(input: { name: "peer" }) { correlationId test { status } } }');
     const id = started.body.data?.startTest.correlationId as string;
     expect(started.body.data?.startTest.test.status).toBe('PENDING');
-    const client = createClient({ url: `${peer.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0 });
+    const client = createClient({
+      url: `${peer.url.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${token}` },
+      retryAttempts: 0,
+    });
     const pushed: number[] = [];
     const other: number[] = [];
     const follow = (correlationId: string, into: number[]) =>
-      client.subscribe<{ testMessages: { sequence: number } }>({ query: 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }', variables: { id: correlationId } }, { next: (r) => void into.push(r.data?.testMessages.sequence as number), error: () => undefined, complete: () => undefined });
+      client.subscribe<{ testMessages: { sequence: number } }>(
+        { query: 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }', variables: { id: correlationId } },
+        { next: (r) => void into.push(r.data?.testMessages.sequence as number), error: () => undefined, complete: () => undefined },
+      );
     follow(id, pushed);
     follow('another-test', other);
     await new Promise<void>((resolve, reject) => client.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }));
@@ -77,7 +97,21 @@ describe('the common-stack peer (memory variant)', () => {
     await client.dispose();
     expect(pushed).toEqual([1, 2, 3]);
     expect(other).toEqual([]);
-    const read = await post('query($id: ID!) { test(correlationId: $id) { status messageCount messages(first: 2) { nodes { sequence payload } pageInfo { hasNextPage endCursor } totalCount } } }', { id });
-    expect(read.body.data?.test).toEqual({ status: 'RUNNING', messageCount: 3, messages: { nodes: [{ sequence: 1, payload: { sequence: 1 } }, { sequence: 2, payload: { sequence: 2 } }], pageInfo: { hasNextPage: true, endCursor: '1' }, totalCount: 3 } });
+    const read = await post(
+      'query($id: ID!) { test(correlationId: $id) { status messageCount messages(first: 2) { nodes { sequence payload } pageInfo { hasNextPage endCursor } totalCount } } }',
+      { id },
+    );
+    expect(read.body.data?.test).toEqual({
+      status: 'RUNNING',
+      messageCount: 3,
+      messages: {
+        nodes: [
+          { sequence: 1, payload: { sequence: 1 } },
+          { sequence: 2, payload: { sequence: 2 } },
+        ],
+        pageInfo: { hasNextPage: true, endCursor: '1' },
+        totalCount: 3,
+      },
+    });
   });
 });

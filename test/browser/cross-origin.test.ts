@@ -45,8 +45,14 @@ const follow = (page: Page, id: string) =>
 beforeAll(async () => {
   const files = {
     '/': { type: 'text/html; charset=utf-8', body: readFileSync(new URL('cross-origin-page.html', import.meta.url)) },
-    '/graphql-ws.js': { type: 'text/javascript', body: readFileSync(join(dirname(createRequire(import.meta.url).resolve('graphql-ws')), '../umd/graphql-ws.js')) },
-    '/graphql-sse.js': { type: 'text/javascript', body: readFileSync(join(dirname(createRequire(import.meta.url).resolve('graphql-sse')), '../umd/graphql-sse.js')) },
+    '/graphql-ws.js': {
+      type: 'text/javascript',
+      body: readFileSync(join(dirname(createRequire(import.meta.url).resolve('graphql-ws')), '../umd/graphql-ws.js')),
+    },
+    '/graphql-sse.js': {
+      type: 'text/javascript',
+      body: readFileSync(join(dirname(createRequire(import.meta.url).resolve('graphql-sse')), '../umd/graphql-sse.js')),
+    },
   };
   [listed, unlisted] = await Promise.all([servePages(files), servePages(files)]);
   fixture = await startBrowserService({ label: 'cross-origin', simulator: true, env: { CORS_ALLOWED_ORIGINS: listed.origin }, wrapLog: starts.wrapLog });
@@ -91,7 +97,12 @@ describe('a page on a listed origin, over SSE', () => {
       await page.goto(`${listed.origin}/`);
       const started = await callApi(page, START, { name: 'sse-from-a-listed-origin' });
       const id = started.body?.data?.startTest.correlationId as string;
-      const followed = (await page.evaluate(([api, t, q, v]) => (globalThis as any).followSse(api, t, q, v, 2), [svc.url, token, FOLLOW_WITH_CURSOR, { id }] as const)) as FollowOutcome;
+      const followed = (await page.evaluate(([api, t, q, v]) => (globalThis as any).followSse(api, t, q, v, 2), [
+        svc.url,
+        token,
+        FOLLOW_WITH_CURSOR,
+        { id },
+      ] as const)) as FollowOutcome;
       expect(followed.error).toBeUndefined();
       expect(followed.messages.map((m) => m.data?.testMessages.sequence)).toEqual([1, 2, 3, 4]);
       await screenshot(page, 'cross-origin-sse');

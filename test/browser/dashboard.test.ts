@@ -67,13 +67,15 @@ async function watchedContext(): Promise<RecordingContext & { tokens: TokenAnswe
   const socketTokens: string[] = [];
   const httpOperations: string[] = [];
   recorded.context.on('request', (request) => {
-    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql') httpOperations.push((request.postDataJSON() as { operationName?: string }).operationName ?? '');
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql')
+      httpOperations.push((request.postDataJSON() as { operationName?: string }).operationName ?? '');
   });
   recorded.context.on('response', (response) => {
     if (new URL(response.url()).pathname !== '/oauth/token') return;
     const grantType = new URLSearchParams(response.request().postData() ?? '').get('grant_type') ?? '';
     void response.json().then(
-      (body: { access_token?: string; refresh_token?: string }) => tokens.push({ grantType, status: response.status(), accessToken: body.access_token, refreshToken: body.refresh_token }),
+      (body: { access_token?: string; refresh_token?: string }) =>
+        tokens.push({ grantType, status: response.status(), accessToken: body.access_token, refreshToken: body.refresh_token }),
       () => tokens.push({ grantType, status: response.status() }),
     );
   });
@@ -101,12 +103,16 @@ async function startFromForm(page: Page, name: string, parameters: string): Prom
   const before = new URL(page.url()).hash;
   await page.getByRole('button', { name: 'Start' }).click();
   // With another test open, its detail shows until the new one's opens: wait for the new address.
-  const hash = await eventually(() => {
-    const now = new URL(page.url()).hash;
-    return now.startsWith('#/tests/') && now !== before ? now : undefined;
-  }, 15_000, 'the started test\'s address');
+  const hash = await eventually(
+    () => {
+      const now = new URL(page.url()).hash;
+      return now.startsWith('#/tests/') && now !== before ? now : undefined;
+    },
+    15_000,
+    "the started test's address",
+  );
   const correlationId = decodeURIComponent(hash.slice('#/tests/'.length));
-  await eventually(async () => (await page.getByTestId('detail-id').innerText()) === correlationId, 15_000, 'the started test\'s detail');
+  await eventually(async () => (await page.getByTestId('detail-id').innerText()) === correlationId, 15_000, "the started test's detail");
   return correlationId;
 }
 
@@ -123,10 +129,14 @@ async function detail(page: Page) {
 
 /** Waits until the detail view shows `count` messages and `status`. */
 async function detailShows(page: Page, count: number, status: string) {
-  return eventually(async () => {
-    const shown = await detail(page);
-    return shown.ids.length === count && shown.status === status ? shown : undefined;
-  }, 15_000, `the detail view to show ${count} messages and ${status}`);
+  return eventually(
+    async () => {
+      const shown = await detail(page);
+      return shown.ids.length === count && shown.status === status ? shown : undefined;
+    },
+    15_000,
+    `the detail view to show ${count} messages and ${status}`,
+  );
 }
 
 /** The list's row of one test: its status and message count, and how many rows it has. */
@@ -137,7 +147,11 @@ async function listRow(page: Page, correlationId: string) {
   return { rows: count, status: await rows.first().getByTestId('row-status').innerText(), count: await rows.first().getByTestId('row-count').innerText() };
 }
 
-const publish = (correlationId: string, fields: ReadonlyArray<Record<string, unknown>>) => producer.send(svc.topics.results, fields.map((f) => result(correlationId, f)));
+const publish = (correlationId: string, fields: ReadonlyArray<Record<string, unknown>>) =>
+  producer.send(
+    svc.topics.results,
+    fields.map((f) => result(correlationId, f)),
+  );
 
 /** Each `testMessages` message the page received over its sockets: id → receivedAt, as the service sent it. */
 function receivedTimes(page: Page): Map<string, string> {
@@ -155,7 +169,11 @@ function receivedTimes(page: Page): Map<string, string> {
 /** The chart's bars as drawn: the second each stands for, its count, and its drawn height. */
 async function chartBars(page: Page) {
   return page.getByTestId('arrival-bar').evaluateAll((bars) =>
-    bars.map((bar) => ({ second: bar.getAttribute('data-second') ?? '', count: Number(bar.getAttribute('data-count')), height: (bar as SVGGraphicsElement).getBBox().height })),
+    bars.map((bar) => ({
+      second: bar.getAttribute('data-second') ?? '',
+      count: Number(bar.getAttribute('data-count')),
+      height: (bar as SVGGraphicsElement).getBBox().height,
+    })),
   );
 }
 
@@ -170,7 +188,8 @@ function expectedBars(receivedAt: Iterable<string>): Array<{ second: string; cou
     counts.set(second, (counts.get(second) ?? 0) + 1);
   }
   const bars: Array<{ second: string; count: number }> = [];
-  for (let second = Math.min(...counts.keys()); second <= Math.max(...counts.keys()); second += 1000) bars.push({ second: new Date(second).toISOString(), count: counts.get(second) ?? 0 });
+  for (let second = Math.min(...counts.keys()); second <= Math.max(...counts.keys()); second += 1000)
+    bars.push({ second: new Date(second).toISOString(), count: counts.get(second) ?? 0 });
   return bars;
 }
 
@@ -179,14 +198,18 @@ function expectedBars(receivedAt: Iterable<string>): Array<{ second: string; cou
  * their received times (as the socket delivered them) call for; returns the bars.
  */
 async function chartMatches(page: Page, times: Map<string, string>, messages: number) {
-  return eventually(async () => {
-    const { ids } = await detail(page);
-    const shown = ids.map((id) => times.get(id));
-    if (ids.length !== messages || shown.some((t) => t === undefined)) return undefined;
-    const bars = await chartBars(page);
-    const expected = expectedBars(shown as string[]);
-    return JSON.stringify(bars.map(({ second, count }) => ({ second, count }))) === JSON.stringify(expected) ? bars : undefined;
-  }, 15_000, `the chart to show the arrivals of ${messages} messages per second`);
+  return eventually(
+    async () => {
+      const { ids } = await detail(page);
+      const shown = ids.map((id) => times.get(id));
+      if (ids.length !== messages || shown.some((t) => t === undefined)) return undefined;
+      const bars = await chartBars(page);
+      const expected = expectedBars(shown as string[]);
+      return JSON.stringify(bars.map(({ second, count }) => ({ second, count }))) === JSON.stringify(expected) ? bars : undefined;
+    },
+    15_000,
+    `the chart to show the arrivals of ${messages} messages per second`,
+  );
 }
 
 describe('dashboard', () => {
@@ -198,7 +221,9 @@ describe('dashboard', () => {
     expect(await page.text()).toMatch(/<script type="module" crossorigin src="\/dashboard\/assets\/[\w-]+\.js">/);
     const bare = await fetch(`${svc.url}/dashboard`, { redirect: 'manual' });
     expect([bare.status, bare.headers.get('location')]).toEqual([301, '/dashboard/']);
-    expect(await (await fetch(`${svc.url}/dashboard/config.json`)).json()).toEqual({ signIn: { clientId: 'dashboard', scope: 'openid profile tests:read tests:write' } });
+    expect(await (await fetch(`${svc.url}/dashboard/config.json`)).json()).toEqual({
+      signIn: { clientId: 'dashboard', scope: 'openid profile tests:read tests:write' },
+    });
   });
 
   it('signs in through the login page, starts a test and watches it complete live; reloads carry on with no gap and no duplicate', async () => {
@@ -209,7 +234,10 @@ describe('dashboard', () => {
       const correlationId = await startFromForm(page, 'nightly smoke', '{ "steps": 4, "suite": "smoke" }');
       await page.getByRole('heading', { level: 2, name: 'nightly smoke' }).waitFor();
 
-      await publish(correlationId, [{ sequence: 1, status: 'running', payload: { step: 1 } }, { sequence: 2, status: 'running', payload: { step: 2 } }]);
+      await publish(correlationId, [
+        { sequence: 1, status: 'running', payload: { step: 1 } },
+        { sequence: 2, status: 'running', payload: { step: 2 } },
+      ]);
       const running = await detailShows(page, 2, 'RUNNING');
       expect(running.count).toBe('2 messages');
       await screenshot(page, 'dashboard-running');
@@ -223,7 +251,10 @@ describe('dashboard', () => {
       expect(new URL(page.url()).hash).toBe(`#/tests/${correlationId}`);
       expect((await detailShows(page, 2, 'RUNNING')).ids).toEqual(running.ids);
 
-      await publish(correlationId, [{ sequence: 3, status: 'running', payload: { step: 3 } }, { sequence: 4, final: true, status: 'completed', payload: { passed: true } }]);
+      await publish(correlationId, [
+        { sequence: 3, status: 'running', payload: { step: 3 } },
+        { sequence: 4, final: true, status: 'completed', payload: { passed: true } },
+      ]);
       const completed = await detailShows(page, 4, 'COMPLETED');
       expect(completed.sequences).toEqual(['1', '2', '3', '4']);
       expect(new Set(completed.ids).size).toBe(4);
@@ -251,7 +282,7 @@ describe('dashboard', () => {
     });
   }, 90_000);
 
-  it('lists the user\'s tests with status and message count updated live, once each across reloads (recentTests + testChanges)', async () => {
+  it("lists the user's tests with status and message count updated live, once each across reloads (recentTests + testChanges)", async () => {
     await inContext(await watchedContext(), 'dashboard-list-failure', async ({ page }) => {
       await signIn(page);
       const correlationId = await startFromForm(page, 'listed run', '{ "steps": 2 }');
@@ -260,25 +291,37 @@ describe('dashboard', () => {
       expect((await listRow(page, correlationId)).count).toBe('0 messages');
 
       await publish(correlationId, [{ sequence: 1, status: 'running' }]);
-      await eventually(async () => {
-        const row = await listRow(page, correlationId);
-        return row.status === 'RUNNING' && row.count === '1 message';
-      }, 15_000, 'the list row to show RUNNING with 1 message');
+      await eventually(
+        async () => {
+          const row = await listRow(page, correlationId);
+          return row.status === 'RUNNING' && row.count === '1 message';
+        },
+        15_000,
+        'the list row to show RUNNING with 1 message',
+      );
 
       await publish(correlationId, [{ sequence: 2, final: true, status: 'completed' }]);
-      await eventually(async () => {
-        const row = await listRow(page, correlationId);
-        return row.status === 'COMPLETED' && row.count === '2 messages';
-      }, 15_000, 'the list row to show COMPLETED with 2 messages');
+      await eventually(
+        async () => {
+          const row = await listRow(page, correlationId);
+          return row.status === 'COMPLETED' && row.count === '2 messages';
+        },
+        15_000,
+        'the list row to show COMPLETED with 2 messages',
+      );
       await screenshot(page, 'dashboard-list-completed');
 
       // After a reload the list comes from recentTests: the test once, in its final state.
       await page.reload();
       await page.getByTestId('signed-in').waitFor();
-      await eventually(async () => {
-        const row = await listRow(page, correlationId);
-        return row.rows === 1 && row.status === 'COMPLETED' && row.count === '2 messages';
-      }, 15_000, 'the reloaded list to show the test once, COMPLETED with 2 messages');
+      await eventually(
+        async () => {
+          const row = await listRow(page, correlationId);
+          return row.rows === 1 && row.status === 'COMPLETED' && row.count === '2 messages';
+        },
+        15_000,
+        'the reloaded list to show the test once, COMPLETED with 2 messages',
+      );
       expect(await page.getByTestId('list-problem').count()).toBe(0);
     });
   }, 90_000);
@@ -295,7 +338,11 @@ describe('dashboard', () => {
       await detailShows(page, 1, 'RUNNING');
 
       // Two thirds into the token's life the page renews it, before the service would close the socket.
-      const renewal = await eventually(() => watched.tokens.find((t) => t.grantType === 'refresh_token'), (ACCESS_TOKEN_TTL_SECONDS + 5) * 1000, 'a refresh-token renewal');
+      const renewal = await eventually(
+        () => watched.tokens.find((t) => t.grantType === 'refresh_token'),
+        (ACCESS_TOKEN_TTL_SECONDS + 5) * 1000,
+        'a refresh-token renewal',
+      );
       const signInAnswer = watched.tokens.find((t) => t.grantType === 'authorization_code');
       expect(renewal.status).toBe(200);
       expect(renewal.accessToken).toBeDefined();
@@ -306,7 +353,11 @@ describe('dashboard', () => {
       // The socket was opened again with the new token, and the list read its query again for
       // whatever changed while no socket was open (testChanges replays nothing).
       await eventually(() => watched.socketTokens.includes(`Bearer ${renewal.accessToken}`), 10_000, 'a connection_init with the renewed token');
-      await eventually(() => watched.httpOperations.filter((name) => name === 'RecentTests').length > listReadsBefore, 10_000, 'the list to read recentTests again after the reconnect');
+      await eventually(
+        () => watched.httpOperations.filter((name) => name === 'RecentTests').length > listReadsBefore,
+        10_000,
+        'the list to read recentTests again after the reconnect',
+      );
 
       await publish(correlationId, [{ sequence: 2, final: true, status: 'completed' }]);
       const shown = await detailShows(page, 2, 'COMPLETED');
@@ -343,7 +394,10 @@ describe('dashboard, what is looked at', () => {
         { step: 2, checks: { passed: 5, failed: 0 } },
         { step: 3 },
       ];
-      await publish(charted, payloads.map((payload, i) => ({ sequence: i + 1, status: 'running', payload })));
+      await publish(
+        charted,
+        payloads.map((payload, i) => ({ sequence: i + 1, status: 'running', payload })),
+      );
       await detailShows(page, 3, 'RUNNING');
       const first = await chartMatches(page, times, 3);
       expect(first.reduce((sum, bar) => sum + bar.count, 0)).toBe(3);
@@ -395,21 +449,25 @@ describe('dashboard, what is looked at', () => {
 
       // The list: each row coloured by its status, the status word still there; four colours.
       const expected = { [pending]: 'PENDING', [running]: 'RUNNING', [failed]: 'FAILED', [charted]: 'COMPLETED' };
-      const colours = await eventually(async () => {
-        const seen: Array<{ badge: string; edge: string }> = [];
-        for (const [correlationId, status] of Object.entries(expected)) {
-          const row = page.locator(`[data-testid="test-row"][data-correlation-id="${correlationId}"]`);
-          if ((await row.count()) !== 1 || (await row.getByTestId('row-status').innerText()) !== status) return undefined;
-          expect(await row.getAttribute('class')).toBe(`rcs-row-${status.toLowerCase()}`);
-          const badge = row.getByTestId('row-status');
-          expect(await badge.getAttribute('class')).toBe(`rcs-status rcs-status-${status.toLowerCase()}`);
-          seen.push({
-            badge: await badge.evaluate((e) => getComputedStyle(e).backgroundColor),
-            edge: await row.evaluate((e) => getComputedStyle(e).borderLeftColor),
-          });
-        }
-        return seen;
-      }, 15_000, 'every list row in its status');
+      const colours = await eventually(
+        async () => {
+          const seen: Array<{ badge: string; edge: string }> = [];
+          for (const [correlationId, status] of Object.entries(expected)) {
+            const row = page.locator(`[data-testid="test-row"][data-correlation-id="${correlationId}"]`);
+            if ((await row.count()) !== 1 || (await row.getByTestId('row-status').innerText()) !== status) return undefined;
+            expect(await row.getAttribute('class')).toBe(`rcs-row-${status.toLowerCase()}`);
+            const badge = row.getByTestId('row-status');
+            expect(await badge.getAttribute('class')).toBe(`rcs-status rcs-status-${status.toLowerCase()}`);
+            seen.push({
+              badge: await badge.evaluate((e) => getComputedStyle(e).backgroundColor),
+              edge: await row.evaluate((e) => getComputedStyle(e).borderLeftColor),
+            });
+          }
+          return seen;
+        },
+        15_000,
+        'every list row in its status',
+      );
       expect(new Set(colours.map((c) => c.badge)).size).toBe(4);
       expect(new Set(colours.map((c) => c.edge)).size).toBe(4);
       await screenshot(page, 'dashboard-list-statuses');
@@ -435,7 +493,7 @@ describe('dashboard, what is looked at', () => {
       await publish(correlationId, [{ sequence: 1, status: 'running' }]);
       await detailShows(page, 1, 'RUNNING');
       expect(open.size).toBe(1);
-      await eventually(() => watched.tokens.some((t) => t.grantType === 'authorization_code'), 5_000, 'the sign-in\'s token answer');
+      await eventually(() => watched.tokens.some((t) => t.grantType === 'authorization_code'), 5_000, "the sign-in's token answer");
 
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('button', { name: 'Sign in' }).waitFor();

@@ -69,7 +69,7 @@ describe('GraphiQL', () => {
     expect(await settings.json()).toEqual({ signIn: { clientId: 'graphiql', scope: 'openid profile tests:read tests:write' } });
   });
 
-  it('loads with every request on the service\'s own origin, signs in with code + PKCE, runs a mutation and shows a subscription\'s live messages, all under the CSP', async () => {
+  it("loads with every request on the service's own origin, signs in with code + PKCE, runs a mutation and shows a subscription's live messages, all under the CSP", async () => {
     await inContext(await recordingContext(browser), 'graphiql-failure', async ({ page, urls, sockets, graphqlAuth, htmlPages, violations }) => {
       await page.goto(`${svc.url}/graphql`);
       await page.locator('.graphiql-container').waitFor();
@@ -81,9 +81,17 @@ describe('GraphiQL', () => {
       graphqlAuth.length = 0;
       await page.locator('.graphiql-query-editor .monaco-editor').first().waitFor();
 
-      await setQuery(page, 'StartFromGraphiQL', 'mutation StartFromGraphiQL { startTest(input: { name: "from GraphiQL", parameters: { steps: 5, intervalMs: 400 } }) { correlationId } }');
+      await setQuery(
+        page,
+        'StartFromGraphiQL',
+        'mutation StartFromGraphiQL { startTest(input: { name: "from GraphiQL", parameters: { steps: 5, intervalMs: 400 } }) { correlationId } }',
+      );
       await page.locator('.graphiql-execute-button').click();
-      const correlationId = await eventually(async () => /"correlationId": "([^"]+)"/.exec(await responseText(page))?.[1], 15_000, 'the mutation\'s answer in the response pane');
+      const correlationId = await eventually(
+        async () => /"correlationId": "([^"]+)"/.exec(await responseText(page))?.[1],
+        15_000,
+        "the mutation's answer in the response pane",
+      );
       expect(graphqlAuth.length).toBeGreaterThan(0);
       for (const header of graphqlAuth) expect(header).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
 
@@ -91,11 +99,15 @@ describe('GraphiQL', () => {
       await page.locator('.graphiql-execute-button').click();
       // GraphiQL shows each message as it arrives: several distinct ones, then the final one.
       const seen = new Set<string>();
-      await eventually(async () => {
-        const sequence = /"sequence": (\d+)/.exec(await responseText(page))?.[1];
-        if (sequence !== undefined) seen.add(sequence);
-        return seen.has('6');
-      }, 20_000, 'the final message in the response pane');
+      await eventually(
+        async () => {
+          const sequence = /"sequence": (\d+)/.exec(await responseText(page))?.[1];
+          if (sequence !== undefined) seen.add(sequence);
+          return seen.has('6');
+        },
+        20_000,
+        'the final message in the response pane',
+      );
       expect(seen.size).toBeGreaterThanOrEqual(3);
       expect(await responseText(page)).toMatch(/"final": true/);
       await screenshot(page, 'graphiql-subscription');
@@ -116,7 +128,7 @@ describe('GraphiQL', () => {
 });
 
 describe('GraphiQL sign-in link', () => {
-  it('/graphql?sign-in goes straight to the issuer\'s login page, which is under the CSP', async () => {
+  it("/graphql?sign-in goes straight to the issuer's login page, which is under the CSP", async () => {
     const { context, page, htmlPages, violations } = await recordingContext(browser);
     try {
       await page.goto(`${svc.url}/graphql?sign-in`);

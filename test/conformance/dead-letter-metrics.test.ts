@@ -30,7 +30,12 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
     producer = await createTestProducer(broker.bootstrapServers);
     svc = await startTestService({
       brokers: broker.bootstrapServers,
-      env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic },
+      env: {
+        KAFKA_RESULTS_TOPIC: topics.results,
+        KAFKA_REQUESTS_TOPIC: topics.requests,
+        KAFKA_GROUP_ID: topics.group,
+        KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic,
+      },
     });
     await svc.ready();
   }, 120_000);
@@ -66,7 +71,17 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       await eventually(() => seen.length >= 2, 20_000, 'two dead letters');
       await consumer.disconnect();
 
-      expect(seen[0]).toMatchObject({ key: 'k1', value: 'not json', headers: { trace: 'abc', [DEAD_LETTER_HEADERS.topic]: topics.results, [DEAD_LETTER_HEADERS.partition]: '1', [DEAD_LETTER_HEADERS.offset]: '0', [DEAD_LETTER_HEADERS.error]: 'value is not JSON' } });
+      expect(seen[0]).toMatchObject({
+        key: 'k1',
+        value: 'not json',
+        headers: {
+          trace: 'abc',
+          [DEAD_LETTER_HEADERS.topic]: topics.results,
+          [DEAD_LETTER_HEADERS.partition]: '1',
+          [DEAD_LETTER_HEADERS.offset]: '0',
+          [DEAD_LETTER_HEADERS.error]: 'value is not JSON',
+        },
+      });
       expect(seen[1]?.headers[DEAD_LETTER_HEADERS.offset]).toBe('1');
       expect(seen[1]?.headers[DEAD_LETTER_HEADERS.error]).toContain('sequence');
       expect(svc.service.broker.consumer.stats.deadLettered).toBe(2);
@@ -107,7 +122,9 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       expect(chunks).toBeGreaterThanOrEqual(1);
       expect(metricValue(text, /^rcs_ingest_delay_seconds_count\{stage="fetched"\} (\d+)$/m)).toBe(chunks);
       expect(metricValue(text, /^rcs_ingest_delay_seconds_bucket\{stage="stored",le="\+Inf"\} (\d+)$/m)).toBe(chunks);
-      expect(metricValue(text, /^rcs_ingest_delay_seconds_sum\{stage="stored"\} ([\d.e-]+)$/m)).toBeGreaterThanOrEqual(metricValue(text, /^rcs_ingest_delay_seconds_sum\{stage="fetched"\} ([\d.e-]+)$/m));
+      expect(metricValue(text, /^rcs_ingest_delay_seconds_sum\{stage="stored"\} ([\d.e-]+)$/m)).toBeGreaterThanOrEqual(
+        metricValue(text, /^rcs_ingest_delay_seconds_sum\{stage="fetched"\} ([\d.e-]+)$/m),
+      );
       expect(text).not.toContain(id);
     });
   });

@@ -23,7 +23,10 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
   let simulator: Simulator;
 
   beforeAll(async () => {
-    broker = await kind.start([{ name: topics.results, partitions: 4 }, { name: topics.requests, partitions: 2 }]);
+    broker = await kind.start([
+      { name: topics.results, partitions: 4 },
+      { name: topics.requests, partitions: 2 },
+    ]);
     producer = await createTestProducer(broker.bootstrapServers);
     svc = await startTestService({
       brokers: broker.bootstrapServers,
@@ -95,7 +98,12 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
     await consumer.subscribe({ topic: topics.requests, fromBeginning: true });
     await consumer.run({
       eachMessage: async ({ message }) => {
-        seen.push({ key: String(message.key), header: String(message.headers?.correlation_id), owner: String(message.headers?.['rcs-owner']), value: JSON.parse(String(message.value)) });
+        seen.push({
+          key: String(message.key),
+          header: String(message.headers?.correlation_id),
+          owner: String(message.headers?.['rcs-owner']),
+          value: JSON.parse(String(message.value)),
+        });
       },
     });
     const request = await eventually(() => seen.find((r) => r.key === correlationId), 20_000, 'the request record');
@@ -111,7 +119,10 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
   it('a subscriber joining mid-stream gets the stored messages, then the live tail, with no gap or duplicate', async () => {
     const id = `mid-${Date.now()}`;
     await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
-    await producer.send(topics.results, [1, 2, 3].map((sequence) => result(id, { sequence, payload: { sequence } })));
+    await producer.send(
+      topics.results,
+      [1, 2, 3].map((sequence) => result(id, { sequence, payload: { sequence } })),
+    );
     await eventually(async () => (await svc.log.get(id))?.messages.length === 3, 15_000, 'first three stored');
 
     const client = createWsClient(svc.url);
@@ -133,7 +144,10 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
   it('resumes after afterSequence, and a finished test completes after its replay', async () => {
     const id = `after-${Date.now()}`;
     await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
-    await producer.send(topics.results, [1, 2, 3, 4].map((sequence) => result(id, { sequence, final: sequence === 4 })));
+    await producer.send(
+      topics.results,
+      [1, 2, 3, 4].map((sequence) => result(id, { sequence, final: sequence === 4 })),
+    );
     await eventually(async () => (await svc.log.get(id))?.status === 'COMPLETED', 15_000, 'test completed');
     const client = createWsClient(svc.url);
     const sub = collect(client, FOLLOW, { id, after: 2 });
@@ -158,7 +172,14 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
     const rest = await authedFetch(`${svc.url}/tests/nope`);
     expect(rest.status).toBe(404);
     expect(rest.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await rest.json()).toEqual({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No test has the correlation id "nope".', instance: '/tests/nope', code: 'NOT_FOUND' });
+    expect(await rest.json()).toEqual({
+      type: 'about:blank',
+      title: 'Not Found',
+      status: 404,
+      detail: 'No test has the correlation id "nope".',
+      instance: '/tests/nope',
+      code: 'NOT_FOUND',
+    });
   });
 
   it('refuses bad REST input with precise problem documents', async () => {

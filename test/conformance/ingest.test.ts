@@ -18,7 +18,10 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
   const env = () => ({ KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group });
 
   beforeAll(async () => {
-    broker = await kind.start([{ name: topics.results, partitions: 3 }, { name: topics.requests, partitions: 1 }]);
+    broker = await kind.start([
+      { name: topics.results, partitions: 3 },
+      { name: topics.requests, partitions: 1 },
+    ]);
     producer = await createTestProducer(broker.bootstrapServers);
     svc = await startTestService({ brokers: broker.bootstrapServers, env: env() });
     await svc.ready();
@@ -52,7 +55,10 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
   it('a full replay of the topic from the beginning stores nothing twice and pushes nothing twice', async () => {
     const id = `replay-${Date.now()}`;
     await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
-    await producer.send(topics.results, [1, 2, 3, 4].map((sequence) => result(id, { messageId: `r-${sequence}`, sequence })));
+    await producer.send(
+      topics.results,
+      [1, 2, 3, 4].map((sequence) => result(id, { messageId: `r-${sequence}`, sequence })),
+    );
     await eventually(async () => (await svc.log.get(id))?.messages.length === 4, 15_000, 'four stored');
     const client = createWsClient(svc.url);
     const sub = collect(client, `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`, { id });
@@ -64,10 +70,14 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
     const replayTopics = { ...env(), KAFKA_GROUP_ID: `${topics.group}-replay` };
     const replayer = await startTestService({ brokers: broker.bootstrapServers, env: replayTopics, log: shared });
     const stats = replayer.service.broker.consumer.stats;
-    const total = await eventually(() => {
-      const seen = stats.stored + stats.duplicates + stats.malformed;
-      return seen >= 11 && seen;
-    }, 20_000, 'the replay to reach the end');
+    const total = await eventually(
+      () => {
+        const seen = stats.stored + stats.duplicates + stats.malformed;
+        return seen >= 11 && seen;
+      },
+      20_000,
+      'the replay to reach the end',
+    );
     await replayer.stop();
 
     expect(total).toBeGreaterThanOrEqual(11);
@@ -91,7 +101,10 @@ describe.each(TEST_BROKERS)('consumer on $name', (kind) => {
     const reading = (async () => {
       for (let next = await follower.next(); next.done !== true; next = await follower.next()) delivered.push(next.value.sequence);
     })();
-    await producer.send(topics.results, [1, 2].map((sequence) => result(id, { sequence })));
+    await producer.send(
+      topics.results,
+      [1, 2].map((sequence) => result(id, { sequence })),
+    );
     const first = await startTestService({ brokers: broker.bootstrapServers, env: { ...env(), KAFKA_GROUP_ID: `${topics.group}-a` }, log });
     await eventually(async () => (await log.get(id))?.messages.length === 2, 20_000, 'first pass');
     await first.stop();

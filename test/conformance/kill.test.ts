@@ -14,7 +14,8 @@ import { uniqueTopics } from '../support/service.js';
 
 const FOLLOW = `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`;
 const READ_ALL = `query($id: ID!) { test(correlationId: $id) { messageCount messages(first: 1000) { nodes { sequence } } } }`;
-const startTest = async (svc: ServiceProcess) => (await postGraphQL(svc.url, `mutation { startTest { correlationId } }`)).body.data?.startTest.correlationId as string;
+const startTest = async (svc: ServiceProcess) =>
+  (await postGraphQL(svc.url, `mutation { startTest { correlationId } }`)).body.data?.startTest.correlationId as string;
 const sequences = async (svc: ServiceProcess, id: string) =>
   ((await postGraphQL(svc.url, READ_ALL, { id })).body.data?.test?.messages.nodes as Array<{ sequence: number }> | undefined)?.map((n) => n.sequence);
 const STORED = /^rcs_records_total\{outcome="stored"\} (\d+)$/m;
@@ -44,7 +45,10 @@ describe.each(TEST_BROKERS)('a replica killed mid-stream on $name', (kind) => {
   };
 
   beforeAll(async () => {
-    broker = await kind.start([{ name: topics.results, partitions: 6 }, { name: topics.requests, partitions: 1 }]);
+    broker = await kind.start([
+      { name: topics.results, partitions: 6 },
+      { name: topics.requests, partitions: 1 },
+    ]);
     producer = await createTestProducer(broker.bootstrapServers);
   }, 120_000);
 
@@ -61,10 +65,14 @@ describe.each(TEST_BROKERS)('a replica killed mid-stream on $name', (kind) => {
     // when it dies and must be redelivered to a survivor.
     const [a, victim, c] = await Promise.all([start('a'), start('victim', { ...broker.killedMemberEnv, KAFKA_COMMIT_INTERVAL_MS: '600000' }), start('c')]);
     await Promise.all([a, victim, c].map((r) => waitReady(r)));
-    const assignments = await eventually(() => {
-      const all = [a, victim, c].map((r) => r.assignment());
-      return all.flat().length === 6 && all.every((x) => x.length === 2) && all;
-    }, 60_000, 'two partitions each');
+    const assignments = await eventually(
+      () => {
+        const all = [a, victim, c].map((r) => r.assignment());
+        return all.flat().length === 6 && all.every((x) => x.length === 2) && all;
+      },
+      60_000,
+      'two partitions each',
+    );
     expect(assignments.flat().sort()).toEqual([0, 1, 2, 3, 4, 5]);
 
     const ids = [await startTest(a), await startTest(a), await startTest(a)];
@@ -77,12 +85,19 @@ describe.each(TEST_BROKERS)('a replica killed mid-stream on $name', (kind) => {
     const perTest = 60;
     let storedByVictim = 0;
     for (let sequence = 1; sequence <= perTest; sequence++) {
-      await producer.send(topics.results, ids.map((id, i) => ({ ...result(id, { sequence, final: sequence === perTest }), partition: (i * 2 + (sequence % 2)) % 6 })));
+      await producer.send(
+        topics.results,
+        ids.map((id, i) => ({ ...result(id, { sequence, final: sequence === perTest }), partition: (i * 2 + (sequence % 2)) % 6 })),
+      );
       if (sequence === perTest / 2) {
-        storedByVictim = await eventually(async () => {
-          const n = await metric(victim, STORED);
-          return n > 0 && n;
-        }, 30_000, 'the victim to store records');
+        storedByVictim = await eventually(
+          async () => {
+            const n = await metric(victim, STORED);
+            return n > 0 && n;
+          },
+          30_000,
+          'the victim to store records',
+        );
         victim.kill('SIGKILL');
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -94,12 +109,19 @@ describe.each(TEST_BROKERS)('a replica killed mid-stream on $name', (kind) => {
     const expected = Array.from({ length: perTest }, (_, k) => k + 1);
     for (const id of ids) await eventually(async () => (await sequences(a, id))?.length === perTest, 90_000, `${id} complete`);
     for (const r of [a, c]) for (const id of ids) expect(await sequences(r, id)).toEqual(expected);
-    await eventually(() => {
-      const all = [a, c].map((r) => r.assignment());
-      return all.flat().length === 6 && new Set(all.flat()).size === 6;
-    }, 60_000, 'the victim\'s partitions to move to the survivors');
+    await eventually(
+      () => {
+        const all = [a, c].map((r) => r.assignment());
+        return all.flat().length === 6 && new Set(all.flat()).size === 6;
+      },
+      60_000,
+      "the victim's partitions to move to the survivors",
+    );
     // The redelivered records were recognised as stored: duplicates, not stored again.
-    const survivors = await Promise.all([a, c].map(async (r) => ({ stored: await metric(r, STORED), duplicates: await metric(r, DUPLICATE) })));
+    // A counter moves once its store answered, after the push: wait for the redelivery to be counted.
+    const countsOf = () => Promise.all([a, c].map(async (r) => ({ stored: await metric(r, STORED), duplicates: await metric(r, DUPLICATE) })));
+    await eventually(async () => (await countsOf()).some((s) => s.duplicates > 0), 30_000, 'the redelivered records counted as duplicates');
+    const survivors = await countsOf();
     const storedBySurvivors = survivors.reduce((sum, s) => sum + s.stored, 0);
     // Every record was stored once: the victim stored at least what it reported, the survivors the rest.
     expect(storedBySurvivors).toBeLessThanOrEqual(3 * perTest - storedByVictim);

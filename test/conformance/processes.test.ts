@@ -14,7 +14,8 @@ import { deleteRedisKeys } from '../support/redis-keys.js';
 import { uniqueTopics } from '../support/service.js';
 
 const FOLLOW = `subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }`;
-const startTest = async (svc: ServiceProcess) => (await postGraphQL(svc.url, `mutation { startTest { correlationId } }`)).body.data?.startTest.correlationId as string;
+const startTest = async (svc: ServiceProcess) =>
+  (await postGraphQL(svc.url, `mutation { startTest { correlationId } }`)).body.data?.startTest.correlationId as string;
 const messageCount = async (svc: ServiceProcess, id: string) =>
   (await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { messageCount } }`, { id })).body.data?.test?.messageCount as number | undefined;
 
@@ -44,7 +45,10 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
   }
 
   beforeAll(async () => {
-    broker = await kind.start([{ name: topics.results, partitions: 6 }, { name: topics.requests, partitions: 1 }]);
+    broker = await kind.start([
+      { name: topics.results, partitions: 6 },
+      { name: topics.requests, partitions: 1 },
+    ]);
     producer = await createTestProducer(broker.bootstrapServers);
   }, 120_000);
 
@@ -59,10 +63,14 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
   it('share the partitions, read alike, and lose or duplicate nothing when one stops mid-stream', { timeout: 120_000 }, async () => {
     const [r1, r2, r3] = await Promise.all([start('r1'), start('r2'), start('r3')]);
     await Promise.all([r1, r2, r3].map((r) => waitReady(r)));
-    const assignments = await eventually(() => {
-      const all = [r1, r2, r3].map((r) => r.assignment());
-      return all.flat().length === 6 && all.every((a) => a.length === 2) && all;
-    }, 30_000, 'two partitions each');
+    const assignments = await eventually(
+      () => {
+        const all = [r1, r2, r3].map((r) => r.assignment());
+        return all.flat().length === 6 && all.every((a) => a.length === 2) && all;
+      },
+      30_000,
+      'two partitions each',
+    );
     expect(assignments.flat().sort()).toEqual([0, 1, 2, 3, 4, 5]);
 
     const ids = [await startTest(r1), await startTest(r1), await startTest(r1)];
@@ -75,7 +83,10 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
     // 3 tests × 60 results over 3 s, on every partition; replica 2 stops gracefully half way.
     const perTest = 60;
     for (let sequence = 1; sequence <= perTest; sequence++) {
-      await producer.send(topics.results, ids.map((id, i) => ({ ...result(id, { sequence, final: sequence === perTest }), partition: (i * 2 + (sequence % 2)) % 6 })));
+      await producer.send(
+        topics.results,
+        ids.map((id, i) => ({ ...result(id, { sequence, final: sequence === perTest }), partition: (i * 2 + (sequence % 2)) % 6 })),
+      );
       if (sequence === perTest / 2) r2.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -90,11 +101,14 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
       await sub.done;
       const seen = sub.results.map((r) => r.data?.testMessages.sequence as number);
       expect(new Set(seen).size).toBe(seen.length);
-      const rest = seen.length === perTest ? [] : await (async () => {
-        const again = collect(client, `query($id: ID!) { test(correlationId: $id) { messages(first: 1000) { nodes { sequence } } } }`, { id: ids[i] });
-        await again.done;
-        return (again.results[0]?.data?.test.messages.nodes as Array<{ sequence: number }>).map((n) => n.sequence).filter((s) => !seen.includes(s));
-      })();
+      const rest =
+        seen.length === perTest
+          ? []
+          : await (async () => {
+              const again = collect(client, `query($id: ID!) { test(correlationId: $id) { messages(first: 1000) { nodes { sequence } } } }`, { id: ids[i] });
+              await again.done;
+              return (again.results[0]?.data?.test.messages.nodes as Array<{ sequence: number }>).map((n) => n.sequence).filter((s) => !seen.includes(s));
+            })();
       expect([...seen, ...rest].sort((a, b) => a - b)).toEqual(Array.from({ length: perTest }, (_, k) => k + 1));
     }
     await client.dispose();
@@ -109,7 +123,9 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
     await waitReady(victim);
     const stored = async (p: ServiceProcess) => (await metric(p, /^rcs_records_total\{outcome="stored"\} (\d+)$/m)) || 0;
     const duplicates = async () => {
-      const counts = await Promise.all(processes.filter((p) => p.child.exitCode === null && p !== victim).map((p) => metric(p, /^rcs_records_total\{outcome="duplicate"\} (\d+)$/m)));
+      const counts = await Promise.all(
+        processes.filter((p) => p.child.exitCode === null && p !== victim).map((p) => metric(p, /^rcs_records_total\{outcome="duplicate"\} (\d+)$/m)),
+      );
       return counts.reduce((x, y) => x + (y || 0), 0);
     };
 
@@ -121,17 +137,24 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
     // partition the victim owns by then.
     const attempt = async () => {
       const live = processes.filter((p) => p.child.exitCode === null);
-      await eventually(() => {
-        const flat = live.map((p) => p.assignment()).flat();
-        return victim.assignment().length > 0 && flat.length === 6 && new Set(flat).size === 6;
-      }, 30_000, 'the victim to own partitions');
+      await eventually(
+        () => {
+          const flat = live.map((p) => p.assignment()).flat();
+          return victim.assignment().length > 0 && flat.length === 6 && new Set(flat).size === 6;
+        },
+        30_000,
+        'the victim to own partitions',
+      );
       const id = await startTest(survivor);
       const client = createWsClient(survivor.url);
       const sub = collect(client, FOLLOW, { id });
       await collect(client, '{ __typename }').done;
       const partition = victim.assignment()[0] as number;
       const before = await stored(victim);
-      await producer.send(topics.results, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((sequence) => ({ ...result(id, { sequence }), partition })));
+      await producer.send(
+        topics.results,
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((sequence) => ({ ...result(id, { sequence }), partition })),
+      );
       await eventually(async () => (await messageCount(survivor, id)) === 10, 30_000, 'the ten stored');
       return { id, client, sub, partition, byVictim: (await stored(victim)) - before };
     };
@@ -141,7 +164,7 @@ describe.each(TEST_BROKERS)('three replicas on $name', (kind) => {
       run = await attempt();
     }
     const { id, client, sub, partition } = run;
-    expect(run.byVictim, 'records of the victim\'s partition stored by the victim').toBe(10);
+    expect(run.byVictim, "records of the victim's partition stored by the victim").toBe(10);
     await sub.waitFor(10);
     const duplicatesBefore = await duplicates();
 

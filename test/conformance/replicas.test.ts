@@ -31,7 +31,10 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
 
   beforeAll(async () => {
     broker = await kind.start([
-      ...Object.values(topicsOf).flatMap((topics) => [{ name: topics.results, partitions: 4 }, { name: topics.requests, partitions: 1 }]),
+      ...Object.values(topicsOf).flatMap((topics) => [
+        { name: topics.results, partitions: 4 },
+        { name: topics.requests, partitions: 1 },
+      ]),
       { name: scale.results, partitions: 6 },
       { name: scale.requests, partitions: 1 },
     ]);
@@ -79,10 +82,14 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
     });
 
     it('share the partitions of the results topic', async () => {
-      const assigned = await eventually(() => {
-        const states = replicas.map((r) => r.service.broker.consumer.state().state);
-        return states.every((s) => s === 'joined') && states;
-      }, 30_000, 'both replicas in the group');
+      const assigned = await eventually(
+        () => {
+          const states = replicas.map((r) => r.service.broker.consumer.state().state);
+          return states.every((s) => s === 'joined') && states;
+        },
+        30_000,
+        'both replicas in the group',
+      );
       expect(assigned).toEqual(['joined', 'joined']);
     });
 
@@ -113,8 +120,11 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
           expect(read.body.data?.test).toEqual({ status: 'COMPLETED', messageCount: 4 });
         }
       }
-      // Both replicas consumed part of the records, and the duplicates were stored nowhere.
-      const stored = replicas.map((r) => r.service.broker.consumer.stats.stored);
+      // Both replicas consumed part of the records, and the duplicates were stored nowhere. A
+      // replica counts a chunk once its store answered, which can be after the final push.
+      const statsOf = () => replicas.map((r) => r.service.broker.consumer.stats);
+      await eventually(() => statsOf().reduce((n, s) => n + s.stored + s.duplicates, 0) >= 20, 30_000, 'every record counted');
+      const stored = statsOf().map((s) => s.stored);
       expect(stored.every((n) => n > 0)).toBe(true);
       expect(stored.reduce((x, y) => x + y, 0)).toBe(16);
       expect(replicas.map((r) => r.service.broker.consumer.stats.duplicates).reduce((x, y) => x + y, 0)).toBe(4);
@@ -152,7 +162,8 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       await eventually(() => first.assignment().length === 6, 30_000, 'the first replica to own every partition');
 
       const ids = [0, 1, 2].map(() => '');
-      for (const i of ids.keys()) ids[i] = (await postGraphQL(first.url, `mutation { startTest { correlationId } }`)).body.data?.startTest.correlationId as string;
+      for (const i of ids.keys())
+        ids[i] = (await postGraphQL(first.url, `mutation { startTest { correlationId } }`)).body.data?.startTest.correlationId as string;
       const client = createWsClient(first.url);
       const subs = ids.map((id) => collect(client, FOLLOW, { id }));
       await collect(client, '{ __typename }').done;
@@ -162,7 +173,10 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       let sequence = 0;
       const send = async (final = false) => {
         sequence++;
-        await producer.send(scale.results, ids.map((id, i) => ({ ...result(id, { sequence, final }), partition: (i * 2 + (sequence % 2)) % 6 })));
+        await producer.send(
+          scale.results,
+          ids.map((id, i) => ({ ...result(id, { sequence, final }), partition: (i * 2 + (sequence % 2)) % 6 })),
+        );
         await new Promise((r) => setTimeout(r, 50));
       };
       for (let k = 0; k < 20; k++) await send();
@@ -170,10 +184,14 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       const scaling = Promise.all([start('second'), start('third')]).then(async (added) => {
         await Promise.all(added.map((p) => waitReady(p)));
         // Each has joined once it is ready; wait until the three assignments are disjoint and cover the topic.
-        await eventually(() => {
-          const all = processes.map((p) => p.assignment());
-          return all.every((a) => a.length > 0) && all.flat().length === 6 && new Set(all.flat()).size === 6;
-        }, 90_000, 'the partitions to be shared by three');
+        await eventually(
+          () => {
+            const all = processes.map((p) => p.assignment());
+            return all.every((a) => a.length > 0) && all.flat().length === 6 && new Set(all.flat()).size === 6;
+          },
+          90_000,
+          'the partitions to be shared by three',
+        );
         joined = true;
       });
       scaling.catch(() => undefined);
@@ -201,9 +219,13 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       expect(assignments.flat().sort()).toEqual([0, 1, 2, 3, 4, 5]);
       expect(assignments.map((a) => a.length)).toEqual([2, 2, 2]);
       // The added replicas took part of the stream, and nothing was stored twice across the three.
-      const stored = await Promise.all(processes.map((p) => metric(p, /^rcs_records_total\{outcome="stored"\} (\d+)$/m)));
+      // A counter moves once its store answered, which can be after the final push: wait for the sum.
+      const storedBy = () => Promise.all(processes.map((p) => metric(p, /^rcs_records_total\{outcome="stored"\} (\d+)$/m)));
+      const sum = (counts: number[]) => counts.reduce((x, y) => x + y, 0);
+      await eventually(async () => sum(await storedBy()) >= 3 * total, 30_000, 'every record counted as stored');
+      const stored = await storedBy();
       expect(stored.slice(1).every((n) => n > 0)).toBe(true);
-      expect(stored.reduce((x, y) => x + y, 0)).toBe(3 * total);
+      expect(sum(stored)).toBe(3 * total);
     });
   });
 });

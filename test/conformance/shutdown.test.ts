@@ -44,11 +44,15 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
         const before = await fetch(`${svc.url}/readyz`);
         expect(before.status).toBe(200);
         expect(((await before.json()) as { checks: Record<string, string> }).checks.consumer).toMatch(/^connecting|^rebalancing|^ok$/);
-        const after = await eventually(async () => {
-          const response = await fetch(`${svc.url}/readyz`);
-          const body = (await response.json()) as { status: string; checks: Record<string, string> };
-          return body.checks.consumer === 'ok' && { status: response.status, body };
-        }, 30_000, 'the consumer to join');
+        const after = await eventually(
+          async () => {
+            const response = await fetch(`${svc.url}/readyz`);
+            const body = (await response.json()) as { status: string; checks: Record<string, string> };
+            return body.checks.consumer === 'ok' && { status: response.status, body };
+          },
+          30_000,
+          'the consumer to join',
+        );
         expect(after).toEqual({ status: 200, body: { status: 'ready', checks: { consumer: 'ok', store: 'ok' } } });
       } finally {
         await svc.stop();
@@ -80,10 +84,14 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
         const port = await eventually(() => /"port":(\d+)/.exec(process_.output)?.[1], 30_000, 'the service to listen');
         process_.url = `http://127.0.0.1:${port}`;
         // Ready, and its consumer in its group: what it commits at SIGTERM is what this file checks.
-        await eventually(async () => {
-          const response = await fetch(`${process_.url}/readyz`);
-          return response.status === 200 && ((await response.json()) as { checks: Record<string, string> }).checks.consumer === 'ok';
-        }, 30_000, 'readiness');
+        await eventually(
+          async () => {
+            const response = await fetch(`${process_.url}/readyz`);
+            return response.status === 200 && ((await response.json()) as { checks: Record<string, string> }).checks.consumer === 'ok';
+          },
+          30_000,
+          'readiness',
+        );
       } catch (error) {
         child.kill('SIGKILL');
         throw error;
@@ -166,12 +174,19 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       // The leaving member commits only at rebalances and at stop (its interval is 10 minutes).
       const [leaving, staying] = await Promise.all([start('leaving', { KAFKA_COMMIT_INTERVAL_MS: '600000' }), start('staying')]);
       await Promise.all([leaving, staying].map((p) => waitReady(p)));
-      await eventually(() => leaving.assignment().length === 3 && staying.assignment().length === 3 && new Set([...leaving.assignment(), ...staying.assignment()]).size === 6, 60_000, 'three partitions each');
+      await eventually(
+        () => leaving.assignment().length === 3 && staying.assignment().length === 3 && new Set([...leaving.assignment(), ...staying.assignment()]).size === 6,
+        60_000,
+        'three partitions each',
+      );
       const owned = leaving.assignment();
 
       // Results on every partition (memory store: each process stores what it consumes).
       const id = `leave-${Date.now()}`;
-      await producer.send(leave.results, [0, 1, 2, 3, 4, 5].flatMap((partition) => [1, 2, 3].map((k) => ({ ...result(id, { sequence: partition * 3 + k }), partition }))));
+      await producer.send(
+        leave.results,
+        [0, 1, 2, 3, 4, 5].flatMap((partition) => [1, 2, 3].map((k) => ({ ...result(id, { sequence: partition * 3 + k }), partition }))),
+      );
       const storedBy = (p: ServiceProcess) => metric(p, /^rcs_records_total\{outcome="stored"\} (\d+)$/m);
       await eventually(async () => (await storedBy(leaving)) === 9 && (await storedBy(staying)) === 9, 30_000, 'every record stored');
 
@@ -182,13 +197,19 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       const ends = await admin.fetchTopicOffsets(leave.results);
       const committed = (await admin.fetchOffsets({ groupId: leave.group, topics: [leave.results] }))[0]?.partitions ?? [];
       for (const partition of owned) {
-        expect(committed.find((c) => c.partition === partition)?.offset, `committed offset of partition ${partition}`).toBe(ends.find((e) => e.partition === partition)?.high);
+        expect(committed.find((c) => c.partition === partition)?.offset, `committed offset of partition ${partition}`).toBe(
+          ends.find((e) => e.partition === partition)?.high,
+        );
       }
       expect(ends.every((e) => e.high === '3')).toBe(true);
 
       // It left the group: the staying member is assigned everything well before a session timeout
       // (plus the broker's own rebalance wait) could have expired the leaving member.
-      await eventually(() => staying.assignment().length === 6, broker.rebalanceDelayMs(sessionMs) + sessionMs * 2, 'the staying member to take every partition');
+      await eventually(
+        () => staying.assignment().length === 6,
+        broker.rebalanceDelayMs(sessionMs) + sessionMs * 2,
+        'the staying member to take every partition',
+      );
       const takeoverMs = Date.now() - exitedAt;
       console.info(`[${kind.name}] takeover after a graceful leave: ${takeoverMs} ms (session ${sessionMs} ms)`);
       expect(takeoverMs).toBeLessThan(broker.rebalanceDelayMs(sessionMs) + sessionMs / 2);
@@ -202,11 +223,18 @@ describe.each(TEST_BROKERS)('on $name', (kind) => {
       // Nothing was redelivered: the staying member (a memory store of its own, so a redelivered
       // record would be stored again) reads the taken-over partitions from their end, so records
       // sent now are the only new ones, and no older one is read before them.
-      await producer.send(leave.results, owned.map((partition) => ({ ...result(id, { sequence: 100 + partition }), partition })));
-      const stored = await eventually(async () => {
-        const n = await storedBy(staying);
-        return n >= 9 + owned.length && n;
-      }, 30_000, 'the new records on the taken-over partitions');
+      await producer.send(
+        leave.results,
+        owned.map((partition) => ({ ...result(id, { sequence: 100 + partition }), partition })),
+      );
+      const stored = await eventually(
+        async () => {
+          const n = await storedBy(staying);
+          return n >= 9 + owned.length && n;
+        },
+        30_000,
+        'the new records on the taken-over partitions',
+      );
       expect(stored).toBe(9 + owned.length);
     });
   });

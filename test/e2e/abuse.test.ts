@@ -5,7 +5,7 @@
  */
 import { getIntrospectionQuery, MaxIntrospectionDepthRule, parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOperationLimits } from '../../src/graphql/pipeline/operation-limits.js';
+import { checkOperationLimits } from '../../src/graphql/pipeline/plugins/operation-limits.js';
 import { createSchema } from '../../src/graphql/schema/schema.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
@@ -36,7 +36,13 @@ const counting =
   });
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
   svc = await startTestService({ brokers: cluster.bootstrapServers, env, wrapLog: counting('svc') });
   roomy = await startTestService({
@@ -114,7 +120,7 @@ describe('circular introspection and fragments', () => {
     expect(await both(svc.url, circularIntrospection(1))).toMatchObject({ status: 200, http: { errors: [] }, ws: { errors: [] } });
   });
 
-  it('still answers a GraphQL IDE\'s standard introspection query, on both transports', async () => {
+  it("still answers a GraphQL IDE's standard introspection query, on both transports", async () => {
     const query = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true });
     const answered = await both(svc.url, query);
     expect(answered.status).toBe(200);
@@ -133,7 +139,10 @@ describe('circular introspection and fragments', () => {
     for (const outcome of [refused.http, refused.ws]) {
       expect(outcome.data ?? undefined).toBeUndefined();
       expect(outcome.errors).toHaveLength(1);
-      expect(outcome.errors[0]).toMatchObject({ message: 'Cannot spread fragment "A" within itself via "B".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+      expect(outcome.errors[0]).toMatchObject({
+        message: 'Cannot spread fragment "A" within itself via "B".',
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+      });
     }
     const self = await both(svc.url, '{ test(correlationId: "x") { ...A } } fragment A on Test { ...A }');
     for (const outcome of [self.http, self.ws]) {
@@ -151,7 +160,12 @@ describe('duplicated fields', () => {
     expect(refused.status).toBe(400);
     for (const outcome of [refused.http, refused.ws]) {
       expect(outcome.data ?? undefined).toBeUndefined();
-      expect(outcome.errors).toEqual([expect.objectContaining({ message: 'Token limit of 1000 exceeded.', extensions: expect.objectContaining({ code: 'QUERY_TOO_MANY_TOKENS', maxTokens: 1000 }) })]);
+      expect(outcome.errors).toEqual([
+        expect.objectContaining({
+          message: 'Token limit of 1000 exceeded.',
+          extensions: expect.objectContaining({ code: 'QUERY_TOO_MANY_TOKENS', maxTokens: 1000 }),
+        }),
+      ]);
     }
     expect(reads.svc).toBe(before);
   });
@@ -176,14 +190,16 @@ describe('duplicated fields', () => {
     expect(reads.svc - before).toBe(2);
   });
 
-  it('refuses 5,000 copies under a raised token budget with GRAPHQL_VALIDATION_FAILED (the merge check\'s own budget), before any read', async () => {
+  it("refuses 5,000 copies under a raised token budget with GRAPHQL_VALIDATION_FAILED (the merge check's own budget), before any read", async () => {
     const id = await startTest(roomy.url);
     const before = reads.roomy;
     const refused = await both(roomy.url, `{ test(correlationId: "${id}") { correlationId ${'status '.repeat(5000)}} }`);
     expect(refused.status).toBe(400);
     for (const outcome of [refused.http, refused.ws]) {
       expect(outcome.data ?? undefined).toBeUndefined();
-      expect(outcome.errors).toEqual([expect.objectContaining({ message: 'Validation aborted.', extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) })]);
+      expect(outcome.errors).toEqual([
+        expect.objectContaining({ message: 'Validation aborted.', extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) }),
+      ]);
     }
     expect(reads.roomy).toBe(before);
   });
@@ -197,7 +213,10 @@ describe('duplicated fields', () => {
       expect(outcome.data ?? undefined).toBeUndefined();
       // The alias limit, and the merge check giving up on that many copies to compare.
       expect(outcome.errors).toEqual([
-        expect.objectContaining({ message: 'Aliases limit of 15 exceeded, found 500.', extensions: expect.objectContaining({ code: 'QUERY_TOO_MANY_ALIASES', maxAliases: 15 }) }),
+        expect.objectContaining({
+          message: 'Aliases limit of 15 exceeded, found 500.',
+          extensions: expect.objectContaining({ code: 'QUERY_TOO_MANY_ALIASES', maxAliases: 15 }),
+        }),
         expect.objectContaining({ message: 'Validation aborted.', extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) }),
       ]);
     }

@@ -29,7 +29,14 @@ let svc: TestService;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kafka-codecs-'));
-  cluster = await startKafka({ nodes: 1, dir, topics: [{ name: topics.results, partitions: CASES.length }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startKafka({
+    nodes: 1,
+    dir,
+    topics: [
+      { name: topics.results, partitions: CASES.length },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   svc = await startTestService({
     brokers: cluster.bootstrapServers,
     env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group },
@@ -45,7 +52,13 @@ afterAll(async () => {
 
 /** A payload with nesting, non-ASCII text and repetition (so that compressing pays). */
 function payloadOf(codec: string, sequence: number) {
-  return { codec, sequence, text: `résultat ✓ ${codec} `.repeat(20), values: Array.from({ length: 20 }, (_, i) => i * sequence), nested: { ok: sequence % 2 === 0, none: null } };
+  return {
+    codec,
+    sequence,
+    text: `résultat ✓ ${codec} `.repeat(20),
+    values: Array.from({ length: 20 }, (_, i) => i * sequence),
+    nested: { ok: sequence % 2 === 0, none: null },
+  };
 }
 
 describe('compressed batches on real Kafka', () => {
@@ -54,7 +67,14 @@ describe('compressed batches on real Kafka', () => {
     await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
     const records = Array.from({ length: COUNT }, (_, i) => {
       const sequence = i + 1;
-      const value = { correlationId: id, messageId: `${codec}-${sequence}`, sequence, final: sequence === COUNT, status: sequence === COUNT ? 'completed' : 'running', payload: payloadOf(codec, sequence) };
+      const value = {
+        correlationId: id,
+        messageId: `${codec}-${sequence}`,
+        sequence,
+        final: sequence === COUNT,
+        status: sequence === COUNT ? 'completed' : 'running',
+        payload: payloadOf(codec, sequence),
+      };
       return { key: id, value: JSON.stringify(value) };
     });
     await PRODUCERS[producer]({ brokers: cluster.bootstrapServers, topic: topics.results, partition, codec, records });
@@ -63,11 +83,15 @@ describe('compressed batches on real Kafka', () => {
     const batches = await storedBatches(join(dir, 'node-1', 'data'), topics.results, partition);
     expect(batches.map((b) => ({ codec: b.codec, records: b.records }))).toEqual([{ codec: CODEC_IDS[codec], records: COUNT }]);
 
-    const test = await eventually(async () => {
-      const read = await postGraphQL(svc.url, READ, { id });
-      expect(read.body.errors).toBeUndefined();
-      return read.body.data?.test?.messages.totalCount === COUNT && read.body.data.test;
-    }, 30_000, `the ${producer} ${codec} records to be stored`);
+    const test = await eventually(
+      async () => {
+        const read = await postGraphQL(svc.url, READ, { id });
+        expect(read.body.errors).toBeUndefined();
+        return read.body.data?.test?.messages.totalCount === COUNT && read.body.data.test;
+      },
+      30_000,
+      `the ${producer} ${codec} records to be stored`,
+    );
     expect(test.messageCount).toBe(COUNT);
     expect(test.messages.nodes).toEqual(
       Array.from({ length: COUNT }, (_, i) => ({ sequence: i + 1, messageId: `${codec}-${i + 1}`, final: i + 1 === COUNT, payload: payloadOf(codec, i + 1) })),
@@ -76,6 +100,8 @@ describe('compressed batches on real Kafka', () => {
 
   it('read them all without a malformed record or a crash, and stays ready', async () => {
     const stats = svc.service.broker.consumer.stats;
+    // A chunk is counted once its store answered, which can be after it is readable.
+    await eventually(() => stats.stored >= CASES.length * COUNT, 20_000, 'every record counted');
     expect(stats.malformed).toBe(0);
     expect(stats.stored).toBe(CASES.length * COUNT);
     const ready = await fetch(`${svc.url}/readyz`);
@@ -93,10 +119,14 @@ describe('compressed batches on real Kafka', () => {
     });
     try {
       await waitReady(svcProcess);
-      const stored = await eventually(async () => {
-        const n = await metric(svcProcess, /^rcs_records_total\{outcome="stored"\} (\d+)$/m);
-        return n === CASES.length * COUNT && n;
-      }, 30_000, 'the process to store every record');
+      const stored = await eventually(
+        async () => {
+          const n = await metric(svcProcess, /^rcs_records_total\{outcome="stored"\} (\d+)$/m);
+          return n === CASES.length * COUNT && n;
+        },
+        30_000,
+        'the process to store every record',
+      );
       expect(stored).toBe(CASES.length * COUNT);
       expect(svcProcess.output()).not.toMatch(/codec unavailable|cannot read|cannot decompress/);
     } finally {

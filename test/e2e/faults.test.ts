@@ -54,7 +54,13 @@ const health = async (svc: TestService) => (await fetch(`${svc.url}/healthz`)).s
 const metricsText = async (svc: TestService) => (await fetch(`${svc.url}/metrics`)).text();
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 3 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 3 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   producer = await createTestProducer(cluster.bootstrapServers);
 });
 
@@ -65,47 +71,67 @@ afterAll(async () => {
 });
 
 describe('broker faults', () => {
-  it('keeps serving reads with the broker down, stays ready (200) with the consumer state in /readyz and the metrics, and stores everything once after it returns', { timeout: 120_000 }, async () => {
-    const svc = await service('down');
-    const id = `down-${Date.now()}`;
-    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
-    await producer.send(topics.results, sequences(1, 20).map((sequence) => result(id, { sequence })));
-    await eventually(async () => (await stored(svc, id)).length === 20, 20_000, 'first batch');
+  it(
+    'keeps serving reads with the broker down, stays ready (200) with the consumer state in /readyz and the metrics, and stores everything once after it returns',
+    { timeout: 120_000 },
+    async () => {
+      const svc = await service('down');
+      const id = `down-${Date.now()}`;
+      await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
+      await producer.send(
+        topics.results,
+        sequences(1, 20).map((sequence) => result(id, { sequence })),
+      );
+      await eventually(async () => (await stored(svc, id)).length === 20, 20_000, 'first batch');
 
-    await cluster.command('down 1');
-    const down = Date.now();
-    // Every answer of /readyz while the broker is away is a 200: the consumer's state is reported, not routed on.
-    const answers: Array<{ status: number; consumer: string | undefined }> = [];
-    const degraded = await eventually(async () => {
-      const r = await readiness(svc);
-      answers.push({ status: r.status, consumer: r.checks.consumer });
-      return r.checks.consumer !== 'ok' && r;
-    }, 30_000, 'the consumer check to drop');
-    expect(degraded.checks.consumer).toMatch(/^(stalled|crashed|rebalancing|connecting)/);
-    expect(degraded.checks.store).toBe('ok');
-    expect(await metricsText(svc)).toMatch(/^rcs_consumer_state\{state="joined"\} 0$/m);
-    expect(await health(svc)).toBe(200);
-    const read = await authedFetch(`${svc.url}/tests/${id}`);
-    expect(read.status).toBe(200);
-    expect(((await read.json()) as { messageCount: number }).messageCount).toBe(20);
+      await cluster.command('down 1');
+      const down = Date.now();
+      // Every answer of /readyz while the broker is away is a 200: the consumer's state is reported, not routed on.
+      const answers: Array<{ status: number; consumer: string | undefined }> = [];
+      const degraded = await eventually(
+        async () => {
+          const r = await readiness(svc);
+          answers.push({ status: r.status, consumer: r.checks.consumer });
+          return r.checks.consumer !== 'ok' && r;
+        },
+        30_000,
+        'the consumer check to drop',
+      );
+      expect(degraded.checks.consumer).toMatch(/^(stalled|crashed|rebalancing|connecting)/);
+      expect(degraded.checks.store).toBe('ok');
+      expect(await metricsText(svc)).toMatch(/^rcs_consumer_state\{state="joined"\} 0$/m);
+      expect(await health(svc)).toBe(200);
+      const read = await authedFetch(`${svc.url}/tests/${id}`);
+      expect(read.status).toBe(200);
+      expect(((await read.json()) as { messageCount: number }).messageCount).toBe(20);
 
-    const detected = Date.now();
-    await cluster.command('up 1');
-    const up = Date.now();
-    await producer.send(topics.results, [...sequences(21, 40), ...sequences(15, 20)].map((sequence) => result(id, { sequence })));
-    await eventually(async () => {
-      const r = await readiness(svc);
-      answers.push({ status: r.status, consumer: r.checks.consumer });
-      return r.checks.consumer === 'ok';
-    }, 60_000, 'the consumer to rejoin');
-    const ready = Date.now();
-    await eventually(async () => (await stored(svc, id)).length === 40, 60_000, 'second batch');
-    const caughtUp = Date.now();
-    expect(answers.filter((a) => a.status !== 200)).toEqual([]);
-    expect(await metricsText(svc)).toMatch(/^rcs_consumer_state\{state="joined"\} 1$/m);
-    console.log(`broker down: consumer check dropped after ${seconds(detected - down)} (/readyz 200 throughout); back up: consumer in its group after ${seconds(ready - up)}, all records stored after ${seconds(caughtUp - up)}`);
-    expect(await stored(svc, id)).toEqual(sequences(1, 40));
-  });
+      const detected = Date.now();
+      await cluster.command('up 1');
+      const up = Date.now();
+      await producer.send(
+        topics.results,
+        [...sequences(21, 40), ...sequences(15, 20)].map((sequence) => result(id, { sequence })),
+      );
+      await eventually(
+        async () => {
+          const r = await readiness(svc);
+          answers.push({ status: r.status, consumer: r.checks.consumer });
+          return r.checks.consumer === 'ok';
+        },
+        60_000,
+        'the consumer to rejoin',
+      );
+      const ready = Date.now();
+      await eventually(async () => (await stored(svc, id)).length === 40, 60_000, 'second batch');
+      const caughtUp = Date.now();
+      expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+      expect(await metricsText(svc)).toMatch(/^rcs_consumer_state\{state="joined"\} 1$/m);
+      console.log(
+        `broker down: consumer check dropped after ${seconds(detected - down)} (/readyz 200 throughout); back up: consumer in its group after ${seconds(ready - up)}, all records stored after ${seconds(caughtUp - up)}`,
+      );
+      expect(await stored(svc, id)).toEqual(sequences(1, 40));
+    },
+  );
 
   it('rides out injected Fetch, OffsetCommit and Heartbeat errors, storing each record once', { timeout: 120_000 }, async () => {
     const svc = await service('errors', { KAFKA_COMMIT_INTERVAL_MS: '0' });
@@ -117,7 +143,10 @@ describe('broker faults', () => {
     await cluster.command('error Heartbeat 27 27');
     const began = Date.now();
     for (const part of [sequences(1, 10), sequences(11, 20), sequences(21, 30)]) {
-      await producer.send(topics.results, part.map((sequence) => result(id, { sequence })));
+      await producer.send(
+        topics.results,
+        part.map((sequence) => result(id, { sequence })),
+      );
     }
     await eventually(async () => (await stored(svc, id)).length === 30, 60_000, 'all records');
     await eventually(async () => (await readiness(svc)).checks.consumer === 'ok', 60_000, 'the consumer in its group');
@@ -138,42 +167,52 @@ describe('Redis outage', () => {
     await redis?.stop();
   });
 
-  it('answers 503 on /readyz (200 on /healthz) while Redis is down, acknowledges nothing it did not store, and catches up when Redis returns', { timeout: 120_000 }, async () => {
-    const svc = await service('redis', { STATE_STORE: 'redis', REDIS_URL: redis.url }, state);
-    const id = `outage-${Date.now()}`;
-    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
-    await producer.send(topics.results, sequences(1, 10).map((sequence) => result(id, { sequence })));
-    await eventually(async () => (await stored(svc, id)).length === 10, 20_000, 'first batch');
+  it(
+    'answers 503 on /readyz (200 on /healthz) while Redis is down, acknowledges nothing it did not store, and catches up when Redis returns',
+    { timeout: 120_000 },
+    async () => {
+      const svc = await service('redis', { STATE_STORE: 'redis', REDIS_URL: redis.url }, state);
+      const id = `outage-${Date.now()}`;
+      await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
+      await producer.send(
+        topics.results,
+        sequences(1, 10).map((sequence) => result(id, { sequence })),
+      );
+      await eventually(async () => (await stored(svc, id)).length === 10, 20_000, 'first batch');
 
-    await redis.kill();
-    const down = Date.now();
-    const rest = await authedFetch(`${svc.url}/tests/${id}`);
-    expect(rest.status).toBe(503);
-    expect(await rest.json()).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE' });
-    const graphql = await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { status } }`, { id });
-    expect(graphql.body.errors?.[0]?.extensions?.code).toBe('STORE_UNAVAILABLE');
-    const unready = await readiness(svc);
-    expect(unready.status).toBe(503);
-    expect(unready.checks.store).toMatch(/^unavailable/);
-    expect(await metricsText(svc)).toMatch(/^rcs_store_up 0$/m);
-    // Not a reason to restart the process: it resumes by itself once Redis returns.
-    expect(await health(svc)).toBe(200);
+      await redis.kill();
+      const down = Date.now();
+      const rest = await authedFetch(`${svc.url}/tests/${id}`);
+      expect(rest.status).toBe(503);
+      expect(await rest.json()).toMatchObject({ status: 503, code: 'STORE_UNAVAILABLE' });
+      const graphql = await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { status } }`, { id });
+      expect(graphql.body.errors?.[0]?.extensions?.code).toBe('STORE_UNAVAILABLE');
+      const unready = await readiness(svc);
+      expect(unready.status).toBe(503);
+      expect(unready.checks.store).toMatch(/^unavailable/);
+      expect(await metricsText(svc)).toMatch(/^rcs_store_up 0$/m);
+      // Not a reason to restart the process: it resumes by itself once Redis returns.
+      expect(await health(svc)).toBe(200);
 
-    const { stats } = svc.service.broker.consumer;
-    const storedBefore = stats.stored;
-    const consumedBefore = stats.consumed;
-    await producer.send(topics.results, sequences(11, 20).map((sequence) => result(id, { sequence })));
-    // The consumer has them in hand, and holds them: nothing is stored or skipped.
-    await eventually(() => stats.consumed > consumedBefore, 20_000, 'the consumer to fetch the new records');
-    expect(stats.stored).toBe(storedBefore);
+      const { stats } = svc.service.broker.consumer;
+      const storedBefore = stats.stored;
+      const consumedBefore = stats.consumed;
+      await producer.send(
+        topics.results,
+        sequences(11, 20).map((sequence) => result(id, { sequence })),
+      );
+      // The consumer has them in hand, and holds them: nothing is stored or skipped.
+      await eventually(() => stats.consumed > consumedBefore, 20_000, 'the consumer to fetch the new records');
+      expect(stats.stored).toBe(storedBefore);
 
-    await redis.restart();
-    const up = Date.now();
-    await eventually(async () => (await readiness(svc)).status === 200, 30_000, 'readiness to return');
-    await eventually(async () => (await stored(svc, id).catch(() => [])).length === 20, 30_000, 'the held records');
-    console.log(`redis outage of ${seconds(up - down)}: up→all stored ${seconds(Date.now() - up)}`);
-    expect(await stored(svc, id)).toEqual(sequences(1, 20));
-  });
+      await redis.restart();
+      const up = Date.now();
+      await eventually(async () => (await readiness(svc)).status === 200, 30_000, 'readiness to return');
+      await eventually(async () => (await stored(svc, id).catch(() => [])).length === 20, 30_000, 'the held records');
+      console.log(`redis outage of ${seconds(up - down)}: up→all stored ${seconds(Date.now() - up)}`);
+      expect(await stored(svc, id)).toEqual(sequences(1, 20));
+    },
+  );
 });
 
 describe('a connection of the service to Redis down, Redis up', () => {
@@ -197,12 +236,18 @@ describe('a connection of the service to Redis down, Redis up', () => {
     // New connections cannot authenticate; the ones open stay open.
     await admin.config('SET', 'requirepass', `${password}-changed`);
     try {
-      const subscriber = String(await admin.client('LIST')).split('\n').find((line) => line.includes(' name=rcs-subscriber '));
+      const subscriber = String(await admin.client('LIST'))
+        .split('\n')
+        .find((line) => line.includes(' name=rcs-subscriber '));
       await admin.client('KILL', 'ID', /(?:^| )id=(\d+)/.exec(subscriber ?? '')?.[1] ?? '0');
-      const unready = await eventually(async () => {
-        const now = await readiness(svc);
-        return now.status === 503 && now;
-      }, 10_000, '/readyz to answer 503');
+      const unready = await eventually(
+        async () => {
+          const now = await readiness(svc);
+          return now.status === 503 && now;
+        },
+        10_000,
+        '/readyz to answer 503',
+      );
       expect(unready.checks.store).toMatch(/^unavailable/);
       expect(await health(svc)).toBe(200);
       // Reads are served meanwhile: only live updates depend on the subscriber connection.

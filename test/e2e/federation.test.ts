@@ -56,7 +56,8 @@ const BUILDS_SDL = `
 `;
 
 const ENTITIES = 'query Entities($representations: [_Any!]!) { _entities(representations: $representations) { ... on Test { correlationId status } } }';
-const ENTITY_PAGES = 'query EntityPages($representations: [_Any!]!) { _entities(representations: $representations) { ... on Test { messages(first: 10) { totalCount } } } }';
+const ENTITY_PAGES =
+  'query EntityPages($representations: [_Any!]!) { _entities(representations: $representations) { ... on Test { messages(first: 10) { totalCount } } } }';
 const SERVICE_SDL = '{ _service { sdl } }';
 
 /** The batches the results subgraph's log was asked for. */
@@ -121,20 +122,25 @@ async function createTests(prefix: string, count: number, owner = 'tester'): Pro
 }
 
 beforeAll(async () => {
-  results = await startMockClusterService('federation', { env: { FEDERATION: 'on', GRAPHQL_MAX_DEPTH: String(MAX_DEPTH), GRAPHQL_MAX_COST: String(MAX_COST) }, wrapLog: counting });
+  results = await startMockClusterService('federation', {
+    env: { FEDERATION: 'on', GRAPHQL_MAX_DEPTH: String(MAX_DEPTH), GRAPHQL_MAX_COST: String(MAX_COST) },
+    wrapLog: counting,
+  });
   noIntrospection = await results.startAnother('no-introspection', { env: { FEDERATION: 'on', GRAPHQL_INTROSPECTION: 'false' } });
   const manifest = join(dir, 'persisted-documents.json');
   writeFileSync(manifest, JSON.stringify({ [`sha256:${sha256Hex(ENTITIES)}`]: ENTITIES }));
   trusted = await results.startAnother('trusted', { env: { FEDERATION: 'on', GRAPHQL_TRUSTED_DOCUMENTS: manifest } });
 
   builds = new ApolloServer({
-    schema: buildSubgraphSchema([{
-      typeDefs: parse(BUILDS_SDL),
-      resolvers: {
-        Query: { build: (_root: unknown, { id }: { id: string }) => (buildTests.has(id) ? { id } : null) },
-        Build: { tests: ({ id }: { id: string }) => (buildTests.get(id) ?? []).map((correlationId) => ({ correlationId })) },
-      } as never,
-    }]),
+    schema: buildSubgraphSchema([
+      {
+        typeDefs: parse(BUILDS_SDL),
+        resolvers: {
+          Query: { build: (_root: unknown, { id }: { id: string }) => (buildTests.has(id) ? { id } : null) },
+          Build: { tests: ({ id }: { id: string }) => (buildTests.get(id) ?? []).map((correlationId) => ({ correlationId })) },
+        } as never,
+      },
+    ]),
     // Traces go to Apollo's hosted service, which an offline test has none of.
     plugins: [ApolloServerPluginInlineTraceDisabled()],
   });
@@ -231,7 +237,7 @@ describe('the subgraph surface', () => {
     expect(body.data?._service.sdl).toContain('testMessages(');
   });
 
-  it('resolves a batch of representations with one DataLoader batch, in order, with test()\'s ownership', async () => {
+  it("resolves a batch of representations with one DataLoader batch, in order, with test()'s ownership", async () => {
     const mine = await createTests('entities', 3);
     const [theirs] = await createTests('entities-other', 1, 'someone-else');
     getManyCalls.length = 0;
@@ -298,7 +304,7 @@ describe('the subgraph surface', () => {
     expect(entities.body).toEqual({ data: { _entities: [] } });
   });
 
-  it('with trusted documents, refuses a gateway\'s operations: as text, and even when the manifest lists one', async () => {
+  it("with trusted documents, refuses a gateway's operations: as text, and even when the manifest lists one", async () => {
     const asText = await postGraphQL(trusted.url, ENTITIES, { representations: [] });
     expect(codes(asText.body.errors)).toEqual(['PERSISTED_QUERY_ONLY']);
     const listed = await postGraphQL(trusted.url, { documentId: `sha256:${sha256Hex(ENTITIES)}` }, { representations: [] });
@@ -342,7 +348,7 @@ describe('through @apollo/gateway', () => {
     }
   });
 
-  it('passes the results subgraph\'s depth and cost refusals through', async () => {
+  it("passes the results subgraph's depth and cost refusals through", async () => {
     const ids = await createTests('limits', 2);
     buildTests.set('build-3', ids);
     const token = await mintToken();

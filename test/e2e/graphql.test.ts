@@ -34,12 +34,25 @@ function counting(store: ResultLog): ResultLog {
 }
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   svc = await startTestService({
     brokers: cluster.bootstrapServers,
     // Every request executes here, response cache off: the loader tests count each request's log
     // calls (response-cache.test.ts covers the cache).
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_COST: '2000', GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '0' },
+    env: {
+      KAFKA_RESULTS_TOPIC: topics.results,
+      KAFKA_REQUESTS_TOPIC: topics.requests,
+      KAFKA_GROUP_ID: topics.group,
+      GRAPHQL_MAX_DEPTH: '4',
+      GRAPHQL_MAX_COST: '2000',
+      GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '0',
+    },
     wrapLog: counting,
   });
 });
@@ -60,7 +73,9 @@ describe('DataLoader batching', () => {
     const wanted = await ids(50);
     calls.getMany.length = 0;
     calls.get = 0;
-    const response = await postGraphQL(svc.url, `query($ids: [ID!]!) { tests(correlationIds: $ids) { correlationId status messageCount } }`, { ids: [...wanted, 'unknown'] });
+    const response = await postGraphQL(svc.url, `query($ids: [ID!]!) { tests(correlationIds: $ids) { correlationId status messageCount } }`, {
+      ids: [...wanted, 'unknown'],
+    });
     expect(response.body.errors).toBeUndefined();
     expect(response.body.data?.tests).toHaveLength(51);
     expect(response.body.data?.tests.at(-1)).toBeNull();

@@ -31,7 +31,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => svc?.stop());
 
-const postTests = (body: string) => fetch(`${svc.url}/tests`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+const postTests = (body: string) =>
+  fetch(`${svc.url}/tests`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
 const testsStarted = () => svc.log.list({ first: 100 }).then((page) => page.totalCount);
 
 describe('the input limit', () => {

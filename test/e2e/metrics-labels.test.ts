@@ -16,8 +16,19 @@ const routesOf = (text: string) => new Set([...text.matchAll(/^rcs_http_request_
 
 describe('HTTP metrics series', () => {
   it('are one per route pattern, whatever the casing or the ids of the requests', async () => {
-    const paths = ['/dashboard/', '/DaShBoArD/', '/DASHBOARD/', '/dashboard/assets/none.js', '/DashBoard/Assets/none.js', '/tests/one', '/tests/Two', '/TESTS/three', '/GraphQL'];
-    for (const path of paths) for (const method of ['GET', 'OPTIONS']) await fetch(`${svc.url}${path}`, { method, headers: { origin: 'http://elsewhere.test' } });
+    const paths = [
+      '/dashboard/',
+      '/DaShBoArD/',
+      '/DASHBOARD/',
+      '/dashboard/assets/none.js',
+      '/DashBoard/Assets/none.js',
+      '/tests/one',
+      '/tests/Two',
+      '/TESTS/three',
+      '/GraphQL',
+    ];
+    for (const path of paths)
+      for (const method of ['GET', 'OPTIONS']) await fetch(`${svc.url}${path}`, { method, headers: { origin: 'http://elsewhere.test' } });
     const routes = routesOf(await (await fetch(`${svc.url}/metrics`)).text());
     const seen = [...routes].filter((route) => /dashboard|tests|graphql/i.test(route));
     expect(seen.length).toBeGreaterThan(0);

@@ -23,7 +23,11 @@ import { startTestService, uniqueTopics, type TestService } from '../support/ser
 
 // kafkajs's codec registry is global to the process and the first registration wins: this one,
 // made before any client exists, stands in for a snappy package that failed to load.
-const registration = registerKafkaCodecs({ snappy: () => { throw new Error('simulated: kafkajs-snappy failed to load'); } });
+const registration = registerKafkaCodecs({
+  snappy: () => {
+    throw new Error('simulated: kafkajs-snappy failed to load');
+  },
+});
 
 const topics = uniqueTopics('nocodec');
 const logs: Array<Record<string, unknown>> = [];
@@ -36,7 +40,14 @@ let svc: TestService;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kafka-nocodec-'));
-  cluster = await startKafka({ nodes: 1, dir, topics: [{ name: topics.results, partitions: 2 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startKafka({
+    nodes: 1,
+    dir,
+    topics: [
+      { name: topics.results, partitions: 2 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   admin = await cluster.admin();
   producer = await createTestProducer(cluster.bootstrapServers);
   svc = await startTestService({
@@ -58,7 +69,8 @@ const readyz = async () => {
   const response = await fetch(`${svc.url}/readyz`);
   return { status: response.status, consumer: ((await response.json()) as { checks: Record<string, string> }).checks.consumer };
 };
-const snappyRecords = (id: string) => Array.from({ length: 30 }, (_, i) => ({ key: id, value: JSON.stringify({ correlationId: id, sequence: i + 1, payload: 'snappy '.repeat(30) }) }));
+const snappyRecords = (id: string) =>
+  Array.from({ length: 30 }, (_, i) => ({ key: id, value: JSON.stringify({ correlationId: id, sequence: i + 1, payload: 'snappy '.repeat(30) }) }));
 
 describe('a codec that is missing', () => {
   it('is named at startup', () => {
@@ -106,7 +118,15 @@ describe('a codec that is missing', () => {
   it('recovers by itself once an operator moves the group past the batch', async () => {
     const end = (await admin.fetchTopicOffsets(topics.results)).find((p) => p.partition === 1)?.high as string;
     // Offsets can be set while the group is empty: between two retries of the consumer.
-    await eventually(() => admin.setOffsets({ groupId: topics.group, topic: topics.results, partitions: [{ partition: 1, offset: end }] }).then(() => true, () => false), 40_000, 'the group to be empty');
+    await eventually(
+      () =>
+        admin.setOffsets({ groupId: topics.group, topic: topics.results, partitions: [{ partition: 1, offset: end }] }).then(
+          () => true,
+          () => false,
+        ),
+      40_000,
+      'the group to be empty',
+    );
     await eventually(async () => (await readyz()).consumer === 'ok', 70_000, "/readyz's consumer check to turn ok");
     const id = `after-${Date.now()}`;
     await producer.send(topics.results, [{ ...result(id, { sequence: 1 }), partition: 1 }]);

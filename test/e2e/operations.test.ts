@@ -38,7 +38,10 @@ describe('health and readiness', () => {
   });
 
   it('a consumer-only process is not ready until its consumer has joined', async () => {
-    const svc = await startTestService({ brokers: ['127.0.0.1:1'], env: { ...env, KAFKA_GROUP_ID: `${topics.group}-consumer-role`, SERVICE_ROLE: 'consumer', STATE_STORE: 'redis' } });
+    const svc = await startTestService({
+      brokers: ['127.0.0.1:1'],
+      env: { ...env, KAFKA_GROUP_ID: `${topics.group}-consumer-role`, SERVICE_ROLE: 'consumer', STATE_STORE: 'redis' },
+    });
     try {
       const ready = await fetch(`${svc.url}/readyz`);
       expect(ready.status).toBe(503);
@@ -50,7 +53,10 @@ describe('health and readiness', () => {
   });
 
   it('in the replicated mode, is not ready until both consumers have joined once and rebuilt the state', async () => {
-    const svc = await startTestService({ brokers: ['127.0.0.1:1'], env: { ...env, KAFKA_GROUP_ID: `${topics.group}-replicated`, STATE_STORE: 'replicated', INSTANCE_ID: 'ops-replicated' } });
+    const svc = await startTestService({
+      brokers: ['127.0.0.1:1'],
+      env: { ...env, KAFKA_GROUP_ID: `${topics.group}-replicated`, STATE_STORE: 'replicated', INSTANCE_ID: 'ops-replicated' },
+    });
     try {
       const ready = await fetch(`${svc.url}/readyz`);
       expect(ready.status).toBe(503);
@@ -63,7 +69,10 @@ describe('health and readiness', () => {
   });
 
   it('fails liveness after the event loop was blocked past its bound, and recovers once it runs freely again', async () => {
-    const svc = await startTestService({ brokers: ['127.0.0.1:1'], env: { ...env, KAFKA_GROUP_ID: `${topics.group}-blocked`, HEALTH_MAX_EVENT_LOOP_DELAY_MS: '300' } });
+    const svc = await startTestService({
+      brokers: ['127.0.0.1:1'],
+      env: { ...env, KAFKA_GROUP_ID: `${topics.group}-blocked`, HEALTH_MAX_EVENT_LOOP_DELAY_MS: '300' },
+    });
     try {
       expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
       // The service runs in this process: blocking this thread blocks its event loop.
@@ -87,7 +96,13 @@ describe('health and readiness', () => {
 
 describe('starting a test while the broker refuses', () => {
   it('answers BROKER_UNAVAILABLE and leaves no record behind, then recovers', async () => {
-    const own = await startMockCluster({ brokers: 1, topics: [{ name: 'req', partitions: 1 }, { name: 'res', partitions: 1 }] });
+    const own = await startMockCluster({
+      brokers: 1,
+      topics: [
+        { name: 'req', partitions: 1 },
+        { name: 'res', partitions: 1 },
+      ],
+    });
     const created: string[] = [];
     const svc = await startTestService({
       brokers: own.bootstrapServers,
@@ -114,10 +129,14 @@ describe('starting a test while the broker refuses', () => {
       for (const id of created) expect(await svc.log.get(id)).toBeNull();
 
       await own.command('up 1');
-      const ok = await eventually(async () => {
-        const r = await postGraphQL(svc.url, `mutation { startTest { correlationId } }`);
-        return r.body.data?.startTest?.correlationId as string | undefined;
-      }, 30_000, 'the broker to accept again');
+      const ok = await eventually(
+        async () => {
+          const r = await postGraphQL(svc.url, `mutation { startTest { correlationId } }`);
+          return r.body.data?.startTest?.correlationId as string | undefined;
+        },
+        30_000,
+        'the broker to accept again',
+      );
       expect(await svc.log.get(ok)).not.toBeNull();
     } finally {
       await svc.stop();

@@ -24,23 +24,47 @@ let replicaA: TestService;
 let replicaB: TestService;
 let dir: string;
 
-const limits = { RATE_LIMITS: 'on', RATE_LIMIT_API_PER_MINUTE: '3', RATE_LIMIT_SUBSCRIBES_PER_MINUTE: '2', RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE: '2', RATE_LIMIT_AUTH_PER_MINUTE: '3' };
+const limits = {
+  RATE_LIMITS: 'on',
+  RATE_LIMIT_API_PER_MINUTE: '3',
+  RATE_LIMIT_SUBSCRIBES_PER_MINUTE: '2',
+  RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE: '2',
+  RATE_LIMIT_AUTH_PER_MINUTE: '3',
+};
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   const kafka = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests };
   svc = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-mem`, ...limits } });
   const shared = { ...kafka, ...limits, RATE_LIMIT_API_PER_MINUTE: '4', STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix };
   replicaA = await startTestService({ brokers: cluster.bootstrapServers, env: { ...shared, KAFKA_GROUP_ID: `${topics.group}-a` } });
   // B keeps its results in memory and only its budgets in Redis: each part chooses its store.
-  replicaB = await startTestService({ brokers: cluster.bootstrapServers, env: { ...shared, STATE_STORE: 'memory', RATE_LIMITS_STORE: 'redis', KAFKA_GROUP_ID: `${topics.group}-b` } });
+  replicaB = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { ...shared, STATE_STORE: 'memory', RATE_LIMITS_STORE: 'redis', KAFKA_GROUP_ID: `${topics.group}-b` },
+  });
   dir = await mkdtemp(join(tmpdir(), 'rcs-ratelimit-'));
-  await writeFile(join(dir, 'clients.json'), JSON.stringify([{ client_id: 'machine', client_secret: 'machine-secret-of-some-length', grant_types: ['client_credentials'], redirect_uris: [] }]));
+  await writeFile(
+    join(dir, 'clients.json'),
+    JSON.stringify([{ client_id: 'machine', client_secret: 'machine-secret-of-some-length', grant_types: ['client_credentials'], redirect_uris: [] }]),
+  );
   await writeFile(join(dir, 'users.json'), JSON.stringify([]));
   issuer = await startTestService({
     brokers: cluster.bootstrapServers,
     embeddedIssuer: true,
-    env: { ...kafka, ...limits, KAFKA_GROUP_ID: `${topics.group}-issuer`, OIDC_CLIENTS_FILE: join(dir, 'clients.json'), OIDC_USERS_FILE: join(dir, 'users.json') },
+    env: {
+      ...kafka,
+      ...limits,
+      KAFKA_GROUP_ID: `${topics.group}-issuer`,
+      OIDC_CLIENTS_FILE: join(dir, 'clients.json'),
+      OIDC_USERS_FILE: join(dir, 'users.json'),
+    },
   });
 });
 
@@ -94,7 +118,14 @@ describe('per principal on WebSocket', () => {
     try {
       // Started together, so the three operations share one connection (and one connection's budget).
       const runs = [0, 1, 2].map(() => collect(client, '{ __typename }'));
-      const outcomes = await Promise.all(runs.map((run) => run.done.then(() => null, (e: unknown) => e as Array<{ extensions?: Record<string, unknown> }>)));
+      const outcomes = await Promise.all(
+        runs.map((run) =>
+          run.done.then(
+            () => null,
+            (e: unknown) => e as Array<{ extensions?: Record<string, unknown> }>,
+          ),
+        ),
+      );
       expect(runs.filter((run) => run.results.length === 1 && run.results[0]?.data?.__typename === 'Query')).toHaveLength(2);
       const refused = outcomes.filter((outcome) => outcome !== null);
       expect(refused).toHaveLength(1);
@@ -120,7 +151,9 @@ describe('per principal on WebSocket', () => {
   it('closes the connection over the budget of new connections with 4429', async () => {
     const token = await mintToken({ sub: `ws-conn-${randomUUID()}` });
     const closes: number[] = [];
-    const clients = [0, 1, 2].map(() => createWsClient(svc.url, { connectionParams: { authorization: `Bearer ${token}` }, onClose: (e) => closes.push(e.code) }));
+    const clients = [0, 1, 2].map(() =>
+      createWsClient(svc.url, { connectionParams: { authorization: `Bearer ${token}` }, onClose: (e) => closes.push(e.code) }),
+    );
     try {
       for (const client of clients.slice(0, 2)) {
         const run = collect(client, '{ __typename }');
@@ -128,7 +161,10 @@ describe('per principal on WebSocket', () => {
         expect(run.results).toEqual([{ data: { __typename: 'Query' } }]);
       }
       const refused = collect(clients[2]!, '{ __typename }');
-      const error = await refused.done.then(() => undefined, (e: unknown) => e as { code?: number; reason?: string });
+      const error = await refused.done.then(
+        () => undefined,
+        (e: unknown) => e as { code?: number; reason?: string },
+      );
       expect(error?.code).toBe(4429);
       expect(String(error?.reason)).toMatch(/Too many connections/);
       expect(closes).toContain(4429);
@@ -149,7 +185,11 @@ describe('per client IP on the issuer', () => {
     for (let i = 0; i < 3; i += 1) expect((await tokenRequest()).status).toBe(401);
     await expectRefusedProblem(await tokenRequest());
     // The login form counts against the same address.
-    const login = await fetch(`${issuer.url}/interaction/some-uid`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=a&password=b' });
+    const login = await fetch(`${issuer.url}/interaction/some-uid`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=a&password=b',
+    });
     await expectRefusedProblem(login);
     // So does a new sign-in (each keeps an interaction in the issuer's store until it expires).
     const authorize = await fetch(`${issuer.url}/oauth/authorize?client_id=machine&response_type=code&scope=openid`, { redirect: 'manual' });

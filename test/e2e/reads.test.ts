@@ -10,7 +10,7 @@ import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import type { TestRecord, TestSummary } from '../../src/domain/types.js';
-import { operationCost } from '../../src/graphql/pipeline/operation-limits.js';
+import { operationCost } from '../../src/graphql/pipeline/plugins/operation-limits.js';
 import { createSchema } from '../../src/graphql/schema/schema.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/base/logger.js';
@@ -55,13 +55,24 @@ const counting =
   });
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   // Every request executes (response cache off): each counts what it reads.
   const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '0' };
   state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }), createSilentLogger());
   const [memory, redis] = await Promise.all([
     startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-memory` }, wrapLog: counting('memory') }),
-    startTestService({ brokers: cluster.bootstrapServers, env: { ...env, KAFKA_GROUP_ID: `${topics.group}-redis`, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }, log: state.log, wrapLog: counting('redis') }),
+    startTestService({
+      brokers: cluster.bootstrapServers,
+      env: { ...env, KAFKA_GROUP_ID: `${topics.group}-redis`, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix },
+      log: state.log,
+      wrapLog: counting('redis'),
+    }),
   ]);
   Object.assign(modes, { memory, redis });
 }, 60_000);
@@ -79,7 +90,16 @@ async function seed(svc: TestService, owner: string, count: number, messages = M
   for (const correlationId of ids) {
     await svc.log.create({ correlationId, input: { owner }, owner });
     for (let from = 1; from <= messages; from += 1000) {
-      const batch = Array.from({ length: Math.min(1000, messages - from + 1) }, (_, i) => ({ correlationId, key: `s:${from + i}`, messageId: null, sequence: from + i, status: null, final: false, payload: { n: from + i }, producedAt: null }));
+      const batch = Array.from({ length: Math.min(1000, messages - from + 1) }, (_, i) => ({
+        correlationId,
+        key: `s:${from + i}`,
+        messageId: null,
+        sequence: from + i,
+        status: null,
+        final: false,
+        payload: { n: from + i },
+        producedAt: null,
+      }));
       await svc.log.append(batch);
     }
   }
@@ -92,7 +112,12 @@ type Transport = 'http' | 'graphql-ws' | 'graphql-sse';
 const TRANSPORTS: readonly Transport[] = ['http', 'graphql-ws', 'graphql-sse'];
 
 /** Runs a query over `transport` with the default test token (subject `tester`): its one result. */
-async function run(transport: Transport, url: string, query: string, variables: Record<string, unknown>): Promise<{ data?: Record<string, any> | null; errors?: ClientErrors }> {
+async function run(
+  transport: Transport,
+  url: string,
+  query: string,
+  variables: Record<string, unknown>,
+): Promise<{ data?: Record<string, any> | null; errors?: ClientErrors }> {
   if (transport === 'http') return (await postGraphQL(url, query, variables)).body as { data?: Record<string, any> | null; errors?: ClientErrors };
   const client = transport === 'graphql-ws' ? createWsClient(url) : createSseClient(url);
   try {
@@ -104,7 +129,8 @@ async function run(transport: Transport, url: string, query: string, variables: 
   }
 }
 
-const TESTS_WITH_PAGES = 'query($ids: [ID!]!, $first: Int) { tests(correlationIds: $ids) { correlationId messages(first: $first) { totalCount nodes { sequence } } } }';
+const TESTS_WITH_PAGES =
+  'query($ids: [ID!]!, $first: Int) { tests(correlationIds: $ids) { correlationId messages(first: $first) { totalCount nodes { sequence } } } }';
 
 describe.each(['memory', 'redis'] as const)('reads in %s', (mode) => {
   it('read no message of a test the caller may not see: tests, test, GET /tests/{id}', async () => {
@@ -135,13 +161,20 @@ describe.each(['memory', 'redis'] as const)('reads in %s', (mode) => {
     expect(read[mode]).toBe(0);
 
     const pages = await postGraphQL(svc.url, TESTS_WITH_PAGES, { ids, first: 10 });
-    expect(pages.body.data?.tests[19]).toEqual({ correlationId: ids[19], messages: { totalCount: MESSAGES, nodes: Array.from({ length: 10 }, (_, i) => ({ sequence: i + 1 })) } });
+    expect(pages.body.data?.tests[19]).toEqual({
+      correlationId: ids[19],
+      messages: { totalCount: MESSAGES, nodes: Array.from({ length: 10 }, (_, i) => ({ sequence: i + 1 })) },
+    });
     expect(read[mode]).toBe(20 * 10);
 
     read[mode] = 0;
     const first = await postGraphQL(svc.url, 'query($id: ID!) { test(correlationId: $id) { messages(first: 10) { pageInfo { endCursor } } } }', { id: ids[0] });
     const after = first.body.data?.test.messages.pageInfo.endCursor as string;
-    const next = await postGraphQL(svc.url, 'query($id: ID!, $after: String) { test(correlationId: $id) { messages(first: 10, after: $after) { pageInfo { hasNextPage } nodes { sequence } } } }', { id: ids[0], after });
+    const next = await postGraphQL(
+      svc.url,
+      'query($id: ID!, $after: String) { test(correlationId: $id) { messages(first: 10, after: $after) { pageInfo { hasNextPage } nodes { sequence } } } }',
+      { id: ids[0], after },
+    );
     expect(next.body.data?.test.messages).toEqual({ pageInfo: { hasNextPage: true }, nodes: Array.from({ length: 10 }, (_, i) => ({ sequence: i + 11 })) });
     expect(read[mode]).toBe(20);
   });
@@ -167,7 +200,7 @@ describe.each(['memory', 'redis'] as const)('reads in %s', (mode) => {
 });
 
 describe('the cost of a selection that reads messages', () => {
-  it('is the model\'s, and refused past the budget alike, on HTTP, WebSocket and SSE', async () => {
+  it("is the model's, and refused past the budget alike, on HTTP, WebSocket and SSE", async () => {
     const svc = modes.memory;
     const ids = Array.from({ length: 100 }, (_, i) => `costly-${i}`);
     const query = 'query($ids: [ID!]!) { tests(correlationIds: $ids) { messages(first: 100) { nodes { sequence payload } } } }';
@@ -195,7 +228,9 @@ describe('GET /tests/{id}', () => {
     const { status, body } = await get(`/tests/${id}`);
     expect(status).toBe(200);
     expect(body).toMatchObject({ correlationId: id, status: 'RUNNING', input: { owner: 'tester' }, messageCount: 6, links: { self: `/tests/${id}` } });
-    expect(body.messages.map((m: { sequence: number; id: string }) => [m.sequence, m.id])).toEqual(Array.from({ length: 6 }, (_, i) => [i + 1, `${id}/s:${i + 1}`]));
+    expect(body.messages.map((m: { sequence: number; id: string }) => [m.sequence, m.id])).toEqual(
+      Array.from({ length: 6 }, (_, i) => [i + 1, `${id}/s:${i + 1}`]),
+    );
     expect(body.links).not.toHaveProperty('next');
   });
 
@@ -220,7 +255,10 @@ describe('GET /tests/{id}', () => {
       expect(await get(`/tests/${id}?${query}`), query).toMatchObject({ status: 400, body: { code: 'BAD_USER_INPUT', argument: 'first' } });
     }
     for (const after of ['other/s:1', `${id}/`, `${id}/s:9`]) {
-      expect(await get(`/tests/${id}?after=${encodeURIComponent(after)}`), after).toMatchObject({ status: 400, body: { code: 'BAD_USER_INPUT', argument: 'after' } });
+      expect(await get(`/tests/${id}?after=${encodeURIComponent(after)}`), after).toMatchObject({
+        status: 400,
+        body: { code: 'BAD_USER_INPUT', argument: 'after' },
+      });
     }
   });
 });
@@ -232,10 +270,17 @@ describe('a page of a 10,000-message test in Redis', () => {
     read.redis = 0;
     const monitor = await openMonitor();
     const commands = commandsNaming(monitor, `{${id}}`);
-    const response = await postGraphQL(svc.url, 'query($id: ID!) { test(correlationId: $id) { messageCount messages(first: 10) { totalCount nodes { sequence } } } }', { id });
+    const response = await postGraphQL(
+      svc.url,
+      'query($id: ID!) { test(correlationId: $id) { messageCount messages(first: 10) { totalCount nodes { sequence } } } }',
+      { id },
+    );
     await eventually(() => commands.some(([name]) => name === 'lrange'), 5000, 'the page read');
     monitor.disconnect();
-    expect(response.body.data?.test).toEqual({ messageCount: 10_000, messages: { totalCount: 10_000, nodes: Array.from({ length: 10 }, (_, i) => ({ sequence: i + 1 })) } });
+    expect(response.body.data?.test).toEqual({
+      messageCount: 10_000,
+      messages: { totalCount: 10_000, nodes: Array.from({ length: 10 }, (_, i) => ({ sequence: i + 1 })) },
+    });
     expect(commands.filter(([name]) => name === 'lrange').map((command) => command.slice(2))).toEqual([['0', '9']]);
     expect(read.redis).toBe(10);
   });

@@ -27,7 +27,13 @@ const tokens = { alice: '', bob: '', admin: '', writer: '' };
 const modes: Record<'memory' | 'redis', { a?: TestService; b?: TestService }> = { memory: {}, redis: {} };
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   producer = await createTestProducer(cluster.bootstrapServers);
   tokens.alice = await mintToken({ sub: 'alice' }, { expiresInSeconds: 600 });
   tokens.bob = await mintToken({ sub: 'bob' }, { expiresInSeconds: 600 });
@@ -73,7 +79,8 @@ const CHANGES = `subscription { testChanges { kind test { correlationId status m
 
 type Page = { recentTests: { totalCount: number; pageInfo: { hasNextPage: boolean; endCursor: string | null }; nodes: Array<Record<string, any>> } };
 
-const recent = (svc: TestService, token: string, variables: Record<string, unknown> = {}, query = RECENT) => postGraphQL<Page>(svc.url, query, variables, { token });
+const recent = (svc: TestService, token: string, variables: Record<string, unknown> = {}, query = RECENT) =>
+  postGraphQL<Page>(svc.url, query, variables, { token });
 const ids = (response: Awaited<ReturnType<typeof recent>>) => response.body.data?.recentTests.nodes.map((node) => node.correlationId as string) ?? [];
 const start = async (svc: TestService, token: string, name: string): Promise<string> => {
   const response = await postGraphQL(svc.url, `mutation($name: String) { startTest(input: { name: $name }) { correlationId } }`, { name }, { token });
@@ -87,7 +94,7 @@ const statusOf = async (svc: TestService, token: string, id: string) =>
   (await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { status } }`, { id }, { token })).body.data?.test?.status as string | undefined;
 
 describe.each(['memory', 'redis'] as const)('recentTests and testChanges (%s)', (mode) => {
-  it('lists each caller\'s own tests newest first, pages and filters them; the admin scope lists everyone\'s', async () => {
+  it("lists each caller's own tests newest first, pages and filters them; the admin scope lists everyone's", async () => {
     const { a, b } = modes[mode] as { a: TestService; b: TestService };
     const mine = [await start(a, tokens.alice, 'one'), await start(a, tokens.alice, 'two'), await start(a, tokens.alice, 'three')];
     const bobs = await start(a, tokens.bob, 'bob');
@@ -102,7 +109,11 @@ describe.each(['memory', 'redis'] as const)('recentTests and testChanges (%s)', 
     const second = await recent(b, tokens.alice, { first: 2, after: first.body.data?.recentTests.pageInfo.endCursor });
     expect(ids(second)).toEqual([mine[0]]);
     expect(second.body.data?.recentTests.pageInfo.hasNextPage).toBe(false);
-    expect(second.body.data?.recentTests.nodes[0]).toMatchObject({ status: 'COMPLETED', messageCount: 1, messages: { totalCount: 1, nodes: [{ sequence: 1 }] } });
+    expect(second.body.data?.recentTests.nodes[0]).toMatchObject({
+      status: 'COMPLETED',
+      messageCount: 1,
+      messages: { totalCount: 1, nodes: [{ sequence: 1 }] },
+    });
 
     const completed = await recent(b, tokens.alice, { status: ['COMPLETED', 'FAILED'] });
     expect(ids(completed)).toEqual([mine[0]]);
@@ -124,7 +135,7 @@ describe.each(['memory', 'redis'] as const)('recentTests and testChanges (%s)', 
     expect((await recent(b, tokens.alice, { first: 100 })).body.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
   });
 
-  it('announces each caller\'s own tests\' changes over graphql-ws, every test\'s to the admin scope, across instances', async () => {
+  it("announces each caller's own tests' changes over graphql-ws, every test's to the admin scope, across instances", async () => {
     const { a, b } = modes[mode] as { a: TestService; b: TestService };
     // Subscribed on one instance; the probes, the tests and their results go through the other.
     const subscribe = (token: string, owner: string) => subscribeChanges({ url: b.url, token, query: CHANGES, owner, probeLog: a.log });
@@ -140,8 +151,14 @@ describe.each(['memory', 'redis'] as const)('recentTests and testChanges (%s)', 
       { kind: 'CREATED', test: { correlationId: alices, status: 'PENDING', messageCount: 0, input: { name: 'watched' }, messages: { totalCount: 0 } } },
       { kind: 'UPDATED', test: { correlationId: alices, status: 'FAILED', messageCount: 1, input: { name: 'watched' }, messages: { totalCount: 1 } } },
     ]);
-    expect(bob.of(alices, bobs)).toEqual([{ kind: 'CREATED', test: { correlationId: bobs, status: 'PENDING', messageCount: 0, input: { name: 'watched' }, messages: { totalCount: 0 } } }]);
-    expect(admin.of(alices, bobs).map((c) => [c.kind, c.test.correlationId])).toEqual([['CREATED', alices], ['CREATED', bobs], ['UPDATED', alices]]);
+    expect(bob.of(alices, bobs)).toEqual([
+      { kind: 'CREATED', test: { correlationId: bobs, status: 'PENDING', messageCount: 0, input: { name: 'watched' }, messages: { totalCount: 0 } } },
+    ]);
+    expect(admin.of(alices, bobs).map((c) => [c.kind, c.test.correlationId])).toEqual([
+      ['CREATED', alices],
+      ['CREATED', bobs],
+      ['UPDATED', alices],
+    ]);
     // Nobody saw a change of someone else's test, the probes included.
     expect(alice.changes.results.every((r) => [...alice.probes, alices].includes(r.data?.testChanges.test.correlationId as string))).toBe(true);
     expect(bob.changes.results.every((r) => [...bob.probes, bobs].includes(r.data?.testChanges.test.correlationId as string))).toBe(true);
@@ -154,7 +171,10 @@ describe.each(['memory', 'redis'] as const)('recentTests and testChanges (%s)', 
     const { b } = modes[mode] as { b: TestService };
     const client = createWsClient(b.url, { connectionParams: { authorization: `Bearer ${tokens.writer}` } });
     const changes = collect(client, CHANGES);
-    const errors = await changes.done.then(() => changes.results.flatMap((r) => r.errors ?? []), (error: unknown) => error as Array<{ extensions?: Record<string, unknown> }>);
+    const errors = await changes.done.then(
+      () => changes.results.flatMap((r) => r.errors ?? []),
+      (error: unknown) => error as Array<{ extensions?: Record<string, unknown> }>,
+    );
     await client.dispose();
     expect(errors[0]?.extensions?.code).toBe('FORBIDDEN');
   });

@@ -39,25 +39,53 @@ let c: TestService;
 const connections = { commands: new Redis({ lazyConnect: true }), subscriber: new Redis({ lazyConnect: true }) };
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   tokens.alice = await mintToken({ sub: 'alice' }, { expiresInSeconds: 600 });
   tokens.bob = await mintToken({ sub: 'bob' }, { expiresInSeconds: 600 });
   tokens.admin = await mintToken({ sub: 'root', scope: 'tests:read tests:write tests:admin' }, { expiresInSeconds: 600 });
   const kafka = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests };
   memory = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-mem` } });
-  small = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-small`, GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '2' } });
-  gated = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-gated` }, wrapLog: (log) => ({ ...log, changeDelivery: () => delivery }) });
+  small = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-small`, GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '2' },
+  });
+  gated = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-gated` },
+    wrapLog: (log) => ({ ...log, changeDelivery: () => delivery }),
+  });
   brief = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-brief`, STORE_TTL_SECONDS: '1' } });
-  [a, b] = await Promise.all(
+  [a, b] = (await Promise.all(
     ['a', 'b'].map(async (name) => {
       const state = createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix }), createSilentLogger());
       states.push(state);
-      return startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-${name}` }, log: state.log });
+      return startTestService({
+        brokers: cluster.bootstrapServers,
+        env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-${name}` },
+        log: state.log,
+      });
     }),
-  ) as [TestService, TestService];
+  )) as [TestService, TestService];
   await Promise.all([connections.commands.connect(), connections.subscriber.connect()]);
-  const cLog = createRedisResultLog({ redis: connections.commands, subscriber: connections.subscriber, ttlSeconds: 3600, maxMessagesPerTest: 10_000, prefix: redisPrefix, logger: createSilentLogger() });
-  c = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-c` }, log: cLog });
+  const cLog = createRedisResultLog({
+    redis: connections.commands,
+    subscriber: connections.subscriber,
+    ttlSeconds: 3600,
+    maxMessagesPerTest: 10_000,
+    prefix: redisPrefix,
+    logger: createSilentLogger(),
+  });
+  c = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-c` },
+    log: cLog,
+  });
   services.push(memory, small, gated, brief, a, b, c);
 }, 60_000);
 
@@ -81,7 +109,11 @@ interface Raw {
 
 /** POSTs an operation and answers the body as sent, byte for byte. */
 async function post(svc: TestService, token: string, query: string, variables: Record<string, unknown>): Promise<Raw> {
-  const response = await fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+  const response = await fetch(`${svc.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
   return { status: response.status, text: await response.text(), headers: response.headers };
 }
 const hit = (raw: Raw) => raw.headers.get('cache-status')?.includes('hit') ?? false;
@@ -90,7 +122,16 @@ const count = (raw: Raw) => (JSON.parse(raw.text) as { data: { test: { messageCo
 let sequence = 0;
 function message(correlationId: string, final = false): IncomingMessage {
   sequence++;
-  return { correlationId, key: `${correlationId}-${sequence}`, messageId: null, sequence, status: final ? 'COMPLETED' : null, final, payload: { n: sequence }, producedAt: null };
+  return {
+    correlationId,
+    key: `${correlationId}-${sequence}`,
+    messageId: null,
+    sequence,
+    status: final ? 'COMPLETED' : null,
+    final,
+    payload: { n: sequence },
+    producedAt: null,
+  };
 }
 async function started(log: ResultLog, owner: string, messages: number, final = false): Promise<string> {
   const id = randomUUID();

@@ -21,7 +21,13 @@ const redisPrefix = `resume-${randomUUID().slice(0, 8)}`;
 let cluster: MockCluster;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
 });
 
 afterAll(async () => {
@@ -72,11 +78,19 @@ describe.each(stores)('over the $name log', (store) => {
   describe('cursors over HTTP', () => {
     it('gives each message the cursor of its edge, and pages after it, sequenced or not', async () => {
       const id = await storedTest('http-cursor', [{ payload: 'a' }, { sequence: 1, payload: 'b' }, { payload: 'c' }]);
-      const page = await postGraphQL(svc.url, `query($id: ID!, $after: String) { test(correlationId: $id) { messages(after: $after) { edges { cursor node { cursor payload } } } } }`, { id });
+      const page = await postGraphQL(
+        svc.url,
+        `query($id: ID!, $after: String) { test(correlationId: $id) { messages(after: $after) { edges { cursor node { cursor payload } } } } }`,
+        { id },
+      );
       const edges = page.body.data?.test.messages.edges as Array<{ cursor: string; node: { cursor: string; payload: string } }>;
       expect(edges.map((e) => e.node.payload)).toEqual(['a', 'b', 'c']);
       for (const edge of edges) expect(edge.node.cursor).toBe(edge.cursor);
-      const rest = await postGraphQL(svc.url, `query($id: ID!, $after: String) { test(correlationId: $id) { messages(after: $after) { nodes { payload } } } }`, { id, after: edges[0]?.cursor });
+      const rest = await postGraphQL(
+        svc.url,
+        `query($id: ID!, $after: String) { test(correlationId: $id) { messages(after: $after) { nodes { payload } } } }`,
+        { id, after: edges[0]?.cursor },
+      );
       expect(rest.body.data?.test.messages.nodes).toEqual([{ payload: 'b' }, { payload: 'c' }]);
     });
 
@@ -85,7 +99,11 @@ describe.each(stores)('over the $name log', (store) => {
       const b = await storedTest('foreign-b', [{ sequence: 1 }, { sequence: 2 }]);
       const page = await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { messages { edges { cursor } } } }`, { id: a });
       const foreign = page.body.data?.test.messages.edges[0].cursor as string;
-      const response = await postGraphQL(svc.url, `query($id: ID!, $after: String) { test(correlationId: $id) { messages(after: $after) { nodes { sequence } } } }`, { id: b, after: foreign });
+      const response = await postGraphQL(
+        svc.url,
+        `query($id: ID!, $after: String) { test(correlationId: $id) { messages(after: $after) { nodes { sequence } } } }`,
+        { id: b, after: foreign },
+      );
       expect(response.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'after' });
     });
   });

@@ -82,11 +82,24 @@ beforeAll(async () => {
   ]);
   // The test side plays the external system over the plaintext listener.
   producer = await createTestProducer(cluster.bootstrapServers);
-  simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, groupId: `${topics.group}-simulator`, intervalMs: 20, steps: 3 });
+  simulator = createSimulator({
+    brokers: cluster.bootstrapServers,
+    requestsTopic: topics.requests,
+    resultsTopic: topics.results,
+    groupId: `${topics.group}-simulator`,
+    intervalMs: 20,
+    steps: 3,
+  });
   await simulator.start();
   // The first line of each PEM body is as secret as the whole key.
   const keyLine = (file: string) => readFileSync(file, 'utf8').split('\n')[1] as string;
-  secrets = [...Object.values(USERS).map((u) => u.password), WRONG_PASSWORD, pki.clientKeyPassword, keyLine(pki.clientKeyFile), keyLine(pki.encryptedClientKeyFile)];
+  secrets = [
+    ...Object.values(USERS).map((u) => u.password),
+    WRONG_PASSWORD,
+    pki.clientKeyPassword,
+    keyLine(pki.clientKeyFile),
+    keyLine(pki.encryptedClientKeyFile),
+  ];
 }, 180_000);
 
 afterAll(async () => {
@@ -125,14 +138,22 @@ async function stop(svc: ServiceProcess): Promise<void> {
 
 /** Starts a test over REST and waits until the simulator's results were consumed and can be queried. */
 async function startAndComplete(svc: ServiceProcess): Promise<string> {
-  const response = await authedFetch(`${svc.url}/tests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'secured' }) });
+  const response = await authedFetch(`${svc.url}/tests`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'secured' }),
+  });
   expect(response.status).toBe(202);
   const { correlationId } = (await response.json()) as { correlationId: string };
   const read = `query($id: ID!) { test(correlationId: $id) { status messageCount messages(first: 10) { nodes { sequence } } } }`;
-  const test = await eventually(async () => {
-    const t = (await postGraphQL(svc.url, read, { id: correlationId })).body.data?.test;
-    return t?.status === 'COMPLETED' ? t : undefined;
-  }, 30_000, `test ${correlationId} to complete`);
+  const test = await eventually(
+    async () => {
+      const t = (await postGraphQL(svc.url, read, { id: correlationId })).body.data?.test;
+      return t?.status === 'COMPLETED' ? t : undefined;
+    },
+    30_000,
+    `test ${correlationId} to complete`,
+  );
   // Steps 1..3, then the final message 4; the simulator's duplicate of 3 is stored once.
   expect(test).toMatchObject({ status: 'COMPLETED', messageCount: 4 });
   expect(test.messages.nodes.map((m: { sequence: number }) => m.sequence)).toEqual([1, 2, 3, 4]);
@@ -157,7 +178,13 @@ const SASL_SSL = () => ({ KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: pki.caFile });
 
 describe('secured Kafka', () => {
   it('SASL_SSL with SCRAM-SHA-512: start → results consumed → query, and a malformed record reaches the dead-letter topic', { timeout: 120_000 }, async () => {
-    const svc = await start('scram512', 'SASL_SSL', { ...SASL_SSL(), KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'alice', KAFKA_SASL_PASSWORD: USERS.alice.password, KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic });
+    const svc = await start('scram512', 'SASL_SSL', {
+      ...SASL_SSL(),
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: 'alice',
+      KAFKA_SASL_PASSWORD: USERS.alice.password,
+      KAFKA_DEAD_LETTER_TOPIC: deadLetterTopic,
+    });
     await waitReady(svc);
     // Request producer and consumer, both over SASL_SSL.
     await startAndComplete(svc);
@@ -217,35 +244,52 @@ describe('secured Kafka', () => {
     expectNoSecret(svc.output());
   });
 
-  it('a wrong password: the log and /readyz say authentication failed, requests fail clearly, the process stays up, the password is never shown', { timeout: 120_000 }, async () => {
-    const started = Date.now();
-    const svc = await start('wrong-password', 'SASL_SSL', { ...SASL_SSL(), KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'alice', KAFKA_SASL_PASSWORD: WRONG_PASSWORD });
-    const readyz = await eventually(async () => {
-      const response = await fetch(`${svc.url}/readyz`);
-      const body = (await response.json()) as { checks: { consumer: string } };
-      return response.status === 200 && body.checks.consumer.includes('authentication failed') ? { status: response.status, body } : undefined;
-    }, 60_000, '/readyz to name the authentication failure');
-    console.info(`wrong password named in /readyz after ${Date.now() - started} ms (process start included)`);
-    expect(readyz.body.checks.consumer).toMatch(/^crashed: authentication failed: SASL SCRAM SHA512 authentication failed: .*invalid credentials/);
-    // The log line may still be in the pipe when /readyz answers.
-    await eventually(() => logLines(svc, (l) => l.level === 'error' && typeof l.reason === 'string' && l.reason.startsWith('authentication failed')).length > 0, 10_000, 'the log line');
+  it(
+    'a wrong password: the log and /readyz say authentication failed, requests fail clearly, the process stays up, the password is never shown',
+    { timeout: 120_000 },
+    async () => {
+      const started = Date.now();
+      const svc = await start('wrong-password', 'SASL_SSL', {
+        ...SASL_SSL(),
+        KAFKA_SASL_MECHANISM: 'scram-sha-512',
+        KAFKA_SASL_USERNAME: 'alice',
+        KAFKA_SASL_PASSWORD: WRONG_PASSWORD,
+      });
+      const readyz = await eventually(
+        async () => {
+          const response = await fetch(`${svc.url}/readyz`);
+          const body = (await response.json()) as { checks: { consumer: string } };
+          return response.status === 200 && body.checks.consumer.includes('authentication failed') ? { status: response.status, body } : undefined;
+        },
+        60_000,
+        '/readyz to name the authentication failure',
+      );
+      console.info(`wrong password named in /readyz after ${Date.now() - started} ms (process start included)`);
+      expect(readyz.body.checks.consumer).toMatch(/^crashed: authentication failed: SASL SCRAM SHA512 authentication failed: .*invalid credentials/);
+      // The log line may still be in the pipe when /readyz answers.
+      await eventually(
+        () => logLines(svc, (l) => l.level === 'error' && typeof l.reason === 'string' && l.reason.startsWith('authentication failed')).length > 0,
+        10_000,
+        'the log line',
+      );
 
-    // A request cannot be handed over: a clear 503, not a hang.
-    const response = await authedFetch(`${svc.url}/tests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    expect(response.status).toBe(503);
-    const problem = await response.text();
-    expect(problem).toContain('BROKER_UNAVAILABLE');
+      // A request cannot be handed over: a clear 503, not a hang.
+      const response = await authedFetch(`${svc.url}/tests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(response.status).toBe(503);
+      const problem = await response.text();
+      expect(problem).toContain('BROKER_UNAVAILABLE');
 
-    // It keeps trying (the password may be fixed in the secret store) and says so each time.
-    await eventually(() => logLines(svc, (l) => l.msg === 'consumer stopped; starting a new one').length >= 2, 30_000, 'a second attempt');
-    expect(svc.child.exitCode).toBeNull();
-    // Not a reason to restart the process either: liveness stays 200.
-    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
-    await stop(svc);
-    expectNoSecret(svc.output());
-    expectNoSecret(JSON.stringify(readyz.body));
-    expectNoSecret(problem);
-  });
+      // It keeps trying (the password may be fixed in the secret store) and says so each time.
+      await eventually(() => logLines(svc, (l) => l.msg === 'consumer stopped; starting a new one').length >= 2, 30_000, 'a second attempt');
+      expect(svc.child.exitCode).toBeNull();
+      // Not a reason to restart the process either: liveness stays 200.
+      expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+      await stop(svc);
+      expectNoSecret(svc.output());
+      expectNoSecret(JSON.stringify(readyz.body));
+      expectNoSecret(problem);
+    },
+  );
 
   const ALICE = () => ({ KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'alice', KAFKA_SASL_PASSWORD: USERS.alice.password });
   it.each([
@@ -267,21 +311,29 @@ describe('secured Kafka', () => {
       env: () => ({ KAFKA_SSL_CA_FILE: pki.caFile }),
       reason: /^crashed: client certificate refused by the broker \[ERR_SSL_[\w/]+\] \(set KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE/,
     },
-  ] as const)('TLS refused, $label: the log and /readyz name the cause, the process stays up', { timeout: 120_000 }, async ({ label, listener, env, reason }) => {
-    const started = Date.now();
-    const svc = await start(`tls-${randomBytes(3).toString('hex')}`, listener, env());
-    const cause = await eventually(async () => {
-      const response = await fetch(`${svc.url}/readyz`);
-      const body = (await response.json()) as { checks: { consumer: string } };
-      return response.status === 200 && body.checks.consumer.startsWith('crashed: ') ? body.checks.consumer : undefined;
-    }, 90_000, '/readyz to name the cause');
-    console.info(`${label}: named in /readyz after ${Date.now() - started} ms (process start included)`);
-    expect(cause).toMatch(reason);
-    const logged = cause.slice('crashed: '.length);
-    // The log line may still be in the pipe when /readyz answers.
-    await eventually(() => logLines(svc, (l) => l.level === 'error' && l.reason === logged).length > 0, 10_000, 'the log line');
-    expect(svc.child.exitCode).toBeNull();
-    await stop(svc);
-    expectNoSecret(svc.output());
-  });
+  ] as const)(
+    'TLS refused, $label: the log and /readyz name the cause, the process stays up',
+    { timeout: 120_000 },
+    async ({ label, listener, env, reason }) => {
+      const started = Date.now();
+      const svc = await start(`tls-${randomBytes(3).toString('hex')}`, listener, env());
+      const cause = await eventually(
+        async () => {
+          const response = await fetch(`${svc.url}/readyz`);
+          const body = (await response.json()) as { checks: { consumer: string } };
+          return response.status === 200 && body.checks.consumer.startsWith('crashed: ') ? body.checks.consumer : undefined;
+        },
+        90_000,
+        '/readyz to name the cause',
+      );
+      console.info(`${label}: named in /readyz after ${Date.now() - started} ms (process start included)`);
+      expect(cause).toMatch(reason);
+      const logged = cause.slice('crashed: '.length);
+      // The log line may still be in the pipe when /readyz answers.
+      await eventually(() => logLines(svc, (l) => l.level === 'error' && l.reason === logged).length > 0, 10_000, 'the log line');
+      expect(svc.child.exitCode).toBeNull();
+      await stop(svc);
+      expectNoSecret(svc.output());
+    },
+  );
 });

@@ -20,7 +20,10 @@ let svc: MockClusterService;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 beforeAll(async () => {
-  svc = await startMockClusterService('slow', { log: store, env: { SUBSCRIPTION_QUEUE_LIMIT: '200', WS_MAX_BUFFERED_BYTES: '1048576', WS_MAX_SUBSCRIPTIONS: '10' } });
+  svc = await startMockClusterService('slow', {
+    log: store,
+    env: { SUBSCRIPTION_QUEUE_LIMIT: '200', WS_MAX_BUFFERED_BYTES: '1048576', WS_MAX_SUBSCRIPTIONS: '10' },
+  });
 });
 
 afterAll(async () => {
@@ -70,7 +73,9 @@ describe('slow and abusive WebSocket clients', () => {
     await store.remove(id);
     global.gc?.();
     const after = process.memoryUsage();
-    console.log(`slow subscriber: offered ${pushed} messages (${mb(pushed * 20_000)}); heap ${mb(before.heapUsed)} → ${mb(after.heapUsed)}, rss ${mb(before.rss)} → ${mb(after.rss)}`);
+    console.log(
+      `slow subscriber: offered ${pushed} messages (${mb(pushed * 20_000)}); heap ${mb(before.heapUsed)} → ${mb(after.heapUsed)}, rss ${mb(before.rss)} → ${mb(after.rss)}`,
+    );
 
     expect(pushed).toBeLessThan(3000); // cut off long before everything was offered
     // Reading again, the client finds what was sent before the cut, then the reason.
@@ -116,7 +121,11 @@ describe('slow SSE clients', () => {
     const token = await defaultToken();
     const body = JSON.stringify({ query: `subscription { testMessages(correlationId: "${id}") { sequence payload } }` });
     const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-      const req = request(`${svc.url}/graphql`, { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${token}` } }, resolve);
+      const req = request(
+        `${svc.url}/graphql`,
+        { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${token}` } },
+        resolve,
+      );
       req.once('error', reject);
       req.end(body);
     });

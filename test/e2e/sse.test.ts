@@ -15,7 +15,9 @@ const ORIGIN = 'https://dashboard.example';
 let svc: MockClusterService;
 
 beforeAll(async () => {
-  svc = await startMockClusterService('sse', { env: { SSE_MAX_STREAMS: '2', GRAPHQL_MAX_DEPTH: '4', AUTH_CLOCK_TOLERANCE_SECONDS: '1', CORS_ALLOWED_ORIGINS: ORIGIN } });
+  svc = await startMockClusterService('sse', {
+    env: { SSE_MAX_STREAMS: '2', GRAPHQL_MAX_DEPTH: '4', AUTH_CLOCK_TOLERANCE_SECONDS: '1', CORS_ALLOWED_ORIGINS: ORIGIN },
+  });
 });
 
 afterAll(() => svc?.stop());
@@ -33,7 +35,8 @@ async function storedTest(label: string, messages: ReadonlyArray<Partial<Incomin
   return id;
 }
 const append = (id: string, fields: Partial<IncomingMessage>) => svc.log.append([incoming(id, fields)]);
-const payloadsOf = (events: ReadonlyArray<{ event: string; data: any }>) => events.filter((e) => e.event === 'next').map((e) => e.data.data.testMessages.payload);
+const payloadsOf = (events: ReadonlyArray<{ event: string; data: any }>) =>
+  events.filter((e) => e.event === 'next').map((e) => e.data.data.testMessages.payload);
 
 describe('subscriptions over SSE', () => {
   it("replays, then pushes live, then completes after the final message, with graphql-sse's client", async () => {
@@ -59,9 +62,14 @@ describe('subscriptions over SSE', () => {
     for (const event of stream.events.slice(0, 2)) expect(event.id).toBe(event.data.data.testMessages.cursor);
     const query = await openEventStream(svc.url, '{ __typename }');
     await query.ended;
-    expect(query.events.map((e) => [e.event, e.id, e.data])).toEqual([['next', undefined, { data: { __typename: 'Query' } }], ['complete', undefined, null]]);
+    expect(query.events.map((e) => [e.event, e.id, e.data])).toEqual([
+      ['next', undefined, { data: { __typename: 'Query' } }],
+      ['complete', undefined, null],
+    ]);
     // GET with the operation in the URL, as the protocol allows (the token still goes in the header).
-    const get = await fetch(`${svc.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${await defaultToken()}` } });
+    const get = await fetch(`${svc.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${await defaultToken()}` },
+    });
     expect(get.status).toBe(200);
     expect(await get.text()).toBe(':\n\nevent: next\ndata: {"data":{"__typename":"Query"}}\n\nevent: complete\ndata:\n\n');
   });
@@ -103,7 +111,10 @@ describe('subscriptions over SSE', () => {
     const lastEventId = delivered.at(-1)?.data?.testMessages.cursor;
     // The renewal comes late: results arrived while no stream was open.
     await append(id, { payload: 'while expired' });
-    const renewed = createSseClient(svc.url, { token: await mintToken(), headers: (): Record<string, string> => (lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) });
+    const renewed = createSseClient(svc.url, {
+      token: await mintToken(),
+      headers: (): Record<string, string> => (lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+    });
     const resumed = collect<Pushed>(renewed, FOLLOW, { id });
     await resumed.waitFor(1);
     await append(id, { sequence: 9, payload: 'final', final: true });
@@ -163,11 +174,15 @@ describe('the same refusals as the WebSocket', () => {
     const other = await openEventStream(svc.url, '{ __typename }');
     expect(other.status).toBe(200);
     open[0]?.close();
-    await eventually(async () => {
-      const next = await openEventStream(svc.url, FOLLOW, { id }, { token });
-      next.close();
-      return next.status === 200;
-    }, 5000, 'a slot to be free again');
+    await eventually(
+      async () => {
+        const next = await openEventStream(svc.url, FOLLOW, { id }, { token });
+        next.close();
+        return next.status === 200;
+      },
+      5000,
+      'a slot to be free again',
+    );
     open[1]?.close();
   });
 });

@@ -14,7 +14,13 @@ const topics = uniqueTopics('stop-phases');
 let cluster: MockCluster;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
 });
 
 afterAll(async () => {
@@ -24,12 +30,15 @@ afterAll(async () => {
 describe('stopping a service', () => {
   it('logs a part that fails to stop and still stops the others; twice stops once', { timeout: 60_000 }, async () => {
     const lines: Array<{ level: number; msg: string; phase?: string; part?: string; err?: { message: string } }> = [];
-    const logger = pino({ level: 'info' }, new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
-        done();
-      },
-    }));
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
+          done();
+        },
+      }),
+    );
     let storeStops = 0;
     const svc = await startTestService({
       brokers: cluster.bootstrapServers,

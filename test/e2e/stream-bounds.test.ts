@@ -49,7 +49,11 @@ async function connect(bearer: string): Promise<WebSocket | number> {
 /** An SSE subscription's response, not yet read. */
 function openStream(bearer: string, query: string, url = svc.url): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/graphql`, { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${bearer}` } }, resolve);
+    const req = request(
+      `${url}/graphql`,
+      { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${bearer}` } },
+      resolve,
+    );
     req.once('error', reject);
     req.end(JSON.stringify({ query }));
   });
@@ -107,7 +111,10 @@ describe('an SSE stream whose token expires while its client is not reading', ()
   it('ends at the expiry with the expiry error: no further message, even on a quiet test', async () => {
     // A drain bound longer than the token's life: here the expiry ends the stream, not the bound.
     // No clock tolerance: the stream ends at the token's own `exp`.
-    const patient = await svc.startAnother('patient', { log: store, env: { WS_DRAIN_TIMEOUT_MS: '60000', WS_MAX_BUFFERED_BYTES: '65536', SUBSCRIPTION_QUEUE_LIMIT: '100000', AUTH_CLOCK_TOLERANCE_SECONDS: '0' } });
+    const patient = await svc.startAnother('patient', {
+      log: store,
+      env: { WS_DRAIN_TIMEOUT_MS: '60000', WS_MAX_BUFFERED_BYTES: '65536', SUBSCRIPTION_QUEUE_LIMIT: '100000', AUTH_CLOCK_TOLERANCE_SECONDS: '0' },
+    });
     const id = `sse-expiry-${Date.now()}`;
     await store.create({ correlationId: id, input: null, owner: 'expiring' });
     const bearer = await token('expiring', 4);
@@ -156,10 +163,14 @@ describe('WebSockets per principal', () => {
     expect(other).toBeInstanceOf(WebSocket);
     const first = open[0] as WebSocket;
     await new Promise((resolve) => (first.once('close', resolve), first.close()));
-    const again = await eventually(async () => {
-      const socket = await connect(bearer);
-      return socket instanceof WebSocket ? socket : undefined;
-    }, 5000, 'a slot given back');
+    const again = await eventually(
+      async () => {
+        const socket = await connect(bearer);
+        return socket instanceof WebSocket ? socket : undefined;
+      },
+      5000,
+      'a slot given back',
+    );
     for (const socket of [...open.slice(1), other, again]) (socket as WebSocket).close();
   });
 });

@@ -77,7 +77,8 @@ function breaking(store: ResultLog): ResultLog {
     if (id.startsWith('not-iterable')) return undefined as unknown as AsyncIterableIterator<TestMessage>;
     if (id.startsWith('first-next')) return failingIterator(new Error(SECRET));
     if (id.startsWith('store-down')) return failingIterator(new ServiceError('STORE_UNAVAILABLE', 'The result store is unavailable.'));
-    if (id.startsWith('mid-stream-store')) return failingAfterFirst(await store.follow(id, options), new ServiceError('STORE_UNAVAILABLE', 'The result store is unavailable.'));
+    if (id.startsWith('mid-stream-store'))
+      return failingAfterFirst(await store.follow(id, options), new ServiceError('STORE_UNAVAILABLE', 'The result store is unavailable.'));
     if (id.startsWith('mid-stream')) return failingAfterFirst(await store.follow(id, options), new Error(SECRET));
     if (id.startsWith('return-fails')) return failingReturn(await store.follow(id, options));
     return store.follow(id, options);
@@ -88,7 +89,13 @@ function breaking(store: ResultLog): ResultLog {
 }
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   svc = await startTestService({
     brokers: cluster.bootstrapServers,
     env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group, NODE_ENV: 'production' },
@@ -97,7 +104,13 @@ beforeAll(async () => {
   });
   debug = await startTestService({
     brokers: cluster.bootstrapServers,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-debug`, NODE_ENV: 'production', GRAPHQL_DEBUG_ERRORS: 'true' },
+    env: {
+      KAFKA_RESULTS_TOPIC: topics.results,
+      KAFKA_REQUESTS_TOPIC: topics.requests,
+      KAFKA_GROUP_ID: `${topics.group}-debug`,
+      NODE_ENV: 'production',
+      GRAPHQL_DEBUG_ERRORS: 'true',
+    },
     wrapLog: breaking,
   });
 });
@@ -246,7 +259,13 @@ describe('subscriptions over a Redis log that goes down', () => {
     await eventually(() => state.log.check().then(() => true), 10_000, 'Redis to be usable');
     onRedis = await startTestService({
       brokers: cluster.bootstrapServers,
-      env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-redis`, STATE_STORE: 'redis', REDIS_URL: redis.url },
+      env: {
+        KAFKA_RESULTS_TOPIC: topics.results,
+        KAFKA_REQUESTS_TOPIC: topics.requests,
+        KAFKA_GROUP_ID: `${topics.group}-redis`,
+        STATE_STORE: 'redis',
+        REDIS_URL: redis.url,
+      },
       log: state.log,
     });
   });
@@ -257,27 +276,31 @@ describe('subscriptions over a Redis log that goes down', () => {
     await redis?.stop();
   });
 
-  it('refuses new subscriptions with STORE_UNAVAILABLE on every transport while the open ones wait, and go on when it returns', { timeout: 60_000 }, async () => {
-    const id = uniqueId('outage');
-    await onRedis.log.create({ correlationId: id, input: null, owner: 'tester' });
-    await onRedis.log.append([incoming(id, { sequence: 1, payload: 'stored' })]);
-    const closes: Array<{ code: number; reason: string }> = [];
-    const clients = [createWsClient(onRedis.url, { onClose: (event) => closes.push(event) }), createSseClient(onRedis.url)];
-    const open = clients.map((client) => collect<Pushed>(client, FOLLOW, { id }));
-    await Promise.all(open.map((sub) => sub.waitFor(1)));
+  it(
+    'refuses new subscriptions with STORE_UNAVAILABLE on every transport while the open ones wait, and go on when it returns',
+    { timeout: 60_000 },
+    async () => {
+      const id = uniqueId('outage');
+      await onRedis.log.create({ correlationId: id, input: null, owner: 'tester' });
+      await onRedis.log.append([incoming(id, { sequence: 1, payload: 'stored' })]);
+      const closes: Array<{ code: number; reason: string }> = [];
+      const clients = [createWsClient(onRedis.url, { onClose: (event) => closes.push(event) }), createSseClient(onRedis.url)];
+      const open = clients.map((client) => collect<Pushed>(client, FOLLOW, { id }));
+      await Promise.all(open.map((sub) => sub.waitFor(1)));
 
-    await redis.kill();
-    for (const client of clients) {
-      const errors = await endingErrors(collect(client, FOLLOW, { id }));
-      expect(errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'STORE_UNAVAILABLE' }) })]);
-    }
-    await redis.restart();
-    await eventually(() => onRedis.log.check().then(() => true), 10_000, 'Redis to be back');
-    await onRedis.log.append([incoming(id, { sequence: 2, payload: 'after the outage' })]);
-    await Promise.all(open.map((sub) => sub.waitFor(2)));
-    for (const sub of open) expect(sub.results.map((r) => r.data?.testMessages.payload)).toEqual(['stored', 'after the outage']);
-    expect(closes).toEqual([]);
-    for (const sub of open) sub.unsubscribe();
-    await Promise.all(clients.map((client) => client.dispose()));
-  });
+      await redis.kill();
+      for (const client of clients) {
+        const errors = await endingErrors(collect(client, FOLLOW, { id }));
+        expect(errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'STORE_UNAVAILABLE' }) })]);
+      }
+      await redis.restart();
+      await eventually(() => onRedis.log.check().then(() => true), 10_000, 'Redis to be back');
+      await onRedis.log.append([incoming(id, { sequence: 2, payload: 'after the outage' })]);
+      await Promise.all(open.map((sub) => sub.waitFor(2)));
+      for (const sub of open) expect(sub.results.map((r) => r.data?.testMessages.payload)).toEqual(['stored', 'after the outage']);
+      expect(closes).toEqual([]);
+      for (const sub of open) sub.unsubscribe();
+      await Promise.all(clients.map((client) => client.dispose()));
+    },
+  );
 });

@@ -37,16 +37,28 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       if (req.url === '/v1/traces') {
-        const request = JSON.parse(body) as { resourceSpans: Array<{ scopeSpans: Array<{ scope: { name: string }; spans: Array<Omit<ExportedSpan, 'scope'>> }> }> };
-        for (const resource of request.resourceSpans) for (const scope of resource.scopeSpans) for (const span of scope.spans) exported.push({ ...span, scope: scope.scope.name });
+        const request = JSON.parse(body) as {
+          resourceSpans: Array<{ scopeSpans: Array<{ scope: { name: string }; spans: Array<Omit<ExportedSpan, 'scope'>> }> }>;
+        };
+        for (const resource of request.resourceSpans)
+          for (const scope of resource.scopeSpans) for (const span of scope.spans) exported.push({ ...span, scope: scope.scope.name });
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   endpoint = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  reader = new Kafka({ clientId: 'request-reader', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).consumer({ groupId: `${topics.group}-reader`, maxWaitTimeInMs: 100 });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
+  reader = new Kafka({ clientId: 'request-reader', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).consumer({
+    groupId: `${topics.group}-reader`,
+    maxWaitTimeInMs: 100,
+  });
   await reader.connect();
   await reader.subscribe({ topic: topics.requests, fromBeginning: true });
   await reader.run({ eachMessage: async ({ message }) => void requestHeaders.set(String(message.key), message.headers?.traceparent?.toString()) });
@@ -63,7 +75,13 @@ afterAll(async () => {
 });
 
 async function start(name: string, env: Record<string, string>): Promise<ServiceProcess> {
-  const service = await spawnService(name, { KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-${name}`, ...env });
+  const service = await spawnService(name, {
+    KAFKA_BROKERS: cluster.bootstrapServers.join(','),
+    KAFKA_RESULTS_TOPIC: topics.results,
+    KAFKA_REQUESTS_TOPIC: topics.requests,
+    KAFKA_GROUP_ID: `${topics.group}-${name}`,
+    ...env,
+  });
   services.push(service);
   await waitReady(service);
   return service;
@@ -85,7 +103,13 @@ describe('tracing in a process', () => {
     expect(header).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     // Spans are exported in batches as they end (the GraphQL span ends after the send it encloses):
     // wait for every expected instrumentation, then check them all.
-    const expected = ['@opentelemetry/instrumentation-http', '@opentelemetry/instrumentation-express', '@opentelemetry/instrumentation-graphql', '@opentelemetry/instrumentation-kafkajs', 'result-collection-service'];
+    const expected = [
+      '@opentelemetry/instrumentation-http',
+      '@opentelemetry/instrumentation-express',
+      '@opentelemetry/instrumentation-graphql',
+      '@opentelemetry/instrumentation-kafkajs',
+      'result-collection-service',
+    ];
     const inTrace = () => exported.filter((span) => span.traceId === traceId);
     await eventually(() => expected.every((scope) => inTrace().some((span) => span.scope === scope)), 20_000, 'the exported spans').catch(() => undefined);
     const spans = inTrace();
@@ -101,7 +125,9 @@ describe('tracing in a process', () => {
   it('loads nothing of the SDK without OTEL_EXPORTER_OTLP_ENDPOINT: no trace context on the request record', async () => {
     const service = await start('untraced', {});
     expect(service.output()).not.toContain('tracing on');
-    const started = await postGraphQL(service.url, START, undefined, { headers: { traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01` } });
+    const started = await postGraphQL(service.url, START, undefined, {
+      headers: { traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01` },
+    });
     const id = started.body.data?.startTest.correlationId as string;
     await eventually(() => requestHeaders.has(id), 15_000, 'the request record');
     expect(requestHeaders.get(id)).toBeUndefined();

@@ -61,13 +61,25 @@ function setup(kind: 'memory' | 'redis') {
     env.stop.unshift(() => env.svc!.stop());
     // The request records as the broker has them, headers included.
     const { Kafka, logLevel } = await import('kafkajs');
-    const reader = new Kafka({ clientId: 'request-reader', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).consumer({ groupId: `${topics.group}-reader`, maxWaitTimeInMs: 100 });
+    const reader = new Kafka({ clientId: 'request-reader', brokers: cluster.bootstrapServers, logLevel: logLevel.NOTHING }).consumer({
+      groupId: `${topics.group}-reader`,
+      maxWaitTimeInMs: 100,
+    });
     await reader.connect();
     await reader.subscribe({ topic: topics.requests, fromBeginning: true });
     await reader.run({ eachMessage: async ({ message }) => void env.requests.push(String(message.headers?.traceparent)) });
     env.stop.unshift(() => reader.disconnect());
     const { createSimulator } = await import('../../tools/simulator/simulator.js');
-    const simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, groupId: `${topics.group}-simulator`, intervalMs: 200, steps: 2, duplicateEvery: 0, swapEvery: 0 });
+    const simulator = createSimulator({
+      brokers: cluster.bootstrapServers,
+      requestsTopic: topics.requests,
+      resultsTopic: topics.results,
+      groupId: `${topics.group}-simulator`,
+      intervalMs: 200,
+      steps: 2,
+      duplicateEvery: 0,
+      swapEvery: 0,
+    });
     await simulator.start();
     env.stop.unshift(() => simulator.dispose());
     await env.svc.ready();
@@ -83,7 +95,12 @@ const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 /** The chain of ancestors of `span` among `spans`, nearest first. */
 function ancestors(span: ReadableSpan, spans: readonly ReadableSpan[]): ReadableSpan[] {
   const chain: ReadableSpan[] = [];
-  for (let parent = spans.find((s) => s.spanContext().spanId === parentOf(span)); parent !== undefined; parent = spans.find((s) => s.spanContext().spanId === parentOf(parent!))) chain.push(parent);
+  for (
+    let parent = spans.find((s) => s.spanContext().spanId === parentOf(span));
+    parent !== undefined;
+    parent = spans.find((s) => s.spanContext().spanId === parentOf(parent!))
+  )
+    chain.push(parent);
   return chain;
 }
 
@@ -93,7 +110,12 @@ describe.each(['memory', 'redis'] as const)('tracing through Kafka, %s result lo
   it('startTest, the request produced, the results consumed and stored, and the messages pushed are one trace', async () => {
     const traceId = randomBytes(16).toString('hex');
     const clientSpanId = randomBytes(8).toString('hex');
-    const started = await graphql.postGraphQL(env.svc!.url, START, { input: { name: 'traced', parameters: { steps: 2, intervalMs: 200 } } }, { headers: { traceparent: `00-${traceId}-${clientSpanId}-01` } });
+    const started = await graphql.postGraphQL(
+      env.svc!.url,
+      START,
+      { input: { name: 'traced', parameters: { steps: 2, intervalMs: 200 } } },
+      { headers: { traceparent: `00-${traceId}-${clientSpanId}-01` } },
+    );
     const id = started.body.data?.startTest.correlationId as string;
     expect(id).toBeDefined();
 
@@ -101,16 +123,24 @@ describe.each(['memory', 'redis'] as const)('tracing through Kafka, %s result lo
     const sub = graphql.collect(client, FOLLOW, { id });
     await sub.done;
     await client.dispose();
-    expect(sub.results.map((r) => r.data?.testMessages)).toEqual([{ sequence: 1, final: false }, { sequence: 2, final: false }, { sequence: 3, final: true }]);
+    expect(sub.results.map((r) => r.data?.testMessages)).toEqual([
+      { sequence: 1, final: false },
+      { sequence: 2, final: false },
+      { sequence: 3, final: true },
+    ]);
 
     // The request record carries the trace context of the call that produced it.
     const header = await graphql.eventually(() => env.requests.find((h) => h.startsWith(`00-${traceId}-`)), 10_000, 'the request record');
     expect(header).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
 
-    const spans = await graphql.eventually(() => {
-      const inTrace = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
-      return inTrace.filter((s) => s.name === 'push').length >= 3 ? inTrace : undefined;
-    }, 10_000, 'three push spans');
+    const spans = await graphql.eventually(
+      () => {
+        const inTrace = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+        return inTrace.filter((s) => s.name === 'push').length >= 3 ? inTrace : undefined;
+      },
+      10_000,
+      'three push spans',
+    );
 
     // The HTTP server span continues the client's trace; startTest's publish span is under it.
     const server = spans.find((s) => s.kind === SpanKind.SERVER && parentOf(s) === clientSpanId);
@@ -169,7 +199,9 @@ describe.each(['memory', 'redis'] as const)('tracing through Kafka, %s result lo
     const sub = graphql.collect(client, FOLLOW, { id });
     const { result } = await import('../support/kafka.js');
     const record = result(id, { sequence: 0, final: true });
-    await producer.send(env.svc!.config.kafka.resultsTopic, [{ ...record, headers: { ...record.headers, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-00` } }]);
+    await producer.send(env.svc!.config.kafka.resultsTopic, [
+      { ...record, headers: { ...record.headers, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-00` } },
+    ]);
     await sub.done;
     await client.dispose();
     await producer.disconnect();

@@ -4,57 +4,51 @@
  * play the proxy by sending `X-Forwarded-*` themselves. Three services: none trusted (the default),
  * one proxy hop trusted (`1`), and a proxy list that does not hold 127.0.0.1 (`10.0.0.0/8`).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/credentials.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { CookieJar, hop } from '../support/oauth-browser.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { writeIssuerFiles, type IssuerFiles } from '../support/issuer-files.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 
-const topics = uniqueTopics('trust-proxy');
 const REDIRECT = 'http://localhost:3000/callback';
 const USER = { username: 'alice', password: 'correct horse battery staple' };
 const SPOOFED = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'attacker.example' };
 
-let cluster: MockCluster;
-let dir: string;
+let files: IssuerFiles | undefined;
 let direct: TestService;
 let behindOne: TestService;
 let elsewhere: TestService;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  dir = await mkdtemp(join(tmpdir(), 'trust-proxy-'));
-  await writeFile(join(dir, 'users.json'), JSON.stringify([{ username: USER.username, password_hash: await hashPassword(USER.password), sub: 'user-alice' }]));
-  await writeFile(join(dir, 'clients.json'), JSON.stringify([
-    { client_id: 'machine', client_secret: 'machine-secret-of-some-length', grant_types: ['client_credentials'], redirect_uris: [] },
-    { client_id: 'spa', token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], redirect_uris: [REDIRECT] },
-  ]));
-  const start = (label: string, trustProxy: Record<string, string>) =>
-    startTestService({
-      brokers: cluster.bootstrapServers,
+  const issuerFiles = await writeIssuerFiles(
+    'trust-proxy',
+    [{ ...USER, sub: 'user-alice' }],
+    [
+      { client_id: 'machine', client_secret: 'machine-secret-of-some-length', grant_types: ['client_credentials'], redirect_uris: [] },
+      { client_id: 'spa', token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], redirect_uris: [REDIRECT] },
+    ],
+  );
+  files = issuerFiles;
+  const start = (_label: string, trustProxy: Record<string, string>) =>
+    startPipelineService({
       embeddedIssuer: true,
       env: {
-        KAFKA_RESULTS_TOPIC: topics.results,
-        KAFKA_REQUESTS_TOPIC: topics.requests,
-        KAFKA_GROUP_ID: `${topics.group}-${label}`,
-        OIDC_CLIENTS_FILE: join(dir, 'clients.json'),
-        OIDC_USERS_FILE: join(dir, 'users.json'),
+        ...issuerFiles.env,
         RATE_LIMITS: 'on',
         RATE_LIMIT_AUTH_PER_MINUTE: '2',
         ...trustProxy,
       },
     });
-  [direct, behindOne, elsewhere] = await Promise.all([start('direct', {}), start('one-hop', { TRUST_PROXY: '1' }), start('elsewhere', { TRUST_PROXY: '10.0.0.0/8' })]);
+  [direct, behindOne, elsewhere] = await Promise.all([
+    start('direct', {}),
+    start('one-hop', { TRUST_PROXY: '1' }),
+    start('elsewhere', { TRUST_PROXY: '10.0.0.0/8' }),
+  ]);
 });
 
 afterAll(async () => {
   await Promise.all([direct?.stop(), behindOne?.stop(), elsewhere?.stop()]);
-  await cluster?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await files?.remove();
 });
 
 /**
@@ -89,7 +83,15 @@ async function discovery(svc: TestService, headers: Record<string, string>): Pro
 async function resumeUrlAfterSignIn(svc: TestService, headers: Record<string, string>): Promise<URL> {
   const issuer = svc.config.auth.issuer;
   const jar = new CookieJar();
-  const params = { client_id: 'spa', response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', state: 's', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
+  const params = {
+    client_id: 'spa',
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'openid',
+    state: 's',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  };
   const authorize = await fetch(`${issuer}/oauth/authorize?${new URLSearchParams(params)}`, { headers, redirect: 'manual' });
   jar.store(authorize);
   expect(authorize.status).toBe(303);
@@ -100,17 +102,21 @@ async function resumeUrlAfterSignIn(svc: TestService, headers: Record<string, st
 }
 
 describe('TRUST_PROXY unset: no peer is a proxy', () => {
-  it('ignores X-Forwarded-For: requests claiming to be different clients share the peer\'s sign-in budget', async () => {
+  it("ignores X-Forwarded-For: requests claiming to be different clients share the peer's sign-in budget", async () => {
     expect([await guess(direct, '203.0.113.1', '127.0.0.2'), await guess(direct, '203.0.113.2', '127.0.0.2')]).toEqual([401, 401]);
     expect(await guess(direct, '203.0.113.3', '127.0.0.2')).toBe(429);
     // Another peer is another client.
     expect(await guess(direct, '203.0.113.3', '127.0.0.3')).toBe(401);
   });
 
-  it('takes neither scheme nor host from X-Forwarded-*: discovery and the sign-in redirect keep the service\'s own', async () => {
+  it("takes neither scheme nor host from X-Forwarded-*: discovery and the sign-in redirect keep the service's own", async () => {
     const issuer = direct.config.auth.issuer;
     const doc = await discovery(direct, SPOOFED);
-    expect([doc.authorization_endpoint, doc.token_endpoint, doc.jwks_uri]).toEqual([`${issuer}/oauth/authorize`, `${issuer}/oauth/token`, `${issuer}/oauth/jwks`]);
+    expect([doc.authorization_endpoint, doc.token_endpoint, doc.jwks_uri]).toEqual([
+      `${issuer}/oauth/authorize`,
+      `${issuer}/oauth/token`,
+      `${issuer}/oauth/jwks`,
+    ]);
     const resume = await resumeUrlAfterSignIn(direct, SPOOFED);
     expect([resume.origin, resume.pathname]).toEqual([new URL(issuer).origin, expect.stringMatching(/^\/oauth\/authorize\/[\w-]+$/)]);
   });

@@ -45,10 +45,17 @@ describe('WebSocket next frames', () => {
     await store.create({ correlationId: id, input: null, owner: 'tester' });
     const clients = await Promise.all([connect(), connect()]);
     // Two subscriptions on the first socket and one on the second: three frames per message.
-    const subscriptions: Array<[number, string]> = [[0, 'a'], [0, 'b'], [1, 'c']];
+    const subscriptions: Array<[number, string]> = [
+      [0, 'a'],
+      [0, 'b'],
+      [1, 'c'],
+    ];
     for (const [i, sub] of subscriptions) clients[i]?.ws.send(JSON.stringify({ id: sub, type: 'subscribe', payload: { query: FOLLOW, variables: { id } } }));
     await eventually(() => store.followers(id) === 3, 5000, 'three followers');
-    await record([incoming(id, { sequence: 1, status: 'RUNNING', payload: { text: 'quote " and \\ and \u00e9', n: 1.5 } }), incoming(id, { sequence: 2, status: 'COMPLETED', payload: 'done' })]);
+    await record([
+      incoming(id, { sequence: 1, status: 'RUNNING', payload: { text: 'quote " and \\ and \u00e9', n: 1.5 } }),
+      incoming(id, { sequence: 2, status: 'COMPLETED', payload: 'done' }),
+    ]);
     const nexts = () => clients.flatMap((c) => c.frames.filter((f) => f.includes('"type":"next"')));
     await eventually(() => nexts().length === 6, 5000, 'six next frames');
     for (const frame of nexts()) {
@@ -70,7 +77,7 @@ describe('WebSocket next frames', () => {
     for (const c of clients) c.ws.close();
   });
 
-  it('a query\'s single result is framed exactly too', async () => {
+  it("a query's single result is framed exactly too", async () => {
     const { ws, frames } = await connect();
     ws.send(JSON.stringify({ id: 'ok', type: 'subscribe', payload: { query: '{ __typename }' } }));
     await eventually(() => frames.some((f) => f.startsWith('{"id":"ok","type":"next"')), 5000, 'the query answer');

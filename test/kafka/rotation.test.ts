@@ -21,7 +21,13 @@ let cluster: KafkaCluster;
 let producer: TestProducer;
 
 beforeAll(async () => {
-  cluster = await startKafka({ nodes: 3, topics: [{ name: topics.results, partitions: ROTATION_PARTITIONS }, { name: topics.requests, partitions: 1 }] });
+  cluster = await startKafka({
+    nodes: 3,
+    topics: [
+      { name: topics.results, partitions: ROTATION_PARTITIONS },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
   producer = await createTestProducer(cluster.bootstrapServers);
 }, 180_000);
 
@@ -31,28 +37,31 @@ afterAll(async () => {
   await deleteRedisKeys(`${redisPrefix}*`);
 }, 60_000);
 
-
 describe('three replicas on a three-node cluster', () => {
-  it('keep serving every read, ready throughout, through a join, a graceful leave, the coordinator killed and a replica killed', { timeout: 600_000 }, async () => {
-    await runRotation({
-      label: 'kafka, three nodes',
-      bootstrapServers: cluster.bootstrapServers,
-      topics,
-      redisPrefix,
-      producer,
-      groupEnv: {},
-      killedMemberEnv: { KAFKA_SESSION_TIMEOUT_MS: '10000' },
-      slowRebalances: false,
-      async killCoordinator(groupId) {
-        const victim = await cluster.coordinatorOf(groupId);
-        await cluster.killNode(victim);
-        return {
-          async restore() {
-            await cluster.startNode(victim);
-            await fullyReplicated(cluster, [topics.results, topics.requests]);
-          },
-        };
-      },
-    });
-  });
+  it(
+    'keep serving every read, ready throughout, through a join, a graceful leave, the coordinator killed and a replica killed',
+    { timeout: 600_000 },
+    async () => {
+      await runRotation({
+        label: 'kafka, three nodes',
+        bootstrapServers: cluster.bootstrapServers,
+        topics,
+        redisPrefix,
+        producer,
+        groupEnv: {},
+        killedMemberEnv: { KAFKA_SESSION_TIMEOUT_MS: '10000' },
+        slowRebalances: false,
+        async killCoordinator(groupId) {
+          const victim = await cluster.coordinatorOf(groupId);
+          await cluster.killNode(victim);
+          return {
+            async restore() {
+              await cluster.startNode(victim);
+              await fullyReplicated(cluster, [topics.results, topics.requests]);
+            },
+          };
+        },
+      });
+    },
+  );
 });

@@ -87,7 +87,10 @@ export function describeFollowContract(context: FollowContext): void {
       expect(fromPeer.map(plainMessage)).toEqual(fromLog.map(plainMessage));
       expect(plainMessage(fromLog[0] as TestMessage)).toEqual({ ...plainMessage(results[0]?.message as TestMessage), payload: { a: 'ü' } });
       expect(plainMessage(fromLog[2] as TestMessage)).toEqual(plainMessage(results[4]?.message as TestMessage));
-      expect(fromOther.map((m) => [m.correlationId, m.sequence])).toEqual([[b, 1], [b, 2]]);
+      expect(fromOther.map((m) => [m.correlationId, m.sequence])).toEqual([
+        [b, 1],
+        [b, 2],
+      ]);
     });
 
     it('has no gap and no duplicate between replay and live while another replica appends', async () => {
@@ -129,7 +132,12 @@ export function describeFollowContract(context: FollowContext): void {
 
     it('resumes exactly after a key, sequenced or not, in the replay and live', async () => {
       const id = uniqueId('after-key');
-      const stored = await peer.append([incoming(id, { payload: 'a' }), incoming(id, { sequence: 1 }), incoming(id, { payload: 'b' }), incoming(id, { payload: 'c' })]);
+      const stored = await peer.append([
+        incoming(id, { payload: 'a' }),
+        incoming(id, { sequence: 1 }),
+        incoming(id, { payload: 'b' }),
+        incoming(id, { payload: 'c' }),
+      ]);
       const keys = stored.map((r) => r.message.key);
       // After an unsequenced message (which afterSequence cannot name): the rest of the order, then live ones.
       const stream = await log.follow(id, { afterKey: keys[2] as string, queueLimit: 10 });

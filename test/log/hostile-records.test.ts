@@ -37,7 +37,11 @@ const resultValue = fc.record(
     status: fc.oneof({ weight: 4, arbitrary: statusText }, { weight: 1, arbitrary: anyJson }),
     final: fc.oneof(fc.boolean(), anyJson),
     payload: anyJson,
-    producedAt: fc.oneof(oddNumber, fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), name),
+    producedAt: fc.oneof(
+      oddNumber,
+      fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      name,
+    ),
     extra: fc.dictionary(name, anyJson, { maxKeys: 4 }),
   },
   { requiredKeys: [] },
@@ -116,7 +120,16 @@ describe.each(logs)('arbitrary result records into the %s log', (_label, createL
       const ingest = createChunkIngest({ onEvents: createResultRecorder({ log }), deadLetter: async () => undefined, stats, log: createSilentLogger() });
       const id = `proto-${process.pid}-${Date.now()}`;
       const statuses = ['constructor', '__proto__', 'Constructor', 'hasOwnProperty', 'running'];
-      const chunk = ingest.decode(statuses.map((status, i) => ({ topic: 'results', partition: 0, offset: String(i), key: null, value: Buffer.from(JSON.stringify({ correlationId: id, sequence: i, status })), headers: {} })));
+      const chunk = ingest.decode(
+        statuses.map((status, i) => ({
+          topic: 'results',
+          partition: 0,
+          offset: String(i),
+          key: null,
+          value: Buffer.from(JSON.stringify({ correlationId: id, sequence: i, status })),
+          headers: {},
+        })),
+      );
       await ingest.store(chunk);
       await chunk.deadLettered;
       expect(stats).toMatchObject({ malformed: 4, deadLettered: 4, stored: 1 });
@@ -136,7 +149,16 @@ describe('a stored message that cannot be read (Redis)', () => {
     const id = `damaged-${Date.now()}`;
     try {
       await log.create({ correlationId: id, input: { name: 'damaged' }, owner: null });
-      const message = (sequence: number, final = false) => ({ correlationId: id, key: `s:${sequence}`, messageId: null, sequence, status: null, final, payload: { n: sequence }, producedAt: null });
+      const message = (sequence: number, final = false) => ({
+        correlationId: id,
+        key: `s:${sequence}`,
+        messageId: null,
+        sequence,
+        status: null,
+        final,
+        payload: { n: sequence },
+        producedAt: null,
+      });
       await log.append([message(1)]);
       // What an older version stored for `"status": "constructor"`, and other damage, written beside it.
       const list = `${redisLogs.prefix}:{${id}}:msgs`;
@@ -164,4 +186,3 @@ describe('a stored message that cannot be read (Redis)', () => {
     }
   });
 });
-

@@ -54,7 +54,7 @@ export function describeListContract(context: ListContext): void {
       return started;
     };
 
-    it('lists an owner\'s tests newest first, started on any replica, and pages through them with cursors', async () => {
+    it("lists an owner's tests newest first, started on any replica, and pages through them with cursors", async () => {
       const alice = uniqueId('alice');
       const tests = await start(alice, 5);
       await start(uniqueId('bob'), 1);
@@ -82,11 +82,19 @@ export function describeListContract(context: ListContext): void {
     it('filters by status, and counts what matches', async () => {
       const owner = uniqueId('owner');
       const [pending, running, completed, failed] = (await start(owner, 4)) as [string, string, string, string];
-      await peer.append([incoming(running, { sequence: 1 }), incoming(completed, { sequence: 1 }), incoming(completed, { sequence: 2, final: true }), incoming(failed, { sequence: 1, status: 'FAILED' })]);
+      await peer.append([
+        incoming(running, { sequence: 1 }),
+        incoming(completed, { sequence: 1 }),
+        incoming(completed, { sequence: 2, final: true }),
+        incoming(failed, { sequence: 1, status: 'FAILED' }),
+      ]);
       const finished = await log.list({ owner, first: 10, statuses: ['COMPLETED', 'FAILED'] });
       expect(ids(finished)).toEqual([failed, completed]);
       expect(finished.totalCount).toBe(2);
-      expect(finished.edges.map((edge) => [edge.node.status, edge.node.messageCount])).toEqual([['FAILED', 1], ['COMPLETED', 2]]);
+      expect(finished.edges.map((edge) => [edge.node.status, edge.node.messageCount])).toEqual([
+        ['FAILED', 1],
+        ['COMPLETED', 2],
+      ]);
       const node = finished.edges[1]?.node;
       expect(node?.updatedAt).toBeGreaterThanOrEqual(node?.createdAt ?? Infinity);
       expect(ids(await log.list({ owner, first: 10, statuses: ['PENDING'] }))).toEqual([pending]);
@@ -195,10 +203,19 @@ export function describeListContract(context: ListContext): void {
       await peer.append([incoming(id, { sequence: 2, final: true })]);
       const ours = new Set([older as string, id]);
       const toAlice = await read(ofAlice, ours, 3);
-      expect(toAlice.map((c) => [c.test.correlationId, c.kind, c.test.messageCount])).toEqual([[older, 'CREATED', 0], [id, 'CREATED', 1], [id, 'UPDATED', 2]]);
+      expect(toAlice.map((c) => [c.test.correlationId, c.kind, c.test.messageCount])).toEqual([
+        [older, 'CREATED', 0],
+        [id, 'CREATED', 1],
+        [id, 'UPDATED', 2],
+      ]);
       expect(toAlice[1]?.test).toMatchObject({ owner: alice, input: { n: 7 }, createdAt: startedAt });
       const toAll = await read(ofAll, ours, 4);
-      expect(toAll.map((c) => [c.test.correlationId, c.kind, c.test.owner])).toEqual([[older, 'CREATED', alice], [id, 'CREATED', null], [id, 'UPDATED', alice], [id, 'UPDATED', alice]]);
+      expect(toAll.map((c) => [c.test.correlationId, c.kind, c.test.owner])).toEqual([
+        [older, 'CREATED', alice],
+        [id, 'CREATED', null],
+        [id, 'UPDATED', alice],
+        [id, 'UPDATED', alice],
+      ]);
       await ofAlice.return?.();
       await ofAll.return?.();
     });
@@ -212,8 +229,14 @@ export function describeListContract(context: ListContext): void {
       const [b] = await start(bob, 1);
       await peer.append([incoming(a as string, { sequence: 1 }), incoming(b as string, { sequence: 1 })]);
       const ours = new Set([a, b] as string[]);
-      expect((await read(ofAlice, ours, 2)).map((c) => [c.test.correlationId, c.kind])).toEqual([[a, 'CREATED'], [a, 'UPDATED']]);
-      expect((await read(ofBob, ours, 2)).map((c) => [c.test.correlationId, c.kind])).toEqual([[b, 'CREATED'], [b, 'UPDATED']]);
+      expect((await read(ofAlice, ours, 2)).map((c) => [c.test.correlationId, c.kind])).toEqual([
+        [a, 'CREATED'],
+        [a, 'UPDATED'],
+      ]);
+      expect((await read(ofBob, ours, 2)).map((c) => [c.test.correlationId, c.kind])).toEqual([
+        [b, 'CREATED'],
+        [b, 'UPDATED'],
+      ]);
       await ofAlice.return?.();
       await ofBob.return?.();
     });

@@ -53,7 +53,8 @@ describe('memory log bounds', () => {
     let now = 0;
     const kb = 'x'.repeat(1000);
     const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 1000, maxBytes: 20_000, now: () => ++now });
-    for (const id of ['a', 'b', 'c']) for (let sequence = 1; sequence <= 3; sequence++) expect((await appendOne(store, incoming(id, { sequence, payload: kb }))).outcome).toBe('inserted');
+    for (const id of ['a', 'b', 'c'])
+      for (let sequence = 1; sequence <= 3; sequence++) expect((await appendOne(store, incoming(id, { sequence, payload: kb }))).outcome).toBe('inserted');
     // Three tests of about 6.5 kB each hold less than the budget; growing c evicts a, then b.
     expect(store.bytes).toBeLessThanOrEqual(20_000);
     for (let sequence = 4; sequence <= 8; sequence++) await appendOne(store, incoming('c', { sequence, payload: kb }));

@@ -39,14 +39,21 @@ export function describeReadContract(context: StorageContext): void {
       await new Promise((resolve) => setTimeout(resolve, 5));
       await log.append([incoming(a, { sequence: 1 }), incoming(a, { sequence: 2, final: true }), incoming(b, { sequence: 1 })]);
       const [summaryA, missing, summaryB] = await log.getMany([a, uniqueId('missing'), b]);
-      expect(summaryA).toMatchObject({ correlationId: a, status: 'COMPLETED', input: { name: 'run' }, owner: 'alice', createdAt: created.createdAt, messageCount: 2 });
+      expect(summaryA).toMatchObject({
+        correlationId: a,
+        status: 'COMPLETED',
+        input: { name: 'run' },
+        owner: 'alice',
+        createdAt: created.createdAt,
+        messageCount: 2,
+      });
       expect(summaryA?.updatedAt).toBeGreaterThan(created.updatedAt);
       expect(summaryA).not.toHaveProperty('messages');
       expect(missing).toBeNull();
       expect(summaryB).toMatchObject({ correlationId: b, status: 'RUNNING', input: null, owner: null, messageCount: 1 });
     });
 
-    it('answers a page of a test\'s messages in its order, after a key, with whether more follow and the total', async () => {
+    it("answers a page of a test's messages in its order, after a key, with whether more follow and the total", async () => {
       const id = uniqueId('pages');
       await log.append([1, 2, 3, 4, 5].map((sequence) => incoming(id, { sequence })));
       const first = await log.messages(id, { first: 2 });
@@ -72,7 +79,7 @@ export function describeReadContract(context: StorageContext): void {
       await expect(log.messages(id, { first: 10, afterKey: 's:2' })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', details: { argument: 'after' } });
     });
 
-    it('pages in the test\'s order when messages arrive out of sequence, unsequenced or twice, in batches or one by one', async () => {
+    it("pages in the test's order when messages arrive out of sequence, unsequenced or twice, in batches or one by one", async () => {
       // A message: a sequence (or none), and whether it ends its batch.
       const arrival = fc.array(fc.tuple(fc.option(fc.integer({ min: -3, max: 12 }), { nil: null }), fc.boolean()), { minLength: 1, maxLength: 24 });
       await fc.assert(

@@ -31,7 +31,8 @@ afterAll(async () => {
   await pki?.remove();
 });
 
-const stateFor = (env: Record<string, string>, logger = createSilentLogger()) => createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: 'conn', ...env }), logger);
+const stateFor = (env: Record<string, string>, logger = createSilentLogger()) =>
+  createResultLogFromConfig(loadConfig({ STATE_STORE: 'redis', REDIS_KEY_PREFIX: 'conn', ...env }), logger);
 
 describe('REDIS_URL with TLS and a password', () => {
   it('stores and follows over rediss:// with a password, trusting the CA of REDIS_TLS_CA_FILE', async () => {

@@ -17,10 +17,16 @@ const redis = connect();
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('a page of tests in Redis', () => {
-  it('reads the page\'s entries of the list and their summaries, not the whole list', async () => {
+  it("reads the page's entries of the list and their summaries, not the whole list", async () => {
     const log = createLog();
     const owner = uniqueId('owner');
-    const ids = await Promise.all(range(1, 300).map((i) => log.create({ correlationId: `${owner}-${String(i).padStart(3, '0')}`, input: { i }, owner, createdAt: 1_700_000_000_000 + i }).then((test) => test.correlationId)));
+    const ids = await Promise.all(
+      range(1, 300).map((i) =>
+        log
+          .create({ correlationId: `${owner}-${String(i).padStart(3, '0')}`, input: { i }, owner, createdAt: 1_700_000_000_000 + i })
+          .then((test) => test.correlationId),
+      ),
+    );
     const monitor = await openMonitor();
     const commands = commandsNaming(monitor, owner);
     const first = await log.list({ owner, first: 20 });
@@ -36,7 +42,10 @@ describe('a page of tests in Redis', () => {
     const zranges = commands.filter(([name]) => name === 'zrange').map((command) => command.slice(2).join(' '));
     // Each page: 21 entries (one to tell whether more follow); the second also the entries of its
     // cursor's millisecond; and the sweep's look at entries old enough to have expired.
-    expect(zranges.filter((args) => args.includes('REV'))).toEqual(['+inf -inf BYSCORE REV LIMIT 0 21 WITHSCORES', '(1700000000281 -inf BYSCORE REV LIMIT 0 21 WITHSCORES']);
+    expect(zranges.filter((args) => args.includes('REV'))).toEqual([
+      '+inf -inf BYSCORE REV LIMIT 0 21 WITHSCORES',
+      '(1700000000281 -inf BYSCORE REV LIMIT 0 21 WITHSCORES',
+    ]);
     expect(hmgets()).toHaveLength(2 * 21 + 2 * SWEEP);
   });
 
@@ -53,7 +62,9 @@ describe('a page of tests in Redis', () => {
   it('drops the entries of expired tests a sweep at a time, from the oldest, and counts what is left', async () => {
     const log = createLog(60);
     const owner = uniqueId('owner');
-    const live = await Promise.all(range(1, 3).map((i) => log.create({ correlationId: `${owner}-live-${i}`, input: null, owner }).then((test) => test.correlationId)));
+    const live = await Promise.all(
+      range(1, 3).map((i) => log.create({ correlationId: `${owner}-live-${i}`, input: null, owner }).then((test) => test.correlationId)),
+    );
     // Entries of tests long gone, older than every live one, as a list keeps them until a read drops them.
     const key = `${prefix}:tests:owner:${owner}`;
     await redis.zadd(key, ...range(1, 150).flatMap((i) => [1_600_000_000_000 + i, `${owner}-gone-${i}`]));

@@ -41,7 +41,11 @@ function openLog(config: RedisConfig, role: string): { log: ResultLog; commands:
   };
 }
 /** Why the log is not ready now, or `ready`. */
-const readiness = (log: ResultLog) => log.check().then(() => 'ready', (error: Error) => (error.cause instanceof Error ? error.cause.message : error.message));
+const readiness = (log: ResultLog) =>
+  log.check().then(
+    () => 'ready',
+    (error: Error) => (error.cause instanceof Error ? error.cause.message : error.message),
+  );
 
 describe('readiness and requests while a connection of one Redis node reconnects', () => {
   let server: PrivateRedis;
@@ -60,7 +64,9 @@ describe('readiness and requests while a connection of one Redis node reconnects
 
   /** Cuts every connection named `rcs-<name>`; answers how many. */
   const cut = async (name: string) => {
-    const lines = String(await admin.client('LIST')).split('\n').filter((line) => line.includes(` name=rcs-${name} `));
+    const lines = String(await admin.client('LIST'))
+      .split('\n')
+      .filter((line) => line.includes(` name=rcs-${name} `));
     for (const line of lines) await admin.client('KILL', 'ID', /(?:^| )id=(\d+)/.exec(line)?.[1] as string);
     return lines.length;
   };
@@ -80,10 +86,14 @@ describe('readiness and requests while a connection of one Redis node reconnects
       await eventually(async () => (await readiness(opened.log)) === 'ready', 10_000, 'the log to be ready');
       await withPasswordChanged(async () => {
         expect(await cut('sub-down-subscriber')).toBe(1);
-        const why = await eventually(async () => {
-          const now = await readiness(opened.log);
-          return now !== 'ready' && now;
-        }, 10_000, 'the log to say it is not ready');
+        const why = await eventually(
+          async () => {
+            const now = await readiness(opened.log);
+            return now !== 'ready' && now;
+          },
+          10_000,
+          'the log to say it is not ready',
+        );
         expect(why).toMatch(/^the subscriber connection is (connecting|connect|reconnecting)$/);
         // Redis itself answers on the command connection meanwhile.
         expect(await (opened.commands as Redis).ping()).toBe('PONG');
@@ -146,7 +156,7 @@ describe('readiness and requests while a connection of one Redis node reconnects
 describe('readiness on a Redis Cluster', () => {
   afterAll(stopRedisShapes, 60_000);
 
-  it('is not ready until the service\'s own cluster client is, nor while it reconnects, and ready once it is', { timeout: 90_000 }, async () => {
+  it("is not ready until the service's own cluster client is, nor while it reconnects, and ready once it is", { timeout: 90_000 }, async () => {
     const shape = await openRedisShape('cluster');
     const opened = openLog(loadConfig(shape.env).redis, `cluster-ready-${process.pid}`);
     const clients = [opened.commands, opened.subscriber];

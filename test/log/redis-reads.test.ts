@@ -60,10 +60,13 @@ describe('a page of messages in Redis', () => {
     expect((await log.messages(unmarked, { first: 3, afterKey: 's:49' }))?.messages.map((m) => m.sequence)).toEqual([50, 51]);
     await eventually(() => lranges(commands).length >= 2, 5000, 'both reads');
     monitor.disconnect();
-    expect(lranges(commands)).toEqual([['0', '-1'], ['0', '-1']]);
+    expect(lranges(commands)).toEqual([
+      ['0', '-1'],
+      ['0', '-1'],
+    ]);
   });
 
-  it('reads no list for a summary: getMany sends a read of the meta fields and the list\'s length', async () => {
+  it("reads no list for a summary: getMany sends a read of the meta fields and the list's length", async () => {
     const log = createLog();
     const id = uniqueId('summary');
     await appendAll(log, id, range(1, 500));

@@ -63,7 +63,8 @@ describe.each(REDIS_SHAPES)('on Redis %s', (shapeName) => {
 });
 afterAll(stopRedisShapes, 60_000);
 
-const log = (bounds: { ttlSeconds?: number; maxMessagesPerTest?: number } = {}) => replica({ ttlSeconds: bounds.ttlSeconds ?? 100, maxMessagesPerTest: bounds.maxMessagesPerTest ?? 100 });
+const log = (bounds: { ttlSeconds?: number; maxMessagesPerTest?: number } = {}) =>
+  replica({ ttlSeconds: bounds.ttlSeconds ?? 100, maxMessagesPerTest: bounds.maxMessagesPerTest ?? 100 });
 const one = async (target: ResultLog, message: IncomingMessage) => (await target.append([message]))[0];
 
 describe('redis log specifics', () => {
@@ -90,9 +91,21 @@ describe('redis log specifics', () => {
 
   it('fails a write that fewer replicas than asked acknowledge in time, and its retry finds it stored', async () => {
     // The machine's Redis has no replica: WAIT 1 answers 0 after its timeout.
-    const store = createRedisResultLog({ redis: connect(), subscriber: connect(), prefix, logger: createSilentLogger(), ttlSeconds: 100, maxMessagesPerTest: 100, waitReplicas: 1, waitTimeoutMs: 50 });
+    const store = createRedisResultLog({
+      redis: connect(),
+      subscriber: connect(),
+      prefix,
+      logger: createSilentLogger(),
+      ttlSeconds: 100,
+      maxMessagesPerTest: 100,
+      waitReplicas: 1,
+      waitTimeoutMs: 50,
+    });
     const id = uniqueId('wait');
-    await expect(store.append([incoming(id, { sequence: 1 })])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { message: '0 of 1 replicas acknowledged the write within 50 ms' } });
+    await expect(store.append([incoming(id, { sequence: 1 })])).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      cause: { message: '0 of 1 replicas acknowledged the write within 50 ms' },
+    });
     await expect(store.create({ correlationId: id, input: null, owner: null })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     const plain = log();
     expect((await one(plain, incoming(id, { sequence: 1 })))?.outcome).toBe('duplicate');
@@ -135,7 +148,7 @@ describe('redis log specifics', () => {
     expect(read?.messages[1]?.payload).toBe('\ud800 lone surrogate');
   });
 
-  it('announces on the test\'s channel once per batch that stores something, with the count it holds, and never for a redelivery', async () => {
+  it("announces on the test's channel once per batch that stores something, with the count it holds, and never for a redelivery", async () => {
     const store = log();
     const a = uniqueId('pub-a');
     const b = uniqueId('pub-b');
@@ -143,16 +156,28 @@ describe('redis log specifics', () => {
     const received: Array<[string, string]> = [];
     listener.on('message', (channel: string, notice: string) => received.push([channel, notice]));
     await listener.subscribe(`${prefix}:{${a}}:notices`, `${prefix}:{${b}}:notices`);
-    const batch = [incoming(a, { sequence: 1 }), incoming(b, { sequence: 1 }), incoming(a, { sequence: 3 }), incoming(a, { sequence: 1 }), incoming(a, { sequence: 2 })];
+    const batch = [
+      incoming(a, { sequence: 1 }),
+      incoming(b, { sequence: 1 }),
+      incoming(a, { sequence: 3 }),
+      incoming(a, { sequence: 1 }),
+      incoming(a, { sequence: 2 }),
+    ];
     await store.append(batch);
     await store.append(batch);
     await store.append([incoming(a, { sequence: 9 })]);
     await eventually(() => received.length >= 3, 5000, 'three notices');
     await new Promise((r) => setTimeout(r, 100));
-    expect(received.sort()).toEqual([[`${prefix}:{${a}}:notices`, '3'], [`${prefix}:{${a}}:notices`, '4'], [`${prefix}:{${b}}:notices`, '1']].sort());
+    expect(received.sort()).toEqual(
+      [
+        [`${prefix}:{${a}}:notices`, '3'],
+        [`${prefix}:{${a}}:notices`, '4'],
+        [`${prefix}:{${b}}:notices`, '1'],
+      ].sort(),
+    );
   });
 
-  it('keeps every key of a test under the test\'s hash tag, so that the layout suits Redis Cluster', async () => {
+  it("keeps every key of a test under the test's hash tag, so that the layout suits Redis Cluster", async () => {
     const store = log();
     const id = uniqueId('slot');
     await store.create({ correlationId: id, input: null, owner: 'alice' });
@@ -169,7 +194,12 @@ describe('redis log specifics', () => {
       const seen: string[] = [];
       monitor.on('monitor', (_time: string, args: string[]) => {
         // EVAL or EVALSHA, as the connection has the script cached.
-        if (args.some((arg) => arg.includes(id))) seen.push(String(args[0]).toUpperCase().replace(/^EVAL(SHA)?$/, 'EVAL'));
+        if (args.some((arg) => arg.includes(id)))
+          seen.push(
+            String(args[0])
+              .toUpperCase()
+              .replace(/^EVAL(SHA)?$/, 'EVAL'),
+          );
       });
       await store.append(Array.from({ length: count }, (_, i) => incoming(id, { sequence: i + 1 })));
       // The last command a script runs: the test's notice.
@@ -308,7 +338,10 @@ describe('redis log specifics', () => {
     await store.append([incoming(id, { sequence: 2 })]);
     await eventually(() => received.filter((text) => text.includes(id)).length >= 2, 5000, 'two changes');
     const changes = received.filter((text) => text.includes(id)).map((text) => JSON.parse(text) as Record<string, unknown>);
-    expect(changes).toMatchObject([{ id, created: 1, count: 1, input: 'null' }, { id, created: 0, count: 2 }]);
+    expect(changes).toMatchObject([
+      { id, created: 1, count: 1, input: 'null' },
+      { id, created: 0, count: 2 },
+    ]);
     expect(changes[1]).not.toHaveProperty('input');
   });
 

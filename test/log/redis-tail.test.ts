@@ -56,7 +56,15 @@ describe.each(REDIS_SHAPES)('the tails of the Redis log on Redis %s', (shapeName
     redis = await shape.connect('commands');
     const subscriber = await shape.connect(`tail-subscriber-${process.pid}`, { subscriber: true });
     // As deployed: with replicas, a write counts once one holds it.
-    log = createRedisResultLog({ redis, subscriber, prefix, logger: createSilentLogger(), ttlSeconds: 600, maxMessagesPerTest: 1000, waitReplicas: shapeName === 'standalone' ? 0 : 1 });
+    log = createRedisResultLog({
+      redis,
+      subscriber,
+      prefix,
+      logger: createSilentLogger(),
+      ttlSeconds: 600,
+      maxMessagesPerTest: 1000,
+      waitReplicas: shapeName === 'standalone' ? 0 : 1,
+    });
     open.push(log);
   }, 90_000);
 
@@ -69,7 +77,12 @@ describe.each(REDIS_SHAPES)('the tails of the Redis log on Redis %s', (shapeName
   /** Tails of their own over the log's keys, on a subscriber of their own, reading through `reads`. */
   async function tailsReadingThrough(wrap: (reads: TailReads) => TailReads): Promise<RedisTails> {
     const subscriber = await shape.connect(`tail-own-${process.pid}-${open.length}`, { subscriber: true });
-    const tails = createRedisTails({ pubsub: createRedisPubSub(subscriber), channelOf: (id) => keysOf(id).channel, reads: wrap(createRedisTailReads({ redis, keysOf })), logger: createSilentLogger() });
+    const tails = createRedisTails({
+      pubsub: createRedisPubSub(subscriber),
+      channelOf: (id) => keysOf(id).channel,
+      reads: wrap(createRedisTailReads({ redis, keysOf })),
+      logger: createSilentLogger(),
+    });
     open.push(tails);
     return tails;
   }
@@ -90,7 +103,7 @@ describe.each(REDIS_SHAPES)('the tails of the Redis log on Redis %s', (shapeName
       head: (correlationId) => reads.head(correlationId),
       after: async (correlationId, from) => {
         // The first catch-up: the subscriber connection brought the notice, the command connection is not back yet.
-        if (failures++ === 0) throw new Error('Stream isn\'t writeable and enableOfflineQueue options is false');
+        if (failures++ === 0) throw new Error("Stream isn't writeable and enableOfflineQueue options is false");
         return reads.after(correlationId, from);
       },
     }));

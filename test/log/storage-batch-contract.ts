@@ -99,9 +99,16 @@ export function describeBatchStorageContract(context: StorageContext): void {
       const [k, f, o] = await Promise.all([known, fresh, other].map((id) => log.get(id)));
       expect(k).toMatchObject({ status: 'COMPLETED', input: { n: 1 }, owner: 'alice', createdAt: created.createdAt });
       expect(k?.updatedAt).toBeGreaterThan(created.updatedAt);
-      expect(k?.messages.map((m) => [m.correlationId, m.sequence])).toEqual([[known, 1], [known, 2]]);
+      expect(k?.messages.map((m) => [m.correlationId, m.sequence])).toEqual([
+        [known, 1],
+        [known, 2],
+      ]);
       expect(f).toMatchObject({ status: 'RUNNING', input: null, owner: null });
-      expect(f?.messages.map((m) => [m.correlationId, m.sequence])).toEqual([[fresh, 1], [fresh, 2], [fresh, 3]]);
+      expect(f?.messages.map((m) => [m.correlationId, m.sequence])).toEqual([
+        [fresh, 1],
+        [fresh, 2],
+        [fresh, 3],
+      ]);
       expect(o).toMatchObject({ status: 'FAILED', input: null, owner: null });
       expect(o?.messages).toHaveLength(1);
     });
@@ -110,7 +117,9 @@ export function describeBatchStorageContract(context: StorageContext): void {
       const id = uniqueId();
       await appendOne(incoming(id, { sequence: 1 }));
       await appendOne(incoming(id, { sequence: 5 }));
-      const results = await log.append([3, 7, 2, null, 6, 4].map((seq) => (seq === null ? incoming(id, { payload: 'unsequenced' }) : incoming(id, { sequence: seq }))));
+      const results = await log.append(
+        [3, 7, 2, null, 6, 4].map((seq) => (seq === null ? incoming(id, { payload: 'unsequenced' }) : incoming(id, { sequence: seq }))),
+      );
       expect(outcomes(results)).toEqual(Array(6).fill('inserted'));
       // Each message lands after the last one whose sequence is not greater, never before an
       // unsequenced one: exactly where six single appends would have put them.

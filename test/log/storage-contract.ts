@@ -73,9 +73,9 @@ export function describeStorageContract(context: StorageContext): void {
 
     it('keeps the existing record when create is called again', async () => {
       const id = uniqueId();
-      await log.create({ correlationId: id, input: { first: true }, owner: "alice" });
+      await log.create({ correlationId: id, input: { first: true }, owner: 'alice' });
       await appendOne(incoming(id, { sequence: 1 }));
-      const again = await log.create({ correlationId: id, input: { second: true }, owner: "mallory" });
+      const again = await log.create({ correlationId: id, input: { second: true }, owner: 'mallory' });
       expect(again.input).toEqual({ first: true });
       expect(again.owner).toBe('alice');
       expect(again.messages).toHaveLength(1);
@@ -169,8 +169,19 @@ export function describeStorageContract(context: StorageContext): void {
     it('keeps payloads and message fields as given and stamps receivedAt', async () => {
       const id = uniqueId();
       const before = Date.now();
-      const { message } = await appendOne(incoming(id, { messageId: 'm1', sequence: 7, status: 'RUNNING', payload: { deep: [1, { x: 'y' }] }, producedAt: 1_700_000_000_000 }));
-      expect(message).toMatchObject({ correlationId: id, key: 'm:m1', messageId: 'm1', sequence: 7, status: 'RUNNING', final: false, payload: { deep: [1, { x: 'y' }] }, producedAt: 1_700_000_000_000 });
+      const { message } = await appendOne(
+        incoming(id, { messageId: 'm1', sequence: 7, status: 'RUNNING', payload: { deep: [1, { x: 'y' }] }, producedAt: 1_700_000_000_000 }),
+      );
+      expect(message).toMatchObject({
+        correlationId: id,
+        key: 'm:m1',
+        messageId: 'm1',
+        sequence: 7,
+        status: 'RUNNING',
+        final: false,
+        payload: { deep: [1, { x: 'y' }] },
+        producedAt: 1_700_000_000_000,
+      });
       expect(message.receivedAt).toBeGreaterThanOrEqual(before - 1000);
       const [stored] = (await log.get(id))?.messages ?? [];
       expect(stored).toEqual(message);
@@ -181,10 +192,7 @@ export function describeStorageContract(context: StorageContext): void {
       // The text as a producer may have written it: escapes and a trailing zero that JSON.stringify would not write.
       const payloadJson = String.raw`{"s":"}{\"\u00e9","n":[1.50,-2],"o":{}}`;
       const payload = JSON.parse(payloadJson) as unknown;
-      const results = await log.append([
-        { ...incoming(id, { sequence: 1, payload }), payloadJson },
-        incoming(id, { sequence: 2, payload }),
-      ]);
+      const results = await log.append([{ ...incoming(id, { sequence: 1, payload }), payloadJson }, incoming(id, { sequence: 2, payload })]);
       const [first, second] = (await log.get(id))?.messages ?? [];
       expect(first?.payload).toEqual({ s: '}{"é', n: [1.5, -2], o: {} });
       expect(JSON.stringify(first?.payload)).toBe(JSON.stringify(second?.payload));

@@ -113,7 +113,10 @@ const kafka: BrokerKind = {
  * (comma-separated) runs only those, e.g. on a machine without Java.
  */
 export const TEST_BROKERS: readonly BrokerKind[] = (() => {
-  const wanted = (process.env.TEST_BROKERS ?? 'mock,kafka').split(',').map((s) => s.trim()).filter(Boolean);
+  const wanted = (process.env.TEST_BROKERS ?? 'mock,kafka')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = wanted.filter((w) => w !== 'mock' && w !== 'kafka');
   if (unknown.length > 0) throw new Error(`TEST_BROKERS names unknown brokers: ${unknown.join(', ')} (known: mock, kafka)`);
   return [MOCK_BROKER, kafka].filter((b) => wanted.includes(b.name));

@@ -57,7 +57,14 @@ export async function startBrowserService(options: BrowserServiceOptions): Promi
     await svc.ready();
     if (simulated) {
       const { topics } = svc;
-      const simulator = createSimulator({ brokers: svc.cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, groupId: `${topics.group}-sim`, duplicateEvery: 0, swapEvery: 0 });
+      const simulator = createSimulator({
+        brokers: svc.cluster.bootstrapServers,
+        requestsTopic: topics.requests,
+        resultsTopic: topics.results,
+        groupId: `${topics.group}-sim`,
+        duplicateEvery: 0,
+        swapEvery: 0,
+      });
       cleanups.push(() => simulator.dispose());
       await simulator.start();
     }
@@ -74,13 +81,24 @@ export async function startBrowserService(options: BrowserServiceOptions): Promi
  * Writes the issuer's clients and users files to a temporary folder; returns the settings naming
  * them and the port and public URL the service must take, on which the redirect URI depends.
  */
-async function writeIssuerFiles(label: string, issuer: NonNullable<BrowserServiceOptions['issuer']>, cleanups: Array<() => Promise<unknown>>): Promise<Record<string, string>> {
+async function writeIssuerFiles(
+  label: string,
+  issuer: NonNullable<BrowserServiceOptions['issuer']>,
+  cleanups: Array<() => Promise<unknown>>,
+): Promise<Record<string, string>> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const dir = await mkdtemp(join(tmpdir(), `${label}-`));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const { user } = issuer;
-  const clients = [{ client_id: issuer.clientId, grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [`${origin}${issuer.redirectPath}`], token_endpoint_auth_method: 'none' }];
+  const clients = [
+    {
+      client_id: issuer.clientId,
+      grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: [`${origin}${issuer.redirectPath}`],
+      token_endpoint_auth_method: 'none',
+    },
+  ];
   const users = [{ username: user.username, password_hash: await hashPassword(user.password), sub: user.sub, name: user.name }];
   await writeFile(join(dir, 'clients.json'), JSON.stringify(clients));
   await writeFile(join(dir, 'users.json'), JSON.stringify(users));

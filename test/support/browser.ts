@@ -120,7 +120,11 @@ export async function recordingContext(browser: Browser): Promise<RecordingConte
  * Runs `steps` in a recorded context; when they fail, keeps a screenshot `<failureShot>.png` of
  * where the page stood; closes the context either way.
  */
-export async function inContext<C extends Pick<RecordingContext, 'context' | 'page'>>(recorded: C, failureShot: string, steps: (recorded: C) => Promise<void>): Promise<void> {
+export async function inContext<C extends Pick<RecordingContext, 'context' | 'page'>>(
+  recorded: C,
+  failureShot: string,
+  steps: (recorded: C) => Promise<void>,
+): Promise<void> {
   try {
     await steps(recorded);
   } catch (error) {

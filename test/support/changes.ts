@@ -5,7 +5,9 @@ import type { ResultLog } from '../../src/log/result-log.js';
 import { collect, createWsClient, eventually, type Collected } from './graphql.js';
 
 /** A change as the tests select it. */
-export type Change = { testChanges: { kind: string; test: { correlationId: string; status: string; messageCount: number; messages?: { totalCount: number } } } };
+export type Change = {
+  testChanges: { kind: string; test: { correlationId: string; status: string; messageCount: number; messages?: { totalCount: number } } };
+};
 
 /** An open `testChanges` subscription. */
 export interface ChangesSubscription {
@@ -22,7 +24,13 @@ export interface ChangesSubscription {
  * probe test of `owner` (whose changes the token may see), started in `probeLog`, arrives. The
  * service answers the subscribe asynchronously, so nothing else tells a client when it is.
  */
-export async function subscribeChanges(options: { url: string; token: string; query: string; owner: string; probeLog: ResultLog }): Promise<ChangesSubscription> {
+export async function subscribeChanges(options: {
+  url: string;
+  token: string;
+  query: string;
+  owner: string;
+  probeLog: ResultLog;
+}): Promise<ChangesSubscription> {
   const client = createWsClient(options.url, { connectionParams: { authorization: `Bearer ${options.token}` } });
   const changes = collect<Change>(client, options.query);
   const probes: string[] = [];
@@ -37,6 +45,7 @@ export async function subscribeChanges(options: { url: string; token: string; qu
     10_000,
     `the testChanges subscription of ${options.owner} to be live`,
   );
-  const of = (...ids: string[]) => changes.results.map((r) => r.data?.testChanges).filter((c): c is Change['testChanges'] => c !== undefined && ids.includes(c.test.correlationId));
+  const of = (...ids: string[]) =>
+    changes.results.map((r) => r.data?.testChanges).filter((c): c is Change['testChanges'] => c !== undefined && ids.includes(c.test.correlationId));
   return { client, changes, probes, of };
 }

@@ -28,9 +28,23 @@ export interface KcatProduceOptions {
  */
 export function produceWithKcat(options: KcatProduceOptions): Promise<void> {
   const args = [
-    '-P', '-b', options.brokers.join(','), '-t', options.topic, '-p', String(options.partition),
-    '-z', options.codec, '-K', '\t',
-    '-X', 'linger.ms=500', '-X', 'batch.num.messages=100000', '-X', 'request.required.acks=-1',
+    '-P',
+    '-b',
+    options.brokers.join(','),
+    '-t',
+    options.topic,
+    '-p',
+    String(options.partition),
+    '-z',
+    options.codec,
+    '-K',
+    '\t',
+    '-X',
+    'linger.ms=500',
+    '-X',
+    'batch.num.messages=100000',
+    '-X',
+    'request.required.acks=-1',
   ];
   return run('kcat', args, options.records, 'kcat is not installed: run scripts/setup.sh (it installs the Debian package kcat)');
 }
@@ -46,7 +60,8 @@ export async function produceWithJava(options: KcatProduceOptions): Promise<void
 
 function run(command: string, args: readonly string[], records: readonly KcatRecord[], missing: string): Promise<void> {
   for (const r of records) {
-    if (r.key.includes('\t') || r.key.includes('\n') || r.value.includes('\n')) throw new Error('records are sent as tab-separated lines: no tab in a key, no newline anywhere');
+    if (r.key.includes('\t') || r.key.includes('\n') || r.value.includes('\n'))
+      throw new Error('records are sent as tab-separated lines: no tab in a key, no newline anywhere');
   }
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe'] });

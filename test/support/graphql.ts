@@ -40,9 +40,16 @@ export async function postGraphQL<T = Record<string, any>>(
  * GETs one operation from `${url}/graphql?…` with the default test token; objects (variables,
  * extensions) are sent as JSON. It carries a preflight-forcing header, as CSRF prevention asks.
  */
-export async function getGraphQL<T = Record<string, any>>(url: string, params: OperationRequest & { variables?: Record<string, unknown> }): Promise<HttpGraphQLResponse<T>> {
-  const search = new URLSearchParams(Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]) as Array<[string, string]>);
-  const response = await fetch(`${url}/graphql?${search.toString()}`, { headers: { authorization: `Bearer ${await defaultToken()}`, 'graphql-require-preflight': '1' } });
+export async function getGraphQL<T = Record<string, any>>(
+  url: string,
+  params: OperationRequest & { variables?: Record<string, unknown> },
+): Promise<HttpGraphQLResponse<T>> {
+  const search = new URLSearchParams(
+    Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]) as Array<[string, string]>,
+  );
+  const response = await fetch(`${url}/graphql?${search.toString()}`, {
+    headers: { authorization: `Bearer ${await defaultToken()}`, 'graphql-require-preflight': '1' },
+  });
   return { status: response.status, headers: response.headers, body: (await response.json()) as HttpGraphQLResponse<T>['body'] };
 }
 
@@ -65,7 +72,8 @@ export function createWsClient(
     webSocketImpl: WebSocket,
     retryAttempts: 0,
     lazy: true,
-    connectionParams: async () => (typeof connectionParams === 'function' ? connectionParams() : connectionParams) ?? { authorization: `Bearer ${await defaultToken()}` },
+    connectionParams: async () =>
+      (typeof connectionParams === 'function' ? connectionParams() : connectionParams) ?? { authorization: `Bearer ${await defaultToken()}` },
     on: {
       connected: (socket) => options.onConnected?.(socket as WebSocket),
       closed: (event) => {
@@ -132,7 +140,11 @@ export function collect<T = Record<string, any>>(client: Subscriber, request: st
 }
 
 /** Polls `check` until it returns a truthy value or the time runs out. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -151,7 +163,11 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
 export type ClientErrors = Array<{ message: string; extensions?: Record<string, unknown> }>;
 
 /** Runs one operation on a fresh connection of `client`: the errors it ends with (none when it completes without). */
-async function errorsOf(client: Subscriber & { dispose(): unknown }, request: string | OperationRequest, variables?: Record<string, unknown>): Promise<ClientErrors> {
+async function errorsOf(
+  client: Subscriber & { dispose(): unknown },
+  request: string | OperationRequest,
+  variables?: Record<string, unknown>,
+): Promise<ClientErrors> {
   const sub = collect(client, request, variables);
   const outcome = await sub.done.then(
     () => sub.results.flatMap((result) => (result as { errors?: ClientErrors }).errors ?? []),
@@ -182,7 +198,12 @@ export function createSseClient(url: string, options: { token?: string; headers?
  * Runs one operation over SSE with graphql-sse's client: the errors it ends with, from the error
  * events, or from the body of a refusal before the stream opened (with its HTTP status).
  */
-export async function sseErrors(url: string, query: string | OperationRequest, variables?: Record<string, unknown>, token?: string): Promise<ClientErrors & { status?: number }> {
+export async function sseErrors(
+  url: string,
+  query: string | OperationRequest,
+  variables?: Record<string, unknown>,
+  token?: string,
+): Promise<ClientErrors & { status?: number }> {
   const client = createSseClient(url, token === undefined ? {} : { token });
   const sub = collect(client, query, variables);
   try {

@@ -8,8 +8,12 @@ import { eventually } from './graphql.js';
  */
 export async function fullyReplicated(cluster: KafkaCluster, topics: readonly string[]): Promise<void> {
   const admin = await cluster.admin();
-  await eventually(async () => {
-    const { topics: meta } = await admin.fetchTopicMetadata({ topics: [...topics, '__consumer_offsets'] });
-    return meta.every((t) => t.partitions.every((p) => p.leader > 0 && p.isr.length === 3));
-  }, 120_000, 'every replica back in sync');
+  await eventually(
+    async () => {
+      const { topics: meta } = await admin.fetchTopicMetadata({ topics: [...topics, '__consumer_offsets'] });
+      return meta.every((t) => t.partitions.every((p) => p.leader > 0 && p.isr.length === 3));
+    },
+    120_000,
+    'every replica back in sync',
+  );
 }

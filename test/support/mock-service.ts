@@ -30,8 +30,15 @@ export interface MockClusterService extends TestService {
 /** Starts the mock cluster with results and requests topics (one partition each), then the service. */
 export async function startMockClusterService(label: string, options: MockClusterServiceOptions = {}): Promise<MockClusterService> {
   const topics = uniqueTopics(label);
-  const cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  const startOn = (group: string, more: MockClusterServiceOptions) => startTestService({ ...more, brokers: cluster.bootstrapServers, env: { ...topicEnv(topics, group), ...more.env } });
+  const cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
+  const startOn = (group: string, more: MockClusterServiceOptions) =>
+    startTestService({ ...more, brokers: cluster.bootstrapServers, env: { ...topicEnv(topics, group), ...more.env } });
   let svc: TestService;
   try {
     svc = await startOn(topics.group, options);

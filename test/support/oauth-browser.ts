@@ -21,7 +21,10 @@ export class CookieJar {
 
   header(url: URL): string {
     const matches = (path: string) => url.pathname === path || url.pathname.startsWith(path.endsWith('/') ? path : `${path}/`);
-    return [...this.cookies.values()].filter((c) => matches(c.path)).map((c) => `${c.name}=${c.value}`).join('; ');
+    return [...this.cookies.values()]
+      .filter((c) => matches(c.path))
+      .map((c) => `${c.name}=${c.value}`)
+      .join('; ');
   }
 }
 
@@ -29,7 +32,12 @@ export class CookieJar {
 export async function hop(jar: CookieJar, base: string, url: URL | string, form?: Record<string, string>): Promise<Response> {
   const target = new URL(url, base);
   const headers = { cookie: jar.header(target), accept: 'text/html', ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) };
-  const response = await fetch(target, { method: form ? 'POST' : 'GET', headers, redirect: 'manual', ...(form ? { body: new URLSearchParams(form).toString() } : {}) });
+  const response = await fetch(target, {
+    method: form ? 'POST' : 'GET',
+    headers,
+    redirect: 'manual',
+    ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+  });
   jar.store(response);
   return response;
 }

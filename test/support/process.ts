@@ -29,7 +29,16 @@ process.once('exit', () => {
 /** Starts a service process with `env` (plus the test issuer) and waits until it listens. */
 export async function spawnService(name: string, env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '15000', RATE_LIMITS: 'off' /* as in startTestService; a test turns them on */, ...HS256_ENV, ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '15000',
+      RATE_LIMITS: 'off' /* as in startTestService; a test turns them on */,
+      ...HS256_ENV,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -51,7 +60,9 @@ export async function spawnService(name: string, env: Record<string, string>): P
       const last = joins.at(-1);
       if (last === undefined) return [];
       const assignment = (JSON.parse(last) as { assignment: Record<string, number[]> }).assignment;
-      return Object.values(assignment).flat().sort((a, b) => a - b);
+      return Object.values(assignment)
+        .flat()
+        .sort((a, b) => a - b);
     },
     exited,
     kill: (signal) => child.kill(signal),
@@ -76,10 +87,14 @@ export async function readyz(service: { readonly url: string }): Promise<ReadyzA
  */
 export async function waitReady(service: ServiceProcess, timeoutMs = 60_000): Promise<void> {
   const joined = (check: string | undefined) => check === undefined || check === 'ok';
-  await eventually(async () => {
-    const { status, checks } = await readyz(service);
-    return status === 200 && joined(checks.consumer) && joined(checks.requests);
-  }, timeoutMs, `${service.name} to be ready`);
+  await eventually(
+    async () => {
+      const { status, checks } = await readyz(service);
+      return status === 200 && joined(checks.consumer) && joined(checks.requests);
+    },
+    timeoutMs,
+    `${service.name} to be ready`,
+  );
 }
 
 /** Reads one counter of `/metrics`. */

@@ -41,7 +41,14 @@ export function useRedisLogs(label: string): RedisLogs {
     prefix,
     connect,
     createLog(options = {}) {
-      const log = createRedisResultLog({ redis: connect(), subscriber: connect(), prefix, ttlSeconds: options.ttlSeconds ?? 3600, maxMessagesPerTest: options.maxMessagesPerTest ?? 10_000, logger: createSilentLogger() });
+      const log = createRedisResultLog({
+        redis: connect(),
+        subscriber: connect(),
+        prefix,
+        ttlSeconds: options.ttlSeconds ?? 3600,
+        maxMessagesPerTest: options.maxMessagesPerTest ?? 10_000,
+        logger: createSilentLogger(),
+      });
       logs.push(log);
       return log;
     },

@@ -39,21 +39,60 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   const auth = password === undefined ? '' : `:${encodeURIComponent(password)}@`;
   const url = `${tls ? 'rediss' : 'redis'}://${auth}127.0.0.1:${port}`;
   const listen = tls
-    ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile, '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', 'no']
+    ? [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--tls-cert-file',
+        tls.certFile,
+        '--tls-key-file',
+        tls.keyFile,
+        '--tls-ca-cert-file',
+        tls.caFile,
+        '--tls-auth-clients',
+        'no',
+      ]
     : ['--port', String(port)];
 
   const start = async () => {
-    child = spawn('redis-server', [...listen, ...(password === undefined ? [] : ['--requirepass', password]), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], { stdio: 'ignore' });
-    await eventually(async () => {
-      const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...(tls ? { tls: { ca: readFileSync(tls.caFile, 'utf8') } } : {}) });
-      probe.on('error', () => undefined); // refused while the server starts; the poll retries
-      try {
-        await probe.connect();
-        return (await probe.ping()) === 'PONG';
-      } finally {
-        probe.disconnect();
-      }
-    }, 10_000, 'the private redis');
+    child = spawn(
+      'redis-server',
+      [
+        ...listen,
+        ...(password === undefined ? [] : ['--requirepass', password]),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--dir',
+        dir,
+      ],
+      { stdio: 'ignore' },
+    );
+    await eventually(
+      async () => {
+        const probe = new Redis(url, {
+          lazyConnect: true,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+          ...(tls ? { tls: { ca: readFileSync(tls.caFile, 'utf8') } } : {}),
+        });
+        probe.on('error', () => undefined); // refused while the server starts; the poll retries
+        try {
+          await probe.connect();
+          return (await probe.ping()) === 'PONG';
+        } finally {
+          probe.disconnect();
+        }
+      },
+      10_000,
+      'the private redis',
+    );
   };
   const kill = async () => {
     if (child === undefined || child.exitCode !== null) return;

@@ -34,7 +34,10 @@ export interface RedisShape {
   close(): Promise<void>;
 }
 
-const started = new Map<RedisShapeName, Promise<{ env: Record<string, string>; cluster?: RedisCluster; sentinel?: RedisSentinelSet; ports: () => Promise<number[]> }>>();
+const started = new Map<
+  RedisShapeName,
+  Promise<{ env: Record<string, string>; cluster?: RedisCluster; sentinel?: RedisSentinelSet; ports: () => Promise<number[]> }>
+>();
 
 /** Starts the topology of `name` once per test file (stopped by stopRedisShapes). */
 function topology(name: RedisShapeName) {
@@ -100,9 +103,11 @@ export async function openRedisShape(name: RedisShapeName): Promise<RedisShape> 
 export async function stopRedisShapes(): Promise<void> {
   const running = [...started.values()];
   started.clear();
-  await Promise.all(running.map(async (shape) => {
-    const { cluster, sentinel } = await shape;
-    await cluster?.stop();
-    await sentinel?.stop();
-  }));
+  await Promise.all(
+    running.map(async (shape) => {
+      const { cluster, sentinel } = await shape;
+      await cluster?.stop();
+      await sentinel?.stop();
+    }),
+  );
 }

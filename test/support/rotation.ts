@@ -149,7 +149,14 @@ export async function runRotation(setup: RotationSetup): Promise<void> {
     const live: string[] = [];
     for (let i = 0; i < DONE; i++) done.push(await startTest());
     for (let i = 0; i < LIVE; i++) live.push(await startTest());
-    await send(done.flatMap((id, i) => Array.from({ length: DONE_MESSAGES }, (_, k) => ({ ...result(id, { sequence: k + 1, final: k + 1 === DONE_MESSAGES }), partition: i % ROTATION_PARTITIONS }))));
+    await send(
+      done.flatMap((id, i) =>
+        Array.from({ length: DONE_MESSAGES }, (_, k) => ({
+          ...result(id, { sequence: k + 1, final: k + 1 === DONE_MESSAGES }),
+          partition: i % ROTATION_PARTITIONS,
+        })),
+      ),
+    );
     for (const id of done) {
       await eventually(async () => (await postGraphQL(a.process.url, READ, { id })).body.data?.test?.messageCount === DONE_MESSAGES, 60_000, `${id} stored`);
     }
@@ -220,7 +227,8 @@ export async function runRotation(setup: RotationSetup): Promise<void> {
         const id = live[n % LIVE] as string;
         const response = await postGraphQL(url, READ, { id });
         const seen = ((response.body.data?.test?.messages.nodes ?? []) as Array<{ sequence: number }>).map((x) => x.sequence);
-        if (response.status !== 200 || response.body.errors !== undefined || response.body.data?.test === null) return { ok: false, detail: `query ${response.status} ${JSON.stringify(response.body)}` };
+        if (response.status !== 200 || response.body.errors !== undefined || response.body.data?.test === null)
+          return { ok: false, detail: `query ${response.status} ${JSON.stringify(response.body)}` };
         return sequencesOk(seen) ? { ok: true } : { ok: false, detail: `query sequences ${seen.join(',')}` };
       }
       const id = done[n % DONE] as string;
@@ -274,10 +282,14 @@ export async function runRotation(setup: RotationSetup): Promise<void> {
     const c = await start('c', s.killedMemberEnv);
     await waitReady(c.process);
     await eventually(async () => (await joins(a)) > joinsBefore, 60_000, 'a to rejoin after c joined');
-    await eventually(() => {
-      const assigned = all.map((m) => m.process.assignment());
-      return assigned.every((x) => x.length > 0) && assigned.flat().length === ROTATION_PARTITIONS && new Set(assigned.flat()).size === ROTATION_PARTITIONS;
-    }, 60_000, 'the partitions shared by three');
+    await eventually(
+      () => {
+        const assigned = all.map((m) => m.process.assignment());
+        return assigned.every((x) => x.length > 0) && assigned.flat().length === ROTATION_PARTITIONS && new Set(assigned.flat()).size === ROTATION_PARTITIONS;
+      },
+      60_000,
+      'the partitions shared by three',
+    );
     windows.push({ event: 'c joined', from: joinStarted, to: Date.now(), mustShow: s.slowRebalances });
     await someReads('with three replicas');
 
@@ -296,7 +308,11 @@ export async function runRotation(setup: RotationSetup): Promise<void> {
       const killedAt = Date.now();
       const { restore } = await s.killCoordinator(topics.group);
       await eventually(async () => (await joins(a)) > joinsBeforeCoordinator, 180_000, 'a to rejoin after the coordinator died');
-      await eventually(async () => (await readyz(a.process)).checks.consumer === 'ok' && (await readyz(c.process)).checks.consumer === 'ok', 120_000, 'both consumers back in the group');
+      await eventually(
+        async () => (await readyz(a.process)).checks.consumer === 'ok' && (await readyz(c.process)).checks.consumer === 'ok',
+        120_000,
+        'both consumers back in the group',
+      );
       windows.push({ event: 'coordinator killed', from: killedAt, to: Date.now(), mustShow: true });
       await restore();
       await someReads('after the coordinator died');
@@ -339,7 +355,10 @@ export async function runRotation(setup: RotationSetup): Promise<void> {
       const first = own.find((p) => p.status === 200)?.at ?? Number.POSITIVE_INFINITY;
       const serving = own.filter((p) => p.at >= first && p.doneAt < (m.stoppedAt ?? Number.POSITIVE_INFINITY));
       expect(serving.length, m.process.name).toBeGreaterThan(0);
-      expect(serving.filter((p) => p.status !== 200), m.process.name).toEqual([]);
+      expect(
+        serving.filter((p) => p.status !== 200),
+        m.process.name,
+      ).toEqual([]);
     }
     // The SIGTERMed replica told the balancer before it closed its listener.
     expect(probes.some((p) => p.name === 'b' && p.at >= (b.stoppedAt ?? 0) && p.status === 503)).toBe(true);
@@ -347,9 +366,13 @@ export async function runRotation(setup: RotationSetup): Promise<void> {
     // The group changes show in a's body while it stays 200.
     const seen = windows.map((w) => ({
       ...w,
-      states: [...new Set(probes.filter((p) => p.name === 'a' && p.at >= w.from && p.at < w.to && p.status === 200 && p.consumer !== 'ok').map((p) => p.consumer))],
+      states: [
+        ...new Set(probes.filter((p) => p.name === 'a' && p.at >= w.from && p.at < w.to && p.status === 200 && p.consumer !== 'ok').map((p) => p.consumer)),
+      ],
     }));
-    console.log(`${setup.label}: /readyz of a stayed 200; its consumer check during the group changes: ${JSON.stringify(seen.map(({ event, states }) => ({ event, states })))}; ${reads.length} reads, ${reads.filter((r) => r.retriedFrom).length} resent after the kill`);
+    console.log(
+      `${setup.label}: /readyz of a stayed 200; its consumer check during the group changes: ${JSON.stringify(seen.map(({ event, states }) => ({ event, states })))}; ${reads.length} reads, ${reads.filter((r) => r.retriedFrom).length} resent after the kill`,
+    );
     for (const w of seen) for (const state of w.states) expect(state).toMatch(/^(connecting|rebalancing|stalled: .+|crashed: .+)$/);
     // Where a change lasts longer than the probe period (the mock's rebalances, a dead coordinator)
     // the body must show it; a real broker's join or leave may settle between two probes, and the
@@ -359,10 +382,14 @@ export async function runRotation(setup: RotationSetup): Promise<void> {
     // Nothing lost, nothing stored or pushed twice.
     const expected = Array.from({ length: last }, (_, k) => k + 1);
     for (const id of live) {
-      const stored = await eventually(async () => {
-        const nodes = (await postGraphQL(a.process.url, READ, { id })).body.data?.test?.messages.nodes as Array<{ sequence: number }> | undefined;
-        return nodes?.length === last && nodes.map((x) => x.sequence);
-      }, 60_000, `${id} complete`);
+      const stored = await eventually(
+        async () => {
+          const nodes = (await postGraphQL(a.process.url, READ, { id })).body.data?.test?.messages.nodes as Array<{ sequence: number }> | undefined;
+          return nodes?.length === last && nodes.map((x) => x.sequence);
+        },
+        60_000,
+        `${id} complete`,
+      );
       expect(stored).toEqual(expected);
     }
     for (const p of pushes) expect(p.results.map((r) => r.data?.testMessages.sequence)).toEqual(expected);

@@ -27,7 +27,7 @@ export async function storedBatches(logDir: string, topic: string, partition: nu
   const batches: StoredBatch[] = [];
   for (const segment of segments) {
     const data = await readFile(join(folder, segment));
-    for (let at = 0; at + 61 <= data.length; ) {
+    for (let at = 0; at + 61 <= data.length;) {
       const length = data.readInt32BE(at + 8);
       if (length <= 0 || at + 12 + length > data.length) break;
       if (data.readInt8(at + 16) !== 2) throw new Error(`${segment}: batch at byte ${at} is not record batch v2`);

@@ -1,6 +1,7 @@
 /**
  * Starts a real service in-process on port 0 against a real broker, with topics and a consumer
- * group of its own so tests never see each other's records.
+ * group of its own so tests never see each other's records; or, for the operation pipeline's
+ * tests, against no broker at all (`startPipelineService`: the memory broker side).
  */
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config/config.js';
@@ -9,6 +10,8 @@ import { createAuth } from '../../src/auth/create-auth.js';
 import type { Auth } from '../../src/auth/auth.js';
 import { createExternalAuth } from '../../src/auth/external-auth.js';
 import { createKafkaBrokerSide } from '../../src/ingest/kafka-broker-side.js';
+import type { OperationPlugin } from '../../src/graphql/pipeline/operation-plugin.js';
+import { createMemoryBrokerSide, type MemoryBrokerSide } from './memory-broker-side.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createLogger, type Logger } from '../../src/base/logger.js';
@@ -23,6 +26,8 @@ export interface TestService {
   readonly url: string;
   readonly config: Config;
   readonly log: ResultLog;
+  /** The broker side when the service runs without a broker (`startPipelineService`). */
+  readonly memoryBroker?: MemoryBrokerSide;
   /** Resolves once readiness is 200 and the consumers have joined their groups. */
   ready(): Promise<void>;
   stop(): Promise<void>;
@@ -30,7 +35,8 @@ export interface TestService {
 
 /** Options: the brokers, and environment overrides as docs/configuration.md documents them. */
 export interface TestServiceOptions {
-  readonly brokers: readonly string[];
+  /** None: the memory broker side (`startPipelineService`). */
+  readonly brokers?: readonly string[];
   readonly env?: Record<string, string>;
   /** Wrap the result log, e.g. to count calls. */
   readonly wrapLog?: (log: ResultLog) => ResultLog;
@@ -44,6 +50,8 @@ export interface TestServiceOptions {
    * issuer URL must be known before listening, so a free port is picked first.
    */
   readonly embeddedIssuer?: boolean;
+  /** Operation lifecycle plugins run after the service's own. */
+  readonly plugins?: readonly OperationPlugin[];
 }
 
 /** A TCP port that was free a moment ago (for servers whose URL must be known before they listen). */
@@ -62,7 +70,8 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     PORT: String(port),
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    KAFKA_BROKERS: options.brokers.join(','),
+    // Never dialled without brokers: the memory broker side stands in.
+    KAFKA_BROKERS: (options.brokers ?? ['127.0.0.1:9']).join(','),
     SHUTDOWN_TIMEOUT_MS: '5000',
     // Off unless a test turns them on: most tests send more than a budget allows.
     RATE_LIMITS: 'off',
@@ -76,13 +85,19 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   const log = options.wrapLog ? options.wrapLog(shared) : shared;
   // In Redis with STATE_STORE=redis, so two instances with one REDIS_KEY_PREFIX share the budgets.
   const limits = createRateLimitsFromConfig(config.rateLimits, config.redis, logger);
+  let memoryBroker: MemoryBrokerSide | undefined;
   const service = await startService({
     config,
     logger,
     log,
     rateLimits: limits.rateLimits,
     ...(own ? { storedTests: () => own.size } : {}),
-    createBrokerSide: (handlers) => createKafkaBrokerSide({ config: config.kafka, logger, ...handlers }),
+    createBrokerSide: (handlers) => {
+      if (options.brokers !== undefined) return createKafkaBrokerSide({ config: config.kafka, logger, ...handlers });
+      memoryBroker = createMemoryBrokerSide(handlers);
+      return memoryBroker;
+    },
+    ...(options.plugins ? { plugins: options.plugins } : {}),
     auth: options.auth ?? (options.embeddedIssuer ? await createAuth(config, logger) : createExternalAuth(config.auth)),
   });
   return {
@@ -90,20 +105,34 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
     url: service.url,
     config,
     log,
+    ...(memoryBroker ? { memoryBroker } : {}),
     ready: async () => {
       // Readiness of an API-serving process no longer waits for the consumer: the tests that need
       // it in its group (most of them) wait for its check too.
       const joined = (check: string | undefined) => check === undefined || check === 'ok';
-      await eventually(async () => {
-        const { ready, checks } = await service.readiness();
-        return ready && joined(checks.consumer) && joined(checks.requests);
-      }, 30_000, 'consumer to join its group');
+      await eventually(
+        async () => {
+          const { ready, checks } = await service.readiness();
+          return ready && joined(checks.consumer) && joined(checks.requests);
+        },
+        30_000,
+        'consumer to join its group',
+      );
     },
     stop: async () => {
       await service.stop();
       await limits.dispose();
     },
   };
+}
+
+/**
+ * The pipeline's harness: a real service (HTTP, graphql-ws and graphql-sse on one port, a memory
+ * log) with no broker behind it. Start requests land in `memoryBroker.published`; results reach
+ * the log through `memoryBroker.deliver`, the handler a consumer would call.
+ */
+export function startPipelineService(options: Omit<TestServiceOptions, 'brokers'> = {}): Promise<TestService & { readonly memoryBroker: MemoryBrokerSide }> {
+  return startTestService(options) as Promise<TestService & { readonly memoryBroker: MemoryBrokerSide }>;
 }
 
 /** How many tests a service created, counted through its `wrapLog`. */

@@ -31,8 +31,20 @@ export interface SteadyStream {
  * replicas, as a careful external system would run it (`idempotent: false` on the mock broker,
  * which cannot serve it).
  */
-export async function startSteadyStream(options: { brokers: readonly string[]; topic: string; ids: readonly string[]; partitions: number; tickMs: number; idempotent?: boolean }): Promise<SteadyStream> {
-  const kafka = new Kafka({ clientId: 'steady-stream', brokers: [...options.brokers], logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
+export async function startSteadyStream(options: {
+  brokers: readonly string[];
+  topic: string;
+  ids: readonly string[];
+  partitions: number;
+  tickMs: number;
+  idempotent?: boolean;
+}): Promise<SteadyStream> {
+  const kafka = new Kafka({
+    clientId: 'steady-stream',
+    brokers: [...options.brokers],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 3, initialRetryTime: 100 },
+  });
   const producer: Producer = kafka.producer({ idempotent: options.idempotent ?? true, maxInFlightRequests: 1 });
   await producer.connect();
   const produced: Produced[] = [];
@@ -54,7 +66,12 @@ export async function startSteadyStream(options: { brokers: readonly string[]; t
             await producer.send({
               topic: options.topic,
               acks: -1,
-              messages: records.map((r) => ({ key: r.id, partition, headers: { correlation_id: r.id }, value: JSON.stringify({ correlationId: r.id, sequence: r.sequence, status: 'running', payload: { sentAt: r.sentAt } }) })),
+              messages: records.map((r) => ({
+                key: r.id,
+                partition,
+                headers: { correlation_id: r.id },
+                value: JSON.stringify({ correlationId: r.id, sequence: r.sequence, status: 'running', payload: { sentAt: r.sentAt } }),
+              })),
             });
             break;
           } catch {
@@ -108,7 +125,8 @@ export async function subscribeAll(url: string, ids: readonly string[], transpor
     );
   }
   // Over graphql-ws the subscriptions are registered once the socket answered an operation sent after them.
-  if (transport === 'ws') await new Promise<void>((resolve, reject) => client.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }));
+  if (transport === 'ws')
+    await new Promise<void>((resolve, reject) => client.subscribe({ query: '{ __typename }' }, { next: () => undefined, error: reject, complete: resolve }));
   return { received, ended, dispose: async () => void (await client.dispose()) };
 }
 

@@ -45,13 +45,45 @@ async function openssl(dir: string, args: string[]): Promise<void> {
 const NEW_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
 async function makeCa(dir: string, name: string): Promise<void> {
-  await openssl(dir, ['req', '-x509', ...NEW_KEY, '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', `/CN=${name}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  await openssl(dir, [
+    'req',
+    '-x509',
+    ...NEW_KEY,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.pem`,
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${name}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
 }
 
 async function makeLeaf(dir: string, name: string, ca: string, extensions: string): Promise<void> {
   await openssl(dir, ['req', ...NEW_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
   await writeFile(join(dir, `${name}.ext`), extensions);
-  await openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`]);
+  await openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${ca}.pem`,
+    '-CAkey',
+    `${ca}.key`,
+    '-CAcreateserial',
+    '-out',
+    `${name}.pem`,
+    '-days',
+    '2',
+    '-extfile',
+    `${name}.ext`,
+  ]);
 }
 
 /** Makes the CA, broker and client material in a new temporary folder. */
@@ -65,7 +97,12 @@ export async function createTestPki(): Promise<TestPki> {
   await openssl(dir, ['pkcs8', '-topk8', '-v2', 'aes-256-cbc', '-in', 'client.key', '-out', 'client-encrypted.key', '-passout', `pass:${clientKeyPassword}`]);
   // Kafka's PEM keystore: the private key (PKCS#8) followed by the certificate chain.
   const keystore = join(dir, 'broker-keystore.pem');
-  await writeFile(keystore, [await readFile(join(dir, 'broker.key'), 'utf8'), await readFile(join(dir, 'broker.pem'), 'utf8'), await readFile(join(dir, 'test-ca.pem'), 'utf8')].join(''));
+  await writeFile(
+    keystore,
+    [await readFile(join(dir, 'broker.key'), 'utf8'), await readFile(join(dir, 'broker.pem'), 'utf8'), await readFile(join(dir, 'test-ca.pem'), 'utf8')].join(
+      '',
+    ),
+  );
   return {
     dir,
     caFile: join(dir, 'test-ca.pem'),

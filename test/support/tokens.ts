@@ -31,7 +31,9 @@ export async function mintToken(
     ...claims,
   };
   for (const [key, value] of Object.entries(payload)) if (value === undefined) delete payload[key];
-  return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', ...options.header } as JWTHeaderParameters).sign(new TextEncoder().encode(options.secret ?? TEST_SECRET));
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', ...options.header } as JWTHeaderParameters)
+    .sign(new TextEncoder().encode(options.secret ?? TEST_SECRET));
 }
 
 let fallback: Promise<string> | undefined;

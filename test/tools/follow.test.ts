@@ -16,10 +16,25 @@ let svc: TestService;
 let token: string;
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  simulator = createSimulator({ brokers: cluster.bootstrapServers, requestsTopic: topics.requests, resultsTopic: topics.results, groupId: `${topics.group}-sim`, intervalMs: 50 });
+  cluster = await startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
+  simulator = createSimulator({
+    brokers: cluster.bootstrapServers,
+    requestsTopic: topics.requests,
+    resultsTopic: topics.results,
+    groupId: `${topics.group}-sim`,
+    intervalMs: 50,
+  });
   await simulator.start();
-  svc = await startTestService({ brokers: cluster.bootstrapServers, env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group } });
+  svc = await startTestService({
+    brokers: cluster.bootstrapServers,
+    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group },
+  });
   await svc.ready();
   token = await mintToken({ sub: 'follower' }, { expiresInSeconds: 600 });
 }, 60_000);
@@ -32,9 +47,14 @@ afterAll(async () => {
 
 function follow(args: string[], tokenValue = token): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/follow.ts', svc.url, ...args], { env: { ...process.env, TOKEN: tokenValue }, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/follow.ts', svc.url, ...args],
+      { env: { ...process.env, TOKEN: tokenValue }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -43,7 +63,10 @@ describe('scripts/follow.ts', () => {
     const { code, stdout, stderr } = await follow(['--start']);
     expect(stderr).toMatch(/^started \S+\n[\s\S]*test finished\n$/);
     expect(code).toBe(0);
-    const messages = stdout.trim().split('\n').map((line) => JSON.parse(line) as { final: boolean });
+    const messages = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { final: boolean });
     expect(messages.at(-1)?.final).toBe(true);
   });
 

@@ -29,7 +29,10 @@ function listening(address: string): Promise<boolean> {
 
 describe('kafka cli', () => {
   it('prints the bootstrap list, runs commands from stdin, and stops the node on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/kafka/cli.ts', '--nodes', '1', '--topic', 'cli-topic:2'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/kafka/cli.ts', '--nodes', '1', '--topic', 'cli-topic:2'], {
+      cwd: root,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     cli = child;
     const replies = createInterface({ input: child.stderr })[Symbol.asyncIterator]();
     /** Sends a command and returns its OK/ERR line (the other stderr lines are information). */

@@ -16,7 +16,10 @@ import { CookieJar, browse } from '../support/oauth-browser.js';
 import { freePort } from '../support/service.js';
 
 async function token(url: string): Promise<string> {
-  const clients = JSON.parse(readFileSync(new URL('../../.cache/dev/clients.json', import.meta.url), 'utf8')) as Array<{ client_id: string; client_secret?: string }>;
+  const clients = JSON.parse(readFileSync(new URL('../../.cache/dev/clients.json', import.meta.url), 'utf8')) as Array<{
+    client_id: string;
+    client_secret?: string;
+  }>;
   const secret = clients.find((c) => c.client_id === 'demo')?.client_secret as string;
   const response = await fetch(`${url}/oauth/token`, {
     method: 'POST',
@@ -32,7 +35,13 @@ async function dashboardSignIn(url: string): Promise<client.TokenEndpointRespons
   const redirectUri = `${url}/dashboard/`;
   const config = await client.discovery(new URL(url), 'demo-web', undefined, client.None(), { execute: [client.allowInsecureRequests] });
   const verifier = client.randomPKCECodeVerifier();
-  const start = client.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: 'openid profile tests:read tests:write', state: 's', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+  const start = client.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: 'openid profile tests:read tests:write',
+    state: 's',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
   const { callback } = await browse(new CookieJar(), start, { issuer: url, redirectUri, user: { username: 'demo', password: 'demo-password' } });
   if (callback === undefined) throw new Error('the sign-in never came back to the dashboard');
   return client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' });
@@ -77,7 +86,11 @@ describe.each([
       expect(await (await fetch(`${url}/dashboard/config.json`)).json()).toMatchObject({ signIn: { clientId: 'demo-web' } });
       expect(await dashboardSignIn(url)).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String) });
       const auth = { authorization: `Bearer ${await token(url)}` };
-      const started = await fetch(`${url}/tests`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'local stack' }) });
+      const started = await fetch(`${url}/tests`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'local stack' }),
+      });
       expect(started.status).toBe(202);
       const { correlationId } = (await started.json()) as { correlationId: string };
       const done = await eventually(

@@ -127,7 +127,10 @@ describe('mock cluster', () => {
       await admin.connect();
       const offsets = await admin.fetchTopicOffsets(topic);
       await admin.disconnect();
-      expect(offsets.map((o) => [o.partition, o.high]).sort()).toEqual([[0, '1'], [1, '2']]);
+      expect(offsets.map((o) => [o.partition, o.high]).sort()).toEqual([
+        [0, '1'],
+        [1, '2'],
+      ]);
     });
   });
 

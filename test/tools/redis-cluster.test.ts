@@ -88,7 +88,9 @@ describe('startRedisCluster', { timeout: 60_000 }, () => {
     expect(await primary.role()).toBe('slave');
     expect(await cluster.replicaOf(replica)).toBe(primary);
     await cluster.waitHealthy();
-    process.stdout.write(`redis cluster: kill -9 of a primary -> replica promoted in ${promotedMs} ms, key readable through the client in ${readableMs} ms; restarted node rejoined as a replica in ${rejoinMs} ms\n`);
+    process.stdout.write(
+      `redis cluster: kill -9 of a primary -> replica promoted in ${promotedMs} ms, key readable through the client in ${readableMs} ms; restarted node rejoined as a replica in ${rejoinMs} ms\n`,
+    );
     expect(await client.get(key)).toBe('after');
   });
 
@@ -111,7 +113,9 @@ describe('startRedisCluster', { timeout: 60_000 }, () => {
   });
 
   it('stops a node cleanly and restarts it', async () => {
-    const replica = (await Promise.all(cluster.nodes.map(async (n) => ((await n.role()) === 'slave' ? n : undefined)))).find((n) => n !== undefined) as RedisNode;
+    const replica = (await Promise.all(cluster.nodes.map(async (n) => ((await n.role()) === 'slave' ? n : undefined)))).find(
+      (n) => n !== undefined,
+    ) as RedisNode;
     await replica.stop();
     await expect(replica.role()).rejects.toThrow();
     await replica.restart();
@@ -124,7 +128,14 @@ describe('startRedisCluster with a password', { timeout: 60_000 }, () => {
   it('refuses clients without it and serves those with it', async () => {
     const cluster = await startRedisCluster({ replicasPerPrimary: 0, password: 'cluster-secret' });
     // RESP2 as the service speaks it (src/redis/redis-from-config.ts): the refusal is NOAUTH on the command.
-    const plain = new Redis({ ...hostPort(cluster.seeds[0] as string), protocol: 2, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const plain = new Redis({
+      ...hostPort(cluster.seeds[0] as string),
+      protocol: 2,
+      lazyConnect: true,
+      enableReadyCheck: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     plain.on('error', () => undefined);
     const client = new Cluster(cluster.seeds.map(hostPort), { redisOptions: { password: 'cluster-secret' } });
     try {
@@ -170,11 +181,15 @@ describe('startRedisSentinel', { timeout: 60_000 }, () => {
     await primary.kill();
     const replica = set.nodes[1] as RedisNode;
     const promotedMs = await promoted(replica, killedAt);
-    expect(await eventually(async () => ((await set.primary()) === replica ? replica : undefined), FAILOVER_BOUND_MS, 'the sentinels to name the replica')).toBe(replica);
+    expect(
+      await eventually(async () => ((await set.primary()) === replica ? replica : undefined), FAILOVER_BOUND_MS, 'the sentinels to name the replica'),
+    ).toBe(replica);
     await eventually(async () => (await client.set('after', '2')) === 'OK', FAILOVER_BOUND_MS, 'a write through the Sentinel client');
     const writableMs = Date.now() - killedAt;
     expect(await client.get('before')).toBe('1');
-    process.stdout.write(`redis sentinel: kill -9 of the primary -> replica promoted in ${promotedMs} ms, writes through the Sentinel client again after ${writableMs} ms\n`);
+    process.stdout.write(
+      `redis sentinel: kill -9 of the primary -> replica promoted in ${promotedMs} ms, writes through the Sentinel client again after ${writableMs} ms\n`,
+    );
 
     const restartAt = Date.now();
     await primary.restart();

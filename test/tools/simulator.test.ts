@@ -195,7 +195,11 @@ describe('simulator', () => {
     const handledBefore = simulator.handled;
     await producer.send({
       topic: topics.requests,
-      messages: ids.map((id) => ({ key: id, headers: { correlation_id: id }, value: JSON.stringify({ correlationId: id, input: { parameters: { steps: 2, intervalMs: 400 } }, requestedAt: new Date().toISOString() }) })),
+      messages: ids.map((id) => ({
+        key: id,
+        headers: { correlation_id: id },
+        value: JSON.stringify({ correlationId: id, input: { parameters: { steps: 2, intervalMs: 400 } }, requestedAt: new Date().toISOString() }),
+      })),
     });
     const streams = await Promise.all(ids.map(stream));
     for (const got of streams) expect(sequences(got)).toEqual([1, 2, 3]);

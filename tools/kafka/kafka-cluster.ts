@@ -145,7 +145,15 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
   await Promise.all(
     nodes.map(async (node) => {
       await mkdir(join(node.dir, 'data'), { recursive: true });
-      const properties = nodeProperties({ id: node.id, nodes: count, dir: node.dir, addresses: node.addresses, voters, listeners: extra, overrides: options.properties ?? {} });
+      const properties = nodeProperties({
+        id: node.id,
+        nodes: count,
+        dir: node.dir,
+        addresses: node.addresses,
+        voters,
+        listeners: extra,
+        overrides: options.properties ?? {},
+      });
       await writeFile(join(node.dir, 'server.properties'), properties);
       const scram = (options.scramUsers ?? []).flatMap((u) => ['--add-scram', `${u.mechanism}=[name=${u.name},password=${u.password}]`]);
       await java(libs, ['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', join(node.dir, 'server.properties'), ...scram]);
@@ -154,10 +162,25 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
 
   const heap = `-Xmx${options.heapMb ?? 512}m`;
   const launch = (node: NodeState) => {
-    const child = spawn('java', [heap, '-Xss1m', '-XX:+UseG1GC', '-Djava.awt.headless=true', `-Dlog4j2.configurationFile=${log4j}`, `-Dkafka.logs.dir=${node.dir}`, '-cp', `${libs}/*`, 'kafka.Kafka', join(node.dir, 'server.properties')], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: options.detached ?? false,
-    });
+    const child = spawn(
+      'java',
+      [
+        heap,
+        '-Xss1m',
+        '-XX:+UseG1GC',
+        '-Djava.awt.headless=true',
+        `-Dlog4j2.configurationFile=${log4j}`,
+        `-Dkafka.logs.dir=${node.dir}`,
+        '-cp',
+        `${libs}/*`,
+        'kafka.Kafka',
+        join(node.dir, 'server.properties'),
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        detached: options.detached ?? false,
+      },
+    );
     track(child);
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
@@ -170,11 +193,13 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
   };
 
   const admins: Admin[] = [];
-  const client = (servers: string[]): Kafka => new Kafka({ clientId: 'kafka-cluster', brokers: servers, logLevel: logLevel.NOTHING, retry: { retries: 2 } } satisfies KafkaConfig);
+  const client = (servers: string[]): Kafka =>
+    new Kafka({ clientId: 'kafka-cluster', brokers: servers, logLevel: logLevel.NOTHING, retry: { retries: 2 } } satisfies KafkaConfig);
   const serving = async (node: NodeState, stderr: () => string) => {
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
-      if (node.child === undefined) throw new Error(`Kafka node ${node.id} exited while starting: ${stderr().trim()}\n${await logTail(join(node.dir, 'server.log'))}`);
+      if (node.child === undefined)
+        throw new Error(`Kafka node ${node.id} exited while starting: ${stderr().trim()}\n${await logTail(join(node.dir, 'server.log'))}`);
       const admin = client([node.addresses.PLAINTEXT as string]).admin();
       try {
         await admin.connect();
@@ -185,7 +210,8 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
       } finally {
         await admin.disconnect().catch(() => undefined);
       }
-      if (Date.now() > deadline) throw new Error(`Kafka node ${node.id} did not serve metadata within ${START_TIMEOUT_MS / 1000} s; see ${join(node.dir, 'server.log')}`);
+      if (Date.now() > deadline)
+        throw new Error(`Kafka node ${node.id} did not serve metadata within ${START_TIMEOUT_MS / 1000} s; see ${join(node.dir, 'server.log')}`);
       await sleep(250);
     }
   };
@@ -233,7 +259,9 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
       // kafkajs's own waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker
       // answers for a moment after its controller created the topic (seen on a busy machine).
       const created = await a.createTopics({
-        topics: [{ topic: name, numPartitions: partitions, replicationFactor: count, configEntries: Object.entries(config).map(([n, value]) => ({ name: n, value })) }],
+        topics: [
+          { topic: name, numPartitions: partitions, replicationFactor: count, configEntries: Object.entries(config).map(([n, value]) => ({ name: n, value })) },
+        ],
         waitForLeaders: false,
       });
       if (!created) throw new Error(`topic ${name} already exists`);
@@ -262,7 +290,8 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
     listenerServers: (name) => nodes.map((n) => n.addresses[name] ?? missing(name)),
     createTopic,
     leaderOf,
-    coordinatorOf: (groupId) => leaderOf('__consumer_offsets', offsetsPartition(groupId, Number(options.properties?.['offsets.topic.num.partitions'] ?? OFFSETS_PARTITIONS))),
+    coordinatorOf: (groupId) =>
+      leaderOf('__consumer_offsets', offsetsPartition(groupId, Number(options.properties?.['offsets.topic.num.partitions'] ?? OFFSETS_PARTITIONS))),
     stopNode: (id) => stopOne(find(nodes, id), 'SIGTERM'),
     killNode: (id) => stopOne(find(nodes, id), 'SIGKILL'),
     async startNode(id) {

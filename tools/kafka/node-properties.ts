@@ -36,7 +36,10 @@ export function nodeProperties(input: NodePropertiesInput): string {
   const names = ['PLAINTEXT', 'CONTROLLER', ...input.listeners.map((l) => l.name)];
   const protocols = ['PLAINTEXT:PLAINTEXT', 'CONTROLLER:PLAINTEXT', ...input.listeners.map((l) => `${l.name}:${l.protocol}`)];
   const listen = names.map((name) => `${name}://${input.addresses[name]}`).join(',');
-  const advertised = names.filter((n) => n !== 'CONTROLLER').map((name) => `${name}://${input.addresses[name]}`).join(',');
+  const advertised = names
+    .filter((n) => n !== 'CONTROLLER')
+    .map((name) => `${name}://${input.addresses[name]}`)
+    .join(',');
   const properties: Record<string, string> = {
     'process.roles': 'broker,controller',
     'node.id': String(input.id),

@@ -42,7 +42,8 @@ function parseArgs(argv: readonly string[]): { kind: 'cluster' | 'sentinel'; fla
     const flag = rest[i] as string;
     const value = rest[i + 1];
     if (!allowed.includes(flag) || value === undefined) throw new Error(USAGE);
-    if (flag !== '--password' && flag !== '--master-name' && !(Number.isInteger(Number(value)) && Number(value) >= 0)) throw new Error(`${flag} wants a whole number, got ${JSON.stringify(value)}`);
+    if (flag !== '--password' && flag !== '--master-name' && !(Number.isInteger(Number(value)) && Number(value) >= 0))
+      throw new Error(`${flag} wants a whole number, got ${JSON.stringify(value)}`);
     flags.set(flag, value);
   }
   return { kind, flags };
@@ -54,7 +55,11 @@ async function start(kind: 'cluster' | 'sentinel', flags: Map<string, string>): 
   // Process groups of their own: a Ctrl-C reaches this process only, which stops them.
   if (kind === 'cluster') {
     const cluster = await startRedisCluster({ primaries: number('--primaries'), replicasPerPrimary: number('--replicas'), password, detached: true });
-    return { ...cluster, env: clusterEnv(cluster), primary: (key) => (key === undefined ? Promise.reject(new Error('primary wants a KEY on a cluster')) : cluster.primaryOf(key)) };
+    return {
+      ...cluster,
+      env: clusterEnv(cluster),
+      primary: (key) => (key === undefined ? Promise.reject(new Error('primary wants a KEY on a cluster')) : cluster.primaryOf(key)),
+    };
   }
   const set = await startRedisSentinel({ sentinels: number('--sentinels'), masterName: flags.get('--master-name'), password, detached: true });
   return { ...set, env: sentinelEnv(set), primary: () => set.primary() };
@@ -70,11 +75,17 @@ async function run(topology: Topology, line: string): Promise<string> {
   };
   switch (verb) {
     case 'kill':
-      return node().kill().then(() => '');
+      return node()
+        .kill()
+        .then(() => '');
     case 'stop':
-      return node().stop().then(() => '');
+      return node()
+        .stop()
+        .then(() => '');
     case 'restart':
-      return node().restart().then(() => '');
+      return node()
+        .restart()
+        .then(() => '');
     case 'pause':
       node().pause();
       return '';
@@ -103,7 +114,11 @@ try {
   process.stderr.write(`${(error as Error).message}\n`);
   process.exit(2);
 }
-process.stdout.write(`${Object.entries(topology.env).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
+process.stdout.write(
+  `${Object.entries(topology.env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}\n`,
+);
 process.stderr.write(`Servers: ${topology.nodes.map((n) => n.address).join(' ')}; data and logs under ${topology.dir}\n`);
 if (process.stdin.isTTY) process.stderr.write(`Commands: ${COMMANDS}. Ctrl-C stops.\n`);
 

@@ -82,23 +82,31 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
 function clusterArgs(port: number, busPort: number, dir: string, options: RedisClusterOptions): string[] {
   return [
     ...baseArgs(port, dir, options.password),
-    '--cluster-enabled', 'yes',
+    '--cluster-enabled',
+    'yes',
     // The bus port is picked free too: the default (port + 10000) can be taken or beyond 65535.
-    '--cluster-port', String(busPort),
-    '--cluster-config-file', 'nodes.conf',
-    '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000),
+    '--cluster-port',
+    String(busPort),
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    String(options.nodeTimeoutMs ?? 2000),
     // A replica promotes itself however long it was cut off from its primary (by default it
     // refuses after node-timeout × 10 without a link), so a failover after a pause or a slow
     // machine's hiccup still happens and a test does not hang on a cluster that stays down.
-    '--cluster-replica-validity-factor', '0',
+    '--cluster-replica-validity-factor',
+    '0',
     // The other shards keep serving while one is failing over: a test sees the outage only on the
     // keys of the failed shard, as with a managed cluster. waitHealthy() checks coverage itself.
-    '--cluster-require-full-coverage', 'no',
+    '--cluster-require-full-coverage',
+    'no',
     // Replicas stay with the primary they were given, so "every primary has its replicas" is stable.
-    '--cluster-allow-replica-migration', 'no',
+    '--cluster-allow-replica-migration',
+    'no',
     // Reads are refused while the cluster is down (the default, said for clarity): serving them
     // from a node cut off from the majority would hide stale reads from a failover test.
-    '--cluster-allow-reads-when-down', 'no',
+    '--cluster-allow-reads-when-down',
+    'no',
   ];
 }
 
@@ -125,7 +133,8 @@ async function startOnce(options: RedisClusterOptions): Promise<RedisCluster> {
       watchdog.kill('SIGTERM');
       await rm(root, { recursive: true, force: true });
     })());
-  const waitHealthy = async (timeoutMs = HEALTHY_TIMEOUT_MS): Promise<void> => void (await until('the Redis cluster to be healthy', timeoutMs, () => clusterHealthy(nodes, primaries, replicas), 200));
+  const waitHealthy = async (timeoutMs = HEALTHY_TIMEOUT_MS): Promise<void> =>
+    void (await until('the Redis cluster to be healthy', timeoutMs, () => clusterHealthy(nodes, primaries, replicas), 200));
 
   try {
     await Promise.all(nodes.map((n) => n.launch()));
@@ -171,7 +180,11 @@ function queries(nodes: readonly ManagedNode[]): Pick<RedisCluster, 'primaryOf' 
 async function createCluster(nodes: readonly ManagedNode[], replicas: number, password: string | undefined): Promise<void> {
   const auth = password === undefined ? [] : ['-a', password, '--no-auth-warning'];
   try {
-    await promisify(execFile)('redis-cli', [...auth, '--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 60_000 });
+    await promisify(execFile)(
+      'redis-cli',
+      [...auth, '--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', String(replicas), '--cluster-yes'],
+      { timeout: 60_000 },
+    );
   } catch (error) {
     const e = error as Error & { stdout?: string; stderr?: string };
     throw new Error(`redis-cli --cluster create failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`.trim(), { cause: error });

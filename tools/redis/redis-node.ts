@@ -77,7 +77,24 @@ export function baseArgs(port: number, dir: string, password: string | undefined
   // (their forks would only slow a small machine); a bounded shutdown so stop() is quick even when
   // a primary's replicas are gone. A primary sends a (re)starting replica its data at once: by
   // default it waits 5 s for more replicas to share the transfer, which only delays a restart here.
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--logfile', join(dir, 'redis.log'), '--appendonly', 'yes', '--save', '', '--shutdown-timeout', '2', '--repl-diskless-sync-delay', '0'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--logfile',
+    join(dir, 'redis.log'),
+    '--appendonly',
+    'yes',
+    '--save',
+    '',
+    '--shutdown-timeout',
+    '2',
+    '--repl-diskless-sync-delay',
+    '0',
+  ];
   if (password !== undefined) args.push('--requirepass', password, '--masterauth', password);
   return args;
 }

@@ -85,7 +85,8 @@ async function startOnce(options: RedisSentinelOptions): Promise<RedisSentinelSe
   const root = await mkdtemp(join(tmpdir(), 'rcs-redis-sentinel-'));
   const watchdog = startWatchdog(root, true);
   const sentinelPorts: number[] = [];
-  const masterPort = async () => Number(((await askSentinels(sentinelPorts, options.sentinelPassword, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name])) as string[])[1]);
+  const masterPort = async () =>
+    Number(((await askSentinels(sentinelPorts, options.sentinelPassword, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name])) as string[])[1]);
   const servers = await createServers(root, options, masterPort);
   const sentinels: ManagedNode[] = [];
   for (let i = 0; i < count; i++) {
@@ -95,7 +96,16 @@ async function startOnce(options: RedisSentinelOptions): Promise<RedisSentinelSe
     const conf = join(dir, 'sentinel.conf');
     await writeFile(conf, sentinelConf(port, dir, servers[0]?.port as number, name, quorum, options));
     sentinelPorts.push(port);
-    sentinels.push(createNode({ port, dir, args: [conf, '--sentinel'], password: options.sentinelPassword, detached: options.detached ?? false, rejoined: async () => true }));
+    sentinels.push(
+      createNode({
+        port,
+        dir,
+        args: [conf, '--sentinel'],
+        password: options.sentinelPassword,
+        detached: options.detached ?? false,
+        rejoined: async () => true,
+      }),
+    );
   }
 
   let stopping: Promise<void> | undefined;
@@ -197,7 +207,8 @@ async function sentinelHealthy(servers: readonly ManagedNode[], sentinels: reado
   const masterPort = [...masters][0];
   for (const server of servers) {
     const info = infoFields(await server.call('INFO', 'replication'));
-    const ok = String(server.port) === masterPort ? info.get('role') === 'master' : info.get('master_port') === masterPort && info.get('master_link_status') === 'up';
+    const ok =
+      String(server.port) === masterPort ? info.get('role') === 'master' : info.get('master_port') === masterPort && info.get('master_link_status') === 'up';
     if (!ok) return false;
   }
   return true;

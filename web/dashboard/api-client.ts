@@ -28,7 +28,8 @@ export interface ApiClientOptions {
 }
 
 /** First retry at once (a renewal), then backing off to 10 s with some jitter (a lost server). */
-const retryWait = (retries: number) => new Promise<void>((resolve) => setTimeout(resolve, retries === 0 ? 100 : Math.min(10_000, 500 * 2 ** retries) + Math.random() * 500));
+const retryWait = (retries: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, retries === 0 ? 100 : Math.min(10_000, 500 * 2 ** retries) + Math.random() * 500));
 
 /** An Error for what graphql-ws reports: GraphQL errors as they are, a close event by its code and reason. */
 function describeFailure(error: unknown): unknown {

@@ -74,7 +74,13 @@ export function App(props: { userName: string | null; reconnects: number; onSign
           <StartForm onStarted={setOpenTest} />
           <TestList reconnects={props.reconnects} openTest={openTest} onOpen={setOpenTest} />
         </aside>
-        <main>{openTest === null ? <p className="rcs-hint">Start a test or pick one from the list to watch its messages arrive.</p> : <TestDetail key={openTest} correlationId={openTest} />}</main>
+        <main>
+          {openTest === null ? (
+            <p className="rcs-hint">Start a test or pick one from the list to watch its messages arrive.</p>
+          ) : (
+            <TestDetail key={openTest} correlationId={openTest} />
+          )}
+        </main>
       </div>
     </div>
   );

@@ -56,7 +56,8 @@ async function establish(settings: SignInSettings): Promise<{ session: Session |
     } catch (error) {
       if (hash) window.history.replaceState(null, '', `${window.location.pathname}${hash}`);
       // No open sign-in session at the issuer: the silent attempt's expected answer, not a problem.
-      if (error instanceof SignInError && (error.code === 'login_required' || error.code === 'consent_required' || error.code === 'interaction_required')) return { session: null, problem: null, leaving: false };
+      if (error instanceof SignInError && (error.code === 'login_required' || error.code === 'consent_required' || error.code === 'interaction_required'))
+        return { session: null, problem: null, leaving: false };
       return { session: null, problem: error instanceof Error ? error.message : String(error), leaving: false };
     }
   }

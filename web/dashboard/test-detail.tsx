@@ -31,7 +31,9 @@ function statusFrom(messages: readonly Message[]): string | null {
 export function TestDetail(props: { correlationId: string }) {
   const variables = { id: props.correlationId };
   const [read, readAgain] = useQuery({ query: OneTest, variables });
-  const [stream, subscribeAgain] = useSubscription({ query: TestMessages, variables }, (seen: readonly Message[] = [], event) => addMessage(seen, event.testMessages));
+  const [stream, subscribeAgain] = useSubscription({ query: TestMessages, variables }, (seen: readonly Message[] = [], event) =>
+    addMessage(seen, event.testMessages),
+  );
   const messages = stream.data ?? [];
   const finished = messages.some((m) => m.final);
   // A stream cut before the final message (its socket closed for good) starts over after a pause:

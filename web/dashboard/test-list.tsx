@@ -35,7 +35,14 @@ export function TestList(props: { reconnects: number; openTest: string | null; o
       {tests.length === 0 && !recent.fetching && !problem ? <p className="rcs-hint">No tests yet.</p> : null}
       <ul>
         {tests.map((test) => (
-          <li key={test.correlationId} data-testid="test-row" data-correlation-id={test.correlationId} data-status={test.status} className={`rcs-row-${test.status.toLowerCase()}`} aria-current={test.correlationId === props.openTest ? 'true' : undefined}>
+          <li
+            key={test.correlationId}
+            data-testid="test-row"
+            data-correlation-id={test.correlationId}
+            data-status={test.status}
+            className={`rcs-row-${test.status.toLowerCase()}`}
+            aria-current={test.correlationId === props.openTest ? 'true' : undefined}
+          >
             <button type="button" onClick={() => props.onOpen(test.correlationId)}>
               <span className="rcs-name">{testName(test.input) ?? test.correlationId}</span>
               <StatusBadge status={test.status} testId="row-status" />

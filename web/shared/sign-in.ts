@@ -100,9 +100,13 @@ export async function finishSignIn(settings: SignInSettings): Promise<Session | 
   sessionStorage.removeItem(pendingKey());
   window.history.replaceState(null, '', `${window.location.pathname}${window.location.hash}`);
   if (error !== null) throw new SignInError(error, `Sign-in failed: ${error}${params.get('error_description') ? ` (${params.get('error_description')})` : ''}`);
-  if (pending === null || params.get('state') !== pending.state) throw new SignInError('invalid_state', 'Sign-in failed: the answer does not belong to a sign-in started here. Try again.');
+  if (pending === null || params.get('state') !== pending.state)
+    throw new SignInError('invalid_state', 'Sign-in failed: the answer does not belong to a sign-in started here. Try again.');
 
-  const session = await tokenRequest({ grant_type: 'authorization_code', code: code as string, redirect_uri: redirectUri(), client_id: settings.clientId, code_verifier: pending.verifier }, null);
+  const session = await tokenRequest(
+    { grant_type: 'authorization_code', code: code as string, redirect_uri: redirectUri(), client_id: settings.clientId, code_verifier: pending.verifier },
+    null,
+  );
   const user = await fetch('/userinfo', { headers: { authorization: `Bearer ${session.accessToken}` } }).then(
     async (r) => (r.ok ? ((await r.json()) as { name?: string; sub: string }) : null),
     () => null,
@@ -144,7 +148,10 @@ async function tokenRequest(form: Record<string, string>, name: string | null): 
   });
   const body = (await response.json()) as TokenAnswer;
   if (!response.ok || body.access_token === undefined) {
-    throw new SignInError(body.error ?? String(response.status), `Sign-in failed: ${body.error ?? response.status}${body.error_description ? ` (${body.error_description})` : ''}`);
+    throw new SignInError(
+      body.error ?? String(response.status),
+      `Sign-in failed: ${body.error ?? response.status}${body.error_description ? ` (${body.error_description})` : ''}`,
+    );
   }
   return { accessToken: body.access_token, refreshToken: body.refresh_token ?? null, issuedAt, expiresAt: issuedAt + (body.expires_in ?? 0) * 1000, name };
 }
@@ -166,5 +173,8 @@ function randomText(bytes: number): string {
 }
 
 function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }

@@ -50,7 +50,15 @@ export function toPeerMessage(value: Buffer | null, receivedAt = Date.now()): Pe
   if (typeof record.correlationId !== 'string') return undefined;
   const sequence = typeof record.sequence === 'number' ? record.sequence : null;
   const status = typeof record.status === 'string' && STATUSES.has(record.status.toUpperCase()) ? record.status.toUpperCase() : null;
-  return { id: `${record.correlationId}:${sequence ?? receivedAt}`, correlationId: record.correlationId, sequence, status, final: record.final === true, payload: record.payload ?? null, receivedAt };
+  return {
+    id: `${record.correlationId}:${sequence ?? receivedAt}`,
+    correlationId: record.correlationId,
+    sequence,
+    status,
+    final: record.final === true,
+    payload: record.payload ?? null,
+    receivedAt,
+  };
 }
 
 /** Connects, subscribes and runs the consumer; resolves once it runs (the group join follows). */

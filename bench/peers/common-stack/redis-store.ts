@@ -49,7 +49,12 @@ export function createRedisStore(redis: Redis, prefix: string): PeerStore {
     },
     async getMessages(correlationId, first, after) {
       const start = after === undefined ? 0 : after + 1;
-      const [range, length] = (await redis.multi().lrange(listKey(correlationId), start, start + first - 1).llen(listKey(correlationId)).exec()) ?? [];
+      const [range, length] =
+        (await redis
+          .multi()
+          .lrange(listKey(correlationId), start, start + first - 1)
+          .llen(listKey(correlationId))
+          .exec()) ?? [];
       return { nodes: ((range?.[1] as string[] | undefined) ?? []).map((text) => JSON.parse(text) as PeerMessage), totalCount: Number(length?.[1] ?? 0) };
     },
     async close() {

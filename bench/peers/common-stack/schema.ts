@@ -18,7 +18,12 @@ export const RESULT_STORED = 'RESULT_STORED';
 const typeDefs = /* GraphQL */ `
   scalar JSON
   scalar DateTime
-  enum TestStatus { PENDING RUNNING COMPLETED FAILED }
+  enum TestStatus {
+    PENDING
+    RUNNING
+    COMPLETED
+    FAILED
+  }
   type Test {
     correlationId: ID!
     status: TestStatus!
@@ -28,8 +33,15 @@ const typeDefs = /* GraphQL */ `
     createdAt: DateTime!
     updatedAt: DateTime!
   }
-  type TestMessageConnection { nodes: [TestMessage!]! pageInfo: PageInfo! totalCount: Int! }
-  type PageInfo { hasNextPage: Boolean! endCursor: String }
+  type TestMessageConnection {
+    nodes: [TestMessage!]!
+    pageInfo: PageInfo!
+    totalCount: Int!
+  }
+  type PageInfo {
+    hasNextPage: Boolean!
+    endCursor: String
+  }
   type TestMessage {
     id: ID!
     correlationId: ID!
@@ -39,14 +51,24 @@ const typeDefs = /* GraphQL */ `
     payload: JSON
     receivedAt: DateTime!
   }
-  input StartTestInput { name: String, parameters: JSON }
-  type StartTestPayload { correlationId: ID!, test: Test! }
+  input StartTestInput {
+    name: String
+    parameters: JSON
+  }
+  type StartTestPayload {
+    correlationId: ID!
+    test: Test!
+  }
   type Query {
     test(correlationId: ID!): Test
     tests(correlationIds: [ID!]!): [Test]!
   }
-  type Mutation { startTest(input: StartTestInput): StartTestPayload! }
-  type Subscription { testMessages(correlationId: ID!): TestMessage! }
+  type Mutation {
+    startTest(input: StartTestInput): StartTestPayload!
+  }
+  type Subscription {
+    testMessages(correlationId: ID!): TestMessage!
+  }
 `;
 
 /** What every operation gets: the caller, and the loaders made for this request alone. */
@@ -106,7 +128,8 @@ export function createPeerSchema({ store, pubsub, trigger = RESULT_STORED, reque
         testMessages: {
           subscribe: withFilter(
             () => pubsub.asyncIterableIterator(trigger),
-            (payload?: { testMessages: PeerMessage }, variables?: { correlationId: string }) => payload?.testMessages.correlationId === variables?.correlationId,
+            (payload?: { testMessages: PeerMessage }, variables?: { correlationId: string }) =>
+              payload?.testMessages.correlationId === variables?.correlationId,
           ),
         },
       },

@@ -114,22 +114,30 @@ export async function startPeer(options: PeerOptions): Promise<RunningPeer> {
   await apollo.start();
   let joined = options.consume === false;
   app.get('/readyz', (_req, res) => void res.status(joined ? 200 : 503).end());
-  app.use('/graphql', cors(), express.json({ limit: '1mb' }), expressMiddleware(apollo, { context: async ({ req }) => createPeerContext(store, await subjectOf(req.headers.authorization)) }));
+  app.use(
+    '/graphql',
+    cors(),
+    express.json({ limit: '1mb' }),
+    expressMiddleware(apollo, { context: async ({ req }) => createPeerContext(store, await subjectOf(req.headers.authorization)) }),
+  );
 
   await producer.connect();
-  const consumer = options.consume === false ? undefined : await startPeerConsumer({
-    kafka,
-    groupId: options.groupId,
-    topic: options.resultsTopic,
-    store,
-    pubsub,
-    trigger,
-    ...(options.fromBeginning === undefined ? {} : { fromBeginning: options.fromBeginning }),
-    ...(options.fetchMaxWaitMs === undefined ? {} : { fetchMaxWaitMs: options.fetchMaxWaitMs }),
-    ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
-    ...(options.onRecord === undefined ? {} : { onRecord: options.onRecord }),
-    onGroupJoin: () => (joined = true),
-  });
+  const consumer =
+    options.consume === false
+      ? undefined
+      : await startPeerConsumer({
+          kafka,
+          groupId: options.groupId,
+          topic: options.resultsTopic,
+          store,
+          pubsub,
+          trigger,
+          ...(options.fromBeginning === undefined ? {} : { fromBeginning: options.fromBeginning }),
+          ...(options.fetchMaxWaitMs === undefined ? {} : { fetchMaxWaitMs: options.fetchMaxWaitMs }),
+          ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+          ...(options.onRecord === undefined ? {} : { onRecord: options.onRecord }),
+          onGroupJoin: () => (joined = true),
+        });
   await new Promise<void>((resolve) => httpServer.listen(options.port ?? 0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`,

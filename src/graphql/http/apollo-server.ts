@@ -1,10 +1,11 @@
 /**
  * Apollo Server, the HTTP transport of the operation pipeline (`../pipeline/operation-pipeline.ts`).
- * It is given the pipeline's rules through its own options (`parseOptions`, `validationRules`,
- * `validationOptions`), its error edge as `formatError`, and one plugin that resolves a document
- * sent by id before Apollo reads it (`requestDidStart`) and admits the operation once it is
- * resolved (`didResolveOperation`, where a refusal is answered with its own status and code): the
- * same steps the graphql-ws and graphql-sse bindings take.
+ * It parses, validates and executes with the lifecycle's values (`parseOptions`, `validationRules`,
+ * `validationOptions`, `formatError`), and one adapter plugin runs the lifecycle's other steps from
+ * Apollo's hooks: start and document resolution before Apollo reads the document
+ * (`requestDidStart`), admission once the operation is resolved (`didResolveOperation`, where a
+ * refusal is answered with its own status and code): the steps the graphql-ws and graphql-sse
+ * bindings take through `lifecycle.prepare`.
  *
  * Nothing phones home and no per-field hook runs: the landing page, usage and schema reporting,
  * inline traces and cache control are off. Apollo's APQ is off too (the pipeline's resolver serves
@@ -35,17 +36,17 @@ const PREFLIGHT_HEADERS = ['apollo-require-preflight', 'x-apollo-operation-name'
 
 /** Creates (but does not start) the server for `pipeline`. */
 export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: Logger): HttpGraphQLServer {
-  const { rules } = pipeline;
+  const { lifecycle } = pipeline;
   return new ApolloServer<GraphQLContext>({
     schema: pipeline.schema,
     // The switch is one of the pipeline's validation rules, the same on every transport: Apollo's
     // own would add a second rule on HTTP alone, worded for its configuration.
     introspection: true,
-    parseOptions: rules.parseOptions,
+    parseOptions: lifecycle.parseOptions,
     // Bounded by what a document holds (its text and tokens), not by its AST alone (document-cache.ts).
     documentStore: pipeline.httpDocuments,
-    validationRules: [...rules.validationRules],
-    validationOptions: rules.validationOptions,
+    validationRules: [...lifecycle.validationRules],
+    validationOptions: lifecycle.validationOptions,
     formatError: pipeline.formatError,
     includeStacktraceInErrorResponses: pipeline.debugErrors,
     allowBatchedHttpRequests: false,
@@ -59,7 +60,7 @@ export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: L
       ApolloServerPluginSchemaReportingDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginCacheControlDisabled(),
-      pipelinePlugin(pipeline),
+      lifecyclePlugin(pipeline),
     ],
   });
 }
@@ -71,20 +72,21 @@ export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: L
  */
 const REFUSED_PLACEHOLDER = '{ __typename }';
 
-/** The pipeline's document resolution and admission, as Apollo Server hooks. */
-function pipelinePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQLContext> {
+/** The lifecycle's start, document resolution and admission, as Apollo Server hooks. */
+function lifecyclePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQLContext> {
+  const { lifecycle } = pipeline;
   return {
-    async requestDidStart({ request }) {
-      let refusal: GraphQLError | undefined;
-      try {
-        // Before Apollo reads `query`.
-        request.query = pipeline.resolveOperation({ ...request, documentId: documentIdOf(request) }).query;
-      } catch (error) {
-        if (!(error instanceof GraphQLError)) throw error;
-        refusal = error;
+    async requestDidStart({ request, contextValue }) {
+      let refusal = await lifecycle.start({ principal: contextValue.principal, transport: 'http' });
+      // Before Apollo reads `query`.
+      const params = refusal === undefined ? lifecycle.resolve({ ...request, documentId: documentIdOf(request) }) : refusal;
+      if (params instanceof GraphQLError) {
+        refusal = params;
         request.query = REFUSED_PLACEHOLDER;
         request.operationName = undefined;
         request.variables = undefined;
+      } else {
+        request.query = params.query ?? undefined;
       }
       if (request.extensions?.persistedQuery !== undefined) {
         // Resolved above: Apollo's own APQ, which is off, would refuse the request for it.
@@ -96,7 +98,14 @@ function pipelinePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQL
           if (refusal !== undefined) throw refusal;
           // No operation to run: Apollo refuses it itself (OPERATION_RESOLUTION_FAILURE) before execution.
           if (operation === undefined) return;
-          const admitted = pipeline.rules.admit({ document, operation, operationName: resolved.operationName, variables: resolved.variables, principal: contextValue.principal, transport: 'http' });
+          const admitted = lifecycle.admit({
+            document,
+            operation,
+            operationName: resolved.operationName,
+            variables: resolved.variables,
+            principal: contextValue.principal,
+            transport: 'http',
+          });
           if (admitted !== undefined) throw admitted;
           contextValue.responseFill?.resolved(operation);
         },
@@ -104,7 +113,12 @@ function pipelinePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQL
           const fill = contextValue.responseFill;
           if (fill === undefined || response.body.kind !== 'single') return;
           const { errors, data, extensions } = response.body.singleResult;
-          const plain = errors === undefined && extensions === undefined && data !== undefined && (response.http.status ?? 200) === 200 && [...response.http.headers.keys()].length === 0;
+          const plain =
+            errors === undefined &&
+            extensions === undefined &&
+            data !== undefined &&
+            (response.http.status ?? 200) === 200 &&
+            [...response.http.headers.keys()].length === 0;
           // What Apollo Server's own serialization (prettyJSONStringify) makes of an error-free result.
           if (plain) fill.completed(`${JSON.stringify({ data })}\n`);
         },

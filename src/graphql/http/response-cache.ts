@@ -163,7 +163,15 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
     const visibility = `${hasScope(principal, SCOPES.read) ? 'r' : '-'}${access.seesAll(principal) ? '*' : `:${principal.subject}`}`;
     // A digest: the request can be a megabyte, the key stays 44 characters (in the cache and in the index).
-    const request = JSON.stringify([visibility, req.headers.accept ?? null, body.query ?? null, body.documentId ?? null, body.operationName ?? null, body.variables ?? null, body.extensions ?? null]);
+    const request = JSON.stringify([
+      visibility,
+      req.headers.accept ?? null,
+      body.query ?? null,
+      body.documentId ?? null,
+      body.operationName ?? null,
+      body.variables ?? null,
+      body.extensions ?? null,
+    ]);
     return createHash('sha256').update(request).digest('base64');
   }
 
@@ -272,5 +280,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
 /** Whether an operation is a query of test reads only (plain root fields, no directives). */
 function onlyReadsTests(operation: OperationDefinitionNode): boolean {
   if (operation.operation !== 'query' || (operation.directives?.length ?? 0) > 0) return false;
-  return operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && CACHEABLE_FIELDS.has(selection.name.value) && (selection.directives?.length ?? 0) === 0);
+  return operation.selectionSet.selections.every(
+    (selection) => selection.kind === Kind.FIELD && CACHEABLE_FIELDS.has(selection.name.value) && (selection.directives?.length ?? 0) === 0,
+  );
 }

@@ -61,18 +61,27 @@ export interface Loaders {
  * it does): its loader batches reads but keeps none, so it neither answers an event with an earlier
  * read nor holds every test it ever read.
  */
-export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, resumeAfter?: string, responseFill?: ResponseFill, cacheReads = true): GraphQLContext {
+export function createGraphQLContext(
+  deps: GraphQLDeps,
+  principal: Principal,
+  resumeAfter?: string,
+  responseFill?: ResponseFill,
+  cacheReads = true,
+): GraphQLContext {
   return {
     ...deps,
     principal,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
     ...(responseFill === undefined ? {} : { responseFill }),
     loaders: {
-      test: new DataLoader<string, TestSummary | null>(async (ids) => {
-        const tests = await deps.log.getMany(ids);
-        responseFill?.read(ids, tests);
-        return tests;
-      }, { cache: cacheReads }),
+      test: new DataLoader<string, TestSummary | null>(
+        async (ids) => {
+          const tests = await deps.log.getMany(ids);
+          responseFill?.read(ids, tests);
+          return tests;
+        },
+        { cache: cacheReads },
+      ),
     },
   };
 }

@@ -26,7 +26,8 @@ export function documentBytes(document: DocumentNode): number {
   const loc = document.loc;
   if (loc === undefined) return 2 * JSON.stringify(document).length;
   let bytes = 2 * loc.source.body.length;
-  for (let token = loc.startToken as typeof loc.startToken | null; token !== null; token = token.next) bytes += token.kind === TokenKind.COMMENT ? BYTES_PER_COMMENT : BYTES_PER_TOKEN;
+  for (let token = loc.startToken as typeof loc.startToken | null; token !== null; token = token.next)
+    bytes += token.kind === TokenKind.COMMENT ? BYTES_PER_COMMENT : BYTES_PER_TOKEN;
   return bytes;
 }
 
@@ -53,7 +54,12 @@ export interface KeyedDocumentStore {
 }
 
 /** Documents by key, least recently used dropped first; none kept with a budget of 0. */
-function sizedDocuments(maxBytes: number): { get(key: string): DocumentNode | undefined; set(key: string, document: DocumentNode): void; delete(key: string): boolean; readonly bytes: number } {
+function sizedDocuments(maxBytes: number): {
+  get(key: string): DocumentNode | undefined;
+  set(key: string, document: DocumentNode): void;
+  delete(key: string): boolean;
+  readonly bytes: number;
+} {
   if (maxBytes <= 0) return { get: () => undefined, set: () => undefined, delete: () => false, bytes: 0 };
   const cache = new LRUCache<string, DocumentNode>({ maxSize: maxBytes, sizeCalculation: (document) => Math.max(1, documentBytes(document)) });
   return {

@@ -17,7 +17,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ServiceError, type ErrorCode } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
-import { tokenLimitRefusal } from './shape-limits.js';
+import { tokenLimitRefusal } from './plugins/shape-limits.js';
 
 /** An error as sent to clients: Apollo Server's `formatError` signature. */
 export type FormatError = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;

@@ -1,5 +1,4 @@
 /** Resolvers of schema/*.graphql, typed by the generated resolver types. */
-import { SCOPES } from '../../auth/principal.js';
 import type { TestChangeEvent, TestMessage } from '../../domain/types.js';
 import { messageGlobalId } from '../../domain/types.js';
 import { ServiceError } from '../../base/errors.js';
@@ -13,19 +12,21 @@ export const MAX_IDS_PER_QUERY = 100;
 /** Largest page of `recentTests`. */
 export const MAX_TESTS_PER_PAGE = 100;
 
-/** The resolver map. */
+/**
+ * The resolver map. The caller's scope for the operation's type was checked once, when the
+ * operation was admitted (pipeline/plugins/scope-admission.ts); the resolvers decide only which
+ * tests the caller may see.
+ */
 export const resolvers: Resolvers = {
   JSON: JSONScalar,
   DateTime: DateTimeScalar,
 
   Query: {
     test: async (_root, { correlationId }, { loaders, access, principal }) => {
-      access.requireScope(principal, SCOPES.read);
       const test = await loaders.test.load(correlationId);
       return test !== null && access.canSee(principal, test) ? test : null;
     },
     tests: async (_root, { correlationIds }, { loaders, access, principal }) => {
-      access.requireScope(principal, SCOPES.read);
       if (correlationIds.length > MAX_IDS_PER_QUERY) {
         throw new ServiceError('BAD_USER_INPUT', `At most ${MAX_IDS_PER_QUERY} correlation ids per query, got ${correlationIds.length}.`, {
           details: { argument: 'correlationIds' },
@@ -38,7 +39,6 @@ export const resolvers: Resolvers = {
       });
     },
     recentTests: (_root, { first, after, status }, { log, access, principal }) => {
-      access.requireScope(principal, SCOPES.read);
       if (!Number.isInteger(first) || first < 1 || first > MAX_TESTS_PER_PAGE) {
         throw new ServiceError('BAD_USER_INPUT', `first must be between 1 and ${MAX_TESTS_PER_PAGE}`, { details: { argument: 'first' } });
       }
@@ -49,16 +49,12 @@ export const resolvers: Resolvers = {
   },
 
   Mutation: {
-    startTest: (_root, { input }, { starter, access, principal }) => {
-      access.requireScope(principal, SCOPES.write);
-      return starter.start(input ?? null, principal.subject);
-    },
+    startTest: (_root, { input }, { starter, principal }) => starter.start(input ?? null, principal.subject),
   },
 
   Subscription: {
     testMessages: {
       subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, access, principal, resumeAfter }) => {
-        access.requireScope(principal, SCOPES.read);
         // A reconnect's Last-Event-ID is later than whatever the first request resumed from.
         const cursor = resumeAfter ?? after;
         return log.follow(correlationId, {
@@ -73,7 +69,6 @@ export const resolvers: Resolvers = {
     },
     testChanges: {
       subscribe: (_root, _args, { log, subscriptionQueueLimit, access, principal }) => {
-        access.requireScope(principal, SCOPES.read);
         return log.changes({ queueLimit: subscriptionQueueLimit, canSee: (test) => access.canSee(principal, test) });
       },
       resolve: (change: TestChangeEvent) => change,

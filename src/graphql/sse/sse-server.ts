@@ -5,11 +5,12 @@
  *
  * - The HTTP edge authenticates the request (`Authorization: Bearer`, 401 otherwise), applies CORS
  *   and counts it against the principal's `api` budget before it gets here.
- * - Each operation is prepared by the pipeline: document resolution, parse (cached), validation
- *   with every limit, admission (scope, cost) and context. A refusal before the stream opens is an
+ * - Each operation is prepared by the lifecycle (`../pipeline/operation-lifecycle.ts`): its
+ *   plugins' budgets, document resolution, parse (cached), validation with every limit,
+ *   admission (scope, cost) and context. A refusal before the stream opens is an
  *   HTTP answer with its status and a GraphQL error body, as for any HTTP request.
- * - The caps are the WebSocket's: one unit of the principal's `subscribe` budget per operation
- *   (shared with graphql-ws), and at most `maxStreamsPerPrincipal` streams open at once.
+ * - The caps are the WebSocket's: at most `maxStreamsPerPrincipal` streams open at once, and the
+ *   lifecycle's budget of operations (shared with graphql-ws).
  * - Every message event carries its cursor as the event `id:`; a client that reconnects with
  *   `Last-Event-ID` resumes right after it (the pipeline's context carries it to `testMessages`).
  * - The stream ends at the token's expiry with an UNAUTHENTICATED error event, and has one
@@ -25,12 +26,11 @@ import type { Principal } from '../../auth/principal.js';
 import type { TestMessage } from '../../domain/types.js';
 import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
-import type { RateLimits } from '../../rate-limits/rate-limits.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
-import { createPrincipalSlots, type PrincipalSlots } from '../pipeline/principal-slots.js';
-import { admitStreamedOperation, endOnFailure } from '../pipeline/stream-admission.js';
+import { createPrincipalSlots } from '../pipeline/principal-slots.js';
+import { endOnFailure } from '../pipeline/stream-endings.js';
 import { encodeCursor } from '../schema/pagination.js';
 import { guardSseStream } from './sse-stream.js';
 
@@ -38,8 +38,6 @@ import { guardSseStream } from './sse-stream.js';
 export interface GraphQLSseOptions {
   /** The operation pipeline: document resolution, rules, context, error edge, shared subscriptions. */
   readonly pipeline: OperationPipeline;
-  /** Operations per principal (the `subscribe` bucket, shared with the WebSocket). */
-  readonly rateLimits: RateLimits;
   /** Streams one principal may hold open at once in this process. */
   readonly maxStreamsPerPrincipal: number;
   /** Bytes waiting to be sent to one client past which its stream waits for it to read. */
@@ -140,11 +138,25 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
     onSubscribe: async (req, params) => {
       const stream = req.context;
       try {
-        const refused = await admit(options, slots, stream);
-        if (refused !== undefined) return refusal([refused], pipeline, stream);
+        if (!slots.take(stream.principal, stream.res)) {
+          return refusal(
+            [
+              asGraphQLError(
+                new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`),
+              ),
+            ],
+            pipeline,
+            stream,
+          );
+        }
         // graphql-sse keeps only the standard parameters; a document id travels in the body beside them.
         const documentId = (req.raw as { body?: { documentId?: unknown } }).body?.documentId;
-        const prepared = pipeline.prepare({ principal: stream.principal, transport: 'sse', params: { ...params, documentId }, resumeAfter: stream.resumeAfter });
+        const prepared = await pipeline.lifecycle.prepare({
+          principal: stream.principal,
+          transport: 'sse',
+          params: { ...params, documentId },
+          resumeAfter: stream.resumeAfter,
+        });
         if (Array.isArray(prepared)) return refusal(prepared, pipeline, stream);
         streamOf.set(prepared, stream);
         return prepared as ExecutionArgs & { contextValue: Context };
@@ -182,14 +194,6 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
 function endedWithError(error: unknown): ExecutionResult {
   return { errors: [asGraphQLError(error)] };
 }
-
-/** The caps of the WebSocket: a stream slot, and one unit of the shared operations budget. */
-async function admit(options: GraphQLSseOptions, slots: PrincipalSlots, stream: Stream): Promise<GraphQLError | undefined> {
-  if (!slots.take(stream.principal, stream.res)) return asGraphQLError(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxStreamsPerPrincipal} event streams may be open at once per caller.`));
-  const overBudget = await admitStreamedOperation(options.rateLimits, stream.principal);
-  return overBudget === undefined ? undefined : asGraphQLError(overBudget);
-}
-
 
 /**
  * A refusal before the stream opens: a GraphQL error body (through the pipeline's error edge) with
@@ -260,7 +264,9 @@ function cutIfNotDrained(res: ServerResponse, timeoutMs: number): void {
 
 /** A message of the result log: the source events of `testMessages`, named by their cursors. */
 function isTestMessage(event: unknown): event is TestMessage {
-  return typeof event === 'object' && event !== null && typeof (event as TestMessage).key === 'string' && typeof (event as TestMessage).correlationId === 'string';
+  return (
+    typeof event === 'object' && event !== null && typeof (event as TestMessage).key === 'string' && typeof (event as TestMessage).correlationId === 'string'
+  );
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

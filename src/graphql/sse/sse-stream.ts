@@ -11,7 +11,7 @@
  * `return()` must end a stream that is waiting for a quiet test's next event.
  */
 import type { ExecutionResult } from 'graphql';
-import { delayUntil } from '../pipeline/stream-admission.js';
+import { delayUntil } from '../pipeline/stream-endings.js';
 
 /** What {@link guardSseStream} needs besides the source. */
 export interface SseStreamOptions {
@@ -52,18 +52,15 @@ export function guardSseStream(source: AsyncIterator<ExecutionResult>, options: 
     return { value: result, done: false };
   };
 
-  const expiry = setTimeout(
-    () => {
-      if (finished) return;
-      const settle = waiting;
-      waiting = undefined;
-      if (settle === undefined) {
-        expiredWhileIdle = true;
-        expire();
-      } else settle(last(options.expired()));
-    },
-    delayUntil(options.endsAt),
-  );
+  const expiry = setTimeout(() => {
+    if (finished) return;
+    const settle = waiting;
+    waiting = undefined;
+    if (settle === undefined) {
+      expiredWhileIdle = true;
+      expire();
+    } else settle(last(options.expired()));
+  }, delayUntil(options.endsAt));
   expiry.unref();
 
   const pull = (settle: Settle) => {

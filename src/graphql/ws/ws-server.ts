@@ -9,12 +9,11 @@
  *   bad one closes the socket with 4403, and the socket is closed when the token expires, so a
  *   subscription never outlives its token, unless the client renews it on the open socket with a
  *   `ping` that carries a fresh one (ws-session.ts). Operations before the acknowledgement get 4401.
- * - An operation sent by id (trusted documents, APQ) is resolved to its text by the pipeline's
- *   resolver first, the one HTTP requests pass through; `query` is then `""` (the protocol needs a string).
- * - Each operation is prepared by the pipeline (`prepare-operation.ts`): document resolution, parse
- *   (cached), validation with every limit, admission (scope, cost) and context, with the values
- *   Apollo Server applies over HTTP; errors leave through the pipeline's error edge. Each operation
- *   has its own request id, which an unexpected error's log line and masked error carry.
+ * - Each operation is prepared by the lifecycle (`../pipeline/operation-lifecycle.ts`), the steps
+ *   Apollo Server takes over HTTP: its plugins' budgets, document resolution (an operation sent by
+ *   id, whose `query` is then `""` since the protocol needs a string), parse (cached), validation
+ *   with every limit, admission (scope, cost) and context; errors leave through the lifecycle's
+ *   error edge. Each operation has its own request id, which an unexpected error's log line and masked error carry.
  * - An operation that fails (unexpectedly while it is prepared, or its stream, at once or later)
  *   ends alone with an `error` message; no hook rejects, since graphql-ws would then close the
  *   socket (4500) and every other operation on it.
@@ -36,7 +35,7 @@ import { withRequestId } from '../../base/request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 import { createPrincipalSlots } from '../pipeline/principal-slots.js';
-import { admitStreamedOperation, endOnFailure } from '../pipeline/stream-admission.js';
+import { endOnFailure } from '../pipeline/stream-endings.js';
 import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
 import { refusalError } from '../pipeline/refusal-error.js';
@@ -207,9 +206,13 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   };
 }
 
-
 /** Admits and prepares one operation through the pipeline: its execution arguments, or why it is refused. */
-async function prepare(options: GraphQLWebSocketOptions, sessions: WebSocketSessions, ctx: SubscribeContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> {
+async function prepare(
+  options: GraphQLWebSocketOptions,
+  sessions: WebSocketSessions,
+  ctx: SubscribeContext,
+  payload: SubscribePayload,
+): Promise<ExecutionArgs | GraphQLError[]> {
   // The latest renewal's principal: its scopes apply to operations started from now on.
   const principal = sessions.principal(ctx.extra.socket);
   if (principal === undefined) return [refusalError(new ServiceError('UNAUTHENTICATED', 'Not authenticated.'))];
@@ -219,11 +222,13 @@ async function prepare(options: GraphQLWebSocketOptions, sessions: WebSocketSess
   }
   // ctx.subscriptions already holds this operation's id.
   if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
-    return [refusalError(new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`))];
+    return [
+      refusalError(
+        new ServiceError('TOO_MANY_SUBSCRIPTIONS', `At most ${options.maxSubscriptionsPerConnection} operations may run at once on one connection.`),
+      ),
+    ];
   }
-  const overBudget = await admitStreamedOperation(options.rateLimits, principal);
-  if (overBudget !== undefined) return [asGraphQLError(overBudget)];
-  return options.pipeline.prepare({ principal, transport: 'websocket', params: payload as SubscribePayload & { documentId?: unknown } });
+  return options.pipeline.lifecycle.prepare({ principal, transport: 'websocket', params: payload as SubscribePayload & { documentId?: unknown } });
 }
 
 /**

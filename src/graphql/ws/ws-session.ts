@@ -34,7 +34,7 @@ import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
 import { isServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
-import { delayUntil } from '../pipeline/stream-admission.js';
+import { delayUntil } from '../pipeline/stream-endings.js';
 
 /** The sockets' principals and deadlines. */
 export interface WebSocketSessions {

@@ -175,7 +175,9 @@ const texts = new WeakMap<object, Serialized>();
 let pendingText: string | undefined;
 
 /** The `onNext` and replacer that let a result be serialized once for every subscription it goes to. */
-function serializedOnce<P extends Record<string, unknown> | undefined>(options: ServerOptions<P, WebSocketExtra>): Pick<ServerOptions<P, WebSocketExtra>, 'onNext' | 'jsonMessageReplacer'> {
+function serializedOnce<P extends Record<string, unknown> | undefined>(
+  options: ServerOptions<P, WebSocketExtra>,
+): Pick<ServerOptions<P, WebSocketExtra>, 'onNext' | 'jsonMessageReplacer'> {
   const replacer = options.jsonMessageReplacer;
   return {
     onNext: async (ctx, id, payload, args, result) => {

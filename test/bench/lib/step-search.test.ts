@@ -23,7 +23,23 @@ describe('stepSearch', () => {
   });
 
   it('reports 0 when even the lowest rate fails, and the highest rate when none fails', async () => {
-    expect((await stepSearch([5, 10], async (rate) => rate, () => false)).sustained).toBe(0);
-    expect((await stepSearch([5, 10], async (rate) => rate, () => true)).sustained).toBe(10);
+    expect(
+      (
+        await stepSearch(
+          [5, 10],
+          async (rate) => rate,
+          () => false,
+        )
+      ).sustained,
+    ).toBe(0);
+    expect(
+      (
+        await stepSearch(
+          [5, 10],
+          async (rate) => rate,
+          () => true,
+        )
+      ).sustained,
+    ).toBe(10);
   });
 });

@@ -20,7 +20,9 @@ const now = () => Math.floor(Date.now() / 1000);
 
 /** An HS256 token with sensible claims, overridden by `claims` (undefined removes one). */
 function token(claims: JWTPayload = {}, header: { typ?: string; kid?: string; alg?: string } = {}, key: Uint8Array = secret) {
-  const payload = Object.fromEntries(Object.entries({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now() + 60, iat: now(), ...claims }).filter(([, v]) => v !== undefined));
+  const payload = Object.fromEntries(
+    Object.entries({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now() + 60, iat: now(), ...claims }).filter(([, v]) => v !== undefined),
+  );
   return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', ...header }).sign(key);
 }
 
@@ -28,7 +30,10 @@ const verifyOptions = { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'
 
 /** The error jose throws for `call`; fails the test if it does not throw. */
 async function joseError(call: Promise<unknown>): Promise<errors.JOSEError> {
-  const error = await call.then(() => undefined, (e: unknown) => e);
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, 'jose should have refused').toBeInstanceOf(errors.JOSEError);
   return error as errors.JOSEError;
 }
@@ -52,16 +57,67 @@ function expectUnavailable(error: unknown) {
 describe('token faults: 401 UNAUTHENTICATED with a precise reason', () => {
   it.each<[string, () => Promise<unknown>, string, string]>([
     ['an expired token', async () => jwtVerify(await token({ exp: now() - 60 }), secret, verifyOptions), 'ERR_JWT_EXPIRED', 'the token has expired'],
-    ['a bad signature', async () => jwtVerify(await token({}, {}, otherSecret), secret, verifyOptions), 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED', 'the signature is invalid'],
-    ['a wrong audience', async () => jwtVerify(await token({ aud: 'urn:another-api' }), secret, verifyOptions), 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'the token is not for this API (audience)'],
-    ['an untrusted issuer', async () => jwtVerify(await token({ iss: 'https://evil.test' }), secret, verifyOptions), 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'the issuer is not trusted'],
-    ['a token not valid yet', async () => jwtVerify(await token({ nbf: now() + 3600 }), secret, verifyOptions), 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'the token is not valid yet ("nbf" is in the future)'],
-    ['a token without expiry', async () => jwtVerify(await token({ exp: undefined }), secret, verifyOptions), 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'the token has no expiry ("exp")'],
-    ['a token without subject', async () => jwtVerify(await token({ sub: undefined }), secret, verifyOptions), 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'the token has no subject ("sub")'],
-    ['an ID token (wrong typ)', async () => jwtVerify(await token({}, { typ: 'JWT' }), secret, verifyOptions), 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'the token is not an access token ("typ")'],
-    ['an algorithm not allowed', async () => jwtVerify(await token(), secret, { ...verifyOptions, algorithms: ['RS256'] }), 'ERR_JOSE_ALG_NOT_ALLOWED', 'the signing algorithm is not allowed'],
-    ['a garbled signature segment', async () => jwtVerify(`${(await token()).split('.').slice(0, 2).join('.')}.%%%`, secret, verifyOptions), 'ERR_JWS_INVALID', 'malformed token'],
-    ['a signed payload that is not a claims object', async () => jwtVerify(await new CompactSign(new TextEncoder().encode('[1]')).setProtectedHeader({ alg: 'HS256' }).sign(secret), secret, { algorithms: ['HS256'] }), 'ERR_JWT_INVALID', 'malformed token'],
+    [
+      'a bad signature',
+      async () => jwtVerify(await token({}, {}, otherSecret), secret, verifyOptions),
+      'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+      'the signature is invalid',
+    ],
+    [
+      'a wrong audience',
+      async () => jwtVerify(await token({ aud: 'urn:another-api' }), secret, verifyOptions),
+      'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      'the token is not for this API (audience)',
+    ],
+    [
+      'an untrusted issuer',
+      async () => jwtVerify(await token({ iss: 'https://evil.test' }), secret, verifyOptions),
+      'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      'the issuer is not trusted',
+    ],
+    [
+      'a token not valid yet',
+      async () => jwtVerify(await token({ nbf: now() + 3600 }), secret, verifyOptions),
+      'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      'the token is not valid yet ("nbf" is in the future)',
+    ],
+    [
+      'a token without expiry',
+      async () => jwtVerify(await token({ exp: undefined }), secret, verifyOptions),
+      'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      'the token has no expiry ("exp")',
+    ],
+    [
+      'a token without subject',
+      async () => jwtVerify(await token({ sub: undefined }), secret, verifyOptions),
+      'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      'the token has no subject ("sub")',
+    ],
+    [
+      'an ID token (wrong typ)',
+      async () => jwtVerify(await token({}, { typ: 'JWT' }), secret, verifyOptions),
+      'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      'the token is not an access token ("typ")',
+    ],
+    [
+      'an algorithm not allowed',
+      async () => jwtVerify(await token(), secret, { ...verifyOptions, algorithms: ['RS256'] }),
+      'ERR_JOSE_ALG_NOT_ALLOWED',
+      'the signing algorithm is not allowed',
+    ],
+    [
+      'a garbled signature segment',
+      async () => jwtVerify(`${(await token()).split('.').slice(0, 2).join('.')}.%%%`, secret, verifyOptions),
+      'ERR_JWS_INVALID',
+      'malformed token',
+    ],
+    [
+      'a signed payload that is not a claims object',
+      async () =>
+        jwtVerify(await new CompactSign(new TextEncoder().encode('[1]')).setProtectedHeader({ alg: 'HS256' }).sign(secret), secret, { algorithms: ['HS256'] }),
+      'ERR_JWT_INVALID',
+      'malformed token',
+    ],
   ])('%s', async (_case, call, code, reason) => {
     const error = await joseError(call());
     expect(error.code).toBe(code);
@@ -71,7 +127,9 @@ describe('token faults: 401 UNAUTHENTICATED with a precise reason', () => {
   it('an unknown kid: no key of the set matches (ERR_JWKS_NO_MATCHING_KEY)', async () => {
     const { privateKey, publicKey } = await generateKeyPair('RS256');
     const keys = createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: 'known', alg: 'RS256' }] });
-    const signed = await new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now() + 60 }).setProtectedHeader({ alg: 'RS256', kid: 'unknown', typ: 'at+jwt' }).sign(privateKey);
+    const signed = await new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now() + 60 })
+      .setProtectedHeader({ alg: 'RS256', kid: 'unknown', typ: 'at+jwt' })
+      .sign(privateKey);
     const error = await joseError(jwtVerify(signed, keys, { ...verifyOptions, algorithms: ['RS256'] }));
     expect(error.code).toBe('ERR_JWKS_NO_MATCHING_KEY');
     expectRefused(error, 'no trusted key matches the token');
@@ -79,8 +137,15 @@ describe('token faults: 401 UNAUTHENTICATED with a precise reason', () => {
 
   it('two keys of the set match a token without kid (ERR_JWKS_MULTIPLE_MATCHING_KEYS)', async () => {
     const [a, b] = await Promise.all([generateKeyPair('RS256'), generateKeyPair('RS256')]);
-    const keys = createLocalJWKSet({ keys: [{ ...(await exportJWK(a.publicKey)), alg: 'RS256' }, { ...(await exportJWK(b.publicKey)), alg: 'RS256' }] });
-    const signed = await new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now() + 60 }).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt' }).sign(b.privateKey);
+    const keys = createLocalJWKSet({
+      keys: [
+        { ...(await exportJWK(a.publicKey)), alg: 'RS256' },
+        { ...(await exportJWK(b.publicKey)), alg: 'RS256' },
+      ],
+    });
+    const signed = await new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now() + 60 })
+      .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt' })
+      .sign(b.privateKey);
     const error = await joseError(jwtVerify(signed, keys, { ...verifyOptions, algorithms: ['RS256'] }));
     expect(error.code).toBe('ERR_JWKS_MULTIPLE_MATCHING_KEYS');
     expectRefused(error, 'no trusted key matches the token');
@@ -109,7 +174,9 @@ describe('key set faults: 503 AUTH_UNAVAILABLE', () => {
 
   const rs256 = async () => {
     const { privateKey } = await generateKeyPair('RS256');
-    return new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now() + 60 }).setProtectedHeader({ alg: 'RS256', kid: 'k', typ: 'at+jwt' }).sign(privateKey);
+    return new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now() + 60 })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k', typ: 'at+jwt' })
+      .sign(privateKey);
   };
   const remote = (path: string) => createRemoteJWKSet(new URL(path, base), { timeoutDuration: 200 });
 
@@ -130,7 +197,10 @@ describe('key set faults: 503 AUTH_UNAVAILABLE', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     const keys = (await createKeyResolver({ kind: 'jwks', uri: new URL(`http://127.0.0.1:${port}/jwks`) }, 500)()) as Parameters<typeof jwtVerify>[1];
-    const error = await jwtVerify(await rs256(), keys as never, { ...verifyOptions, algorithms: ['RS256'] }).then(() => undefined, (e: unknown) => e);
+    const error = await jwtVerify(await rs256(), keys as never, { ...verifyOptions, algorithms: ['RS256'] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     // Not jose's: the fetch below it failed, and the key source said so in the service's terms.
     expect(error).toBeInstanceOf(ServiceError);
     expect((error as ServiceError).code).toBe('AUTH_UNAVAILABLE');

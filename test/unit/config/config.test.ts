@@ -13,11 +13,42 @@ describe('loadConfig', () => {
   it('has working defaults', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
-    expect(config.kafka).toMatchObject({ brokers: ['127.0.0.1:9092'], resultsTopic: 'test-results', requestsTopic: 'test-requests', groupId: 'result-collection-service' });
-    expect(config.resultLog).toEqual({ kind: 'memory', ttlSeconds: 86_400, maxTests: 10_000, maxMessagesPerTest: 10_000, maxInputBytes: 64 * 1024, maxBytes: 512 * 1024 * 1024 });
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', tlsCa: null, topology: { mode: 'standalone' }, wait: { replicas: 0, timeoutMs: 1000 }, keyPrefix: 'rcs' });
-    expect(config.auth).toMatchObject({ mode: 'embedded', issuer: 'http://localhost:4000', audience: 'urn:result-collection-service', tokenType: 'at+jwt', algorithms: ['RS256'] });
-    expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 10_000, introspection: true, federation: false, responseCache: { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 }, documentCacheMaxBytes: 16 * 1024 * 1024 });
+    expect(config.kafka).toMatchObject({
+      brokers: ['127.0.0.1:9092'],
+      resultsTopic: 'test-results',
+      requestsTopic: 'test-requests',
+      groupId: 'result-collection-service',
+    });
+    expect(config.resultLog).toEqual({
+      kind: 'memory',
+      ttlSeconds: 86_400,
+      maxTests: 10_000,
+      maxMessagesPerTest: 10_000,
+      maxInputBytes: 64 * 1024,
+      maxBytes: 512 * 1024 * 1024,
+    });
+    expect(config.redis).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      tlsCa: null,
+      topology: { mode: 'standalone' },
+      wait: { replicas: 0, timeoutMs: 1000 },
+      keyPrefix: 'rcs',
+    });
+    expect(config.auth).toMatchObject({
+      mode: 'embedded',
+      issuer: 'http://localhost:4000',
+      audience: 'urn:result-collection-service',
+      tokenType: 'at+jwt',
+      algorithms: ['RS256'],
+    });
+    expect(config.graphql).toEqual({
+      maxDepth: 10,
+      maxCost: 10_000,
+      introspection: true,
+      federation: false,
+      responseCache: { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 },
+      documentCacheMaxBytes: 16 * 1024 * 1024,
+    });
     expect(config.kafka).toMatchObject({ maxResultBytes: 1024 * 1024, maxBatchBytes: 64 * 1024 * 1024 });
     expect(config.websocket).toMatchObject({ drainTimeoutMs: 30_000, maxConnectionsPerPrincipal: 20 });
   });
@@ -41,7 +72,11 @@ describe('loadConfig', () => {
     });
     expect(config.issuer.signingKey).toEqual({ kty: 'RSA', d: 'private' });
     expect(config.issuer.cookieKeys).toEqual(['a-cookie-key-of-at-least-32-characters']);
-    expect(config).toMatchObject({ port: 8080, production: true, kafka: { brokers: ['a:1', 'b:2'], clientId: 'cid', groupId: 'gid', resultsTopic: 'r', requestsTopic: 'q', fromBeginning: false } });
+    expect(config).toMatchObject({
+      port: 8080,
+      production: true,
+      kafka: { brokers: ['a:1', 'b:2'], clientId: 'cid', groupId: 'gid', resultsTopic: 'r', requestsTopic: 'q', fromBeginning: false },
+    });
     expect(config.resultLog.ttlSeconds).toBe(60);
     expect(config.resultLog.maxTests).toBe(5);
     expect(config.graphql.maxDepth).toBe(4);
@@ -80,7 +115,14 @@ describe('loadConfig', () => {
   });
 
   it('reads the browser settings: CORS origins govern WebSockets unless set apart, the IDE and the dashboard are off in production', () => {
-    expect(loadConfig({}).browser).toEqual({ corsAllowedOrigins: [], graphqlIde: true, graphqlIdeClientId: null, dashboard: true, dashboardClientId: null, graphqlDebugErrors: false });
+    expect(loadConfig({}).browser).toEqual({
+      corsAllowedOrigins: [],
+      graphqlIde: true,
+      graphqlIdeClientId: null,
+      dashboard: true,
+      dashboardClientId: null,
+      graphqlDebugErrors: false,
+    });
     expect(loadConfig({ DASHBOARD_CLIENT_ID: 'dashboard' }).browser.dashboardClientId).toBe('dashboard');
     // Production needs an issuer's keys (or an external issuer): not the point here.
     const external = { AUTH_ISSUER: 'https://id.example', AUTH_JWKS_URI: 'https://id.example/jwks' };
@@ -141,7 +183,8 @@ describe('loadConfig', () => {
     expect(refusal({})?.variable).toBe('OIDC_SIGNING_KEY');
     expect(refusal({ OIDC_COOKIE_KEYS: keys.OIDC_COOKIE_KEYS })).toEqual({
       variable: 'OIDC_SIGNING_KEY',
-      message: 'OIDC_SIGNING_KEY: is required with NODE_ENV=production when the embedded issuer runs (no AUTH_ISSUER): a generated key is lost at restart and differs between replicas',
+      message:
+        'OIDC_SIGNING_KEY: is required with NODE_ENV=production when the embedded issuer runs (no AUTH_ISSUER): a generated key is lost at restart and differs between replicas',
     });
     expect(refusal({ OIDC_SIGNING_KEY: keys.OIDC_SIGNING_KEY })?.variable).toBe('OIDC_COOKIE_KEYS');
     expect(refusal(keys)).toBeUndefined();
@@ -154,7 +197,13 @@ describe('loadConfig', () => {
 
   it('reads the rate limits: on by default with budgets per minute, off with RATE_LIMITS=off, errors naming the variable', () => {
     expect(loadConfig({}).rateLimits).toEqual({ enabled: true, store: 'memory', perMinute: { api: 600, subscribe: 120, wsConnect: 30, auth: 20 } });
-    const set = loadConfig({ RATE_LIMITS: 'off', RATE_LIMIT_API_PER_MINUTE: '5', RATE_LIMIT_SUBSCRIBES_PER_MINUTE: '6', RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE: '7', RATE_LIMIT_AUTH_PER_MINUTE: '8' });
+    const set = loadConfig({
+      RATE_LIMITS: 'off',
+      RATE_LIMIT_API_PER_MINUTE: '5',
+      RATE_LIMIT_SUBSCRIBES_PER_MINUTE: '6',
+      RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE: '7',
+      RATE_LIMIT_AUTH_PER_MINUTE: '8',
+    });
     expect(set.rateLimits).toEqual({ enabled: false, store: 'memory', perMinute: { api: 5, subscribe: 6, wsConnect: 7, auth: 8 } });
     expect(() => loadConfig({ RATE_LIMITS: 'sometimes' })).toThrow(/^RATE_LIMITS: expected true or false/);
     expect(() => loadConfig({ RATE_LIMIT_API_PER_MINUTE: '0' })).toThrow(/^RATE_LIMIT_API_PER_MINUTE: must be at least 1/);
@@ -177,9 +226,24 @@ describe('loadConfig', () => {
   });
 
   it('reads the tracing settings: off without an OTLP endpoint, errors naming the variable', () => {
-    expect(loadConfig({}).telemetry).toEqual({ otlpEndpoint: null, serviceName: 'result-collection-service', sampler: 'parentbased_traceidratio', sampleRatio: 1 });
-    const on = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'rcs-eu', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).telemetry;
-    expect({ ...on, otlpEndpoint: on.otlpEndpoint?.href }).toEqual({ otlpEndpoint: 'http://collector:4318/', serviceName: 'rcs-eu', sampler: 'traceidratio', sampleRatio: 0.25 });
+    expect(loadConfig({}).telemetry).toEqual({
+      otlpEndpoint: null,
+      serviceName: 'result-collection-service',
+      sampler: 'parentbased_traceidratio',
+      sampleRatio: 1,
+    });
+    const on = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_SERVICE_NAME: 'rcs-eu',
+      OTEL_TRACES_SAMPLER: 'traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    }).telemetry;
+    expect({ ...on, otlpEndpoint: on.otlpEndpoint?.href }).toEqual({
+      otlpEndpoint: 'http://collector:4318/',
+      serviceName: 'rcs-eu',
+      sampler: 'traceidratio',
+      sampleRatio: 0.25,
+    });
     expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toThrow(/OTEL_TRACES_SAMPLER/);
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
     for (const bad of ['1.5', '-0.1', 'half']) expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: bad })).toThrow(/OTEL_TRACES_SAMPLER_ARG.*from 0 to 1/);
@@ -202,9 +266,15 @@ describe('loadConfig', () => {
   });
   it('times the consumer group: heartbeat every second by default, at most a third of the session timeout', () => {
     expect(loadConfig({}).kafka).toMatchObject({ sessionTimeoutMs: 30_000, heartbeatIntervalMs: 1000, rebalanceTimeoutMs: 60_000 });
-    expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '45000', KAFKA_HEARTBEAT_INTERVAL_MS: '3000', KAFKA_REBALANCE_TIMEOUT_MS: '20000' }).kafka).toMatchObject({ sessionTimeoutMs: 45_000, heartbeatIntervalMs: 3000, rebalanceTimeoutMs: 20_000 });
+    expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '45000', KAFKA_HEARTBEAT_INTERVAL_MS: '3000', KAFKA_REBALANCE_TIMEOUT_MS: '20000' }).kafka).toMatchObject({
+      sessionTimeoutMs: 45_000,
+      heartbeatIntervalMs: 3000,
+      rebalanceTimeoutMs: 20_000,
+    });
     expect(loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '3000' }).kafka.heartbeatIntervalMs).toBe(1000);
-    expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '2500' })).toThrow(/^KAFKA_HEARTBEAT_INTERVAL_MS: must be at most a third of KAFKA_SESSION_TIMEOUT_MS \(2000\), got 2500/);
+    expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '2500' })).toThrow(
+      /^KAFKA_HEARTBEAT_INTERVAL_MS: must be at most a third of KAFKA_SESSION_TIMEOUT_MS \(2000\), got 2500/,
+    );
     expect(() => loadConfig({ KAFKA_HEARTBEAT_INTERVAL_MS: '50' })).toThrow(/^KAFKA_HEARTBEAT_INTERVAL_MS: must be at least 100/);
     expect(() => loadConfig({ KAFKA_HEARTBEAT_INTERVAL_MS: 'often' })).toThrow(/^KAFKA_HEARTBEAT_INTERVAL_MS: expected an integer/);
     expect(() => loadConfig({ KAFKA_REBALANCE_TIMEOUT_MS: '500' })).toThrow(/^KAFKA_REBALANCE_TIMEOUT_MS: must be at least 1000/);
@@ -234,7 +304,13 @@ describe('loadConfig: TLS and SASL to the brokers', () => {
   });
 
   it('reads SASL_SSL with SCRAM: the CA file at startup, the mechanism in any case, the password as given', () => {
-    const { kafka } = loadConfig({ KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: pki.caFile, KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512', KAFKA_SASL_USERNAME: 'alice', KAFKA_SASL_PASSWORD: ` ${PASSWORD}` });
+    const { kafka } = loadConfig({
+      KAFKA_SSL: 'true',
+      KAFKA_SSL_CA_FILE: pki.caFile,
+      KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512',
+      KAFKA_SASL_USERNAME: 'alice',
+      KAFKA_SASL_PASSWORD: ` ${PASSWORD}`,
+    });
     expect(kafka.ssl).toEqual({ ca: readFileSync(pki.caFile, 'utf8'), cert: null, key: null, keyPassword: null, verify: true, servername: null });
     // A password may begin or end with a space; only the file form loses its line break.
     expect(kafka.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'alice', password: ` ${PASSWORD}` });
@@ -250,7 +326,13 @@ describe('loadConfig: TLS and SASL to the brokers', () => {
   it('turns TLS on when a TLS file is given, and reads mutual TLS with an encrypted key', () => {
     const passphraseFile = join(pki.dir, 'key-passphrase');
     writeFileSync(passphraseFile, `${pki.clientKeyPassword}\n`);
-    const { kafka } = loadConfig({ KAFKA_SSL_CA_FILE: pki.caFile, KAFKA_SSL_CERT_FILE: pki.clientCertFile, KAFKA_SSL_KEY_FILE: pki.encryptedClientKeyFile, KAFKA_SSL_KEY_PASSWORD_FILE: passphraseFile, KAFKA_SSL_SERVERNAME: 'localhost' });
+    const { kafka } = loadConfig({
+      KAFKA_SSL_CA_FILE: pki.caFile,
+      KAFKA_SSL_CERT_FILE: pki.clientCertFile,
+      KAFKA_SSL_KEY_FILE: pki.encryptedClientKeyFile,
+      KAFKA_SSL_KEY_PASSWORD_FILE: passphraseFile,
+      KAFKA_SSL_SERVERNAME: 'localhost',
+    });
     expect(kafka.ssl).toEqual({
       ca: readFileSync(pki.caFile, 'utf8'),
       cert: readFileSync(pki.clientCertFile, 'utf8'),
@@ -272,18 +354,50 @@ describe('loadConfig: TLS and SASL to the brokers', () => {
     [{ KAFKA_SSL_CA_FILE: '/' }, 'KAFKA_SSL_CA_FILE', /cannot read "\/" \(EISDIR\)/],
     [{ KAFKA_SSL_CERT_FILE: '<client cert>' }, 'KAFKA_SSL_KEY_FILE', /is required with KAFKA_SSL_CERT_FILE/],
     [{ KAFKA_SSL_KEY_FILE: '<client key>' }, 'KAFKA_SSL_CERT_FILE', /is required with KAFKA_SSL_KEY_FILE/],
-    [{ KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<encrypted key>' }, 'KAFKA_SSL_KEY_PASSWORD', /is required: the key in KAFKA_SSL_KEY_FILE is encrypted/],
-    [{ KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<encrypted key>', KAFKA_SSL_KEY_PASSWORD: 'wrong-key-passphrase' }, 'KAFKA_SSL_KEY_PASSWORD', /does not decrypt the key/],
-    [{ KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<broker key>' }, 'KAFKA_SSL_KEY_FILE', /does not hold the private key of the certificate in KAFKA_SSL_CERT_FILE/],
+    [
+      { KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<encrypted key>' },
+      'KAFKA_SSL_KEY_PASSWORD',
+      /is required: the key in KAFKA_SSL_KEY_FILE is encrypted/,
+    ],
+    [
+      { KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<encrypted key>', KAFKA_SSL_KEY_PASSWORD: 'wrong-key-passphrase' },
+      'KAFKA_SSL_KEY_PASSWORD',
+      /does not decrypt the key/,
+    ],
+    [
+      { KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<broker key>' },
+      'KAFKA_SSL_KEY_FILE',
+      /does not hold the private key of the certificate in KAFKA_SSL_CERT_FILE/,
+    ],
     [{ KAFKA_SSL_CERT_FILE: '<client cert>', KAFKA_SSL_KEY_FILE: '<not pem>' }, 'KAFKA_SSL_KEY_FILE', /holds no PEM private key/],
     [{ KAFKA_SSL_CERT_FILE: '<client key>', KAFKA_SSL_KEY_FILE: '<client key>' }, 'KAFKA_SSL_CERT_FILE', /holds no PEM certificate/],
     [{ KAFKA_SSL_KEY_PASSWORD: 'x' }, 'KAFKA_SSL_KEY_PASSWORD', /is set, but KAFKA_SSL_KEY_FILE is not/],
-    [{ KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_MECHANISM', /expected one of plain, scram-sha-256, scram-sha-512, got "gssapi"/],
+    [
+      { KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' },
+      'KAFKA_SASL_MECHANISM',
+      /expected one of plain, scram-sha-256, scram-sha-512, got "gssapi"/,
+    ],
     [{ KAFKA_SASL_MECHANISM: 'scram-sha-256', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_USERNAME', /is required with KAFKA_SASL_MECHANISM=scram-sha-256/],
-    [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u' }, 'KAFKA_SASL_PASSWORD', /is required with KAFKA_SASL_MECHANISM=plain \(or KAFKA_SASL_PASSWORD_FILE\)/],
-    [{ KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_MECHANISM', /is required with KAFKA_SASL_USERNAME and the password: one of plain, scram-sha-256, scram-sha-512/],
-    [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p', KAFKA_SASL_PASSWORD_FILE: '<password file>' }, 'KAFKA_SASL_PASSWORD_FILE', /set either KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE, not both/],
-    [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD_FILE: '/nonexistent/password' }, 'KAFKA_SASL_PASSWORD_FILE', /cannot read "\/nonexistent\/password" \(ENOENT\)/],
+    [
+      { KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u' },
+      'KAFKA_SASL_PASSWORD',
+      /is required with KAFKA_SASL_MECHANISM=plain \(or KAFKA_SASL_PASSWORD_FILE\)/,
+    ],
+    [
+      { KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' },
+      'KAFKA_SASL_MECHANISM',
+      /is required with KAFKA_SASL_USERNAME and the password: one of plain, scram-sha-256, scram-sha-512/,
+    ],
+    [
+      { KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p', KAFKA_SASL_PASSWORD_FILE: '<password file>' },
+      'KAFKA_SASL_PASSWORD_FILE',
+      /set either KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE, not both/,
+    ],
+    [
+      { KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD_FILE: '/nonexistent/password' },
+      'KAFKA_SASL_PASSWORD_FILE',
+      /cannot read "\/nonexistent\/password" \(ENOENT\)/,
+    ],
     [{ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD_FILE: '<empty file>' }, 'KAFKA_SASL_PASSWORD_FILE', /is empty/],
   ])('refuses %o with an error naming %s', (env, variable, message) => {
     const files: Record<string, string> = {

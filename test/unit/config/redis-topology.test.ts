@@ -10,21 +10,53 @@ describe('REDIS_MODE and its settings', () => {
   });
 
   it('reads the seed nodes of a Redis Cluster, IPv6 included, and keeps REDIS_URL for TLS and credentials', () => {
-    const config = loadConfig({ ...redis, REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: 'node-1:7000, 10.0.0.2:7001,[::1]:7002', REDIS_URL: 'rediss://:pw@cluster' }).redis;
-    expect(config.topology).toEqual({ mode: 'cluster', nodes: [{ host: 'node-1', port: 7000 }, { host: '10.0.0.2', port: 7001 }, { host: '::1', port: 7002 }] });
+    const config = loadConfig({
+      ...redis,
+      REDIS_MODE: 'cluster',
+      REDIS_CLUSTER_NODES: 'node-1:7000, 10.0.0.2:7001,[::1]:7002',
+      REDIS_URL: 'rediss://:pw@cluster',
+    }).redis;
+    expect(config.topology).toEqual({
+      mode: 'cluster',
+      nodes: [
+        { host: 'node-1', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+    });
     expect(config.url).toBe('rediss://:pw@cluster');
   });
 
-  it('reads the sentinels, the master name and the sentinels\' own credentials', () => {
-    const config = loadConfig({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379,s2:26379', REDIS_SENTINEL_MASTER_NAME: 'results', REDIS_SENTINEL_USERNAME: 'watch', REDIS_SENTINEL_PASSWORD: 'sentinel-secret' }).redis;
-    expect(config.topology).toEqual({ mode: 'sentinel', sentinels: [{ host: 's1', port: 26379 }, { host: 's2', port: 26379 }], masterName: 'results', sentinelUsername: 'watch', sentinelPassword: 'sentinel-secret' });
+  it("reads the sentinels, the master name and the sentinels' own credentials", () => {
+    const config = loadConfig({
+      ...redis,
+      REDIS_MODE: 'sentinel',
+      REDIS_SENTINELS: 's1:26379,s2:26379',
+      REDIS_SENTINEL_MASTER_NAME: 'results',
+      REDIS_SENTINEL_USERNAME: 'watch',
+      REDIS_SENTINEL_PASSWORD: 'sentinel-secret',
+    }).redis;
+    expect(config.topology).toEqual({
+      mode: 'sentinel',
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26379 },
+      ],
+      masterName: 'results',
+      sentinelUsername: 'watch',
+      sentinelPassword: 'sentinel-secret',
+    });
   });
 
-  it('names the variable of each mistake, and never repeats the sentinels\' password', () => {
+  it("names the variable of each mistake, and never repeats the sentinels' password", () => {
     expect(configError({ ...redis, REDIS_MODE: 'shards' }).message).toMatch(/^REDIS_MODE: expected one of standalone, cluster, sentinel/);
     expect(configError({ ...redis, REDIS_MODE: 'cluster' }).message).toMatch(/^REDIS_CLUSTER_NODES: is required with REDIS_MODE=cluster/);
-    expect(configError({ ...redis, REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: 'node-1' }).message).toMatch(/^REDIS_CLUSTER_NODES: "node-1" is not a valid host:port/);
-    expect(configError({ ...redis, REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: 'node-1:70000' }).message).toMatch(/^REDIS_CLUSTER_NODES: "node-1:70000" has no valid port/);
+    expect(configError({ ...redis, REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: 'node-1' }).message).toMatch(
+      /^REDIS_CLUSTER_NODES: "node-1" is not a valid host:port/,
+    );
+    expect(configError({ ...redis, REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: 'node-1:70000' }).message).toMatch(
+      /^REDIS_CLUSTER_NODES: "node-1:70000" has no valid port/,
+    );
     expect(configError({ ...redis, REDIS_CLUSTER_NODES: 'node-1:7000' }).message).toMatch(/^REDIS_CLUSTER_NODES: is set, but REDIS_MODE is not cluster/);
     expect(configError({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379' }).message).toMatch(/^REDIS_SENTINEL_MASTER_NAME: is required/);
     expect(configError({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINEL_MASTER_NAME: 'results' }).message).toMatch(/^REDIS_SENTINELS: is required/);
@@ -48,7 +80,10 @@ describe('REDIS_MODE and its settings', () => {
     expect(loadConfig({ ...cluster, REDIS_WAIT_REPLICAS: '2', REDIS_WAIT_TIMEOUT_MS: '250' }).redis.wait).toEqual({ replicas: 2, timeoutMs: 250 });
     expect(loadConfig({ ...redis, REDIS_WAIT_REPLICAS: '1' }).redis.wait.replicas).toBe(1);
     // A blank value is unset: the mode's default.
-    expect(loadConfig({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER_NAME: 'results', REDIS_WAIT_REPLICAS: ' ' }).redis.wait.replicas).toBe(1);
+    expect(
+      loadConfig({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER_NAME: 'results', REDIS_WAIT_REPLICAS: ' ' }).redis.wait
+        .replicas,
+    ).toBe(1);
     expect(configError({ ...cluster, REDIS_WAIT_REPLICAS: '-1' }).message).toMatch(/^REDIS_WAIT_REPLICAS: must be at least 0/);
   });
 
@@ -57,16 +92,25 @@ describe('REDIS_MODE and its settings', () => {
   });
 
   it('is read once, in config.redis, for every part whose store is Redis, and checked only when one is', () => {
-    expect(loadConfig({ ...redis, REDIS_KEY_PREFIX: 'p', REDIS_URL: 'redis://r:6380' }).redis).toMatchObject({ url: 'redis://r:6380', keyPrefix: 'p', topology: { mode: 'standalone' } });
+    expect(loadConfig({ ...redis, REDIS_KEY_PREFIX: 'p', REDIS_URL: 'redis://r:6380' }).redis).toMatchObject({
+      url: 'redis://r:6380',
+      keyPrefix: 'p',
+      topology: { mode: 'standalone' },
+    });
     // Nothing in Redis: a mistake in a setting no part uses does not stop the process.
     expect(loadConfig({ STATE_STORE: 'memory', REDIS_MODE: 'cluster' }).redis.topology).toEqual({ mode: 'standalone' });
     // The rate limits alone in Redis: the Redis settings are checked.
     expect(configError({ STATE_STORE: 'memory', RATE_LIMITS_STORE: 'redis', REDIS_MODE: 'cluster' }).message).toMatch(/^REDIS_CLUSTER_NODES: is required/);
-    expect(configError({ STATE_STORE: 'memory', OIDC_STORE: 'redis', REDIS_URL: 'http://x' }).message).toMatch(/^REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL/);
+    expect(configError({ STATE_STORE: 'memory', OIDC_STORE: 'redis', REDIS_URL: 'http://x' }).message).toMatch(
+      /^REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL/,
+    );
   });
 
   it('is a CONFIG_INVALID error (exit 78) that carries the variable', () => {
-    expect(configError({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379' })).toMatchObject({ code: 'CONFIG_INVALID', variable: 'REDIS_SENTINEL_MASTER_NAME' });
+    expect(configError({ ...redis, REDIS_MODE: 'sentinel', REDIS_SENTINELS: 's1:26379' })).toMatchObject({
+      code: 'CONFIG_INVALID',
+      variable: 'REDIS_SENTINEL_MASTER_NAME',
+    });
   });
 });
 
@@ -81,9 +125,17 @@ describe('the store of each part', () => {
   });
 
   it('is chosen for each part on its own: RATE_LIMITS_STORE and OIDC_STORE', () => {
-    expect(loadConfig({ ...redis, RATE_LIMITS_STORE: 'memory' })).toMatchObject({ resultLog: { kind: 'redis' }, rateLimits: { store: 'memory' }, issuer: { store: 'redis' } });
+    expect(loadConfig({ ...redis, RATE_LIMITS_STORE: 'memory' })).toMatchObject({
+      resultLog: { kind: 'redis' },
+      rateLimits: { store: 'memory' },
+      issuer: { store: 'redis' },
+    });
     expect(loadConfig({ ...redis, OIDC_STORE: 'memory' })).toMatchObject({ rateLimits: { store: 'redis' }, issuer: { store: 'memory' } });
-    expect(loadConfig({ STATE_STORE: 'memory', RATE_LIMITS_STORE: 'redis', OIDC_STORE: 'redis' })).toMatchObject({ resultLog: { kind: 'memory' }, rateLimits: { store: 'redis' }, issuer: { store: 'redis' } });
+    expect(loadConfig({ STATE_STORE: 'memory', RATE_LIMITS_STORE: 'redis', OIDC_STORE: 'redis' })).toMatchObject({
+      resultLog: { kind: 'memory' },
+      rateLimits: { store: 'redis' },
+      issuer: { store: 'redis' },
+    });
     expect(configError({ RATE_LIMITS_STORE: 'postgres' }).message).toMatch(/^RATE_LIMITS_STORE: expected one of memory, redis/);
     expect(configError({ OIDC_STORE: 'disk' }).message).toMatch(/^OIDC_STORE: expected one of memory, redis/);
   });

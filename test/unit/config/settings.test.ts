@@ -22,11 +22,19 @@ function namesRead(env: Env): Set<string> {
 const PROFILES: Env[] = [
   {},
   { ...HS256_ENV, AUTH_ALGORITHMS: 'HS256', STATE_STORE: 'redis', SERVICE_ROLE: 'api', KAFKA_SSL: 'true' },
-  { AUTH_ISSUER: 'https://issuer.example', AUTH_JWKS_URI: 'https://issuer.example/jwks', STATE_STORE: 'replicated', INSTANCE_ID: 'a', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' },
+  {
+    AUTH_ISSUER: 'https://issuer.example',
+    AUTH_JWKS_URI: 'https://issuer.example/jwks',
+    STATE_STORE: 'replicated',
+    INSTANCE_ID: 'a',
+    KAFKA_SASL_MECHANISM: 'plain',
+    KAFKA_SASL_USERNAME: 'u',
+    KAFKA_SASL_PASSWORD: 'p',
+  },
   { NODE_ENV: 'production', OIDC_SIGNING_KEY: '{"kty":"EC"}', OIDC_COOKIE_KEYS: 'x'.repeat(32) },
 ];
 
-describe('the settings\' declarations', () => {
+describe("the settings' declarations", () => {
   it('declare nothing the configuration does not read', () => {
     const read = new Set(PROFILES.flatMap((env) => [...namesRead(env)]));
     const unread = Object.keys(SETTINGS).filter((name) => !read.has(name));

@@ -11,7 +11,12 @@ describe('TRUST_PROXY', () => {
 
   it('reads a hop count, or a list of addresses, CIDRs and range names as Express parses them', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, fd00::/8 ,192.168.1.7, loopback' }).trustProxy).toEqual(['10.0.0.0/8', 'fd00::/8', '192.168.1.7', 'loopback']);
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, fd00::/8 ,192.168.1.7, loopback' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.168.1.7',
+      'loopback',
+    ]);
     // proxy-addr's netmask form is Express's too.
     expect(loadConfig({ TRUST_PROXY: '172.16.0.0/255.240.0.0' }).trustProxy).toEqual(['172.16.0.0/255.240.0.0']);
   });

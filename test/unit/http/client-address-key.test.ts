@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { clientAddressKey } from '../../../src/http/rate-limit.js';
 
 describe('clientAddressKey', () => {
-  it('keys IPv4 per address, and IPv4-mapped IPv6 (a dual-stack listener\'s IPv4 peers) as that address', () => {
+  it("keys IPv4 per address, and IPv4-mapped IPv6 (a dual-stack listener's IPv4 peers) as that address", () => {
     expect(clientAddressKey('203.0.113.7')).toBe('203.0.113.7');
     expect(clientAddressKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
     expect(clientAddressKey('::FFFF:cb00:7107')).toBe('203.0.113.7');
@@ -11,7 +11,13 @@ describe('clientAddressKey', () => {
 
   it('keys IPv6 per /64, whatever the spelling, so one host cannot rotate through its prefix', () => {
     const key = '2001:db8:1:2::/64';
-    for (const address of ['2001:db8:1:2::1', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0DB8:0001:0002:0000:0000:0000:0042', '2001:db8:1:2::1%eth0', '2001:db8:1:2::192.0.2.1']) {
+    for (const address of [
+      '2001:db8:1:2::1',
+      '2001:db8:1:2:ffff:ffff:ffff:ffff',
+      '2001:0DB8:0001:0002:0000:0000:0000:0042',
+      '2001:db8:1:2::1%eth0',
+      '2001:db8:1:2::192.0.2.1',
+    ]) {
       expect(clientAddressKey(address), address).toBe(key);
     }
     expect(clientAddressKey('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');

@@ -19,8 +19,14 @@ describe('decodeRequest', () => {
   });
 
   it('reads a request without an owner header (or input) as having none', () => {
-    expect(decodeRequest(record({ correlationId: 'c1', requestedAt }))).toEqual({ ok: true, request: { correlationId: 'c1', input: null, owner: null, requestedAt: Date.parse(requestedAt) } });
-    expect(decodeRequest(record({ requestedAt }, { correlation_id: 'from-header', 'rcs-owner': '' }))).toMatchObject({ ok: true, request: { correlationId: 'from-header', owner: null } });
+    expect(decodeRequest(record({ correlationId: 'c1', requestedAt }))).toEqual({
+      ok: true,
+      request: { correlationId: 'c1', input: null, owner: null, requestedAt: Date.parse(requestedAt) },
+    });
+    expect(decodeRequest(record({ requestedAt }, { correlation_id: 'from-header', 'rcs-owner': '' }))).toMatchObject({
+      ok: true,
+      request: { correlationId: 'from-header', owner: null },
+    });
   });
 
   it.each([

@@ -14,11 +14,29 @@ const record = (value: unknown, headers: Record<string, string> = {}, offset = '
 describe('decodeResult', () => {
   it('reads the documented fields', () => {
     const result = decodeResult(
-      record({ correlationId: 'c1', messageId: 'm-1', sequence: 4, status: 'running', final: false, payload: { p: 1 }, producedAt: '2026-01-02T03:04:05.000Z' }),
+      record({
+        correlationId: 'c1',
+        messageId: 'm-1',
+        sequence: 4,
+        status: 'running',
+        final: false,
+        payload: { p: 1 },
+        producedAt: '2026-01-02T03:04:05.000Z',
+      }),
     );
     expect(result).toEqual({
       ok: true,
-      message: { correlationId: 'c1', key: 'm:m-1', messageId: 'm-1', sequence: 4, status: 'RUNNING', final: false, payload: { p: 1 }, producedAt: Date.parse('2026-01-02T03:04:05.000Z'), payloadJson: '{"p":1}' },
+      message: {
+        correlationId: 'c1',
+        key: 'm:m-1',
+        messageId: 'm-1',
+        sequence: 4,
+        status: 'RUNNING',
+        final: false,
+        payload: { p: 1 },
+        producedAt: Date.parse('2026-01-02T03:04:05.000Z'),
+        payloadJson: '{"p":1}',
+      },
     });
   });
 

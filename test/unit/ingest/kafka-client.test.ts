@@ -20,7 +20,9 @@ describe('kafkajs log lines', () => {
     const { lines, logger } = capture();
     const kafkaLog = createKafkaClient({ brokers: ['127.0.0.1:9'], clientId: 'log-test' }, logger).logger();
     kafkaLog.error('[Connection] Response Heartbeat(key: 12, version: 3)', { error: 'The group is rebalancing, so a rejoin is needed' });
-    kafkaLog.error('[Connection] Response FindCoordinator(key: 10, version: 2)', { error: "The coordinator is loading and hence can't process requests for this group" });
+    kafkaLog.error('[Connection] Response FindCoordinator(key: 10, version: 2)', {
+      error: "The coordinator is loading and hence can't process requests for this group",
+    });
     kafkaLog.error('[Connection] Response Produce(key: 0, version: 7)', { error: 'There are not enough replicas in sync' });
     kafkaLog.warn('[Connection] Connection timeout', { broker: '127.0.0.1:9' });
     await new Promise((resolve) => setImmediate(resolve));

@@ -13,7 +13,11 @@ import { createCodecFaultWatch } from '../../../src/ingest/codec-fault.js';
 import { findCodecFailure, KafkaCodecError, registerKafkaCodecs, type KafkaCodec } from '../../../src/ingest/kafka-codecs.js';
 
 // First registration wins for the whole process (this test file): lz4 stands for a package that failed to load.
-const registration = registerKafkaCodecs({ lz4: () => { throw new Error('Cannot find native binding'); } });
+const registration = registerKafkaCodecs({
+  lz4: () => {
+    throw new Error('Cannot find native binding');
+  },
+});
 const codec = (type: CompressionTypes) => (CompressionCodecs as Record<number, () => KafkaCodec>)[type]!();
 const TEXT = 'zstd fixture: résultat ✓ '.repeat(8);
 // `printf … | zstd -c`, base64: a real zstd frame, as the Zstandard CLI (and librdkafka) writes it.
@@ -42,9 +46,16 @@ describe('registerKafkaCodecs', () => {
 
   it('a missing codec fails the batch with a non-retriable error naming the codec and the cause', async () => {
     const frame = compressFrame(Buffer.from(TEXT));
-    const error = await codec(CompressionTypes.LZ4).decompress(await frame).catch((e: unknown) => e);
+    const error = await codec(CompressionTypes.LZ4)
+      .decompress(await frame)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KafkaCodecError);
-    expect(error).toMatchObject({ codec: 'lz4', code: 'KAFKA_CODEC_FAILED', retriable: false, message: 'no lz4 codec: its package failed to load (Cannot find native binding)' });
+    expect(error).toMatchObject({
+      codec: 'lz4',
+      code: 'KAFKA_CODEC_FAILED',
+      retriable: false,
+      message: 'no lz4 codec: its package failed to load (Cannot find native binding)',
+    });
   });
 
   it.each([
@@ -52,7 +63,9 @@ describe('registerKafkaCodecs', () => {
     ['snappy', CompressionTypes.Snappy, /^cannot decompress a snappy-compressed batch: /],
     ['zstd', CompressionTypes.ZSTD, /^cannot decompress a zstd-compressed batch: /],
   ] as const)('a %s batch its codec cannot decompress fails the same way', async (name, type, message) => {
-    const error = await codec(type).decompress(Buffer.from('definitely not compressed data')).catch((e: unknown) => e);
+    const error = await codec(type)
+      .decompress(Buffer.from('definitely not compressed data'))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KafkaCodecError);
     expect(error).toMatchObject({ codec: name, retriable: false });
     expect((error as Error).message).toMatch(message);
@@ -88,7 +101,11 @@ describe('createCodecFaultWatch', () => {
     expect(watch.fetched('2')).toBe(false);
     watch.fetchStarted('2');
     const fault = watch.crashed(failure, [3]);
-    expect(fault).toMatchObject({ codec: 'snappy', partitions: [3], reason: 'cannot read snappy-compressed records of results (partition 3): no snappy codec: its package failed to load (gone)' });
+    expect(fault).toMatchObject({
+      codec: 'snappy',
+      partitions: [3],
+      reason: 'cannot read snappy-compressed records of results (partition 3): no snappy codec: its package failed to load (gone)',
+    });
     // Both fetches were in flight: either broker may hold the batch, so both must decode again.
     expect(watch.fetched('1')).toBe(false);
     expect(watch.current()).toBe(fault);

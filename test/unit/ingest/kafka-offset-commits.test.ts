@@ -34,7 +34,10 @@ function fakeConsumer(answers: Answer[] = [], during?: () => void) {
       if (answer === 'refuse') throw new Error('not the coordinator');
       if (answer === 'skip') return;
       sent.push(offsets);
-      const topics = [...new Set(offsets.map((o) => o.topic))].map((topic) => ({ topic, partitions: offsets.filter((o) => o.topic === topic).map(({ partition, offset }) => ({ partition, offset })) }));
+      const topics = [...new Set(offsets.map((o) => o.topic))].map((topic) => ({
+        topic,
+        partitions: offsets.filter((o) => o.topic === topic).map(({ partition, offset }) => ({ partition, offset })),
+      }));
       for (const listener of listeners) listener({ payload: { topics } });
     },
   } as unknown as Consumer;

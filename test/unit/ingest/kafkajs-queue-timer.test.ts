@@ -47,7 +47,9 @@ describe("kafkajs's request queue timer", () => {
   });
 
   it('is applied in every process of the repo that loads kafkajs: the tools, scripts and benchmarks import it, the tests load it first', () => {
-    const users = execFileSync('git', ['grep', '-l', "from 'kafkajs'", '--', 'bench', 'scripts', 'tools'], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean);
+    const users = execFileSync('git', ['grep', '-l', "from 'kafkajs'", '--', 'bench', 'scripts', 'tools'], { cwd: root, encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
     expect(users.length).toBeGreaterThan(0);
     expect(users.filter((file) => !readFileSync(join(root, file), 'utf8').includes('src/ingest/kafkajs-queue-timer.js'))).toEqual([]);
     expect(readFileSync(join(root, 'vitest.config.ts'), 'utf8')).toContain('test/support/setup-kafkajs.ts');

@@ -38,7 +38,10 @@ const kept: Array<[string, string]> = [
   ['nested objects and arrays', '{"correlationId":"c","payload":{"a":[1,[2,{"b":null}],{}],"c":{"d":{"e":[true,false]}}}}'],
   ['strings holding braces, brackets, commas, colons and quotes', String.raw`{"correlationId":"c","payload":{"s":"}{][,:\"\\","t":"\"payload\":{"}}`],
   ['a payload before the other fields', '{"payload":{"x":"}"},"correlationId":"c","sequence":2}'],
-  ['unicode as UTF-8 and as escapes', String.raw`{"correlationId":"c","payload":{"é":"naïve ☃ 😀","esc":"\u00e9\u2603\ud83d\ude00","lone":"\ud800","slash":"\/"}}`],
+  [
+    'unicode as UTF-8 and as escapes',
+    String.raw`{"correlationId":"c","payload":{"é":"naïve ☃ 😀","esc":"\u00e9\u2603\ud83d\ude00","lone":"\ud800","slash":"\/"}}`,
+  ],
   ['a key that only looks like payload', '{"correlationId":"c","payloadx":1,"payload":{"payload":{"payload":2}}}'],
   ['an escaped spelling of the key', String.raw`{"correlationId":"c","p\u0061yload":[1,2]}`],
   ['duplicate payload members (the last wins, as in JSON.parse)', '{"correlationId":"c","payload":1,"payload":{"second":true}}'],

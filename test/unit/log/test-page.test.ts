@@ -19,7 +19,10 @@ describe('paging a list of tests', () => {
   });
 
   it('continues after the place a cursor names even when its test is no longer listed', () => {
-    const page = selectPage(tests.filter((t) => t.correlationId !== 'b'), { first: 10, after: encodeTestCursor(test('b', 10)) });
+    const page = selectPage(
+      tests.filter((t) => t.correlationId !== 'b'),
+      { first: 10, after: encodeTestCursor(test('b', 10)) },
+    );
     expect(page.page.map((t) => t.correlationId)).toEqual(['a']);
   });
 
@@ -29,8 +32,17 @@ describe('paging a list of tests', () => {
   });
 
   it('round-trips a cursor, ids with colons included, and refuses anything else with BAD_USER_INPUT', () => {
-    expect(decodeTestCursor(encodeTestCursor({ createdAt: 1_700_000_000_000, correlationId: 'x:y' }))).toEqual({ createdAt: 1_700_000_000_000, correlationId: 'x:y' });
-    for (const bad of ['', 'x', Buffer.from('abc:id').toString('base64url'), Buffer.from('12:').toString('base64url'), `${encodeTestCursor({ createdAt: 1, correlationId: 'a' })}=`]) {
+    expect(decodeTestCursor(encodeTestCursor({ createdAt: 1_700_000_000_000, correlationId: 'x:y' }))).toEqual({
+      createdAt: 1_700_000_000_000,
+      correlationId: 'x:y',
+    });
+    for (const bad of [
+      '',
+      'x',
+      Buffer.from('abc:id').toString('base64url'),
+      Buffer.from('12:').toString('base64url'),
+      `${encodeTestCursor({ createdAt: 1, correlationId: 'a' })}=`,
+    ]) {
       expect(() => decodeTestCursor(bad), bad).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
     }
   });

@@ -28,7 +28,8 @@ async function listen(log: ResultLog, ids: string[]): Promise<Array<[string, num
     await log.create({ correlationId: id, input: null, owner: null });
     const follower = await log.follow(id, { queueLimit: 100 });
     void (async () => {
-      for (let next = await follower.next(); next.done !== true; next = await follower.next()) events.push([(next.value as TestMessage).correlationId, next.value.sequence]);
+      for (let next = await follower.next(); next.done !== true; next = await follower.next())
+        events.push([(next.value as TestMessage).correlationId, next.value.sequence]);
     })();
   }
   return events;
@@ -100,7 +101,7 @@ describe('createResultRecorder', () => {
     expect(events).toHaveLength(4);
   });
 
-  it('rejects the chunk with the log\'s error, and stores it when handed over again', async () => {
+  it("rejects the chunk with the log's error, and stores it when handed over again", async () => {
     const failure = new ServiceError('STORE_UNAVAILABLE', 'The state store is unavailable.');
     let down = true;
     const { memory, record, batches } = setup({
@@ -113,9 +114,12 @@ describe('createResultRecorder', () => {
     down = false;
     expect(await record(messages)).toEqual(['inserted', 'inserted', 'inserted']);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(events).toEqual([['a', 1], ['b', 1], ['a', 2]]);
+    expect(events).toEqual([
+      ['a', 1],
+      ['b', 1],
+      ['a', 2],
+    ]);
     expect((await memory.get('a'))?.messages).toHaveLength(2);
     expect(batches).toHaveLength(1);
   });
-
 });

@@ -61,7 +61,11 @@ describe('the spans of a stored chunk', () => {
     expect(spans.map((s) => s.name)).toEqual(['process results', 'process results']);
     for (const span of spans) {
       expect(span.kind).toBe(SpanKind.CONSUMER);
-      expect(span.attributes).toMatchObject({ 'messaging.operation.type': 'process', 'messaging.destination.partition.id': '3', 'messaging.batch.message_count': 204 });
+      expect(span.attributes).toMatchObject({
+        'messaging.operation.type': 'process',
+        'messaging.destination.partition.id': '3',
+        'messaging.batch.message_count': 204,
+      });
     }
     expect(spans.map((s) => s.links.length)).toEqual([128, 73]);
     // The first span continues the first sampled record's trace; the second its first record's.

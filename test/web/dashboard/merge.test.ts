@@ -7,7 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { addMessage, mergeTests, upsertTest, type TestSummary } from '../../../web/dashboard/merge.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 23, 9, 0, second)).toISOString();
-const test = (correlationId: string, created: number, updated: number, status: string, messageCount: number): TestSummary => ({ correlationId, status, messageCount, createdAt: at(created), updatedAt: at(updated) });
+const test = (correlationId: string, created: number, updated: number, status: string, messageCount: number): TestSummary => ({
+  correlationId,
+  status,
+  messageCount,
+  createdAt: at(created),
+  updatedAt: at(updated),
+});
 
 describe('mergeTests', () => {
   it('keeps each test once, in its newest state, newest test first, whichever source came first', () => {

@@ -26,7 +26,10 @@ function measure(count: number, make: (i: number) => string): { held: number; co
 
 describe('documentBytes', () => {
   it('counts at least what ordinary documents hold on the heap', () => {
-    const { held, counted } = measure(2000, (i) => `query Q${i}($id: ID!) { test(correlationId: $id) { correlationId status messages(first: ${i}) { nodes { sequence payload } } } }`);
+    const { held, counted } = measure(
+      2000,
+      (i) => `query Q${i}($id: ID!) { test(correlationId: $id) { correlationId status messages(first: ${i}) { nodes { sequence payload } } } }`,
+    );
     console.log(`ordinary documents: held ${held} bytes, counted ${counted}`);
     expect(held).toBeLessThan(counted * 1.1);
   });

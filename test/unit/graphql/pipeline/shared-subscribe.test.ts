@@ -60,7 +60,8 @@ function setup() {
   return { broadcast, schema, executions: () => executions };
 }
 
-const next = async (iterator: AsyncIterableIterator<ExecutionResult> | ExecutionResult) => ((await (iterator as AsyncIterableIterator<ExecutionResult>).next()).value as ExecutionResult);
+const next = async (iterator: AsyncIterableIterator<ExecutionResult> | ExecutionResult) =>
+  (await (iterator as AsyncIterableIterator<ExecutionResult>).next()).value as ExecutionResult;
 
 describe('shared subscription execution', () => {
   it('executes an event once for every subscriber of the same operation, and each gets the result', async () => {

@@ -11,7 +11,13 @@ import { ServiceError } from '../../../../src/base/errors.js';
 import { createWebSocketSessions, TOKEN_EXPIRED_REASON } from '../../../../src/graphql/ws/ws-session.js';
 import { createSilentLogger } from '../../../../src/base/logger.js';
 
-const principal = (expiresInMs: number, subject = 'tester'): Principal => ({ subject, clientId: 'dashboard', scopes: new Set(['tests:read']), expiresAt: Date.now() + expiresInMs, issuer: 'https://issuer.test.invalid' });
+const principal = (expiresInMs: number, subject = 'tester'): Principal => ({
+  subject,
+  clientId: 'dashboard',
+  scopes: new Set(['tests:read']),
+  expiresAt: Date.now() + expiresInMs,
+  issuer: 'https://issuer.test.invalid',
+});
 
 let server: WebSocketServer | undefined;
 afterEach(() => server?.close());
@@ -33,7 +39,10 @@ describe('WebSocket sessions', () => {
     const { socket, closed } = await pair();
     const started = Date.now();
     sessions.start(socket, principal(300));
-    expect(await sessions.ping(socket, { authorization: 'Bearer fresh' })).toEqual({ renewed: false, reason: 'Unavailable: tokens cannot be verified right now' });
+    expect(await sessions.ping(socket, { authorization: 'Bearer fresh' })).toEqual({
+      renewed: false,
+      reason: 'Unavailable: tokens cannot be verified right now',
+    });
     expect(await closed).toEqual({ code: 4403, reason: TOKEN_EXPIRED_REASON });
     expect(Date.now() - started).toBeLessThan(2000);
   });

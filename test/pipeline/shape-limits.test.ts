@@ -1,19 +1,19 @@
 /**
  * Shape limits (graphql-armor) on HTTP and WebSocket alike: alias, directive and token floods are
  * refused before execution with their own codes, field suggestions are hidden where configured,
- * and an IDE's introspection query stays within the limits.
+ * and an IDE's introspection query stays within the limits. The services run without a broker
+ * (the pipeline's harness).
  */
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { postGraphQL, sseErrors as overSse, wsErrors as overWebSocket, type ClientErrors as Errors } from '../support/graphql.js';
-import { MAX_VALIDATION_ERRORS } from '../../src/graphql/pipeline/operation-rules.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
-import { countCreates, type TestService } from '../support/service.js';
+import { MAX_VALIDATION_ERRORS } from '../../src/graphql/pipeline/operation-lifecycle.js';
+import { countCreates, startPipelineService, type TestService } from '../support/service.js';
 import { HS256_ENV } from '../support/tokens.js';
 
 /** Tight limits, suggestions hidden. */
-let svc: MockClusterService;
+let svc: TestService;
 /** Default limits and suggestions (development). */
 let open: TestService;
 /** Default limits in production, as a GraphQL security scanner finds the service deployed. */
@@ -21,12 +21,12 @@ let production: TestService;
 const created = countCreates();
 
 beforeAll(async () => {
-  svc = await startMockClusterService('shape', {
+  svc = await startPipelineService({
     env: { GRAPHQL_MAX_ALIASES: '3', GRAPHQL_MAX_DIRECTIVES: '3', GRAPHQL_MAX_TOKENS: '300', GRAPHQL_FIELD_SUGGESTIONS: 'false' },
     wrapLog: created.wrapLog,
   });
-  open = await svc.startAnother('open');
-  production = await svc.startAnother('production', { env: { NODE_ENV: 'production' } });
+  open = await startPipelineService();
+  production = await startPipelineService({ env: { NODE_ENV: 'production' } });
 });
 
 afterAll(async () => {
@@ -66,7 +66,10 @@ describe('shape limits on both transports', () => {
     const flood = await both(svc.url, directed(4));
     expect(flood.status).toBe(400);
     for (const errors of [flood.http, flood.ws]) {
-      expect(errors[0]).toMatchObject({ message: 'Directives limit of 3 exceeded, found 4.', extensions: { code: 'QUERY_TOO_MANY_DIRECTIVES', maxDirectives: 3 } });
+      expect(errors[0]).toMatchObject({
+        message: 'Directives limit of 3 exceeded, found 4.',
+        extensions: { code: 'QUERY_TOO_MANY_DIRECTIVES', maxDirectives: 3 },
+      });
     }
   });
 
@@ -93,8 +96,11 @@ describe('shape limits on both transports', () => {
     for (const errors of [shown.http, shown.ws]) expect(errors[0]?.message).toContain('Did you mean "test"');
   });
 
-  it('keeps an IDE\'s introspection query within the limits', async () => {
-    const response = await postGraphQL(svc.url, getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }));
+  it("keeps an IDE's introspection query within the limits", async () => {
+    const response = await postGraphQL(
+      svc.url,
+      getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }),
+    );
     expect(response.status).toBe(200);
     expect(response.body.errors).toBeUndefined();
     expect(response.body.data?.__schema.queryType).toMatchObject({ name: 'Query' });
@@ -106,7 +112,10 @@ describe('what a GraphQL security scanner probes, in production, on all three tr
   async function three(query: string): Promise<{ status: number; transports: Errors[] }> {
     const response = await postGraphQL(production.url, query);
     // SSE's refusal carries its status on the array: only the errors are compared.
-    return { status: response.status, transports: [(response.body.errors ?? []) as Errors, await overWebSocket(production.url, query), [...(await overSse(production.url, query))]] };
+    return {
+      status: response.status,
+      transports: [(response.body.errors ?? []) as Errors, await overWebSocket(production.url, query), [...(await overSse(production.url, query))]],
+    };
   }
 
   it('refuses 101 aliases of __typename with QUERY_TOO_MANY_ALIASES: no field is exempt from the alias budget', async () => {
@@ -114,7 +123,9 @@ describe('what a GraphQL security scanner probes, in production, on all three tr
     const refused = await three(flood);
     expect(refused.status).toBe(400);
     for (const errors of refused.transports) {
-      expect(errors).toEqual([expect.objectContaining({ message: 'Aliases limit of 15 exceeded, found 101.', extensions: { code: 'QUERY_TOO_MANY_ALIASES', maxAliases: 15 } })]);
+      expect(errors).toEqual([
+        expect.objectContaining({ message: 'Aliases limit of 15 exceeded, found 101.', extensions: { code: 'QUERY_TOO_MANY_ALIASES', maxAliases: 15 } }),
+      ]);
     }
     // Within the budget, aliases of __typename still run.
     const within = await three(`{ ${Array.from({ length: 15 }, (_, i) => `a${i}: __typename`).join(' ')} }`);
@@ -129,7 +140,10 @@ describe('what a GraphQL security scanner probes, in production, on all three tr
       // The first MAX_VALIDATION_ERRORS, and one saying validation stopped there.
       expect(errors).toHaveLength(MAX_VALIDATION_ERRORS + 1);
       expect(errors.slice(0, MAX_VALIDATION_ERRORS).map((error) => error.message)).toEqual(Array(MAX_VALIDATION_ERRORS).fill('Unknown directive "@nope".'));
-      expect(errors.at(-1)).toMatchObject({ message: 'Too many validation errors, error limit reached. Validation aborted.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+      expect(errors.at(-1)).toMatchObject({
+        message: 'Too many validation errors, error limit reached. Validation aborted.',
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+      });
       for (const error of errors) expect(error.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
     }
   });

@@ -1,25 +1,11 @@
 /**
  * What the two streaming bindings (graphql-ws and graphql-sse) share around an operation besides
- * its preparation: one unit of the principal's `subscribe` budget per operation, ending an
- * operation that fails before its first result, and timers that end a stream at its token's expiry.
+ * its preparation: ending an operation that fails before its first result, and timers that end a
+ * stream at its token's expiry.
  */
-import { principalKey, type Principal } from '../../auth/principal.js';
-import { ServiceError } from '../../base/errors.js';
-import { retryAfterSeconds, type RateLimits } from '../../rate-limits/rate-limits.js';
 
 /** The longest delay `setTimeout` takes; a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
-
-/**
- * Takes one unit of `principal`'s `subscribe` budget (shared by WebSocket and SSE operations);
- * over budget, the RATE_LIMITED refusal, with the seconds to wait in its details.
- */
-export async function admitStreamedOperation(rateLimits: RateLimits, principal: Principal): Promise<ServiceError | undefined> {
-  const budget = await rateLimits.consume('subscribe', principalKey(principal));
-  if (budget.allowed) return undefined;
-  const seconds = retryAfterSeconds(budget);
-  return new ServiceError('RATE_LIMITED', `Too many operations: try again in ${seconds} s.`, { details: { retryAfterSeconds: seconds } });
-}
 
 /** The delay until `epochMs` for `setTimeout`: never negative, never past what a timer can wait. */
 export function delayUntil(epochMs: number): number {

@@ -1,19 +1,17 @@
 /**
  * One operation pipeline for HTTP, WebSocket and SSE: the same refusals with the same codes on
  * every transport, the HTTP-only rules (CSRF, GET, batching, statuses whatever the client accepts),
- * and the error edge masking unexpected errors in production on all three.
+ * and the error edge masking unexpected errors in production on all three. The services run
+ * without a broker (the pipeline's harness): nothing here reads the results topic.
  */
 import { getIntrospectionQuery } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { postGraphQL, sseErrors as overSse, wsErrors as overWebSocket } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 
-const topics = uniqueTopics('pipeline');
-let cluster: MockCluster;
 let svc: TestService;
 /** A second service: production, introspection off, a log that fails for one id. */
 let prod: TestService;
@@ -28,12 +26,9 @@ function failing(store: ResultLog): ResultLog {
 }
 
 beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-  const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
-  svc = await startTestService({ brokers: cluster.bootstrapServers, env });
-  prod = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { ...env, KAFKA_GROUP_ID: `${topics.group}-prod`, NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'false' },
+  svc = await startPipelineService();
+  prod = await startPipelineService({
+    env: { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'false' },
     wrapLog: failing,
     logger: pino({ level: 'error' }, { write: (line: string) => void logLines.push(line) }),
   });
@@ -42,7 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await prod?.stop();
   await svc?.stop();
-  await cluster?.stop();
 });
 
 describe('the same refusals on both transports', () => {
@@ -88,7 +82,7 @@ describe('the same refusals on both transports', () => {
     expect(await overSse(svc.url, '{ __schema { queryType { name } } }')).toEqual([]);
   });
 
-  it('never sends the pipeline\'s internal extensions (HTTP status, headers) to WebSocket and SSE clients', async () => {
+  it("never sends the pipeline's internal extensions (HTTP status, headers) to WebSocket and SSE clients", async () => {
     for (const [error] of [await overWebSocket(svc.url, '{ nonsense }'), await overSse(svc.url, '{ nonsense }')]) {
       expect(error?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
       expect(error?.extensions).not.toHaveProperty('http');
@@ -135,7 +129,9 @@ describe('HTTP transport rules', () => {
   });
 
   it('refuses a subscription over plain HTTP with BAD_USER_INPUT: subscriptions are served over WebSocket and SSE', async () => {
-    const response = await postGraphQL(svc.url, 'subscription { testMessages(correlationId: "x") { id } }', undefined, { headers: { accept: 'application/graphql-response+json, application/json' } });
+    const response = await postGraphQL(svc.url, 'subscription { testMessages(correlationId: "x") { id } }', undefined, {
+      headers: { accept: 'application/graphql-response+json, application/json' },
+    });
     expect(response.status).toBe(400);
     expect(response.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
@@ -155,6 +151,17 @@ describe('the error edge in production', () => {
     expect(sse[0]).toMatchObject({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: expect.any(String) } });
     expect(JSON.stringify(sse)).not.toContain('secret-host');
     expect(logLines.filter((line) => line.includes('connection reset by secret-host'))).toHaveLength(3);
+  });
+
+  it("carries the request id the HTTP edge set once (the caller's X-Request-Id) into the masked error and its log line", async () => {
+    const query = '{ test(correlationId: "explode") { correlationId } }';
+    const response = await postGraphQL(prod.url, query, undefined, { headers: { 'x-request-id': 'edge-id-7' } });
+    expect(response.headers.get('x-request-id')).toBe('edge-id-7');
+    expect(response.body.errors?.[0]).toMatchObject({
+      message: 'Internal server error',
+      extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'edge-id-7' },
+    });
+    expect(logLines.filter((line) => line.includes('connection reset by secret-host') && line.includes('"requestId":"edge-id-7"'))).toHaveLength(1);
   });
 
   it('keeps the message and code of an expected error', async () => {

@@ -10,9 +10,19 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/config/persisted-documents.js';
-import { collect, createSseClient, createWsClient, eventually, getGraphQL, postGraphQL, sseErrors, wsErrors, type ClientErrors, type OperationRequest } from '../support/graphql.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
-import { countCreates, type TestService } from '../support/service.js';
+import {
+  collect,
+  createSseClient,
+  createWsClient,
+  eventually,
+  getGraphQL,
+  postGraphQL,
+  sseErrors,
+  wsErrors,
+  type ClientErrors,
+  type OperationRequest,
+} from '../support/graphql.js';
+import { countCreates, startPipelineService, type TestService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
 
 const STATUS = 'query Status($id: ID!) { test(correlationId: $id) { correlationId status } }';
@@ -24,7 +34,7 @@ const TYPENAME = '{ __typename }';
 
 const dir = mkdtempSync(join(tmpdir(), 'trusted-documents-'));
 /** Client-preset manifest, alias budget 2. */
-let trusted: MockClusterService;
+let trusted: TestService;
 /** Apollo manifest, GraphiQL turned on (which startup warns about). */
 let apollo: TestService;
 const apolloLog: string[] = [];
@@ -58,19 +68,25 @@ beforeAll(async () => {
   // Keyed "sha256:<hex>", as the client preset writes its manifest.
   writeFileSync(presetFile, JSON.stringify(Object.fromEntries([STATUS, START, FOLLOW, ALIASED].map((document) => [`sha256:${id(document)}`, document]))));
   const apolloFile = join(dir, 'persisted-query-manifest.json');
-  writeFileSync(apolloFile, JSON.stringify({
-    format: 'apollo-persisted-query-manifest',
-    version: 1,
-    operations: [{ id: id(STATUS), body: STATUS, name: 'Status', type: 'query' }, { id: id(FOLLOW), body: FOLLOW, name: 'Follow', type: 'subscription' }],
-  }));
-  trusted = await startMockClusterService('trusted', { env: { GRAPHQL_TRUSTED_DOCUMENTS: presetFile, GRAPHQL_MAX_ALIASES: '2' }, wrapLog: started.wrapLog });
+  writeFileSync(
+    apolloFile,
+    JSON.stringify({
+      format: 'apollo-persisted-query-manifest',
+      version: 1,
+      operations: [
+        { id: id(STATUS), body: STATUS, name: 'Status', type: 'query' },
+        { id: id(FOLLOW), body: FOLLOW, name: 'Follow', type: 'subscription' },
+      ],
+    }),
+  );
+  trusted = await startPipelineService({ env: { GRAPHQL_TRUSTED_DOCUMENTS: presetFile, GRAPHQL_MAX_ALIASES: '2' }, wrapLog: started.wrapLog });
   [apollo, apq, production] = await Promise.all([
-    trusted.startAnother('apollo', {
+    startPipelineService({
       env: { GRAPHQL_TRUSTED_DOCUMENTS: apolloFile, GRAPHQL_IDE: 'true' },
       logger: pino({ level: 'warn' }, { write: (line: string) => void apolloLog.push(line) }),
     }),
-    trusted.startAnother('apq', { env: { GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '2', GRAPHQL_APQ_MAX_BYTES: '1024' } }),
-    trusted.startAnother('production', { env: { NODE_ENV: 'production' } }),
+    startPipelineService({ env: { GRAPHQL_APQ: 'memory', GRAPHQL_APQ_MAX_ENTRIES: '2', GRAPHQL_APQ_MAX_BYTES: '1024' } }),
+    startPipelineService({ env: { NODE_ENV: 'production' } }),
   ]);
 });
 
@@ -111,7 +127,9 @@ describe('trusted documents', () => {
     const followSse = collect(sseClient, byHash(FOLLOW), { id: correlationId });
     await Promise.all([follow.waitFor(0), followSse.waitFor(0)]);
     await eventually(() => trusted.log.followers(correlationId) === 2, 10_000, 'both subscribers following');
-    await trusted.log.append([{ correlationId, key: 's:1', messageId: null, sequence: 1, status: 'COMPLETED', final: true, payload: { ok: true }, producedAt: null }]);
+    await trusted.log.append([
+      { correlationId, key: 's:1', messageId: null, sequence: 1, status: 'COMPLETED', final: true, payload: { ok: true }, producedAt: null },
+    ]);
     await Promise.all([follow.done, followSse.done]);
     expect(follow.results).toEqual([{ data: { testMessages: { sequence: 1, status: 'COMPLETED', final: true } } }]);
     expect(followSse.results).toEqual(follow.results);
@@ -146,7 +164,7 @@ describe('trusted documents', () => {
     expect(started.count()).toBe(before);
   });
 
-  it('refuses an id sent with another document\'s text with PERSISTED_QUERY_MISMATCH on both transports', async () => {
+  it("refuses an id sent with another document's text with PERSISTED_QUERY_MISMATCH on both transports", async () => {
     const swapped = { ...byDocumentId(STATUS), query: TYPENAME };
     const post = await postGraphQL(trusted.url, swapped, { id: 'x' });
     expect(post.status).toBe(400);
@@ -167,7 +185,7 @@ describe('trusted documents', () => {
     expect((await getGraphQL(trusted.url, byDocumentId(START))).status).toBe(405);
   });
 
-  it('reads Apollo\'s persisted query manifest: its ids run on both transports, nothing else does', async () => {
+  it("reads Apollo's persisted query manifest: its ids run on both transports, nothing else does", async () => {
     const created = await apollo.log.create({ correlationId: `apollo-${Date.now()}`, input: null, owner: 'tester' });
     const variables = { id: created.correlationId };
     const expected = { data: { test: { correlationId: created.correlationId, status: 'PENDING' } } };
@@ -179,7 +197,9 @@ describe('trusted documents', () => {
 
   it('warns at startup when GraphiQL is on with trusted documents, as it can run none of its operations', () => {
     const warnings = apolloLog.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.level === 40);
-    expect(warnings.map((line) => line.msg)).toContain('GRAPHQL_IDE is on with GRAPHQL_TRUSTED_DOCUMENTS: GraphiQL sends operation text, which is refused (its schema introspection too)');
+    expect(warnings.map((line) => line.msg)).toContain(
+      'GRAPHQL_IDE is on with GRAPHQL_TRUSTED_DOCUMENTS: GraphiQL sends operation text, which is refused (its schema introspection too)',
+    );
   });
 });
 
@@ -200,7 +220,7 @@ describe('automatic persisted queries', () => {
     expect((await postGraphQL(apq.url, apqRequest(other, false))).status).toBe(200);
   });
 
-  it('refuses a hash that is not the document\'s with PERSISTED_QUERY_MISMATCH, registering nothing', async () => {
+  it("refuses a hash that is not the document's with PERSISTED_QUERY_MISMATCH, registering nothing", async () => {
     const forged = { extensions: { persistedQuery: { version: 1, sha256Hash: id(document(3)) } }, query: '{ __schema { queryType { name } } }' };
     const post = await postGraphQL(apq.url, forged);
     expect(post.status).toBe(400);

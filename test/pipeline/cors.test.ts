@@ -6,16 +6,16 @@
  */
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPipelineService, type TestService } from '../support/service.js';
 import { CORS_MAX_AGE_SECONDS } from '../../src/http/cors.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { defaultToken } from '../support/tokens.js';
 
 const LISTED = 'http://localhost:5173';
 const OTHER = 'https://elsewhere.example';
-let svc: MockClusterService;
+let svc: TestService;
 
 beforeAll(async () => {
-  svc = await startMockClusterService('cors', { env: { CORS_ALLOWED_ORIGINS: `https://app.example,${LISTED}` } });
+  svc = await startPipelineService({ env: { CORS_ALLOWED_ORIGINS: `https://app.example,${LISTED}` } });
 });
 
 afterAll(() => svc?.stop());
@@ -30,7 +30,7 @@ const corsHeaders = (response: Response) => [...response.headers.keys()].filter(
 const varyOf = (response: Response) => (response.headers.get('vary') ?? '').split(',').map((v) => v.trim().toLowerCase());
 
 describe('CORS', () => {
-  it.each(['/graphql', '/tests', '/tests/some-id'])('answers a listed origin\'s preflight of %s without a token', async (path) => {
+  it.each(['/graphql', '/tests', '/tests/some-id'])("answers a listed origin's preflight of %s without a token", async (path) => {
     const response = await preflight(path, LISTED, path === '/tests/some-id' ? 'GET' : 'POST');
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe(LISTED);
@@ -42,7 +42,7 @@ describe('CORS', () => {
     expect(await response.text()).toBe('');
   });
 
-  it('answers an unlisted origin\'s preflight with no CORS header at all, so the browser blocks the call', async () => {
+  it("answers an unlisted origin's preflight with no CORS header at all, so the browser blocks the call", async () => {
     for (const origin of [OTHER, 'http://localhost:5174', 'null']) {
       const response = await preflight('/graphql', origin);
       expect(response.status).toBe(204);
@@ -105,7 +105,7 @@ describe('CORS', () => {
 
 describe('CORS without CORS_ALLOWED_ORIGINS', () => {
   it('allows no origin by default', async () => {
-    const plain = await svc.startAnother('plain', { env: { NODE_ENV: 'production' } });
+    const plain = await startPipelineService({ env: { NODE_ENV: 'production' } });
     try {
       const response = await fetch(`${plain.url}/graphql`, {
         method: 'OPTIONS',

@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPipelineService, type TestService } from '../support/service.js';
 import { collect, createSseClient, createWsClient, postGraphQL } from '../support/graphql.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
 import { defaultToken } from '../support/tokens.js';
 
 /** Requests per transport and per kind of padding. */
@@ -20,12 +20,11 @@ const PAD = 900 * 1024;
  */
 const HEAP_BOUND = 96 * 1024 * 1024;
 
-let svc: MockClusterService;
+let svc: TestService;
 let token: string;
 beforeAll(async () => {
   // Messages up to 1 MiB over graphql-ws (64 KiB by default), so the WebSocket carries the same padding.
-  svc = await startMockClusterService('hostile', { env: { RATE_LIMITS: 'off', WS_MAX_MESSAGE_BYTES: String(1024 * 1024) } });
-  await svc.ready();
+  svc = await startPipelineService({ env: { RATE_LIMITS: 'off', WS_MAX_MESSAGE_BYTES: String(1024 * 1024) } });
   token = await defaultToken();
 }, 60_000);
 afterAll(() => svc?.stop());
@@ -54,7 +53,10 @@ async function overHttp(): Promise<void> {
 
 async function overStream(client: ReturnType<typeof createWsClient> | ReturnType<typeof createSseClient>): Promise<void> {
   for (let i = 0; i < REQUESTS; i++) {
-    for (const request of [{ query: QUERY, variables: undeclared() }, { query: commented(), variables: { id: 'absent' } }]) {
+    for (const request of [
+      { query: QUERY, variables: undeclared() },
+      { query: commented(), variables: { id: 'absent' } },
+    ]) {
       const run = collect(client, request.query, request.variables);
       await run.done;
       expect(run.results[0]?.errors).toBeUndefined();

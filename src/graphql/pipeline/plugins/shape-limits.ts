@@ -2,13 +2,14 @@
  * Limits on the shape of an operation: aliases and directives (graphql-armor's validation rules),
  * parser tokens (graphql-js's own `maxTokens` parse option) and field suggestions (graphql-js's
  * `hideSuggestions` validation option: "Did you mean …?" would map the schema for a caller who may
- * not introspect it). The operation rules (`operation-rules.ts`) hand them to every transport.
+ * not introspect it). One plugin of the lifecycle, so every transport applies them.
  */
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
-import { ServiceError, type ErrorCode } from '../../base/errors.js';
-import { refusalError } from './refusal-error.js';
+import { ServiceError, type ErrorCode } from '../../../base/errors.js';
+import type { OperationPlugin } from '../operation-plugin.js';
+import { refusalError } from '../refusal-error.js';
 
 /** Budgets of an operation's shape. */
 export interface ShapeLimits {
@@ -17,6 +18,16 @@ export interface ShapeLimits {
   readonly maxTokens: number;
   /** Whether validation errors may suggest similar field names. */
   readonly fieldSuggestions: boolean;
+}
+
+/** The shape limits as a plugin: the parser's token budget, the alias and directive rules, suggestions hidden unless allowed. */
+export function shapeLimitsPlugin(limits: ShapeLimits): OperationPlugin {
+  return {
+    name: 'shape-limits',
+    parseOptions: { maxTokens: limits.maxTokens },
+    validationRules: shapeLimitRules(limits),
+    validationOptions: { hideSuggestions: !limits.fieldSuggestions },
+  };
 }
 
 /** The validation rules enforcing the alias and directive budgets of `limits`. */
@@ -29,8 +40,17 @@ export function shapeLimitRules(limits: ShapeLimits): ValidationRule[] {
   return [
     // No field is exempt: graphql-armor exempts `__typename` by default, and a hundred aliases of
     // it are a scanner's amplification probe, never a client's need.
-    maxDirectivesRule({ n: limits.maxDirectives, propagateOnRejection: false, onReject: [report('QUERY_TOO_MANY_DIRECTIVES', { maxDirectives: limits.maxDirectives })] }),
-    maxAliasesRule({ n: limits.maxAliases, allowList: [], propagateOnRejection: false, onReject: [report('QUERY_TOO_MANY_ALIASES', { maxAliases: limits.maxAliases })] }),
+    maxDirectivesRule({
+      n: limits.maxDirectives,
+      propagateOnRejection: false,
+      onReject: [report('QUERY_TOO_MANY_DIRECTIVES', { maxDirectives: limits.maxDirectives })],
+    }),
+    maxAliasesRule({
+      n: limits.maxAliases,
+      allowList: [],
+      propagateOnRejection: false,
+      onReject: [report('QUERY_TOO_MANY_ALIASES', { maxAliases: limits.maxAliases })],
+    }),
   ];
 }
 

@@ -1,10 +1,9 @@
 /**
  * Operations named by id instead of text: trusted documents (only the manifest's operations run)
  * and automatic persisted queries (APQ). One function, {@link createOperationResolver}, turns a
- * request's parameters into the document text to run, and every transport calls it before anything
- * else: Apollo Server's `requestDidStart` hook over HTTP (`http/apollo-server.ts`), and the
- * streaming bindings through `prepare-operation.ts`. What follows (parse, every limit, scopes,
- * execution) is the operation rules'.
+ * request's parameters into the document text to run, and the lifecycle runs it before anything
+ * but the budgets (`../operation-lifecycle.ts`), on every transport. What follows (parse, every
+ * limit, scopes, execution) is the other plugins'.
  *
  * Why not Apollo Server's own APQ: it works over HTTP only, knows no trusted documents, and would
  * leave the socket transports running any document in trusted mode; it is switched off.
@@ -13,18 +12,10 @@
  * client preset) or as `extensions.persistedQuery.sha256Hash` (Apollo's APQ and persisted queries).
  */
 import { GraphQLError, parse } from 'graphql';
-import { ConfigError, ServiceError, type ErrorCode } from '../../base/errors.js';
-import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../../config/persisted-documents.js';
-import { refusalError } from './refusal-error.js';
-
-/** An operation's parameters as a client sends them, over either transport. */
-export interface OperationRequest {
-  readonly query?: string | null | undefined;
-  readonly documentId?: unknown;
-  readonly operationName?: string | null | undefined;
-  readonly variables?: Record<string, unknown> | null | undefined;
-  readonly extensions?: Record<string, unknown> | null | undefined;
-}
+import { ConfigError, ServiceError, type ErrorCode } from '../../../base/errors.js';
+import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../../../config/persisted-documents.js';
+import type { OperationPlugin, OperationRequest } from '../operation-plugin.js';
+import { refusalError } from '../refusal-error.js';
 
 /** The parameters to run: the request's, with the document's text in `query` and no `documentId`. */
 export type ResolvedOperation<T extends OperationRequest> = Omit<T, 'documentId' | 'query'> & { readonly query: string | undefined };
@@ -32,7 +23,16 @@ export type ResolvedOperation<T extends OperationRequest> = Omit<T, 'documentId'
 /** Resolves a request's document; throws a GraphQLError with its `extensions.code` when refused. */
 export type ResolveOperation = <T extends OperationRequest>(request: T) => ResolvedOperation<T>;
 
-/** Creates the resolver for `config` (see docs/api.md, "Trusted documents and automatic persisted queries"). */
+/**
+ * The lifecycle's document resolution (see docs/api.md, "Trusted documents and automatic persisted
+ * queries"). Refuses, at startup, a manifest whose documents do not parse.
+ */
+export function persistedOperationsPlugin(config: PersistedOperationsConfig): OperationPlugin {
+  const resolveOperation = createOperationResolver(config);
+  return { name: 'persisted-operations', resolveDocument: (request) => resolveOperation(request) };
+}
+
+/** Creates the resolver for `config`. */
 export function createOperationResolver(config: PersistedOperationsConfig): ResolveOperation {
   if (config.trustedDocuments !== null) checkDocumentsParse(config.trustedDocuments.file, config.trustedDocuments.documents);
   const trusted = config.trustedDocuments?.documents;
@@ -66,7 +66,10 @@ export function createOperationResolver(config: PersistedOperationsConfig): Reso
 /** The document a trusted-documents request may run. */
 function trustedDocument(documents: ReadonlyMap<string, string>, id: string | undefined, query: string | undefined): string {
   if (id === undefined) {
-    throw refused('PERSISTED_QUERY_ONLY', 'Only trusted documents run here: send the document\'s id in "documentId" (or extensions.persistedQuery.sha256Hash) instead of its text.');
+    throw refused(
+      'PERSISTED_QUERY_ONLY',
+      'Only trusted documents run here: send the document\'s id in "documentId" (or extensions.persistedQuery.sha256Hash) instead of its text.',
+    );
   }
   const document = documents.get(documentKey(id));
   if (document === undefined) throw refused('PERSISTED_QUERY_NOT_FOUND', 'No trusted document has this id.');

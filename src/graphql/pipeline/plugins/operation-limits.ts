@@ -1,20 +1,40 @@
 /**
- * Depth and cost limits, checked before execution by the operation rules (`operation-rules.ts`)
- * on every transport: depth with validation, cost when the operation is admitted.
+ * Depth and cost limits, one plugin of the lifecycle, so every transport checks them before
+ * execution: depth with validation, cost when the operation is admitted (it depends on the variables).
  */
 import depthLimit from 'graphql-depth-limit';
 import { createHash } from 'node:crypto';
-import { GraphQLError, NoFragmentCyclesRule, getOperationAST, validate, type DocumentNode, type GraphQLSchema, type ValidationContext, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  NoFragmentCyclesRule,
+  getOperationAST,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
-import { ServiceError } from '../../base/errors.js';
-import { MAX_PAGE_SIZE } from '../schema/pagination.js';
-import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from '../schema/resolvers.js';
-import { refusalError } from './refusal-error.js';
+import { ServiceError } from '../../../base/errors.js';
+import { MAX_PAGE_SIZE } from '../../schema/pagination.js';
+import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from '../../schema/resolvers.js';
+import type { OperationPlugin } from '../operation-plugin.js';
+import { refusalError } from '../refusal-error.js';
 
 /** Budgets of one operation. */
 export interface OperationLimits {
   readonly maxDepth: number;
   readonly maxCost: number;
+}
+
+/** The depth and cost budgets of `limits` as a plugin. */
+export function operationLimitsPlugin(schema: GraphQLSchema, limits: OperationLimits): OperationPlugin {
+  return {
+    name: 'operation-limits',
+    validationRules: [depthRule(limits.maxDepth)],
+    onAdmit: ({ document, variables, operationName }) =>
+      checkOperationCost(schema, document, variables ?? undefined, operationName ?? undefined, limits.maxCost),
+  };
 }
 
 /**
@@ -51,7 +71,12 @@ const listEstimator: ComplexityEstimator = ({ type, field, args, childComplexity
 const estimators = [listEstimator, simpleEstimator({ defaultComplexity: 1 })];
 
 /** The cost of an operation under the model above; throws on variables that do not coerce. */
-export function operationCost(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): number {
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined,
+): number {
   return getComplexity({ schema, query: document, variables: variables ?? {}, ...(operationName ? { operationName } : {}), estimators });
 }
 
@@ -91,7 +116,9 @@ const COSTS_PER_DOCUMENT = 256;
 function costKey(document: DocumentNode, variables: Record<string, unknown> | undefined, operationName: string | undefined): string {
   const declared = getOperationAST(document, operationName)?.variableDefinitions ?? [];
   const values = declared.map((definition) => variables?.[definition.variable.name.value] ?? null);
-  return createHash('sha256').update(JSON.stringify([operationName ?? '', values])).digest('base64');
+  return createHash('sha256')
+    .update(JSON.stringify([operationName ?? '', values]))
+    .digest('base64');
 }
 
 /**
@@ -127,7 +154,11 @@ export function checkOperationCost(
     cached.byVariables.set(key, cost);
   }
   if (cost <= maxCost) return undefined;
-  return refusalError(new ServiceError('QUERY_TOO_COMPLEX', `Operation cost ${cost} exceeds the maximum of ${maxCost}. Ask for fewer ids or smaller pages.`, { details: { cost, maxCost } }));
+  return refusalError(
+    new ServiceError('QUERY_TOO_COMPLEX', `Operation cost ${cost} exceeds the maximum of ${maxCost}. Ask for fewer ids or smaller pages.`, {
+      details: { cost, maxCost },
+    }),
+  );
 }
 
 /**

@@ -6,14 +6,11 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 import { authedFetch } from '../support/tokens.js';
 
-const topics = uniqueTopics('error-details');
-const LEAK = 'ENOENT: no such file or directory, open \'/srv/secret/state.db\'';
-let cluster: MockCluster;
+const LEAK = "ENOENT: no such file or directory, open '/srv/secret/state.db'";
 const services: TestService[] = [];
 const logLines: Array<{ msg?: string; requestId?: string; err?: { message?: string } }> = [];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -34,9 +31,8 @@ const failingOn = (store: ResultLog): ResultLog => ({
 });
 
 async function serviceWith(env: Record<string, string>): Promise<TestService> {
-  const svc = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: `${topics.group}-${services.length}`, ...env },
+  const svc = await startPipelineService({
+    env,
     wrapLog: failingOn,
     logger: pino({ level: 'error' }, { write: (line: string) => void logLines.push(JSON.parse(line) as (typeof logLines)[number]) }),
   });
@@ -44,13 +40,8 @@ async function serviceWith(env: Record<string, string>): Promise<TestService> {
   return svc;
 }
 
-beforeAll(async () => {
-  cluster = await startMockCluster({ brokers: 1, topics: [{ name: topics.results, partitions: 1 }, { name: topics.requests, partitions: 1 }] });
-});
-
 afterAll(async () => {
   await Promise.all(services.map((s) => s.stop()));
-  await cluster?.stop();
 });
 
 const PATHS = /\/(work|srv|home|app)\/|\.ts:\d+|node_modules|at [\w.<>]+ \(/;
@@ -76,7 +67,9 @@ describe.each([
     const requestId = response.headers.get('x-request-id');
     expect(requestId).toMatch(UUID);
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(response.body.errors).toEqual([{ message: 'Internal server error', locations: [{ line: 1, column: 3 }], path: ['test'], extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } }]);
+    expect(response.body.errors).toEqual([
+      { message: 'Internal server error', locations: [{ line: 1, column: 3 }], path: ['test'], extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } },
+    ]);
     expect(JSON.stringify(response.body)).not.toMatch(PATHS);
     expect(loggedWith(requestId)).toHaveLength(1);
   });
@@ -89,7 +82,9 @@ describe.each([
       const errors = sub.results.flatMap((r) => (r as { errors?: Array<{ extensions?: { requestId?: unknown } }> }).errors ?? []);
       const requestId = errors[0]?.extensions?.requestId;
       expect(requestId).toMatch(UUID);
-      expect(errors).toEqual([{ message: 'Internal server error', locations: [{ line: 1, column: 3 }], path: ['test'], extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } }]);
+      expect(errors).toEqual([
+        { message: 'Internal server error', locations: [{ line: 1, column: 3 }], path: ['test'], extensions: { code: 'INTERNAL_SERVER_ERROR', requestId } },
+      ]);
       expect(loggedWith(requestId)).toHaveLength(1);
     } finally {
       await client.dispose();
@@ -103,7 +98,15 @@ describe.each([
     expect(response.status).toBe(500);
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await response.json()).toEqual({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'Internal server error', instance: '/tests/explode', code: 'INTERNAL_SERVER_ERROR', requestId });
+    expect(await response.json()).toEqual({
+      type: 'about:blank',
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'Internal server error',
+      instance: '/tests/explode',
+      code: 'INTERNAL_SERVER_ERROR',
+      requestId,
+    });
     expect(loggedWith(requestId)).toHaveLength(1);
   });
 
@@ -111,7 +114,10 @@ describe.each([
     const client = createWsClient(svc.url);
     try {
       const sub = collect(client, 'subscription { testMessages(correlationId: "no-such-test") { sequence } }');
-      const rejected = await sub.done.then(() => [], (error: unknown) => (Array.isArray(error) ? error : [error]));
+      const rejected = await sub.done.then(
+        () => [],
+        (error: unknown) => (Array.isArray(error) ? error : [error]),
+      );
       const errors = [...sub.results.flatMap((r) => (r as { errors?: unknown[] }).errors ?? []), ...rejected];
       expect(errors.length).toBeGreaterThan(0);
       expect(JSON.stringify(errors)).toMatch(/NOT_FOUND/);
@@ -130,7 +136,9 @@ describe('request ids', () => {
   });
 
   it('honour a well-formed incoming X-Request-Id, in the header, the error and the log line', async () => {
-    const response = await postGraphQL(svc.url, '{ test(correlationId: "explode") { status } }', undefined, { headers: { 'x-request-id': 'edge-proxy.42:abc' } });
+    const response = await postGraphQL(svc.url, '{ test(correlationId: "explode") { status } }', undefined, {
+      headers: { 'x-request-id': 'edge-proxy.42:abc' },
+    });
     expect(response.headers.get('x-request-id')).toBe('edge-proxy.42:abc');
     expect(response.body.errors?.[0]?.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR', requestId: 'edge-proxy.42:abc' });
     expect(loggedWith('edge-proxy.42:abc')).toHaveLength(1);
@@ -151,7 +159,7 @@ describe('request ids', () => {
 });
 
 describe('GraphQL errors with GRAPHQL_DEBUG_ERRORS=true', () => {
-  it('carry the stack trace and the unexpected error\'s own message', async () => {
+  it("carry the stack trace and the unexpected error's own message", async () => {
     const svc = await serviceWith({ GRAPHQL_DEBUG_ERRORS: 'true' });
     const response = await postGraphQL(svc.url, '{ test(correlationId: "explode") { status } }');
     const [error] = response.body.errors ?? [];

@@ -1,0 +1,181 @@
+/**
+ * The one operation lifecycle, run over the plugins (`operation-plugin.ts`, listed in
+ * `plugins/index.ts`) for every transport: start → resolve the document → parse → validate →
+ * admit → context → execute or subscribe → format errors.
+ *
+ * The streaming transports (graphql-ws, graphql-sse) run it whole through {@link OperationLifecycle.prepare}.
+ * Apollo Server parses, validates and executes HTTP operations itself: its adapter plugin
+ * (`../http/apollo-server.ts`) gives it the lifecycle's parse options, validation rules and error
+ * formatter, and calls `start`, `resolve` and `admit` from its hooks. Either way each step's rules
+ * are the plugins', written once.
+ */
+import {
+  GraphQLError,
+  getOperationAST,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type ParseOptions,
+  type ValidationRule,
+} from 'graphql';
+import type { Principal } from '../../auth/principal.js';
+import { ServiceError, type ErrorCode } from '../../base/errors.js';
+import type { DocumentCache } from './document-cache.js';
+import type { OperationPlugin, OperationRequest, OperationStart, OperationToAdmit, Refusal, Transport } from './operation-plugin.js';
+import { refusalError } from './refusal-error.js';
+
+/**
+ * Errors one invalid document may produce unless a plugin asks for fewer: ten unknown directives
+ * would otherwise answer with ten errors (error amplification). graphql-js adds one last error
+ * saying validation stopped.
+ */
+export const MAX_VALIDATION_ERRORS = 5;
+
+/** One operation as a streaming transport received it. */
+export interface StreamedOperation extends OperationStart {
+  readonly transport: Exclude<Transport, 'http'>;
+  /** The request's parameters, before its document is resolved. */
+  readonly params: OperationRequest;
+  /** The cursor a reconnecting SSE client last received (`Last-Event-ID`). */
+  readonly resumeAfter?: string | undefined;
+}
+
+/** The lifecycle, as the transports' adapters use it. */
+export interface OperationLifecycle {
+  readonly parseOptions: ParseOptions;
+  /** The plugins' rules, beyond graphql-js's `specifiedRules`. */
+  readonly validationRules: readonly ValidationRule[];
+  readonly validationOptions: { readonly maxErrors: number; readonly hideSuggestions: boolean };
+  /** Step 1: the first refusal of the plugins' `onStart`, if any. */
+  start(start: OperationStart): Promise<GraphQLError | undefined>;
+  /** Step 2: the request with its document's text in `query`, or why it is refused. */
+  resolve(request: OperationRequest): OperationRequest | GraphQLError;
+  /** Step 5: the first reason not to run a valid operation, if any. */
+  admit(operation: OperationToAdmit): GraphQLError | undefined;
+  /** Every step up to the context, for the streaming transports: execution arguments, or the errors the operation is refused with. */
+  prepare(operation: StreamedOperation): Promise<ExecutionArgs | GraphQLError[]>;
+  /** The last step: an error as a client receives it (Apollo Server's `formatError` signature). */
+  formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
+}
+
+/** Options of {@link createOperationLifecycle}. */
+export interface OperationLifecycleOptions {
+  readonly schema: GraphQLSchema;
+  readonly plugins: readonly OperationPlugin[];
+  /** The context of a streamed operation (step 6). */
+  readonly createContext: (principal: Principal, resumeAfter: string | undefined) => unknown;
+  /** Where the streaming transports' parsed documents are kept, bounded in bytes (document-cache.ts). */
+  readonly documents: DocumentCache;
+}
+
+/** Composes the plugins into the lifecycle, once per process. */
+export function createOperationLifecycle(options: OperationLifecycleOptions): OperationLifecycle {
+  const { plugins } = options;
+  const parseOptions: ParseOptions = Object.assign({}, ...plugins.map((plugin) => plugin.parseOptions ?? {}));
+  const validationRules = plugins.flatMap((plugin) => plugin.validationRules ?? []);
+  const validationOptions = {
+    maxErrors: Math.min(MAX_VALIDATION_ERRORS, ...plugins.map((plugin) => plugin.validationOptions?.maxErrors ?? Infinity)),
+    hideSuggestions: plugins.some((plugin) => plugin.validationOptions?.hideSuggestions === true),
+  };
+  const starts = plugins.flatMap((plugin) => (plugin.onStart ? [plugin.onStart.bind(plugin)] : []));
+  const resolvers = plugins.flatMap((plugin) => (plugin.resolveDocument ? [plugin.resolveDocument.bind(plugin)] : []));
+  const admissions = plugins.flatMap((plugin) => (plugin.onAdmit ? [plugin.onAdmit.bind(plugin)] : []));
+  const formatters = plugins.flatMap((plugin) => (plugin.formatError ? [plugin.formatError.bind(plugin)] : []));
+
+  const lifecycle: Omit<OperationLifecycle, 'prepare'> = {
+    parseOptions,
+    validationRules,
+    validationOptions,
+    async start(start) {
+      for (const onStart of starts) {
+        const refusal = await onStart(start);
+        if (refusal !== undefined) return asRefusal(refusal);
+      }
+      return undefined;
+    },
+    resolve(request) {
+      try {
+        return resolvers.reduce((resolved, resolveDocument) => resolveDocument(resolved), request);
+      } catch (error) {
+        if (error instanceof GraphQLError || error instanceof ServiceError) return asRefusal(error);
+        throw error;
+      }
+    },
+    admit(operation) {
+      for (const onAdmit of admissions) {
+        const refusal = onAdmit(operation);
+        if (refusal !== undefined) return asRefusal(refusal);
+      }
+      return undefined;
+    },
+    formatError: (formatted, error) => formatters.reduce((shown, format) => format(shown, error), formatted),
+  };
+  return { ...lifecycle, prepare: createPreparer(options, lifecycle) };
+}
+
+/** The streaming transports' run of the steps up to the context, with parse and validation kept per document. */
+function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<OperationLifecycle, 'prepare'>): OperationLifecycle['prepare'] {
+  const { schema, documents } = options;
+  const validated = new WeakMap<DocumentNode, GraphQLError[]>();
+  const allRules = [...specifiedRules, ...lifecycle.validationRules];
+
+  // Documents that parse are kept (equal texts then share one document, which the shared
+  // subscription execution relies on); a failure is not: its error holds the whole text.
+  const parseCached = (query: string): DocumentNode | GraphQLError => {
+    const kept = documents.get(query);
+    if (kept !== undefined) return kept;
+    let document: DocumentNode;
+    try {
+      document = parse(query, lifecycle.parseOptions);
+    } catch (error) {
+      return coded(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED');
+    }
+    documents.set(query, document);
+    return document;
+  };
+
+  const validateCached = (document: DocumentNode): GraphQLError[] => {
+    let errors = validated.get(document);
+    if (errors === undefined) {
+      errors = validate(schema, document, allRules, lifecycle.validationOptions).map((error) => coded(error, 'GRAPHQL_VALIDATION_FAILED'));
+      validated.set(document, errors);
+    }
+    return errors;
+  };
+
+  return async ({ principal, transport, params, resumeAfter }) => {
+    const refused = await lifecycle.start({ principal, transport });
+    if (refused !== undefined) return [refused];
+    const resolved = lifecycle.resolve(params);
+    if (resolved instanceof GraphQLError) return [resolved];
+    const document = parseCached(resolved.query ?? '');
+    if (document instanceof GraphQLError) return [document];
+    const invalid = validateCached(document);
+    if (invalid.length > 0) return invalid;
+    const operationName = resolved.operationName ?? null;
+    const variables = resolved.variables ?? null;
+    const refusal = lifecycle.admit({ document, operation: getOperationAST(document, operationName), operationName, variables, principal, transport });
+    if (refusal !== undefined) return [refusal];
+    return { schema, document, variableValues: variables, operationName, contextValue: options.createContext(principal, resumeAfter) };
+  };
+}
+
+/** A hook's refusal as the GraphQL error every transport answers with. */
+function asRefusal(refusal: Refusal): GraphQLError {
+  return refusal instanceof ServiceError ? refusalError(refusal) : refusal;
+}
+
+/** A copy of `error` with `code` unless it has a code of its own (graphql-js shares some errors). */
+function coded(error: GraphQLError, code: ErrorCode): GraphQLError {
+  if (typeof error.extensions.code === 'string') return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes ?? null,
+    source: error.source ?? null,
+    positions: error.positions ?? null,
+    extensions: { ...error.extensions, code },
+  });
+}

@@ -1,0 +1,69 @@
+/**
+ * The seam of the operation lifecycle (`operation-lifecycle.ts`): what a plugin may contribute to
+ * each step an operation takes, on every transport alike. A concern of the pipeline (persisted
+ * documents, a limit, a scope rule, a budget, the error edge) is one plugin file under `plugins/`
+ * implementing the hooks it needs; the list the service runs is `plugins/index.ts`.
+ *
+ * The steps, in order: start (before the document is read: budgets) → resolve the document (an id
+ * to its text) → parse (with the plugins' parse options) → validate (graphql-js's rules and the
+ * plugins') → admit (the caller, the variables) → context → execute or subscribe → format errors.
+ * A hook refuses by returning a ServiceError (or a GraphQL error a rule built); the lifecycle
+ * converts it once (`refusal-error.ts`) and the transport answers it in its own protocol.
+ */
+import type { DocumentNode, GraphQLError, GraphQLFormattedError, OperationDefinitionNode, ParseOptions, ValidationRule } from 'graphql';
+import type { Principal } from '../../auth/principal.js';
+import type { ServiceError } from '../../base/errors.js';
+
+/** How an operation reached the service. */
+export type Transport = 'http' | 'websocket' | 'sse';
+
+/** An operation's parameters as a client sends them, over any transport. */
+export interface OperationRequest {
+  readonly query?: string | null | undefined;
+  readonly documentId?: unknown;
+  readonly operationName?: string | null | undefined;
+  readonly variables?: Record<string, unknown> | null | undefined;
+  readonly extensions?: Record<string, unknown> | null | undefined;
+}
+
+/** An operation as it starts, before its document is read. */
+export interface OperationStart {
+  readonly principal: Principal;
+  readonly transport: Transport;
+}
+
+/** A validated operation, about to be admitted. */
+export interface OperationToAdmit extends OperationStart {
+  readonly document: DocumentNode;
+  /** The operation to run, as `getOperationAST` found it (undefined when the document names none). */
+  readonly operation: OperationDefinitionNode | null | undefined;
+  readonly operationName: string | null | undefined;
+  readonly variables: Record<string, unknown> | null | undefined;
+}
+
+/** Why a hook refuses an operation. */
+export type Refusal = ServiceError | GraphQLError;
+
+/** One concern of the lifecycle; every hook is optional. */
+export interface OperationPlugin {
+  /** For logs and tests. */
+  readonly name: string;
+  /** Options the parser is given (the lifecycle merges every plugin's). */
+  readonly parseOptions?: ParseOptions;
+  /** Validation rules beyond graphql-js's `specifiedRules` (they depend on the document alone, so results are kept per document). */
+  readonly validationRules?: readonly ValidationRule[];
+  /** Validation options: the smallest `maxErrors` wins, and suggestions are hidden if any plugin hides them. */
+  readonly validationOptions?: { readonly maxErrors?: number; readonly hideSuggestions?: boolean };
+  /** Before the document is read (a budget): a refusal ends the operation there. */
+  onStart?(start: OperationStart): Refusal | undefined | Promise<Refusal | undefined>;
+  /**
+   * The request's document: its parameters with the text in `query` (resolved from an id, say).
+   * Throws a refusal (a ServiceError or GraphQL error) to refuse it. Plugins run in order, each on
+   * the previous one's answer.
+   */
+  resolveDocument?(request: OperationRequest): OperationRequest;
+  /** After validation (it depends on the caller and the variables, so it runs for every operation). */
+  onAdmit?(operation: OperationToAdmit): Refusal | undefined;
+  /** An error on its way to a client; plugins run in order, each on the previous one's answer. */
+  formatError?(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
+}

@@ -1,0 +1,99 @@
+/**
+ * The lifecycle's composition of its plugins: values merged, hooks run in order, the first
+ * refusal wins, and a ServiceError refusal becomes the GraphQL error every transport answers with.
+ */
+import { buildSchema, GraphQLError, parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { SCOPES, type Principal } from '../../../../src/auth/principal.js';
+import { ServiceError } from '../../../../src/base/errors.js';
+import { createDocumentCache } from '../../../../src/graphql/pipeline/document-cache.js';
+import { createOperationLifecycle, MAX_VALIDATION_ERRORS } from '../../../../src/graphql/pipeline/operation-lifecycle.js';
+import type { OperationPlugin } from '../../../../src/graphql/pipeline/operation-plugin.js';
+
+const schema = buildSchema('type Query { a: Int, b: Int }');
+const principal: Principal = {
+  subject: 'alice',
+  clientId: null,
+  scopes: new Set([SCOPES.read]),
+  expiresAt: Date.now() + 60_000,
+  issuer: 'https://issuer.example',
+};
+
+function lifecycleOf(plugins: OperationPlugin[]) {
+  return createOperationLifecycle({ schema, plugins, createContext: (who) => ({ who }), documents: createDocumentCache(1024 * 1024) });
+}
+
+describe('the operation lifecycle', () => {
+  it("merges the plugins' parse options, rules and validation options", () => {
+    const rule = () => ({});
+    const lifecycle = lifecycleOf([
+      { name: 'one', parseOptions: { maxTokens: 10 }, validationRules: [rule], validationOptions: { maxErrors: 3 } },
+      { name: 'two', validationOptions: { hideSuggestions: true } },
+    ]);
+    expect(lifecycle.parseOptions).toEqual({ maxTokens: 10 });
+    expect(lifecycle.validationRules).toEqual([rule]);
+    expect(lifecycle.validationOptions).toEqual({ maxErrors: 3, hideSuggestions: true });
+    expect(lifecycleOf([]).validationOptions).toEqual({ maxErrors: MAX_VALIDATION_ERRORS, hideSuggestions: false });
+  });
+
+  it('runs the hooks in order: the first refusal wins and later plugins are not asked', async () => {
+    const asked: string[] = [];
+    const refuse = (name: string): OperationPlugin => ({
+      name,
+      onStart: () => (asked.push(`start ${name}`), new ServiceError('RATE_LIMITED', `${name} says no`)),
+      onAdmit: () => (asked.push(`admit ${name}`), new ServiceError('FORBIDDEN', `${name} says no`)),
+    });
+    const lifecycle = lifecycleOf([refuse('first'), refuse('second')]);
+    const started = await lifecycle.start({ principal, transport: 'sse' });
+    expect(started).toBeInstanceOf(GraphQLError);
+    expect(started?.message).toBe('first says no');
+    expect(started?.extensions).toMatchObject({ code: 'RATE_LIMITED', http: { status: 429 } });
+    const document = parse('{ a }');
+    const admitted = lifecycle.admit({ document, operation: undefined, operationName: null, variables: null, principal, transport: 'http' });
+    expect(admitted?.extensions).toMatchObject({ code: 'FORBIDDEN', http: { status: 403 } });
+    expect(asked).toEqual(['start first', 'admit first']);
+  });
+
+  it('resolves the document through each plugin in turn, and answers a thrown refusal', () => {
+    const lifecycle = lifecycleOf([
+      { name: 'ids', resolveDocument: (request) => ({ ...request, query: request.documentId === 'q1' ? '{ a }' : request.query }) },
+      {
+        name: 'trusted',
+        resolveDocument: (request) => {
+          if (request.query === '{ b }') throw new ServiceError('PERSISTED_QUERY_ONLY', 'not listed');
+          return request;
+        },
+      },
+    ]);
+    expect(lifecycle.resolve({ documentId: 'q1' })).toMatchObject({ query: '{ a }' });
+    const refused = lifecycle.resolve({ query: '{ b }' });
+    expect(refused).toBeInstanceOf(GraphQLError);
+    expect((refused as GraphQLError).extensions.code).toBe('PERSISTED_QUERY_ONLY');
+  });
+
+  it('prepares a streamed operation through every step, and stops at the first that refuses', async () => {
+    const lifecycle = lifecycleOf([
+      { name: 'no-b', onAdmit: ({ document }) => (JSON.stringify(document).includes('"b"') ? new ServiceError('FORBIDDEN', 'no b') : undefined) },
+    ]);
+    const prepared = await lifecycle.prepare({ principal, transport: 'websocket', params: { query: '{ a }' } });
+    expect(prepared).toMatchObject({ schema, variableValues: null, operationName: null, contextValue: { who: principal } });
+    const again = await lifecycle.prepare({ principal, transport: 'websocket', params: { query: '{ a }' } });
+    // One document per text: the shared subscription execution relies on it.
+    expect((again as { document: unknown }).document).toBe((prepared as { document: unknown }).document);
+    expect(await lifecycle.prepare({ principal, transport: 'sse', params: { query: '{ a' } })).toMatchObject([
+      { extensions: { code: 'GRAPHQL_PARSE_FAILED' } },
+    ]);
+    expect(await lifecycle.prepare({ principal, transport: 'sse', params: { query: '{ c }' } })).toMatchObject([
+      { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+    ]);
+    expect(await lifecycle.prepare({ principal, transport: 'sse', params: { query: '{ b }' } })).toMatchObject([{ extensions: { code: 'FORBIDDEN' } }]);
+  });
+
+  it('formats errors through each plugin in turn', () => {
+    const lifecycle = lifecycleOf([
+      { name: 'upper', formatError: (formatted) => ({ ...formatted, message: formatted.message.toUpperCase() }) },
+      { name: 'mark', formatError: (formatted) => ({ ...formatted, extensions: { code: 'X' } }) },
+    ]);
+    expect(lifecycle.formatError({ message: 'oops' }, new Error('oops'))).toEqual({ message: 'OOPS', extensions: { code: 'X' } });
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The scope is checked once per operation, where the lifecycle admits it (the scope-admission
+ * plugin), and never again by a resolver; the plugin's refusals carry their codes and challenge.
+ */
+import { execute, parse, type ExecutionArgs } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { createAccessPolicy, type AccessPolicy } from '../../../../src/auth/access.js';
+import { SCOPES, type Principal } from '../../../../src/auth/principal.js';
+import { scopeAdmissionPlugin } from '../../../../src/graphql/pipeline/plugins/scope-admission.js';
+import { createTestPipeline } from '../../../support/pipeline.js';
+
+const reader: Principal = {
+  subject: 'alice',
+  clientId: null,
+  scopes: new Set([SCOPES.read]),
+  expiresAt: Date.now() + 3_600_000,
+  issuer: 'https://issuer.example',
+};
+const access = createAccessPolicy({ adminScope: 'tests:admin' });
+
+describe('scope admission', () => {
+  it('checks the scope once per operation: at admission, not again in the resolvers', async () => {
+    const checked: string[] = [];
+    const counting: AccessPolicy = { ...access, requireScope: (principal, scope) => (checked.push(scope), access.requireScope(principal, scope)) };
+    const { pipeline, log } = createTestPipeline({ access: counting });
+    await log.create({ correlationId: 'c1', owner: 'alice', input: null });
+    const prepared = await pipeline.lifecycle.prepare({
+      principal: reader,
+      transport: 'websocket',
+      params: { query: '{ a: test(correlationId: "c1") { correlationId } b: tests(correlationIds: ["c1"]) { correlationId } }' },
+    });
+    const result = await execute(prepared as ExecutionArgs);
+    expect(result).toEqual({ data: { a: { correlationId: 'c1' }, b: [{ correlationId: 'c1' }] } });
+    expect(checked).toEqual([SCOPES.read]);
+    await log.dispose();
+  });
+
+  it('refuses a mutation without the write scope with FORBIDDEN and a Bearer challenge naming the scope', () => {
+    const plugin = scopeAdmissionPlugin(access);
+    const document = parse('mutation { startTest { correlationId } }');
+    const refusal = plugin.onAdmit?.({
+      document,
+      operation: document.definitions[0] as never,
+      operationName: null,
+      variables: null,
+      principal: reader,
+      transport: 'http',
+    });
+    expect(refusal?.message).toMatch(/tests:write/);
+    expect((refusal as { extensions: Record<string, unknown> }).extensions).toMatchObject({ code: 'FORBIDDEN', http: { status: 403 } });
+    const headers = (refusal as unknown as { extensions: { http: { headers: Map<string, string> } } }).extensions.http.headers;
+    expect(headers.get('www-authenticate')).toMatch(/insufficient_scope.*tests:write/);
+  });
+
+  it('refuses a subscription over plain HTTP and an operation it cannot identify with BAD_USER_INPUT', () => {
+    const plugin = scopeAdmissionPlugin(access);
+    const document = parse('subscription { testChanges { correlationId } }');
+    const overHttp = plugin.onAdmit?.({
+      document,
+      operation: document.definitions[0] as never,
+      operationName: null,
+      variables: null,
+      principal: reader,
+      transport: 'http',
+    });
+    expect(overHttp).toMatchObject({ code: 'BAD_USER_INPUT', message: expect.stringMatching(/WebSocket/) });
+    expect(
+      plugin.onAdmit?.({ document, operation: document.definitions[0] as never, operationName: null, variables: null, principal: reader, transport: 'sse' }),
+    ).toBeUndefined();
+    expect(
+      plugin.onAdmit?.({ document, operation: undefined, operationName: 'Nope', variables: null, principal: reader, transport: 'websocket' }),
+    ).toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+});
