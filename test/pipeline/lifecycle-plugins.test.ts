@@ -6,12 +6,13 @@
 import { GraphQLError, type ValidationRule } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/base/errors.js';
+import type { IncomingMessage } from '../../src/domain/types.js';
 import type { OperationPlugin, Transport } from '../../src/graphql/pipeline/operation-plugin.js';
-import { postGraphQL, sseErrors, wsErrors } from '../support/graphql.js';
-import { startPipelineService, type TestService } from '../support/service.js';
+import { collect, createSseClient, createWsClient, eventually, postGraphQL, sseErrors, wsErrors } from '../support/graphql.js';
+import { startPipelineService } from '../support/service.js';
 
-/** Transports each hook saw, in order. */
-const seen = { start: [] as Transport[], admit: [] as Transport[] };
+/** Transports each hook saw, in order; the events pushed, with the subscribers each reached once it ended. */
+const seen = { start: [] as Transport[], admit: [] as Transport[], events: [] as Array<{ sequence: unknown; reached: number; ended: boolean }> };
 
 /** Refuses any document that selects a field aliased `forbidden` (a validation rule: it depends on the document alone). */
 const noForbiddenAlias: ValidationRule = (context) => ({
@@ -30,9 +31,14 @@ const testPlugin: OperationPlugin = {
     seen.admit.push(transport);
     return operation?.name?.value === 'Blocked' ? new ServiceError('FORBIDDEN', 'Operations named Blocked are refused by the test plugin.') : undefined;
   },
+  onEvent: (event) => {
+    const pushed = { sequence: (event as { sequence?: unknown }).sequence, reached: 0, ended: false };
+    seen.events.push(pushed);
+    return { reached: () => void (pushed.reached += 1), end: () => void (pushed.ended = true) };
+  },
 };
 
-let svc: TestService;
+let svc: Awaited<ReturnType<typeof startPipelineService>>;
 
 beforeAll(async () => {
   svc = await startPipelineService({ plugins: [testPlugin] });
@@ -80,5 +86,39 @@ describe('a plugin added to the lifecycle', () => {
     expect([...(await sseErrors(svc.url, query))]).toEqual([]);
     expect(seen.start).toEqual(['http', 'websocket', 'sse']);
     expect(seen.admit).toEqual(['http', 'websocket', 'sse']);
+  });
+
+  it('follows each subscription event once, however many subscribers it reaches over graphql-ws and SSE', async () => {
+    const started = await postGraphQL(svc.url, 'mutation { startTest { correlationId } }');
+    const id = started.body.data?.startTest.correlationId as string;
+    const follow = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }';
+    const clients = [createWsClient(svc.url), createSseClient(svc.url)];
+    const subs = clients.map((client) => collect(client, follow, { id }));
+    // Subscribed on both once the test's change feed delivers to them: wait for a first live message.
+    const message = (sequence: number, final = false): IncomingMessage => ({
+      correlationId: id,
+      key: `s:${sequence}`,
+      messageId: null,
+      sequence,
+      status: null,
+      final,
+      payload: { sequence },
+      producedAt: null,
+    });
+    await eventually(async () => {
+      await svc.memoryBroker.deliver([message(1)]);
+      return subs.every((sub) => sub.results.length >= 1);
+    });
+    seen.events.length = 0;
+    await svc.memoryBroker.deliver([message(2), message(3, true)]);
+    await Promise.all(subs.map((sub) => sub.done));
+    await Promise.all(clients.map((client) => client.dispose()));
+    for (const sub of subs) expect(sub.results.map((r) => r.data?.testMessages.sequence)).toEqual([1, 2, 3]);
+    // Each event's observer ends once the turn that wrote it to its subscribers is over.
+    await eventually(() => seen.events.every((event) => event.ended), 5_000, 'each event observed to its end');
+    expect(seen.events).toEqual([
+      { sequence: 2, reached: 2, ended: true },
+      { sequence: 3, reached: 2, ended: true },
+    ]);
   });
 });

@@ -25,7 +25,7 @@ import {
 import type { Principal } from '../../auth/principal.js';
 import { ServiceError, type ErrorCode } from '../../base/errors.js';
 import type { DocumentCache } from './document-cache.js';
-import type { OperationPlugin, OperationRequest, OperationStart, OperationToAdmit, Refusal, Transport } from './operation-plugin.js';
+import type { EventObserver, OperationPlugin, OperationRequest, OperationStart, OperationToAdmit, Refusal, Transport } from './operation-plugin.js';
 import { refusalError } from './refusal-error.js';
 
 /**
@@ -58,6 +58,8 @@ export interface OperationLifecycle {
   admit(operation: OperationToAdmit): GraphQLError | undefined;
   /** Every step up to the context, for the streaming transports: execution arguments, or the errors the operation is refused with. */
   prepare(operation: StreamedOperation): Promise<ExecutionArgs | GraphQLError[]>;
+  /** A subscription event about to be pushed: the plugins' observers of it, as one (undefined when none follows it). */
+  observeEvent(event: unknown): EventObserver | undefined;
   /** The last step: an error as a client receives it (Apollo Server's `formatError` signature). */
   formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }
@@ -85,6 +87,7 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
   const resolvers = plugins.flatMap((plugin) => (plugin.resolveDocument ? [plugin.resolveDocument.bind(plugin)] : []));
   const admissions = plugins.flatMap((plugin) => (plugin.onAdmit ? [plugin.onAdmit.bind(plugin)] : []));
   const formatters = plugins.flatMap((plugin) => (plugin.formatError ? [plugin.formatError.bind(plugin)] : []));
+  const eventHooks = plugins.flatMap((plugin) => (plugin.onEvent ? [plugin.onEvent.bind(plugin)] : []));
 
   const lifecycle: Omit<OperationLifecycle, 'prepare'> = {
     parseOptions,
@@ -112,6 +115,7 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
       }
       return undefined;
     },
+    observeEvent: (event) => observeEvent(eventHooks, event),
     formatError: (formatted, error) => formatters.reduce((shown, format) => format(shown, error), formatted),
   };
   return { ...lifecycle, prepare: createPreparer(options, lifecycle) };
@@ -161,6 +165,22 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     const refusal = lifecycle.admit({ document, operation: getOperationAST(document, operationName), operationName, variables, principal, transport });
     if (refusal !== undefined) return [refusal];
     return { schema, document, variableValues: variables, operationName, contextValue: options.createContext(principal, resumeAfter) };
+  };
+}
+
+/** The observers `hooks` return for `event`, as one; undefined (no allocation) when none does, the common case. */
+function observeEvent(hooks: ReadonlyArray<(event: unknown) => EventObserver | undefined>, event: unknown): EventObserver | undefined {
+  let observers: EventObserver[] | undefined;
+  for (const hook of hooks) {
+    const observer = hook(event);
+    if (observer !== undefined) (observers ??= []).push(observer);
+  }
+  if (observers === undefined) return undefined;
+  if (observers.length === 1) return observers[0];
+  const all = observers;
+  return {
+    reached: () => all.forEach((observer) => observer.reached()),
+    end: () => all.forEach((observer) => observer.end()),
   };
 }
 

@@ -65,7 +65,7 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
     formatError: lifecycle.formatError,
     debugErrors: options.debugErrors,
     createContext: (principal, resumeAfter, responseFill) => createGraphQLContext(deps, principal, resumeAfter, responseFill),
-    subscribe: createSharedSubscribe({ logger: options.logger.child({ component: 'graphql' }) }),
+    subscribe: createSharedSubscribe({ logger: options.logger.child({ component: 'graphql' }), observeEvent: lifecycle.observeEvent }),
     httpDocuments: createKeyedDocumentStore(documentCacheBytes),
   };
 }

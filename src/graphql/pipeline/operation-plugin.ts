@@ -6,7 +6,8 @@
  *
  * The steps, in order: start (before the document is read: budgets) → resolve the document (an id
  * to its text) → parse (with the plugins' parse options) → validate (graphql-js's rules and the
- * plugins') → admit (the caller, the variables) → context → execute or subscribe → format errors.
+ * plugins') → admit (the caller, the variables) → context → execute or subscribe (each event a
+ * subscription pushes: `onEvent`, once per event whatever the subscribers) → format errors.
  * A hook refuses by returning a ServiceError (or a GraphQL error a rule built); the lifecycle
  * converts it once (`refusal-error.ts`) and the transport answers it in its own protocol.
  */
@@ -44,6 +45,18 @@ export interface OperationToAdmit extends OperationStart {
 /** Why a hook refuses an operation. */
 export type Refusal = ServiceError | GraphQLError;
 
+/**
+ * What a plugin follows of one subscription event on its way to the subscribers (a push span):
+ * the event is executed once per distinct operation and written to every subscriber in the same
+ * turn of the event loop, after which it ends.
+ */
+export interface EventObserver {
+  /** One more subscriber reached by the event. */
+  reached(): void;
+  /** Every subscriber the event reached in this turn has its result. */
+  end(): void;
+}
+
 /** One concern of the lifecycle; every hook is optional. */
 export interface OperationPlugin {
   /** For logs and tests. */
@@ -64,6 +77,12 @@ export interface OperationPlugin {
   resolveDocument?(request: OperationRequest): OperationRequest;
   /** After validation (it depends on the caller and the variables, so it runs for every operation). */
   onAdmit?(operation: OperationToAdmit): Refusal | undefined;
+  /**
+   * A subscription event about to be pushed, on the streaming transports: once per event, however
+   * many subscribers it reaches. Return an observer to follow it (the common case is none: keep it
+   * to a lookup, it runs on the push path).
+   */
+  onEvent?(event: unknown): EventObserver | undefined;
   /** An error on its way to a client; plugins run in order, each on the previous one's answer. */
   formatError?(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError;
 }

@@ -16,12 +16,13 @@
  * Results are kept only until the event loop turns: the subscribers woken by one event all run in
  * the same turn, and a subscriber that falls behind simply executes its late event itself.
  *
- * An event whose record was traced gets a `push` span (telemetry/trace-context.ts) from its first
- * execution until that turn ends, by when the frames for every subscriber it reached are written.
+ * The lifecycle's plugins may follow an event (`onEvent`: the push-tracing plugin's span) from its
+ * first execution until that turn ends, by when the frames for every subscriber it reached are
+ * written; each subscriber it reaches is counted.
  */
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Logger } from '../../base/logger.js';
-import { tracePush, type PushTrace } from '../../telemetry/trace-context.js';
+import type { EventObserver } from './operation-plugin.js';
 
 type Execution = ExecutionResult | Promise<ExecutionResult>;
 
@@ -32,15 +33,21 @@ type Execution = ExecutionResult | Promise<ExecutionResult>;
  */
 export type SharedSubscribe = (args: ExecutionArgs, onEvent?: (event: unknown) => void) => Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
 
-/**
- * Creates a {@link SharedSubscribe} with its own per-turn result cache. `logger` gets the failures
- * of sources that could not be closed when their subscriber left.
- */
-export function createSharedSubscribe(options: { logger: Logger }): SharedSubscribe {
+/** Options of {@link createSharedSubscribe}. */
+export interface SharedSubscribeOptions {
+  /** Gets the failures of sources that could not be closed when their subscriber left. */
+  readonly logger: Logger;
+  /** The plugins' observers of an event (the lifecycle's `observeEvent`); none when absent. */
+  readonly observeEvent?: (event: unknown) => EventObserver | undefined;
+}
+
+/** Creates a {@link SharedSubscribe} with its own per-turn result cache. */
+export function createSharedSubscribe(options: SharedSubscribeOptions): SharedSubscribe {
+  const observeEvent = options.observeEvent ?? (() => undefined);
   // event -> operation key -> result, for the current turn of the event loop only.
   const results = new Map<unknown, Map<string, Execution>>();
-  // Push spans of this turn's events, by event.
-  const pushes = new Map<unknown, PushTrace>();
+  // Observers of this turn's events, by event.
+  const pushes = new Map<unknown, EventObserver>();
   let clearing = false;
   const documentIds = new WeakMap<DocumentNode, number>();
   let nextDocumentId = 0;
@@ -56,6 +63,49 @@ export function createSharedSubscribe(options: { logger: Logger }): SharedSubscr
     return `${documentId}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
   };
 
+  // An observer that fails is dropped (and logged): the event is pushed all the same.
+  const observed = (event: unknown): EventObserver | undefined => {
+    let observer: EventObserver | undefined;
+    try {
+      observer = observeEvent(event);
+    } catch (error) {
+      options.logger.error({ err: error }, 'an observer of subscription events failed; the event is pushed unobserved');
+      return undefined;
+    }
+    if (observer === undefined) return undefined;
+    const { reached, end } = observer;
+    let failed = false;
+    return {
+      reached: () => {
+        if (failed) return;
+        try {
+          reached();
+        } catch (error) {
+          failed = true;
+          options.logger.error({ err: error }, 'an observer of a subscription event failed as it was pushed');
+        }
+      },
+      end,
+    };
+  };
+
+  // The turn is over: forget its results and end its observers. A failing observer is logged, and
+  // neither stops the others nor the next turn's clearing (results would be kept for ever).
+  const endTurn = () => {
+    results.clear();
+    clearing = false;
+    if (pushes.size === 0) return;
+    const ended = [...pushes.values()];
+    pushes.clear();
+    for (const push of ended) {
+      try {
+        push.end();
+      } catch (error) {
+        options.logger.error({ err: error }, 'an observer of a subscription event failed as it ended');
+      }
+    }
+  };
+
   const executeShared = (event: unknown, args: ExecutionArgs, key: string): Execution => {
     let perEvent = results.get(event);
     if (perEvent === undefined) {
@@ -63,14 +113,9 @@ export function createSharedSubscribe(options: { logger: Logger }): SharedSubscr
       results.set(event, perEvent);
       if (!clearing) {
         clearing = true;
-        setImmediate(() => {
-          results.clear();
-          for (const push of pushes.values()) push.end();
-          pushes.clear();
-          clearing = false;
-        });
+        setImmediate(endTurn);
       }
-      const push = tracePush(event);
+      const push = observed(event);
       if (push !== undefined) pushes.set(event, push);
     }
     if (pushes.size > 0) pushes.get(event)?.reached();

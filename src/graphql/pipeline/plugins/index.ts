@@ -14,6 +14,7 @@ import { errorMaskingPlugin } from './error-masking.js';
 import { introspectionPlugin } from './introspection.js';
 import { operationLimitsPlugin, type OperationLimits } from './operation-limits.js';
 import { persistedOperationsPlugin } from './persisted-operations.js';
+import { pushTracingPlugin } from './push-tracing.js';
 import { scopeAdmissionPlugin } from './scope-admission.js';
 import { shapeLimitsPlugin, type ShapeLimits } from './shape-limits.js';
 import { streamRateLimitsPlugin } from './stream-rate-limits.js';
@@ -42,6 +43,7 @@ export function servicePlugins(options: ServicePluginsOptions): OperationPlugin[
     scopeAdmissionPlugin(options.access),
     operationLimitsPlugin(options.schema, options.limits),
     shapeLimitsPlugin(options.shapeLimits),
+    pushTracingPlugin(),
     errorMaskingPlugin({ debug: options.debugErrors, logger: options.logger }),
   ];
 }
