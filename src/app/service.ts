@@ -15,7 +15,7 @@ import type { Config } from '../config/config.js';
 import type { GraphQLDeps } from '../graphql/pipeline/context.js';
 import { createApolloGraphQLServer } from '../graphql/http/apollo-server.js';
 import { createGraphQLEndpoint } from '../graphql/http/graphql-endpoint.js';
-import { createResponseCache } from '../graphql/http/response-cache.js';
+import { createResponseCache } from '../graphql/pipeline/response-cache.js';
 import { createOperationPipeline } from '../graphql/pipeline/operation-pipeline.js';
 import type { OperationPlugin } from '../graphql/pipeline/operation-plugin.js';
 import { servicePlugins } from '../graphql/pipeline/plugins/index.js';
@@ -205,6 +205,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 
   const schema = createSchema({ federation: config.graphql.federation });
+  const responseCache = createResponseCache({ log, access, ...config.graphql.responseCache, ttlSeconds: config.resultLog.ttlSeconds, logger });
   // One pipeline for the three transports: Apollo Server over HTTP, graphql-ws and graphql-sse.
   const pipeline = createOperationPipeline({
     schema,
@@ -219,6 +220,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
         limits: { maxDepth: config.graphql.maxDepth, maxCost: config.graphql.maxCost },
         shapeLimits: config.graphqlShape,
         rateLimits,
+        responseCache,
         debugErrors: config.browser.graphqlDebugErrors,
         logger,
       }),
@@ -231,7 +233,6 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   logPersistedOperations(config, logger);
   const apollo = createApolloGraphQLServer(pipeline, logger);
   await apollo.start();
-  const responseCache = createResponseCache({ log, access, ...config.graphql.responseCache, ttlSeconds: config.resultLog.ttlSeconds, logger });
   await responseCache.start();
   const ws = attachGraphQLWebSocket({
     httpServer,
@@ -265,7 +266,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: BROWSER_SCOPE },
       dashboard: { enabled: config.browser.dashboard, signInClientId: auth.issuer ? config.browser.dashboardClientId : null, signInScope: BROWSER_SCOPE },
-      graphql: createGraphQLEndpoint({ http: apollo, pipeline, sse, responseCache, principalOf }),
+      graphql: createGraphQLEndpoint({ http: apollo, pipeline, sse, principalOf }),
     },
     // The cache's own change subscription is no client's.
     clients: {

@@ -10,9 +10,15 @@ import type { IncomingMessage } from '../../src/domain/types.js';
 import type { OperationPlugin, Transport } from '../../src/graphql/pipeline/operation-plugin.js';
 import { collect, createSseClient, createWsClient, eventually, postGraphQL, sseErrors, wsErrors } from '../support/graphql.js';
 import { startPipelineService } from '../support/service.js';
+import { defaultToken } from '../support/tokens.js';
 
 /** Transports each hook saw, in order; the events pushed, with the subscribers each reached once it ended. */
-const seen = { start: [] as Transport[], admit: [] as Transport[], events: [] as Array<{ sequence: unknown; reached: number; ended: boolean }> };
+const seen = {
+  start: [] as Transport[],
+  admit: [] as Transport[],
+  events: [] as Array<{ sequence: unknown; reached: number; ended: boolean }>,
+  observed: [] as string[],
+};
 
 /** Refuses any document that selects a field aliased `forbidden` (a validation rule: it depends on the document alone). */
 const noForbiddenAlias: ValidationRule = (context) => ({
@@ -30,6 +36,20 @@ const testPlugin: OperationPlugin = {
   onAdmit: ({ operation, transport }) => {
     seen.admit.push(transport);
     return operation?.name?.value === 'Blocked' ? new ServiceError('FORBIDDEN', 'Operations named Blocked are refused by the test plugin.') : undefined;
+  },
+  // HTTP only: answers `Kept` itself, and follows `Observed` through its run.
+  arrive: ({ json }) => {
+    if (json?.operationName === 'Kept')
+      return { answer: { body: '{"data":{"kept":true}}\n', contentType: 'application/json; charset=utf-8', headers: { 'x-kept': 'yes' } } };
+    if (json?.operationName !== 'Observed') return undefined;
+    return {
+      observer: {
+        read: (ids) => void seen.observed.push(`read ${ids.join(',')}`),
+        admitted: (operation) => void seen.observed.push(`admitted ${operation.name?.value}`),
+        completed: (body) => void seen.observed.push(`completed ${body.trim()}`),
+        finished: (status, contentType) => void seen.observed.push(`finished ${status} ${contentType}`),
+      },
+    };
   },
   onEvent: (event) => {
     const pushed = { sequence: (event as { sequence?: unknown }).sequence, reached: 0, ended: false };
@@ -86,6 +106,28 @@ describe('a plugin added to the lifecycle', () => {
     expect([...(await sseErrors(svc.url, query))]).toEqual([]);
     expect(seen.start).toEqual(['http', 'websocket', 'sse']);
     expect(seen.admit).toEqual(['http', 'websocket', 'sse']);
+  });
+
+  it('answers an HTTP request it kept before any other step, and follows another through its run; streamed operations never arrive', async () => {
+    seen.start.length = 0;
+    const kept = await fetch(`${svc.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await defaultToken()}` },
+      body: JSON.stringify({ query: 'query Kept { __typename }', operationName: 'Kept' }),
+    });
+    expect(kept.status).toBe(200);
+    expect(kept.headers.get('x-kept')).toBe('yes');
+    expect(await kept.text()).toBe('{"data":{"kept":true}}\n');
+    expect(seen.start).toEqual([]);
+
+    const observed = await postGraphQL(svc.url, { query: 'query Observed { test(correlationId: "none") { status } }', operationName: 'Observed' });
+    expect(observed.body).toEqual({ data: { test: null } });
+    expect(seen.observed).toEqual(['admitted Observed', 'read none', 'completed {"data":{"test":null}}', 'finished 200 application/json; charset=utf-8']);
+    // Over graphql-ws and SSE the operation runs (no answer was kept for them), and is admitted.
+    expect(await wsErrors(svc.url, { query: 'query Kept { __typename }', operationName: 'Kept' })).toEqual([]);
+    expect([...(await sseErrors(svc.url, { query: 'query Kept { __typename }', operationName: 'Kept' }))]).toEqual([]);
+    // Started: the observed HTTP operation, and the two streamed ones; never the kept one.
+    expect(seen.start).toEqual(['http', 'websocket', 'sse']);
   });
 
   it('follows each subscription event once, however many subscribers it reaches over graphql-ws and SSE', async () => {

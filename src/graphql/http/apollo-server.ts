@@ -5,7 +5,8 @@
  * Apollo's hooks: start and document resolution before Apollo reads the document
  * (`requestDidStart`), admission once the operation is resolved (`didResolveOperation`, where a
  * refusal is answered with its own status and code): the steps the graphql-ws and graphql-sse
- * bindings take through `lifecycle.prepare`.
+ * bindings take through `lifecycle.prepare`. An observer of the operation (the endpoint's, from
+ * `lifecycle.arrive`) is told of its admission and of the body sent.
  *
  * Nothing phones home and no per-field hook runs: the landing page, usage and schema reporting,
  * inline traces and cache control are off. Apollo's APQ is off too (the pipeline's resolver serves
@@ -107,11 +108,11 @@ function lifecyclePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQ
             transport: 'http',
           });
           if (admitted !== undefined) throw admitted;
-          contextValue.responseFill?.resolved(operation);
+          contextValue.observer?.admitted(operation);
         },
         async willSendResponse({ response, contextValue }) {
-          const fill = contextValue.responseFill;
-          if (fill === undefined || response.body.kind !== 'single') return;
+          const { observer } = contextValue;
+          if (observer === undefined || response.body.kind !== 'single') return;
           const { errors, data, extensions } = response.body.singleResult;
           const plain =
             errors === undefined &&
@@ -120,7 +121,7 @@ function lifecyclePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQ
             (response.http.status ?? 200) === 200 &&
             [...response.http.headers.keys()].length === 0;
           // What Apollo Server's own serialization (prettyJSONStringify) makes of an error-free result.
-          if (plain) fill.completed(`${JSON.stringify({ data })}\n`);
+          if (plain) observer.completed(`${JSON.stringify({ data })}\n`);
         },
       };
     },

@@ -2,28 +2,27 @@
  * The GraphQL endpoint the HTTP edge mounts at `/graphql` (src/http/app.ts), once it has answered
  * a browser's page request, authenticated the operation, counted it against the caller's budget
  * and parsed its body, under the request id it assigned: a request that accepts
- * `text/event-stream` is served over SSE (graphql-sse), anything else by Apollo Server, through
- * the response cache when it may be kept.
+ * `text/event-stream` is served over SSE (graphql-sse); anything else arrives at the lifecycle
+ * (`lifecycle.arrive`: an answer a plugin kept, the response cache's, is sent as is) and is
+ * otherwise run by Apollo Server, followed by the plugins' observer when one asked to.
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Principal } from '../../auth/principal.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+import type { ArrivingOperation, KeptAnswer, OperationObserver, OperationRequest } from '../pipeline/operation-plugin.js';
 import type { GraphQLSse } from '../sse/sse-server.js';
 import type { HttpGraphQLServer } from './apollo-server.js';
-import type { PendingFill, ResponseCache } from './response-cache.js';
 
 /** Options of {@link createGraphQLEndpoint}. */
 export interface GraphQLEndpointOptions {
   /** The started Apollo Server. */
   readonly http: HttpGraphQLServer;
-  /** The pipeline Apollo Server was built on: its context factory. */
+  /** The pipeline Apollo Server was built on: its lifecycle and context factory. */
   readonly pipeline: OperationPipeline;
   readonly sse: GraphQLSse;
   /** The principal the HTTP edge verified. */
   readonly principalOf: (res: Response) => Principal;
-  /** Answers of test reads kept for callers of the same visibility; none when absent. */
-  readonly responseCache?: ResponseCache;
 }
 
 /** Whether a request lists `text/event-stream` among the types it accepts. */
@@ -31,23 +30,36 @@ function acceptsEventStream(req: Request): boolean {
   return (req.headers.accept ?? '').split(',').some((type) => type.split(';')[0]?.trim().toLowerCase() === 'text/event-stream');
 }
 
+/** The request as the lifecycle's `arrive` step sees it. */
+function arrivingOf(req: Request, principal: Principal): ArrivingOperation {
+  const body: unknown = req.body;
+  const json = req.method === 'POST' && req.is('application/json') && typeof body === 'object' && body !== null && !Array.isArray(body);
+  return { principal, method: req.method, json: json ? (body as OperationRequest) : undefined, accept: req.headers.accept };
+}
+
+/** Sends a kept answer the way Apollo Server's Express integration sends its own (Express's `send`), so its bytes and headers are the same. */
+function sendKept(res: Response, answer: KeptAnswer): void {
+  res.setHeader('content-type', answer.contentType);
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.status(200).send(answer.body);
+}
+
 /** Creates the handler the HTTP edge mounts at `/graphql`, behind its authentication, budget and body parser. */
 export function createGraphQLEndpoint(options: GraphQLEndpointOptions): RequestHandler {
-  const { responseCache } = options;
-  // The fill of each request that may be kept, for the context Apollo Server asks for.
-  const fills = new WeakMap<Response, PendingFill>();
+  const { lifecycle } = options.pipeline;
+  // The observer of each request a plugin follows, for the context Apollo Server asks for.
+  const observers = new WeakMap<Response, OperationObserver>();
   const apollo = expressMiddleware(options.http, {
-    context: async ({ res }) => options.pipeline.createContext(options.principalOf(res), undefined, fills.get(res)?.fill),
+    context: async ({ res }) => options.pipeline.createContext(options.principalOf(res), undefined, observers.get(res)),
   });
   const serveHttp = async (req: Request, res: Response, next: NextFunction) => {
-    if (responseCache === undefined) return apollo(req, res, next);
-    const principal = options.principalOf(res);
-    if (responseCache.serve(req, res, principal)) return;
-    const pending = responseCache.begin(req, principal);
-    if (pending === undefined) return apollo(req, res, next);
-    fills.set(res, pending);
+    const arrival = lifecycle.arrive(arrivingOf(req, options.principalOf(res)));
+    if (arrival === undefined) return apollo(req, res, next);
+    if ('answer' in arrival) return sendKept(res, arrival.answer);
+    observers.set(res, arrival.observer);
     await apollo(req, res, next);
-    pending.finish(res);
+    const contentType = res.getHeader('content-type');
+    arrival.observer.finished(res.statusCode, typeof contentType === 'string' ? contentType : undefined);
   };
   return async (req, res, next) => {
     try {

@@ -3,12 +3,12 @@
  * shared, so one request's batching and caching cannot leak into another's.
  */
 import DataLoader from 'dataloader';
-import type { OperationDefinitionNode } from 'graphql';
 import type { AccessPolicy } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { TestSummary } from '../../domain/types.js';
 import type { ResultLog } from '../../log/result-log.js';
 import type { TestStarter } from '../../results/test-starter.js';
+import type { OperationObserver } from './operation-plugin.js';
 
 /** Long-lived parts the resolvers use; built once per process. */
 export interface GraphQLDeps {
@@ -28,22 +28,8 @@ export interface GraphQLContext extends GraphQLDeps {
    * `afterSequence`: an SSE client's `Last-Event-ID` when it reconnects.
    */
   readonly resumeAfter?: string | undefined;
-  /** What the response cache learns of this operation, when its response may be kept (../http/response-cache.ts). */
-  readonly responseFill?: ResponseFill | undefined;
-}
-
-/** What a response cache is told of one operation as it runs, to keep its response or not. */
-export interface ResponseFill {
-  /**
-   * Tests the operation read, by correlation id (those answered null too: they may appear), and what
-   * the log answered. Every test whose messages an operation reads is read here first (its
-   * ownership is checked on this read), so this names every test a response depends on.
-   */
-  read(correlationIds: readonly string[], tests: ReadonlyArray<TestSummary | null>): void;
-  /** The operation that runs; one that only reads tests may be kept. */
-  resolved(operation: OperationDefinitionNode): void;
-  /** The body as sent, when the result is a single one without errors, extensions or headers of its own. */
-  completed(body: string): void;
+  /** The plugins' observer of this HTTP operation, when one follows it (the response cache, to keep its answer). */
+  readonly observer?: OperationObserver | undefined;
 }
 
 /** The request-scoped DataLoaders. */
@@ -65,19 +51,19 @@ export function createGraphQLContext(
   deps: GraphQLDeps,
   principal: Principal,
   resumeAfter?: string,
-  responseFill?: ResponseFill,
+  observer?: OperationObserver,
   cacheReads = true,
 ): GraphQLContext {
   return {
     ...deps,
     principal,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
-    ...(responseFill === undefined ? {} : { responseFill }),
+    ...(observer === undefined ? {} : { observer }),
     loaders: {
       test: new DataLoader<string, TestSummary | null>(
         async (ids) => {
           const tests = await deps.log.getMany(ids);
-          responseFill?.read(ids, tests);
+          observer?.read(ids, tests);
           return tests;
         },
         { cache: cacheReads },

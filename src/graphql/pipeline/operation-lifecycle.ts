@@ -25,7 +25,18 @@ import {
 import type { Principal } from '../../auth/principal.js';
 import { ServiceError, type ErrorCode } from '../../base/errors.js';
 import type { DocumentCache } from './document-cache.js';
-import type { EventObserver, OperationPlugin, OperationRequest, OperationStart, OperationToAdmit, Refusal, Transport } from './operation-plugin.js';
+import type {
+  Arrival,
+  ArrivingOperation,
+  EventObserver,
+  OperationObserver,
+  OperationPlugin,
+  OperationRequest,
+  OperationStart,
+  OperationToAdmit,
+  Refusal,
+  Transport,
+} from './operation-plugin.js';
 import { refusalError } from './refusal-error.js';
 
 /**
@@ -50,6 +61,8 @@ export interface OperationLifecycle {
   /** The plugins' rules, beyond graphql-js's `specifiedRules`. */
   readonly validationRules: readonly ValidationRule[];
   readonly validationOptions: { readonly maxErrors: number; readonly hideSuggestions: boolean };
+  /** Step 0, HTTP only: an answer a plugin kept for the request, or the plugins' observers of it as one. */
+  arrive(operation: ArrivingOperation): Arrival;
   /** Step 1: the first refusal of the plugins' `onStart`, if any. */
   start(start: OperationStart): Promise<GraphQLError | undefined>;
   /** Step 2: the request with its document's text in `query`, or why it is refused. */
@@ -88,11 +101,13 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
   const admissions = plugins.flatMap((plugin) => (plugin.onAdmit ? [plugin.onAdmit.bind(plugin)] : []));
   const formatters = plugins.flatMap((plugin) => (plugin.formatError ? [plugin.formatError.bind(plugin)] : []));
   const eventHooks = plugins.flatMap((plugin) => (plugin.onEvent ? [plugin.onEvent.bind(plugin)] : []));
+  const arrivals = plugins.flatMap((plugin) => (plugin.arrive ? [plugin.arrive.bind(plugin)] : []));
 
   const lifecycle: Omit<OperationLifecycle, 'prepare'> = {
     parseOptions,
     validationRules,
     validationOptions,
+    arrive: (operation) => arrive(arrivals, operation),
     async start(start) {
       for (const onStart of starts) {
         const refusal = await onStart(start);
@@ -165,6 +180,28 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     const refusal = lifecycle.admit({ document, operation: getOperationAST(document, operationName), operationName, variables, principal, transport });
     if (refusal !== undefined) return [refusal];
     return { schema, document, variableValues: variables, operationName, contextValue: options.createContext(principal, resumeAfter) };
+  };
+}
+
+/** The first answer `hooks` give `operation`, or their observers of it as one. */
+function arrive(hooks: ReadonlyArray<(operation: ArrivingOperation) => Arrival>, operation: ArrivingOperation): Arrival {
+  let observers: OperationObserver[] | undefined;
+  for (const hook of hooks) {
+    const arrival = hook(operation);
+    if (arrival === undefined) continue;
+    if ('answer' in arrival) return arrival;
+    (observers ??= []).push(arrival.observer);
+  }
+  if (observers === undefined) return undefined;
+  if (observers.length === 1) return { observer: observers[0] as OperationObserver };
+  const all = observers;
+  return {
+    observer: {
+      read: (ids, tests) => all.forEach((observer) => observer.read(ids, tests)),
+      admitted: (op) => all.forEach((observer) => observer.admitted(op)),
+      completed: (body) => all.forEach((observer) => observer.completed(body)),
+      finished: (status, contentType) => all.forEach((observer) => observer.finished(status, contentType)),
+    },
   };
 }
 

@@ -8,11 +8,11 @@
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
-import { createGraphQLContext, type GraphQLContext, type GraphQLDeps, type ResponseFill } from './context.js';
+import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './context.js';
 import { createDocumentCache, createKeyedDocumentStore, type KeyedDocumentStore } from './document-cache.js';
 import type { FormatError } from './format-error.js';
 import { createOperationLifecycle, type OperationLifecycle } from './operation-lifecycle.js';
-import type { OperationPlugin } from './operation-plugin.js';
+import type { OperationObserver, OperationPlugin } from './operation-plugin.js';
 import { createSharedSubscribe, type SharedSubscribe } from './shared-subscribe.js';
 
 /** Options of {@link createOperationPipeline}. */
@@ -41,7 +41,7 @@ export interface OperationPipeline {
   /** Unexpected errors' own messages and stack traces to clients. */
   readonly debugErrors: boolean;
   /** A fresh context (with fresh loaders) for one HTTP operation. */
-  createContext(principal: Principal, resumeAfter?: string, responseFill?: ResponseFill): GraphQLContext;
+  createContext(principal: Principal, resumeAfter?: string, observer?: OperationObserver): GraphQLContext;
   /** Subscription execution shared by every streaming subscriber. */
   readonly subscribe: SharedSubscribe;
   /** Apollo Server's document store, bounded by what its documents hold (document-cache.ts). */
@@ -64,7 +64,7 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
     lifecycle,
     formatError: lifecycle.formatError,
     debugErrors: options.debugErrors,
-    createContext: (principal, resumeAfter, responseFill) => createGraphQLContext(deps, principal, resumeAfter, responseFill),
+    createContext: (principal, resumeAfter, observer) => createGraphQLContext(deps, principal, resumeAfter, observer),
     subscribe: createSharedSubscribe({ logger: options.logger.child({ component: 'graphql' }), observeEvent: lifecycle.observeEvent }),
     httpDocuments: createKeyedDocumentStore(documentCacheBytes),
   };

@@ -4,7 +4,8 @@
  * documents, a limit, a scope rule, a budget, the error edge) is one plugin file under `plugins/`
  * implementing the hooks it needs; the list the service runs is `plugins/index.ts`.
  *
- * The steps, in order: start (before the document is read: budgets) → resolve the document (an id
+ * The steps, in order: arrive (HTTP only: an answer kept for the request as sent, a response cache's)
+ * → start (before the document is read: budgets) → resolve the document (an id
  * to its text) → parse (with the plugins' parse options) → validate (graphql-js's rules and the
  * plugins') → admit (the caller, the variables) → context → execute or subscribe (each event a
  * subscription pushes: `onEvent`, once per event whatever the subscribers) → format errors.
@@ -14,6 +15,7 @@
 import type { DocumentNode, GraphQLError, GraphQLFormattedError, OperationDefinitionNode, ParseOptions, ValidationRule } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { ServiceError } from '../../base/errors.js';
+import type { TestSummary } from '../../domain/types.js';
 
 /** How an operation reached the service. */
 export type Transport = 'http' | 'websocket' | 'sse';
@@ -42,6 +44,47 @@ export interface OperationToAdmit extends OperationStart {
   readonly variables: Record<string, unknown> | null | undefined;
 }
 
+/**
+ * An HTTP request to `/graphql` as it arrives, before any step runs: what a plugin may answer it
+ * from, or follow it by, to keep its answer (the response cache). The streaming transports have no
+ * such step: their answers are streams, not bodies.
+ */
+export interface ArrivingOperation {
+  readonly principal: Principal;
+  readonly method: string;
+  /** The parameters of a JSON body (a POST that passed CSRF prevention); undefined for any other request. */
+  readonly json: OperationRequest | undefined;
+  /** The `Accept` header: it chooses the content type of the answer. */
+  readonly accept: string | undefined;
+}
+
+/** An answer a plugin kept for a request: sent as is, status 200. */
+export interface KeptAnswer {
+  readonly body: string;
+  readonly contentType: string;
+  /** Headers the answer adds (a `Cache-Status`). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** What a plugin follows of one HTTP operation as it runs, to keep its answer. */
+export interface OperationObserver {
+  /**
+   * Tests the operation read, by correlation id (those answered null too: they may appear), and
+   * what the log answered. Every test whose messages an operation reads is read here first (its
+   * ownership is checked on this read), so this names every test an answer depends on.
+   */
+  read(correlationIds: readonly string[], tests: ReadonlyArray<TestSummary | null>): void;
+  /** The operation admitted to run. */
+  admitted(operation: OperationDefinitionNode): void;
+  /** The body as sent, when the result is a single one without errors, extensions or headers of its own. */
+  completed(body: string): void;
+  /** The response is sent, with this status and content type. */
+  finished(status: number, contentType: string | undefined): void;
+}
+
+/** What `arrive` makes of a request: an answer to send, an observer to follow it by, or nothing. */
+export type Arrival = { readonly answer: KeptAnswer } | { readonly observer: OperationObserver } | undefined;
+
 /** Why a hook refuses an operation. */
 export type Refusal = ServiceError | GraphQLError;
 
@@ -67,6 +110,8 @@ export interface OperationPlugin {
   readonly validationRules?: readonly ValidationRule[];
   /** Validation options: the smallest `maxErrors` wins, and suggestions are hidden if any plugin hides them. */
   readonly validationOptions?: { readonly maxErrors?: number; readonly hideSuggestions?: boolean };
+  /** An HTTP request as it arrives (see {@link ArrivingOperation}); the first answer wins, and no other step runs. */
+  arrive?(operation: ArrivingOperation): Arrival;
   /** Before the document is read (a budget): a refusal ends the operation there. */
   onStart?(start: OperationStart): Refusal | undefined | Promise<Refusal | undefined>;
   /**

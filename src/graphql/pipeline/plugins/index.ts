@@ -10,11 +10,13 @@ import type { Logger } from '../../../base/logger.js';
 import type { PersistedOperationsConfig } from '../../../config/persisted-documents.js';
 import type { RateLimits } from '../../../rate-limits/rate-limits.js';
 import type { OperationPlugin } from '../operation-plugin.js';
+import type { ResponseCache } from '../response-cache.js';
 import { errorMaskingPlugin } from './error-masking.js';
 import { introspectionPlugin } from './introspection.js';
 import { operationLimitsPlugin, type OperationLimits } from './operation-limits.js';
 import { persistedOperationsPlugin } from './persisted-operations.js';
 import { pushTracingPlugin } from './push-tracing.js';
+import { responseCachingPlugin } from './response-caching.js';
 import { scopeAdmissionPlugin } from './scope-admission.js';
 import { shapeLimitsPlugin, type ShapeLimits } from './shape-limits.js';
 import { streamRateLimitsPlugin } from './stream-rate-limits.js';
@@ -29,6 +31,8 @@ export interface ServicePluginsOptions {
   readonly limits: OperationLimits;
   readonly shapeLimits: ShapeLimits;
   readonly rateLimits: RateLimits;
+  /** Answers of test reads kept for callers of the same visibility; none when absent. */
+  readonly responseCache?: ResponseCache;
   /** Unexpected errors' own messages and stack traces to clients (GRAPHQL_DEBUG_ERRORS). */
   readonly debugErrors: boolean;
   readonly logger: Logger;
@@ -37,6 +41,8 @@ export interface ServicePluginsOptions {
 /** The service's plugins, in the order the lifecycle runs them. */
 export function servicePlugins(options: ServicePluginsOptions): OperationPlugin[] {
   return [
+    // Its step, arrive, runs before every other: a kept answer is sent as is (the HTTP edge has counted the request).
+    ...(options.responseCache ? [responseCachingPlugin(options.responseCache)] : []),
     streamRateLimitsPlugin(options.rateLimits),
     persistedOperationsPlugin(options.persistedOperations),
     introspectionPlugin({ introspection: options.introspection, trustedDocuments: options.persistedOperations.trustedDocuments !== null }),

@@ -1,7 +1,8 @@
 /**
  * The response cache of `/graphql` over HTTP: the serialized answers of queries that only read
  * tests (`test`, `tests`), served again without running Apollo Server while nothing they read has
- * changed. An entry is keyed by the request as sent (document or its id, operation name,
+ * changed. The lifecycle runs it as a plugin (`plugins/response-caching.ts`) at its `arrive` step:
+ * it answers a request it kept, or follows one it may keep. An entry is keyed by the request as sent (document or its id, operation name,
  * variables, extensions), the `Accept` header (it chooses the content type) and what the caller may
  * see (its read scope, and every test or only its own); it lists the tests it read, those answered
  * null included, since they may appear.
@@ -16,10 +17,9 @@
  *
  * Only answers that Apollo Server would send the same to another caller of the same visibility are
  * kept: a POST with a JSON body (so CSRF prevention passed), a query, status 200, no errors, no
- * extensions, no headers of its own. A hit is sent with Express's `send`, as Apollo's integration
- * does, so its bytes and headers are the same, with a `Cache-Status` header added.
+ * extensions, no headers of its own. A hit is sent as Apollo's integration sends (the endpoint's
+ * `sendKept`), so its bytes and headers are the same, with a `Cache-Status` header added.
  */
-import type { Request, Response } from 'express';
 import { Kind, type OperationDefinitionNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
@@ -27,7 +27,7 @@ import type { AccessPolicy } from '../../auth/access.js';
 import { SCOPES, hasScope, type Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
 import type { ChangeDelivery, ResultLog } from '../../log/result-log.js';
-import type { ResponseFill } from '../pipeline/context.js';
+import type { Arrival, ArrivingOperation, OperationObserver } from './operation-plugin.js';
 
 /** Options of {@link createResponseCache}. */
 export interface ResponseCacheOptions {
@@ -50,19 +50,10 @@ export interface ResponseCacheStats {
   readonly bytes: number;
 }
 
-/** A fill in progress: the fill the context is given, and what keeping it needs. */
-export interface PendingFill {
-  readonly fill: ResponseFill;
-  /** Keeps the response once Apollo Server has sent it. */
-  finish(res: Response): void;
-}
-
 /** The cache of one process. */
 export interface ResponseCache {
-  /** Answers `req` from the cache and returns true, or returns false (nothing sent). */
-  serve(req: Request, res: Response, principal: Principal): boolean;
-  /** A fill for a request that may be kept, or undefined. */
-  begin(req: Request, principal: Principal): PendingFill | undefined;
+  /** The answer kept for a request, or an observer to keep the one it gets, or nothing (it may not be kept). */
+  arrive(operation: ArrivingOperation): Arrival;
   /** Whether the cache holds a change feed subscription of its own (not a client's). */
   subscribed(): boolean;
   stats(): ResponseCacheStats;
@@ -79,7 +70,7 @@ interface Entry {
 
 /** The header a hit carries (RFC 9211). */
 export const CACHE_STATUS_HEADER = 'Cache-Status';
-const HIT = 'result-collection-service; hit';
+const HIT_HEADERS: Readonly<Record<string, string>> = Object.freeze({ [CACHE_STATUS_HEADER]: 'result-collection-service; hit' });
 /** Root fields whose answers only depend on the tests they read and the caller's visibility. */
 const CACHEABLE_FIELDS: ReadonlySet<string> = new Set(['test', 'tests', '__typename']);
 /** Changes held for the cache's own subscription: it drains them at once. */
@@ -157,15 +148,13 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     }
     return delivery.live;
   }
-  function keyOf(req: Request, principal: Principal): string | undefined {
-    if (req.method !== 'POST' || !req.is('application/json')) return undefined;
-    const body = req.body as Record<string, unknown> | null | undefined;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  function keyOf(principal: Principal, body: ArrivingOperation['json'], accept: string | undefined): string | undefined {
+    if (body === undefined) return undefined;
     const visibility = `${hasScope(principal, SCOPES.read) ? 'r' : '-'}${access.seesAll(principal) ? '*' : `:${principal.subject}`}`;
     // A digest: the request can be a megabyte, the key stays 44 characters (in the cache and in the index).
     const request = JSON.stringify([
       visibility,
-      req.headers.accept ?? null,
+      accept ?? null,
       body.query ?? null,
       body.documentId ?? null,
       body.operationName ?? null,
@@ -175,10 +164,19 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     return createHash('sha256').update(request).digest('base64');
   }
 
-  function begin(req: Request, principal: Principal): PendingFill | undefined {
+  function arrive({ principal, json, accept }: ArrivingOperation): Arrival {
     if (!enabled || !usable()) return undefined;
-    const key = keyOf(req, principal);
+    const key = keyOf(principal, json, accept);
     if (key === undefined) return undefined;
+    const entry = entries.get(key);
+    if (entry !== undefined) {
+      hits++;
+      return { answer: { body: entry.body, contentType: entry.contentType, headers: HIT_HEADERS } };
+    }
+    return { observer: fill(key) };
+  }
+
+  function fill(key: string): OperationObserver {
     const started = clock;
     const startedEpoch = epoch;
     const reads = new Set<string>();
@@ -186,28 +184,24 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     let body: string | undefined;
     // The oldest change of a test read: the log forgets that test first, and the entry with it.
     let oldest = Infinity;
-    const fill: ResponseFill = {
+    return {
       read: (ids, tests) => {
         for (const id of ids) reads.add(id);
         for (const test of tests) if (test !== null) oldest = Math.min(oldest, test.updatedAt);
       },
-      resolved: (operation) => {
+      admitted: (operation) => {
         cacheable = (cacheable ?? true) && onlyReadsTests(operation);
       },
       completed: (text) => {
         body = text;
       },
-    };
-    return {
-      fill,
-      finish(res) {
+      finished(status, contentType) {
         // At most the store's TTL, even for an entry that read no test (unknown ids): its creation
         // would drop the entry (a change), but nothing else would.
         const ttl = Math.min(options.ttlSeconds * 1000, oldest === Infinity ? Infinity : oldest + options.ttlSeconds * 1000 - Date.now());
-        if (cacheable !== true || body === undefined || ttl <= 0 || res.statusCode !== 200 || !usable() || epoch !== startedEpoch || floor > started) return;
+        if (cacheable !== true || body === undefined || ttl <= 0 || status !== 200 || !usable() || epoch !== startedEpoch || floor > started) return;
         for (const id of reads) if ((changedAt.get(id) ?? 0) > started) return;
-        const contentType = res.getHeader('content-type');
-        if (typeof contentType !== 'string') return;
+        if (contentType === undefined) return;
         const entry: Entry = { body, contentType, reads: [...reads] };
         entries.set(key, entry, { ttl });
         if (!entries.has(key)) return;
@@ -246,18 +240,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   }
 
   return {
-    serve(req, res, principal) {
-      if (!enabled || !usable()) return false;
-      const key = keyOf(req, principal);
-      const entry = key === undefined ? undefined : entries.get(key);
-      if (entry === undefined) return false;
-      hits++;
-      res.setHeader('content-type', entry.contentType);
-      res.setHeader(CACHE_STATUS_HEADER, HIT);
-      res.status(200).send(entry.body);
-      return true;
-    },
-    begin,
+    arrive,
     subscribed: () => feed !== undefined,
     stats: () => ({ hits, stored, entries: entries.size, bytes: entries.calculatedSize }),
     async start() {

@@ -1,0 +1,13 @@
+/**
+ * The response cache as a plugin of the lifecycle (the cache itself: `../response-cache.ts`): at
+ * the `arrive` step of an HTTP request it answers with the body it kept for the same request and
+ * visibility, or follows the operation (the tests it reads, its admission, the body sent) to keep
+ * its answer. Streamed operations never arrive there.
+ */
+import type { OperationPlugin } from '../operation-plugin.js';
+import type { ResponseCache } from '../response-cache.js';
+
+/** The response-caching plugin over `cache` (created, started and stopped by the service). */
+export function responseCachingPlugin(cache: ResponseCache): OperationPlugin {
+  return { name: 'response-caching', arrive: (operation) => cache.arrive(operation) };
+}
