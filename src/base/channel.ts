@@ -13,6 +13,9 @@
  * - `end` lets the consumer drain what waits, then ends it.
  * - `fail` drops what waits; every later pull rejects with the error.
  * - `return()` (the consumer leaves) drops what waits and calls `onClose` once.
+ * - `onPull` is told when the consumer waits on an empty open channel: a producer that makes values
+ *   on demand (the SSE stream, which reads its source only when the response can take more) makes
+ *   one then.
  */
 
 /** The producer's side of a channel, and the consumer's iterator. */
@@ -39,6 +42,8 @@ export interface ChannelOptions {
   readonly overflow: () => unknown;
   /** Called once when the channel closes for good (end drained, failure, or `return()`). */
   readonly onClose?: () => void;
+  /** Called when a pull finds the open channel empty and starts to wait. */
+  readonly onPull?: () => void;
 }
 
 type Waiter<T> = { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void };
@@ -114,9 +119,11 @@ export function createChannel<T>(options: ChannelOptions): Channel<T> {
           close();
           return Promise.resolve(DONE);
         }
-        return new Promise<IteratorResult<T>>((resolve, reject) => {
+        const pulled = new Promise<IteratorResult<T>>((resolve, reject) => {
           waiting = { resolve, reject };
         });
+        options.onPull?.();
+        return pulled;
       },
       return() {
         if (state !== 'failed') state = 'returned';

@@ -94,6 +94,22 @@ describe('createChannel', () => {
     expect(closes).toEqual(['closed']);
   });
 
+  it('tells onPull when a pull starts to wait on the empty open channel, and only then', async () => {
+    let pulls = 0;
+    const ch = createChannel<number>({ limit: 2, overflow: () => tooSlow, onPull: () => void (pulls += 1) });
+    ch.push(1);
+    await expect(ch.iterator.next()).resolves.toEqual({ value: 1, done: false });
+    expect(pulls).toBe(0);
+    const waiting = ch.iterator.next();
+    expect(pulls).toBe(1);
+    // A producer on demand answers the pull it was told of.
+    ch.push(2);
+    await expect(waiting).resolves.toEqual({ value: 2, done: false });
+    ch.end();
+    await expect(ch.iterator.next()).resolves.toEqual({ value: undefined, done: true });
+    expect(pulls).toBe(1);
+  });
+
   it('is its own async iterator, so for await ends with the channel', async () => {
     const { ch } = channel();
     ch.push(1);

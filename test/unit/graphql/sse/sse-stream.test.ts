@@ -99,6 +99,35 @@ describe('guardSseStream', () => {
     expect(ids).toEqual([undefined]);
   });
 
+  it('ends at expiry while it waits for the response to take more, without reading the source', async () => {
+    const hand = handSource();
+    const never = new Promise<void>(() => undefined);
+    const { ids, options: opts } = options({ endsAt: Date.now() + 50, writable: () => never });
+    const stream = guardSseStream(hand.source, opts);
+    await expect(stream.next()).resolves.toEqual({ value: { errors: [], data: { expired: true } }, done: false });
+    await expect(stream.next()).resolves.toEqual({ value: undefined, done: true });
+    expect(hand.pulls).toBe(0);
+    expect(hand.returned).toBe(true);
+    expect(ids).toEqual([undefined]);
+  });
+
+  it('gives the expired result to the next pull when the token expired while nothing was asked for', async () => {
+    const hand = handSource();
+    const { ids, options: opts } = options({ endsAt: Date.now() + 50 });
+    const stream = guardSseStream(hand.source, opts);
+    const first = stream.next();
+    await new Promise((r) => setImmediate(r));
+    hand.push({ data: { n: 1 } });
+    expect(await first).toEqual({ value: { data: { n: 1 } }, done: false });
+    // graphql-sse is busy writing: no pull while the token expires.
+    await new Promise((r) => setTimeout(r, 120));
+    expect(hand.pulls).toBe(1);
+    await expect(stream.next()).resolves.toEqual({ value: { errors: [], data: { expired: true } }, done: false });
+    await expect(stream.next()).resolves.toEqual({ value: undefined, done: true });
+    expect(ids).toEqual(['c1', undefined]);
+    expect(hand.returned).toBe(true);
+  });
+
   it('turns a failing source into one last result', async () => {
     const hand = handSource();
     const stream = guardSseStream(hand.source, options().options);
