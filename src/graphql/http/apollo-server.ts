@@ -48,7 +48,7 @@ export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: L
     documentStore: pipeline.httpDocuments,
     validationRules: [...lifecycle.validationRules],
     validationOptions: lifecycle.validationOptions,
-    formatError: pipeline.formatError,
+    formatError: pipeline.lifecycle.formatError,
     includeStacktraceInErrorResponses: pipeline.debugErrors,
     allowBatchedHttpRequests: false,
     persistedQueries: false,

@@ -10,7 +10,6 @@ import type { Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
 import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './context.js';
 import { createDocumentCache, createKeyedDocumentStore, type KeyedDocumentStore } from './document-cache.js';
-import type { FormatError } from './format-error.js';
 import { createOperationLifecycle, type OperationLifecycle } from './operation-lifecycle.js';
 import type { OperationObserver, OperationPlugin } from './operation-plugin.js';
 import { createSharedSubscribe, type SharedSubscribe } from './shared-subscribe.js';
@@ -36,8 +35,6 @@ export interface OperationPipeline {
   readonly schema: GraphQLSchema;
   /** Every step an operation takes, over the plugins. */
   readonly lifecycle: OperationLifecycle;
-  /** The lifecycle's last step: an error as a client receives it. */
-  readonly formatError: FormatError;
   /** Unexpected errors' own messages and stack traces to clients. */
   readonly debugErrors: boolean;
   /** A fresh context (with fresh loaders) for one HTTP operation. */
@@ -62,7 +59,6 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
   return {
     schema,
     lifecycle,
-    formatError: lifecycle.formatError,
     debugErrors: options.debugErrors,
     createContext: (principal, resumeAfter, observer) => createGraphQLContext(deps, principal, resumeAfter, observer),
     subscribe: createSharedSubscribe({ logger: options.logger.child({ component: 'graphql' }), observeEvent: lifecycle.observeEvent }),

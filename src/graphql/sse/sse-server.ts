@@ -185,7 +185,7 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
     onNext: (_ctx, req, result) => {
       const errors = (result as ExecutionResult).errors;
       if (errors === undefined || errors.length === 0) return undefined;
-      return { ...result, errors: clientErrors(errors, req.context.requestId, pipeline.formatError) } as unknown as ExecutionResult;
+      return { ...result, errors: clientErrors(errors, req.context.requestId, pipeline.lifecycle.formatError) } as unknown as ExecutionResult;
     },
   });
 }
@@ -207,7 +207,7 @@ function refusal(errors: readonly GraphQLError[], pipeline: OperationPipeline, s
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...Object.fromEntries(http?.headers ?? []) };
   const retryAfter = error.extensions.retryAfterSeconds;
   if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
-  return [JSON.stringify({ errors: clientErrors(errors, stream.requestId, pipeline.formatError) }), { status, statusText: '', headers }];
+  return [JSON.stringify({ errors: clientErrors(errors, stream.requestId, pipeline.lifecycle.formatError) }), { status, statusText: '', headers }];
 }
 
 /** Writes graphql-sse's body, naming each `next` event after its result's event id. */

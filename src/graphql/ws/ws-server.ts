@@ -97,7 +97,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   const requestIds = new WeakMap<object, string>();
   // Every error leaves through the pipeline's error edge (masked if unexpected, logged once, without
   // internal extensions), whether execution produced it or graphql-ws raised it (a stream that fails).
-  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, pipeline.formatError);
+  const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, pipeline.lifecycle.formatError);
 
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
