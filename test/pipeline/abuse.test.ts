@@ -1,19 +1,17 @@
 /**
  * Abusive operation shapes on HTTP and WebSocket alike: circular (deeply nested) introspection and
  * circular fragments are refused before execution, while an IDE's introspection query still works;
- * duplicated fields are refused by the token limit, or merged and resolved once within it.
+ * duplicated fields are refused by the token limit, or merged and resolved once within it. The
+ * services run without a broker (the pipeline's harness).
  */
 import { getIntrospectionQuery, MaxIntrospectionDepthRule, parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkOperationLimits } from '../../src/graphql/pipeline/plugins/operation-limits.js';
 import { createSchema } from '../../src/graphql/schema/schema.js';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 
-const topics = uniqueTopics('abuse');
-let cluster: MockCluster;
 /** Default limits (1000 parser tokens). */
 let svc: TestService;
 /** The largest token budget configuration allows, to see what the other checks do with a flood. */
@@ -36,26 +34,13 @@ const counting =
   });
 
 beforeAll(async () => {
-  cluster = await startMockCluster({
-    brokers: 1,
-    topics: [
-      { name: topics.results, partitions: 1 },
-      { name: topics.requests, partitions: 1 },
-    ],
-  });
-  const env = { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: topics.group };
-  svc = await startTestService({ brokers: cluster.bootstrapServers, env, wrapLog: counting('svc') });
-  roomy = await startTestService({
-    brokers: cluster.bootstrapServers,
-    env: { ...env, KAFKA_GROUP_ID: `${topics.group}-roomy`, GRAPHQL_MAX_TOKENS: '100000' },
-    wrapLog: counting('roomy'),
-  });
+  svc = await startPipelineService({ wrapLog: counting('svc') });
+  roomy = await startPipelineService({ env: { GRAPHQL_MAX_TOKENS: '100000' }, wrapLog: counting('roomy') });
 });
 
 afterAll(async () => {
   await roomy?.stop();
   await svc?.stop();
-  await cluster?.stop();
 });
 
 type Errors = Array<{ message: string; extensions?: Record<string, unknown> }>;
