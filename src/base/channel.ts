@@ -42,7 +42,7 @@ export interface ChannelOptions {
   readonly overflow: () => unknown;
   /** Called once when the channel closes for good (end drained, failure, or `return()`). */
   readonly onClose?: () => void;
-  /** Called when a pull finds the open channel empty and starts to wait. */
+  /** Called when a pull finds the open channel empty and starts to wait; if it throws, the channel fails with its error. */
   readonly onPull?: () => void;
 }
 
@@ -122,7 +122,11 @@ export function createChannel<T>(options: ChannelOptions): Channel<T> {
         const pulled = new Promise<IteratorResult<T>>((resolve, reject) => {
           waiting = { resolve, reject };
         });
-        options.onPull?.();
+        try {
+          options.onPull?.();
+        } catch (error) {
+          channel.fail(error);
+        }
         return pulled;
       },
       return() {

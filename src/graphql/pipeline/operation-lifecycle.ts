@@ -29,7 +29,6 @@ import type {
   Arrival,
   ArrivingOperation,
   EventObserver,
-  OperationObserver,
   OperationPlugin,
   OperationRequest,
   OperationStart,
@@ -37,6 +36,7 @@ import type {
   Refusal,
   Transport,
 } from './operation-plugin.js';
+import { composeArrivals, composeEventObservers, type ObserverFailure } from './plugin-observers.js';
 import { refusalError } from './refusal-error.js';
 
 /**
@@ -85,6 +85,8 @@ export interface OperationLifecycleOptions {
   readonly createContext: (principal: Principal, resumeAfter: string | undefined) => unknown;
   /** Where the streaming transports' parsed documents are kept, bounded in bytes (document-cache.ts). */
   readonly documents: DocumentCache;
+  /** Told of an observing hook (`arrive`, `onEvent`, their observers) that threw: it is dropped, the operation goes on. */
+  readonly observerFailed: ObserverFailure;
 }
 
 /** Composes the plugins into the lifecycle, once per process. */
@@ -100,14 +102,12 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
   const resolvers = plugins.flatMap((plugin) => (plugin.resolveDocument ? [plugin.resolveDocument.bind(plugin)] : []));
   const admissions = plugins.flatMap((plugin) => (plugin.onAdmit ? [plugin.onAdmit.bind(plugin)] : []));
   const formatters = plugins.flatMap((plugin) => (plugin.formatError ? [plugin.formatError.bind(plugin)] : []));
-  const eventHooks = plugins.flatMap((plugin) => (plugin.onEvent ? [plugin.onEvent.bind(plugin)] : []));
-  const arrivals = plugins.flatMap((plugin) => (plugin.arrive ? [plugin.arrive.bind(plugin)] : []));
 
   const lifecycle: Omit<OperationLifecycle, 'prepare'> = {
     parseOptions,
     validationRules,
     validationOptions,
-    arrive: (operation) => arrive(arrivals, operation),
+    arrive: composeArrivals(plugins, options.observerFailed),
     async start(start) {
       for (const onStart of starts) {
         const refusal = await onStart(start);
@@ -130,7 +130,7 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
       }
       return undefined;
     },
-    observeEvent: (event) => observeEvent(eventHooks, event),
+    observeEvent: composeEventObservers(plugins, options.observerFailed),
     formatError: (formatted, error) => formatters.reduce((shown, format) => format(shown, error), formatted),
   };
   return { ...lifecycle, prepare: createPreparer(options, lifecycle) };
@@ -180,44 +180,6 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     const refusal = lifecycle.admit({ document, operation: getOperationAST(document, operationName), operationName, variables, principal, transport });
     if (refusal !== undefined) return [refusal];
     return { schema, document, variableValues: variables, operationName, contextValue: options.createContext(principal, resumeAfter) };
-  };
-}
-
-/** The first answer `hooks` give `operation`, or their observers of it as one. */
-function arrive(hooks: ReadonlyArray<(operation: ArrivingOperation) => Arrival>, operation: ArrivingOperation): Arrival {
-  let observers: OperationObserver[] | undefined;
-  for (const hook of hooks) {
-    const arrival = hook(operation);
-    if (arrival === undefined) continue;
-    if ('answer' in arrival) return arrival;
-    (observers ??= []).push(arrival.observer);
-  }
-  if (observers === undefined) return undefined;
-  if (observers.length === 1) return { observer: observers[0] as OperationObserver };
-  const all = observers;
-  return {
-    observer: {
-      read: (ids, tests) => all.forEach((observer) => observer.read(ids, tests)),
-      admitted: (op) => all.forEach((observer) => observer.admitted(op)),
-      completed: (body) => all.forEach((observer) => observer.completed(body)),
-      finished: (status, contentType) => all.forEach((observer) => observer.finished(status, contentType)),
-    },
-  };
-}
-
-/** The observers `hooks` return for `event`, as one; undefined (no allocation) when none does, the common case. */
-function observeEvent(hooks: ReadonlyArray<(event: unknown) => EventObserver | undefined>, event: unknown): EventObserver | undefined {
-  let observers: EventObserver[] | undefined;
-  for (const hook of hooks) {
-    const observer = hook(event);
-    if (observer !== undefined) (observers ??= []).push(observer);
-  }
-  if (observers === undefined) return undefined;
-  if (observers.length === 1) return observers[0];
-  const all = observers;
-  return {
-    reached: () => all.forEach((observer) => observer.reached()),
-    end: () => all.forEach((observer) => observer.end()),
   };
 }
 

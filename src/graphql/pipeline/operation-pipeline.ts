@@ -49,19 +49,22 @@ export interface OperationPipeline {
 export function createOperationPipeline(options: OperationPipelineOptions): OperationPipeline {
   const { schema, deps } = options;
   const documentCacheBytes = options.documentCacheBytes ?? DEFAULT_DOCUMENT_CACHE_BYTES;
+  const logger = options.logger.child({ component: 'graphql' });
   const lifecycle = createOperationLifecycle({
     schema,
     plugins: options.plugins,
     // Streamed operations' contexts keep no reads (context.ts): a subscription's lives as long as it does.
     createContext: (principal, resumeAfter) => createGraphQLContext(deps, principal, resumeAfter, undefined, false),
     documents: createDocumentCache(documentCacheBytes),
+    observerFailed: (plugin, hook, error) =>
+      logger.error({ err: error, plugin, hook }, 'a plugin failed as it observed an operation; it no longer observes it'),
   });
   return {
     schema,
     lifecycle,
     debugErrors: options.debugErrors,
     createContext: (principal, resumeAfter, observer) => createGraphQLContext(deps, principal, resumeAfter, observer),
-    subscribe: createSharedSubscribe({ logger: options.logger.child({ component: 'graphql' }), observeEvent: lifecycle.observeEvent }),
+    subscribe: createSharedSubscribe({ logger, observeEvent: lifecycle.observeEvent }),
     httpDocuments: createKeyedDocumentStore(documentCacheBytes),
   };
 }

@@ -37,7 +37,7 @@ export type SharedSubscribe = (args: ExecutionArgs, onEvent?: (event: unknown) =
 export interface SharedSubscribeOptions {
   /** Gets the failures of sources that could not be closed when their subscriber left. */
   readonly logger: Logger;
-  /** The plugins' observers of an event (the lifecycle's `observeEvent`); none when absent. */
+  /** The plugins' observers of an event (the lifecycle's `observeEvent`, which guards each plugin's); none when absent. */
   readonly observeEvent?: (event: unknown) => EventObserver | undefined;
 }
 
@@ -63,47 +63,15 @@ export function createSharedSubscribe(options: SharedSubscribeOptions): SharedSu
     return `${documentId}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
   };
 
-  // An observer that fails is dropped (and logged): the event is pushed all the same.
-  const observed = (event: unknown): EventObserver | undefined => {
-    let observer: EventObserver | undefined;
-    try {
-      observer = observeEvent(event);
-    } catch (error) {
-      options.logger.error({ err: error }, 'an observer of subscription events failed; the event is pushed unobserved');
-      return undefined;
-    }
-    if (observer === undefined) return undefined;
-    const { reached, end } = observer;
-    let failed = false;
-    return {
-      reached: () => {
-        if (failed) return;
-        try {
-          reached();
-        } catch (error) {
-          failed = true;
-          options.logger.error({ err: error }, 'an observer of a subscription event failed as it was pushed');
-        }
-      },
-      end,
-    };
-  };
-
-  // The turn is over: forget its results and end its observers. A failing observer is logged, and
-  // neither stops the others nor the next turn's clearing (results would be kept for ever).
+  // The turn is over: forget its results, then end its observers (the lifecycle's, which report
+  // their own failures). Cleared first: nothing an observer does can keep this turn's results.
   const endTurn = () => {
     results.clear();
     clearing = false;
     if (pushes.size === 0) return;
     const ended = [...pushes.values()];
     pushes.clear();
-    for (const push of ended) {
-      try {
-        push.end();
-      } catch (error) {
-        options.logger.error({ err: error }, 'an observer of a subscription event failed as it ended');
-      }
-    }
+    for (const push of ended) push.end();
   };
 
   const executeShared = (event: unknown, args: ExecutionArgs, key: string): Execution => {
@@ -115,7 +83,7 @@ export function createSharedSubscribe(options: SharedSubscribeOptions): SharedSu
         clearing = true;
         setImmediate(endTurn);
       }
-      const push = observed(event);
+      const push = observeEvent(event);
       if (push !== undefined) pushes.set(event, push);
     }
     if (pushes.size > 0) pushes.get(event)?.reached();

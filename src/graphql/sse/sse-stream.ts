@@ -41,7 +41,8 @@ export function guardSseStream(source: AsyncIterator<ExecutionResult>, options: 
     // One result read on demand, and the last one: never more.
     limit: 2,
     overflow: () => new Error('the SSE stream read ahead of its consumer'),
-    onPull: () => void read(),
+    // Anything else that throws while reading (the response's check, the callbacks) fails the stream: its pull rejects.
+    onPull: () => void read().catch((error: unknown) => channel.fail(error)),
     onClose: () => {
       clearTimeout(expiry);
       void Promise.resolve(source.return?.()).catch(() => undefined);

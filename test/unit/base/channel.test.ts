@@ -110,6 +110,19 @@ describe('createChannel', () => {
     expect(pulls).toBe(1);
   });
 
+  it('fails with the error onPull throws: the pull rejects with it', async () => {
+    const broken = new Error('no producer');
+    const ch = createChannel<number>({
+      limit: 2,
+      overflow: () => tooSlow,
+      onPull: () => {
+        throw broken;
+      },
+    });
+    await expect(ch.iterator.next()).rejects.toBe(broken);
+    expect(ch.closed).toBe(true);
+  });
+
   it('is its own async iterator, so for await ends with the channel', async () => {
     const { ch } = channel();
     ch.push(1);

@@ -19,8 +19,17 @@ const principal: Principal = {
   issuer: 'https://issuer.example',
 };
 
+/** What the lifecycle reported of failing observers, as `plugin hook: message`. */
+const failures: string[] = [];
+
 function lifecycleOf(plugins: OperationPlugin[]) {
-  return createOperationLifecycle({ schema, plugins, createContext: (who) => ({ who }), documents: createDocumentCache(1024 * 1024) });
+  return createOperationLifecycle({
+    schema,
+    plugins,
+    createContext: (who) => ({ who }),
+    documents: createDocumentCache(1024 * 1024),
+    observerFailed: (plugin, hook, error) => failures.push(`${plugin} ${hook}: ${(error as Error).message}`),
+  });
 }
 
 describe('the operation lifecycle', () => {
@@ -95,5 +104,65 @@ describe('the operation lifecycle', () => {
       { name: 'mark', formatError: (formatted) => ({ ...formatted, extensions: { code: 'X' } }) },
     ]);
     expect(lifecycle.formatError({ message: 'oops' }, new Error('oops'))).toEqual({ message: 'OOPS', extensions: { code: 'X' } });
+  });
+
+  it("follows an event with every plugin's observer, each failure reported and dropped on its own", () => {
+    failures.length = 0;
+    const calls: string[] = [];
+    const fails = (what: string) => () => {
+      throw new Error(what);
+    };
+    const lifecycle = lifecycleOf([
+      { name: 'quiet', onEvent: () => undefined },
+      { name: 'span', onEvent: () => ({ reached: () => void calls.push('span reached'), end: () => void calls.push('span end') }) },
+      { name: 'broken-start', onEvent: fails('no start') },
+      { name: 'broken-count', onEvent: () => ({ reached: fails('no count'), end: () => void calls.push('broken-count end') }) },
+      { name: 'broken-end', onEvent: () => ({ reached: () => void calls.push('broken-end reached'), end: fails('no end') }) },
+    ]);
+    expect(lifecycleOf([{ name: 'quiet', onEvent: () => undefined }]).observeEvent({})).toBeUndefined();
+    const observer = lifecycle.observeEvent({ n: 1 });
+    observer?.reached();
+    observer?.reached();
+    observer?.end();
+    expect(calls).toEqual(['span reached', 'broken-end reached', 'span reached', 'broken-end reached', 'span end']);
+    expect(failures).toEqual(['broken-start onEvent: no start', 'broken-count reached: no count', 'broken-end end: no end']);
+  });
+
+  it('answers an arriving request with the first kept answer, else follows it with every observer, failures dropped on their own', () => {
+    failures.length = 0;
+    const calls: string[] = [];
+    const arriving = { principal, method: 'POST', json: { query: '{ a }' }, accept: undefined };
+    const observer = (name: string, broken?: 'admitted') => ({
+      read: () => void calls.push(`${name} read`),
+      admitted: () => {
+        if (broken === 'admitted') throw new Error('no admission');
+        calls.push(`${name} admitted`);
+      },
+      completed: () => void calls.push(`${name} completed`),
+      finished: (status: number) => void calls.push(`${name} finished ${status}`),
+    });
+    const answer = { body: '{}', contentType: 'application/json', headers: {} };
+    const kept = lifecycleOf([
+      { name: 'follows', arrive: () => ({ observer: observer('follows') }) },
+      { name: 'keeps', arrive: () => ({ answer }) },
+    ]);
+    expect(kept.arrive(arriving)).toEqual({ answer });
+    const followed = lifecycleOf([
+      {
+        name: 'broken',
+        arrive: () => {
+          throw new Error('no arrival');
+        },
+      },
+      { name: 'a', arrive: () => ({ observer: observer('a', 'admitted') }) },
+      { name: 'b', arrive: () => ({ observer: observer('b') }) },
+    ]).arrive(arriving);
+    if (followed === undefined || !('observer' in followed)) throw new Error('expected an observer');
+    followed.observer.read([], []);
+    followed.observer.admitted(parse('{ a }').definitions[0] as never);
+    followed.observer.completed('{}');
+    followed.observer.finished(200, 'application/json');
+    expect(calls).toEqual(['a read', 'b read', 'b admitted', 'b completed', 'b finished 200']);
+    expect(failures).toEqual(['broken arrive: no arrival', 'a admitted: no admission']);
   });
 });

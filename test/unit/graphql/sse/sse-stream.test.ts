@@ -130,12 +130,35 @@ describe('guardSseStream', () => {
 
   it('turns a failing source into one last result', async () => {
     const hand = handSource();
-    const stream = guardSseStream(hand.source, options().options);
+    const { ids, options: opts } = options();
+    const stream = guardSseStream(hand.source, opts);
     const pending = stream.next();
     await new Promise((r) => setImmediate(r));
     hand.fail(new Error('too slow'));
     await expect(pending).resolves.toEqual({ value: { data: { failed: 'Error: too slow' } }, done: false });
     await expect(stream.next()).resolves.toEqual({ value: undefined, done: true });
+    expect(hand.returned).toBe(true);
+    expect(ids).toEqual([undefined]);
+  });
+
+  it('ends a pull that waits for the response to take more on return(), and never reads the source', async () => {
+    const hand = handSource();
+    const never = new Promise<void>(() => undefined);
+    const stream = guardSseStream(hand.source, options({ writable: () => never }).options);
+    const pending = stream.next();
+    await new Promise((r) => setImmediate(r));
+    await stream.return?.();
+    await expect(pending).resolves.toEqual({ value: undefined, done: true });
+    expect(hand.pulls).toBe(0);
+    expect(hand.returned).toBe(true);
+  });
+
+  it('rejects the pull when the response cannot be checked, and lets go of the source', async () => {
+    const hand = handSource();
+    const broken = new Error('no response');
+    const stream = guardSseStream(hand.source, options({ writable: () => Promise.reject(broken) }).options);
+    await expect(stream.next()).rejects.toBe(broken);
+    expect(hand.returned).toBe(true);
   });
 
   it('ends a pull that waits for a quiet source on return(), and returns the source', async () => {
