@@ -6,8 +6,8 @@
 import { GraphQLError, type ValidationRule } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/base/errors.js';
-import type { IncomingMessage } from '../../src/domain/types.js';
 import type { OperationPlugin, Transport } from '../../src/graphql/pipeline/operation-plugin.js';
+import { incoming } from '../log/storage-contract.js';
 import { collect, createSseClient, createWsClient, eventually, postGraphQL, sseErrors, wsErrors } from '../support/graphql.js';
 import { startPipelineService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
@@ -138,16 +138,7 @@ describe('a plugin added to the lifecycle', () => {
     const clients = [createWsClient(svc.url), createSseClient(svc.url)];
     const subs = clients.map((client) => collect(client, follow, { id }));
     // Subscribed on both once the test's change feed delivers to them: wait for a first live message.
-    const message = (sequence: number, final = false): IncomingMessage => ({
-      correlationId: id,
-      key: `s:${sequence}`,
-      messageId: null,
-      sequence,
-      status: null,
-      final,
-      payload: { sequence },
-      producedAt: null,
-    });
+    const message = (sequence: number, final = false) => incoming(id, { sequence, final });
     await eventually(async () => {
       await svc.memoryBroker.deliver([message(1)]);
       return subs.every((sub) => sub.results.length >= 1);

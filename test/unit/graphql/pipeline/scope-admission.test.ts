@@ -2,10 +2,11 @@
  * The scope is checked once per operation, where the lifecycle admits it (the scope-admission
  * plugin), and never again by a resolver; the plugin's refusals carry their codes and challenge.
  */
-import { execute, parse, type ExecutionArgs } from 'graphql';
+import { execute, parse, type ExecutionArgs, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { createAccessPolicy, type AccessPolicy } from '../../../../src/auth/access.js';
 import { SCOPES, type Principal } from '../../../../src/auth/principal.js';
+import type { Transport } from '../../../../src/graphql/pipeline/operation-plugin.js';
 import { scopeAdmissionPlugin } from '../../../../src/graphql/pipeline/plugins/scope-admission.js';
 import { createTestPipeline } from '../../../support/pipeline.js';
 
@@ -17,6 +18,23 @@ const reader: Principal = {
   issuer: 'https://issuer.example',
 };
 const access = createAccessPolicy({ adminScope: 'tests:admin' });
+const plugin = scopeAdmissionPlugin(access);
+
+/**
+ * The plugin's admission of `query` for the reader over `transport`: of its first operation, or,
+ * given `unresolvedName`, of a name that resolved to no operation.
+ */
+function admit(query: string, transport: Transport, unresolvedName?: string) {
+  const document = parse(query);
+  return plugin.onAdmit?.({
+    document,
+    operation: unresolvedName === undefined ? (document.definitions[0] as OperationDefinitionNode) : undefined,
+    operationName: unresolvedName ?? null,
+    variables: null,
+    principal: reader,
+    transport,
+  });
+}
 
 describe('scope admission', () => {
   it('checks the scope once per operation: at admission, not again in the resolvers', async () => {
@@ -36,16 +54,7 @@ describe('scope admission', () => {
   });
 
   it('refuses a mutation without the write scope with FORBIDDEN and a Bearer challenge naming the scope', () => {
-    const plugin = scopeAdmissionPlugin(access);
-    const document = parse('mutation { startTest { correlationId } }');
-    const refusal = plugin.onAdmit?.({
-      document,
-      operation: document.definitions[0] as never,
-      operationName: null,
-      variables: null,
-      principal: reader,
-      transport: 'http',
-    });
+    const refusal = admit('mutation { startTest { correlationId } }', 'http');
     expect(refusal?.message).toMatch(/tests:write/);
     expect((refusal as { extensions: Record<string, unknown> }).extensions).toMatchObject({ code: 'FORBIDDEN', http: { status: 403 } });
     const headers = (refusal as unknown as { extensions: { http: { headers: Map<string, string> } } }).extensions.http.headers;
@@ -53,22 +62,9 @@ describe('scope admission', () => {
   });
 
   it('refuses a subscription over plain HTTP and an operation it cannot identify with BAD_USER_INPUT', () => {
-    const plugin = scopeAdmissionPlugin(access);
-    const document = parse('subscription { testChanges { correlationId } }');
-    const overHttp = plugin.onAdmit?.({
-      document,
-      operation: document.definitions[0] as never,
-      operationName: null,
-      variables: null,
-      principal: reader,
-      transport: 'http',
-    });
-    expect(overHttp).toMatchObject({ code: 'BAD_USER_INPUT', message: expect.stringMatching(/WebSocket/) });
-    expect(
-      plugin.onAdmit?.({ document, operation: document.definitions[0] as never, operationName: null, variables: null, principal: reader, transport: 'sse' }),
-    ).toBeUndefined();
-    expect(
-      plugin.onAdmit?.({ document, operation: undefined, operationName: 'Nope', variables: null, principal: reader, transport: 'websocket' }),
-    ).toMatchObject({ code: 'BAD_USER_INPUT' });
+    const subscription = 'subscription { testChanges { correlationId } }';
+    expect(admit(subscription, 'http')).toMatchObject({ code: 'BAD_USER_INPUT', message: expect.stringMatching(/WebSocket/) });
+    expect(admit(subscription, 'sse')).toBeUndefined();
+    expect(admit(subscription, 'websocket', 'Nope')).toMatchObject({ code: 'BAD_USER_INPUT' });
   });
 });
