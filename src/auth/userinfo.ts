@@ -6,7 +6,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { isServiceError, type ServiceError } from '../base/errors.js';
 import type { VerifyAccessToken } from './access-token-verifier.js';
-import { bearerChallenge } from './auth-error.js';
+import { bearerChallenge, InvalidTokenError } from './auth-error.js';
 import { bearerToken } from './bearer.js';
 import type { UserEntry } from './credentials.js';
 
@@ -24,11 +24,8 @@ export function userinfoHandler(options: { verifyAccessToken: VerifyAccessToken;
     try {
       const principal = await options.verifyAccessToken(bearerToken(req.headers.authorization));
       const user = options.usersBySub.get(principal.subject);
-      if (user === undefined) {
-        res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token", error_description="the token does not belong to a user"');
-        res.status(401).json({ error: 'invalid_token', error_description: 'the token does not belong to a user', code: 'UNAUTHENTICATED' });
-        return;
-      }
+      // Answered below like any refused token (one challenge, one body).
+      if (user === undefined) throw new InvalidTokenError('the token does not belong to a user');
       res.json({ sub: user.sub, ...(user.name ? { name: user.name } : {}), ...(user.email ? { email: user.email } : {}) });
     } catch (error) {
       if (!isServiceError(error)) throw error;

@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'GRAPHQL_PARSE_FAILED'
   | 'GRAPHQL_VALIDATION_FAILED'
   | 'UNAUTHENTICATED'
+  /** A WebSocket message that needs an acknowledged connection (a token renewal) arrived before `connection_ack`. */
+  | 'NOT_ACKNOWLEDGED'
   | 'FORBIDDEN'
   | 'AUTH_UNAVAILABLE'
   | 'TOO_MANY_SUBSCRIPTIONS'
@@ -39,37 +41,46 @@ export type ErrorCode =
   | 'CONFIG_INVALID'
   | 'INTERNAL_SERVER_ERROR';
 
-const HTTP_STATUS: Record<ErrorCode, number> = {
-  BAD_USER_INPUT: 400,
-  INPUT_TOO_LARGE: 413,
-  PAYLOAD_TOO_LARGE: 413,
-  BAD_REQUEST: 400,
-  OPERATION_RESOLUTION_FAILURE: 400,
-  GRAPHQL_PARSE_FAILED: 400,
-  GRAPHQL_VALIDATION_FAILED: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  AUTH_UNAVAILABLE: 503,
-  TOO_MANY_SUBSCRIPTIONS: 429,
-  RATE_LIMITED: 429,
-  NOT_FOUND: 404,
-  QUERY_TOO_DEEP: 400,
-  QUERY_TOO_COMPLEX: 400,
-  QUERY_TOO_MANY_ALIASES: 400,
-  QUERY_TOO_MANY_DIRECTIVES: 400,
-  QUERY_TOO_MANY_TOKENS: 400,
+/**
+ * Each code's wire forms, in one place: the HTTP status of an answer that carries it, and the
+ * WebSocket close code of a socket it ends. The close codes are graphql-ws's where it has one:
+ * 4403 for a refused or expired token (graphql-ws's answer to a refused `connection_init`), 4401
+ * before the acknowledgement, 4429 for a spent budget, 4500 for what is the server's fault; 1008
+ * for a client that stopped reading and 1001 for a server going away are the WebSocket protocol's.
+ * A code that never ends a socket gets 4400 (or 4500 for a server's fault) for completeness.
+ */
+const WIRE: Record<ErrorCode, { readonly status: number; readonly close: number }> = {
+  BAD_USER_INPUT: { status: 400, close: 4400 },
+  INPUT_TOO_LARGE: { status: 413, close: 4400 },
+  PAYLOAD_TOO_LARGE: { status: 413, close: 4400 },
+  BAD_REQUEST: { status: 400, close: 4400 },
+  OPERATION_RESOLUTION_FAILURE: { status: 400, close: 4400 },
+  GRAPHQL_PARSE_FAILED: { status: 400, close: 4400 },
+  GRAPHQL_VALIDATION_FAILED: { status: 400, close: 4400 },
+  UNAUTHENTICATED: { status: 401, close: 4403 },
+  NOT_ACKNOWLEDGED: { status: 401, close: 4401 },
+  FORBIDDEN: { status: 403, close: 4403 },
+  AUTH_UNAVAILABLE: { status: 503, close: 4500 },
+  TOO_MANY_SUBSCRIPTIONS: { status: 429, close: 4429 },
+  RATE_LIMITED: { status: 429, close: 4429 },
+  NOT_FOUND: { status: 404, close: 4400 },
+  QUERY_TOO_DEEP: { status: 400, close: 4400 },
+  QUERY_TOO_COMPLEX: { status: 400, close: 4400 },
+  QUERY_TOO_MANY_ALIASES: { status: 400, close: 4400 },
+  QUERY_TOO_MANY_DIRECTIVES: { status: 400, close: 4400 },
+  QUERY_TOO_MANY_TOKENS: { status: 400, close: 4400 },
   // The request is understood, but this service runs only the documents of its manifest.
-  PERSISTED_QUERY_ONLY: 403,
-  PERSISTED_QUERY_NOT_FOUND: 404,
-  PERSISTED_QUERY_NOT_SUPPORTED: 400,
-  PERSISTED_QUERY_MISMATCH: 400,
-  BROKER_UNAVAILABLE: 503,
-  STORE_UNAVAILABLE: 503,
-  KAFKA_CODEC_FAILED: 503,
-  SUBSCRIBER_TOO_SLOW: 429,
-  SHUTTING_DOWN: 503,
-  CONFIG_INVALID: 500,
-  INTERNAL_SERVER_ERROR: 500,
+  PERSISTED_QUERY_ONLY: { status: 403, close: 4400 },
+  PERSISTED_QUERY_NOT_FOUND: { status: 404, close: 4400 },
+  PERSISTED_QUERY_NOT_SUPPORTED: { status: 400, close: 4400 },
+  PERSISTED_QUERY_MISMATCH: { status: 400, close: 4400 },
+  BROKER_UNAVAILABLE: { status: 503, close: 4500 },
+  STORE_UNAVAILABLE: { status: 503, close: 4500 },
+  KAFKA_CODEC_FAILED: { status: 503, close: 4500 },
+  SUBSCRIBER_TOO_SLOW: { status: 429, close: 1008 },
+  SHUTTING_DOWN: { status: 503, close: 1001 },
+  CONFIG_INVALID: { status: 500, close: 4500 },
+  INTERNAL_SERVER_ERROR: { status: 500, close: 4500 },
 };
 
 /** Base class of every error the service raises on purpose. */
@@ -95,7 +106,7 @@ export class ServiceError extends Error {
 
   /** The HTTP status this error maps to at the HTTP edge. */
   get httpStatus(): number {
-    return HTTP_STATUS[this.code];
+    return WIRE[this.code].status;
   }
 }
 
@@ -131,5 +142,10 @@ export function graphQLErrorBody(error: ServiceError): { readonly errors: readon
 
 /** The HTTP status for an error code. */
 export function httpStatusFor(code: ErrorCode): number {
-  return HTTP_STATUS[code];
+  return WIRE[code].status;
+}
+
+/** The WebSocket close code for an error code (see the table above). */
+export function closeCodeFor(code: ErrorCode): number {
+  return WIRE[code].close;
 }

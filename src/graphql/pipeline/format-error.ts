@@ -18,6 +18,7 @@ import { ServiceError, type ErrorCode } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
 import { tokenLimitRefusal } from './plugins/shape-limits.js';
+import { refusalError } from './refusal-error.js';
 
 /** An error as sent to clients: Apollo Server's `formatError` signature. */
 export type FormatError = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
@@ -71,7 +72,7 @@ function ruleExtensions(error: unknown): Record<string, unknown> | undefined {
  */
 export function asGraphQLError(error: unknown): GraphQLError {
   if (error instanceof GraphQLError) return error;
-  if (error instanceof ServiceError) return new GraphQLError(error.message, { originalError: error, extensions: error.extensions });
+  if (error instanceof ServiceError) return refusalError(error);
   return new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
 }
 

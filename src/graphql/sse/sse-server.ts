@@ -84,8 +84,9 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
       if (disposed) {
         // Draining: the load balancer sends new streams elsewhere once readiness says so; one that
         // still arrives is told to reconnect rather than opened and cut.
-        res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
-        res.end(JSON.stringify(graphQLErrorBody(new ServiceError('SHUTTING_DOWN', 'The service is shutting down: reconnect to resume (Last-Event-ID).'))));
+        const error = new ServiceError('SHUTTING_DOWN', 'The service is shutting down: reconnect to resume (Last-Event-ID).');
+        res.writeHead(error.httpStatus, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
+        res.end(JSON.stringify(graphQLErrorBody(error)));
         return;
       }
       const lastEventId = req.headers['last-event-id'];

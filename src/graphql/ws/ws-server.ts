@@ -22,7 +22,7 @@
  *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.
  */
 import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { CloseCode, type Context, type SubscribePayload } from 'graphql-ws';
+import type { Context, SubscribePayload } from 'graphql-ws';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer } from 'ws';
@@ -36,7 +36,8 @@ import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
-import { closeReason, createWebSocketSessions, tokenFrom, TOKEN_EXPIRED_REASON, type WebSocketSessions } from './ws-session.js';
+import { closeSocket } from './close-socket.js';
+import { createWebSocketSessions, tokenExpired, tokenFrom, tokenRefused, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
 import { refusalError } from '../pipeline/refusal-error.js';
 
@@ -75,9 +76,6 @@ export interface GraphQLWebSocket {
 
 type SubscribeContext = Context<Record<string, unknown> | undefined, WebSocketExtra>;
 
-/** Close code of a connection refused because its principal opened too many in the last minute. */
-export const RATE_LIMITED_CLOSE_CODE = 4429;
-
 /** Attaches graphql-ws to the HTTP server. */
 export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
   const { pipeline } = options;
@@ -111,21 +109,21 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           principal = await options.verifyAccessToken(tokenFrom(ctx.connectionParams));
         } catch (error) {
           if (isServiceError(error) && error.code === 'UNAUTHENTICATED') {
-            socket.close(CloseCode.Forbidden, closeReason(`Forbidden: ${error.message}`));
+            closeSocket(socket, tokenRefused(error));
           } else {
             // Anything else is ours, not the client's: say only that verification is unavailable.
             if (!(isServiceError(error) && error.code === 'AUTH_UNAVAILABLE')) log.error({ err: error }, 'token verification failed unexpectedly');
-            socket.close(CloseCode.InternalServerError, 'Unavailable: tokens cannot be verified right now');
+            closeSocket(socket, new ServiceError('AUTH_UNAVAILABLE', 'Unavailable: tokens cannot be verified right now'));
           }
           return false;
         }
         const admitted = await options.rateLimits.consume('wsConnect', principalKey(principal));
         if (!admitted.allowed) {
-          socket.close(RATE_LIMITED_CLOSE_CODE, `Too many connections: try again in ${retryAfterSeconds(admitted)} s`);
+          closeSocket(socket, new ServiceError('RATE_LIMITED', `Too many connections: try again in ${retryAfterSeconds(admitted)} s`));
           return false;
         }
         if (!slots.take(principal, socket)) {
-          socket.close(RATE_LIMITED_CLOSE_CODE, `Too many connections: at most ${options.maxConnectionsPerPrincipal ?? 20} open at once`);
+          closeSocket(socket, new ServiceError('RATE_LIMITED', `Too many connections: at most ${options.maxConnectionsPerPrincipal ?? 20} open at once`));
           return false;
         }
         // The token's lifetime bounds the connection's, until a renewal moves it.
@@ -217,7 +215,7 @@ async function prepare(
   const principal = sessions.principal(ctx.extra.socket);
   if (principal === undefined) return [refusalError(new ServiceError('UNAUTHENTICATED', 'Not authenticated.'))];
   if (Date.now() >= principal.expiresAt) {
-    ctx.extra.socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
+    closeSocket(ctx.extra.socket, tokenExpired());
     return [refusalError(new ServiceError('UNAUTHENTICATED', 'The access token has expired.'))];
   }
   // ctx.subscriptions already holds this operation's id.

@@ -26,15 +26,15 @@
  * large pings and reads nothing (before `connection_init` too) would fill its own send buffer on
  * the server. The token is never echoed back either.
  */
-import { CloseCode } from 'graphql-ws';
 import type { WebSocket } from 'ws';
 import type { VerifyAccessToken } from '../../auth/access-token-verifier.js';
 import { bearerToken } from '../../auth/bearer.js';
 import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
-import { isServiceError } from '../../base/errors.js';
+import { isServiceError, ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { delayUntil } from '../pipeline/stream-endings.js';
+import { closeSocket } from './close-socket.js';
 
 /** The sockets' principals and deadlines. */
 export interface WebSocketSessions {
@@ -52,13 +52,19 @@ export interface WebSocketSessions {
 /** Reason of the 4403 close at a token's deadline. */
 export const TOKEN_EXPIRED_REASON = 'Forbidden: access token expired';
 
+/** Why a socket is closed at its token's deadline. */
+export const tokenExpired = () => new ServiceError('UNAUTHENTICATED', TOKEN_EXPIRED_REASON);
+
+/** Why a socket is closed when a token it presents is refused (at `connection_init` or in a renewal). */
+export const tokenRefused = (error: ServiceError) => new ServiceError('UNAUTHENTICATED', `Forbidden: ${error.message}`);
+
 /** Creates the sessions of one WebSocket server. */
 export function createWebSocketSessions(verifyAccessToken: VerifyAccessToken, logger: Logger): WebSocketSessions {
   const sessions = new WeakMap<WebSocket, { principal: Principal; expiry: NodeJS.Timeout }>();
 
   const setDeadline = (socket: WebSocket, principal: Principal) => {
     clearTimeout(sessions.get(socket)?.expiry);
-    const expiry = setTimeout(() => socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON), delayUntil(principal.expiresAt));
+    const expiry = setTimeout(() => closeSocket(socket, tokenExpired()), delayUntil(principal.expiresAt));
     expiry.unref();
     sessions.set(socket, { principal, expiry });
   };
@@ -66,7 +72,7 @@ export function createWebSocketSessions(verifyAccessToken: VerifyAccessToken, lo
   const renew = async (socket: WebSocket, params: Record<string, unknown>) => {
     const session = sessions.get(socket);
     if (session === undefined) {
-      socket.close(CloseCode.Unauthorized, 'Unauthorized: renew the token after connection_ack');
+      closeSocket(socket, new ServiceError('NOT_ACKNOWLEDGED', 'Unauthorized: renew the token after connection_ack'));
       return undefined;
     }
     let renewed: Principal;
@@ -74,7 +80,7 @@ export function createWebSocketSessions(verifyAccessToken: VerifyAccessToken, lo
       renewed = await verifyAccessToken(tokenFrom(params));
     } catch (error) {
       if (isServiceError(error) && error.code === 'UNAUTHENTICATED') {
-        socket.close(CloseCode.Forbidden, closeReason(`Forbidden: ${error.message}`));
+        closeSocket(socket, tokenRefused(error));
         return undefined;
       }
       if (!(isServiceError(error) && error.code === 'AUTH_UNAVAILABLE')) logger.error({ err: error }, 'token verification failed unexpectedly');
@@ -82,12 +88,12 @@ export function createWebSocketSessions(verifyAccessToken: VerifyAccessToken, lo
     }
     // Checked after verification too: it may have taken a while.
     if (Date.now() >= session.principal.expiresAt || sessions.get(socket) === undefined) {
-      socket.close(CloseCode.Forbidden, TOKEN_EXPIRED_REASON);
+      closeSocket(socket, tokenExpired());
       return undefined;
     }
     const { principal } = session;
     if (renewed.issuer !== principal.issuer || renewed.subject !== principal.subject || renewed.clientId !== principal.clientId) {
-      socket.close(CloseCode.Forbidden, 'Forbidden: the renewed token is for another subject or client');
+      closeSocket(socket, new ServiceError('FORBIDDEN', 'Forbidden: the renewed token is for another subject or client'));
       return undefined;
     }
     setDeadline(socket, renewed);
@@ -119,6 +125,3 @@ export function tokenFrom(params: Record<string, unknown> | undefined): string {
 }
 
 const carriesToken = (payload: Record<string, unknown>) => 'authorization' in payload || 'Authorization' in payload || 'token' in payload;
-
-/** Close reasons are limited to 123 bytes by the WebSocket protocol. */
-export const closeReason = (text: string) => (Buffer.byteLength(text) <= 123 ? text : `${Buffer.from(text).subarray(0, 120).toString()}...`);

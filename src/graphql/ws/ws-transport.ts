@@ -25,11 +25,13 @@
  * caller may also choose what a client's graphql-ws `ping` is answered with (`pong`): ws-server
  * renews tokens through pings, and must not echo a token back as graphql-ws would.
  */
-import { CloseCode, handleProtocols, makeServer, MessageType, stringifyMessage, type ServerOptions } from 'graphql-ws';
+import { handleProtocols, makeServer, MessageType, stringifyMessage, type ServerOptions } from 'graphql-ws';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
+import { ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
+import { closeSocket } from './close-socket.js';
 
 /** What the protocol server's hooks find in `ctx.extra` (the same shape as graphql-ws's ws binding). */
 export interface WebSocketExtra {
@@ -69,7 +71,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
   wss.on('connection', (socket, request) => {
     socket.once('error', (error) => {
       logger.warn({ err: error }, 'WebSocket error');
-      socket.close(CloseCode.InternalServerError, 'Internal server error');
+      closeSocket(socket, internalError());
     });
 
     // The upgraded request's socket is the one ws writes frames to.
@@ -86,7 +88,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
         drainCheck = undefined;
         if (socket.readyState !== socket.OPEN || socket.bufferedAmount < highWaterMark) return;
         logger.warn({ bufferedBytes: socket.bufferedAmount, drainTimeoutMs }, 'closing a WebSocket whose client stopped reading');
-        socket.close(SLOW_CLIENT_CLOSE_CODE, SLOW_CLIENT_REASON);
+        closeSocket(socket, new ServiceError('SUBSCRIBER_TOO_SLOW', SLOW_CLIENT_REASON));
         // A client that reads nothing reads no close frame either.
         setTimeout(() => socket.terminate(), 1000).unref();
       }, drainTimeoutMs);
@@ -134,7 +136,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
               await handle(String(data));
             } catch (error) {
               logger.error({ err: error }, 'WebSocket message handling failed');
-              socket.close(CloseCode.InternalServerError, 'Internal server error');
+              closeSocket(socket, internalError());
             }
           }),
       },
@@ -145,7 +147,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
 
   return {
     async dispose() {
-      for (const client of wss.clients) client.close(1001, 'Going away');
+      for (const client of wss.clients) closeSocket(client, new ServiceError('SHUTTING_DOWN', 'Going away'));
       wss.removeAllListeners();
       await new Promise<void>((resolve, reject) => wss.close((error) => (error ? reject(error) : resolve())));
     },
@@ -154,9 +156,9 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
 
 function ignore(): void {}
 
-/** Close code of a socket whose client stopped reading (1008, policy violation). */
-export const SLOW_CLIENT_CLOSE_CODE = 1008;
-/** Its reason: the client may reconnect and resume, and should read what it asks for. */
+const internalError = () => new ServiceError('INTERNAL_SERVER_ERROR', 'Internal server error');
+
+/** The reason of the close (1008, policy violation) of a socket whose client stopped reading: the client may reconnect and resume, and should read what it asks for. */
 export const SLOW_CLIENT_REASON = 'Too slow: the client did not read its messages';
 
 /** A `next` payload standing in for a result whose text is kept (see the file comment). */
