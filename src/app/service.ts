@@ -233,7 +233,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   logPersistedOperations(config, logger);
   const apollo = createApolloGraphQLServer(pipeline, logger);
   await apollo.start();
-  await responseCache.start();
+  await pipeline.lifecycle.startPlugins();
   const ws = attachGraphQLWebSocket({
     httpServer,
     path: '/graphql',
@@ -268,10 +268,9 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       dashboard: { enabled: config.browser.dashboard, signInClientId: auth.issuer ? config.browser.dashboardClientId : null, signInScope: BROWSER_SCOPE },
       graphql: createGraphQLEndpoint({ http: apollo, pipeline, sse, principalOf }),
     },
-    // The cache's own change subscription is no client's.
     clients: {
       subscriptions: () => log.followers(),
-      changeSubscriptions: () => log.changeSubscribers() - (responseCache.subscribed() ? 1 : 0),
+      changeSubscriptions: () => log.changeSubscribers(),
       connections: () => ws.connections,
       responseCache: () => responseCache.stats(),
     },
@@ -282,7 +281,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       await closeHttpServer(httpServer, drainGraceMs(config));
       // Nothing is in flight any more: Apollo Server's own stop hooks run last.
       await apollo.stop();
-      responseCache.dispose();
+      await pipeline.lifecycle.stopPlugins();
     },
   };
 }

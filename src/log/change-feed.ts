@@ -24,6 +24,8 @@ export interface ChangeFeed {
   open(options: ChangeOptions): AsyncIterableIterator<TestChangeEvent>;
   /** Subscribers open now. */
   count(): number;
+  /** Subscribers open now that are clients' (not `internal`). */
+  clients(): number;
   /** Ends every subscriber. */
   clear(): void;
 }
@@ -31,10 +33,13 @@ export interface ChangeFeed {
 /** Creates a {@link ChangeFeed}; `onLast` runs when its last subscriber ends. */
 export function createChangeFeed(onLast?: () => void): ChangeFeed {
   const subscribers = new Set<(change: TestChangeEvent | null, before?: TestSummary) => void>();
+  let internal = 0;
 
   function open(options: ChangeOptions): AsyncIterableIterator<TestChangeEvent> {
     const stop = () => {
-      if (subscribers.delete(deliver) && subscribers.size === 0) onLast?.();
+      if (!subscribers.delete(deliver)) return;
+      if (options.internal === true) internal -= 1;
+      if (subscribers.size === 0) onLast?.();
     };
     const channel = createChannel<TestChangeEvent>({
       limit: options.queueLimit,
@@ -56,6 +61,7 @@ export function createChangeFeed(onLast?: () => void): ChangeFeed {
       channel.push(before === undefined ? change : { kind: options.canSee(before) ? 'UPDATED' : 'CREATED', test: change.test });
     }
     subscribers.add(deliver);
+    if (options.internal === true) internal += 1;
     return channel.iterator;
   }
 
@@ -66,6 +72,7 @@ export function createChangeFeed(onLast?: () => void): ChangeFeed {
     },
     open,
     count: () => subscribers.size,
+    clients: () => subscribers.size - internal,
     clear() {
       for (const deliver of [...subscribers]) deliver(null);
     },

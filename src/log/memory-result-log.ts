@@ -287,7 +287,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     followers: (correlationId) => fanout.count(correlationId),
 
-    changeSubscribers: () => changes.count(),
+    changeSubscribers: () => changes.clients(),
 
     async remove(correlationId) {
       const entry = entries.get(correlationId);

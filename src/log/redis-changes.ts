@@ -23,6 +23,8 @@ export interface RedisChanges {
   open(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
   /** Subscribers open in this process. */
   count(): number;
+  /** Subscribers open in this process that are clients' (not `internal`). */
+  clients(): number;
   /** Whether notices reach this process now (result-log.ts). */
   delivery(): ChangeDelivery;
   dispose(): void;
@@ -78,6 +80,7 @@ export function createRedisChanges(options: {
       }
     },
     count: () => feed.count(),
+    clients: () => feed.clients(),
     delivery: () => delivery,
     dispose() {
       stopMessages();

@@ -367,7 +367,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     followers: (correlationId) => tails.count(correlationId),
 
-    changeSubscribers: () => changes.count(),
+    changeSubscribers: () => changes.clients(),
 
     unreadableMessages: () => unreadable.count(),
 

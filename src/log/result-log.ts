@@ -76,6 +76,8 @@ export interface ChangeOptions {
   readonly queueLimit: number;
   /** Whether the subscriber may see the test (by its owner); changes of other tests are not delivered. */
   readonly canSee: (test: Pick<TestSummary, 'owner'>) => boolean;
+  /** A subscriber of the service's own (the response cache), not a client's: left out of `changeSubscribers`. */
+  readonly internal?: boolean;
 }
 
 /**
@@ -154,7 +156,7 @@ export interface ResultLog extends Disposable {
   check(): Promise<void>;
   /** Followers open in this process, of one test or of all. */
   followers(correlationId?: string): number;
-  /** Change feed subscribers open in this process. */
+  /** Change feed subscribers of clients open in this process (the service's own, `internal`, left out). */
   changeSubscribers(): number;
   /**
    * Stored messages this process skipped on reads because they could not be read (a shared store

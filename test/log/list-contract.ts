@@ -253,6 +253,20 @@ export function describeListContract(context: ListContext): void {
       expect(log.changeSubscribers()).toBe(0);
     });
 
+    it('counts no internal subscriber (the service’s own) among the clients', async () => {
+      const owner = uniqueId('internal');
+      const internal = await log.changes({ queueLimit: 10, canSee: (test) => test.owner === owner, internal: true });
+      const client = await log.changes({ queueLimit: 10, canSee: (test) => test.owner === owner });
+      expect(log.changeSubscribers()).toBe(1);
+      // It still gets every change.
+      const [id] = await start(owner, 1);
+      expect(await read(internal, new Set([id!]), 1)).toHaveLength(1);
+      await internal.return?.();
+      expect(log.changeSubscribers()).toBe(1);
+      await client.return?.();
+      expect(log.changeSubscribers()).toBe(0);
+    });
+
     it('cuts off a subscriber that falls more than queueLimit changes behind with SUBSCRIBER_TOO_SLOW', async () => {
       const owner = uniqueId('slow');
       const slow = await log.changes({ queueLimit: 2, canSee: (test) => test.owner === owner });

@@ -61,6 +61,10 @@ export interface OperationLifecycle {
   /** The plugins' rules, beyond graphql-js's `specifiedRules`. */
   readonly validationRules: readonly ValidationRule[];
   readonly validationOptions: { readonly maxErrors: number; readonly hideSuggestions: boolean };
+  /** Starts what the plugins need running (`onServiceStart`), before the service serves. */
+  startPlugins(): Promise<void>;
+  /** Stops it (`onServiceStop`), once the transports drained. */
+  stopPlugins(): Promise<void>;
   /** Step 0, HTTP only: an answer a plugin kept for the request, or the plugins' observers of it as one. */
   arrive(operation: ArrivingOperation): Arrival;
   /** Step 1: the first refusal of the plugins' `onStart`, if any. */
@@ -107,6 +111,12 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
     parseOptions,
     validationRules,
     validationOptions,
+    async startPlugins() {
+      await Promise.all(plugins.map((plugin) => plugin.onServiceStart?.()));
+    },
+    async stopPlugins() {
+      await Promise.all(plugins.map((plugin) => plugin.onServiceStop?.()));
+    },
     arrive: composeArrivals(plugins, options.observerFailed),
     async start(start) {
       for (const onStart of starts) {

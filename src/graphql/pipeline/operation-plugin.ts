@@ -110,6 +110,10 @@ export interface OperationPlugin {
   readonly validationRules?: readonly ValidationRule[];
   /** Validation options: the smallest `maxErrors` wins, and suggestions are hidden if any plugin hides them. */
   readonly validationOptions?: { readonly maxErrors?: number; readonly hideSuggestions?: boolean };
+  /** Before the service serves (Apollo Server's `serverWillStart`): what the plugin needs running, such as a subscription of its own. */
+  onServiceStart?(): Promise<void>;
+  /** After the transports drained, as the service stops: what `onServiceStart` started. */
+  onServiceStop?(): Promise<void> | void;
   /** An HTTP request as it arrives (see {@link ArrivingOperation}); the first answer wins, and no other step runs. */
   arrive?(operation: ArrivingOperation): Arrival;
   /** Before the document is read (a budget): a refusal ends the operation there. */

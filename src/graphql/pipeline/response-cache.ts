@@ -54,8 +54,6 @@ export interface ResponseCacheStats {
 export interface ResponseCache {
   /** The answer kept for a request, or an observer to keep the one it gets, or nothing (it may not be kept). */
   arrive(operation: ArrivingOperation): Arrival;
-  /** Whether the cache holds a change feed subscription of its own (not a client's). */
-  subscribed(): boolean;
   stats(): ResponseCacheStats;
   /** Subscribes to the change feed; until it resolves, nothing is served or kept. */
   start(): Promise<void>;
@@ -218,7 +216,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   async function follow(): Promise<void> {
     while (!stopped) {
       try {
-        const changes = await log.changes({ queueLimit: QUEUE_LIMIT, canSee: () => true });
+        const changes = await log.changes({ queueLimit: QUEUE_LIMIT, canSee: () => true, internal: true });
         if (stopped) {
           await changes.return?.();
           return;
@@ -241,7 +239,6 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
 
   return {
     arrive,
-    subscribed: () => feed !== undefined,
     stats: () => ({ hits, stored, entries: entries.size, bytes: entries.calculatedSize }),
     async start() {
       if (!enabled) return;

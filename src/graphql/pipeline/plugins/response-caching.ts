@@ -7,7 +7,13 @@
 import type { OperationPlugin } from '../operation-plugin.js';
 import type { ResponseCache } from '../response-cache.js';
 
-/** The response-caching plugin over `cache` (created, started and stopped by the service). */
+/** The response-caching plugin over `cache` (created by the service, started and stopped with the lifecycle's plugins). */
 export function responseCachingPlugin(cache: ResponseCache): OperationPlugin {
-  return { name: 'response-caching', arrive: (operation) => cache.arrive(operation) };
+  return {
+    name: 'response-caching',
+    // Its change feed subscription: until it holds, nothing is served or kept.
+    onServiceStart: () => cache.start(),
+    onServiceStop: () => cache.dispose(),
+    arrive: (operation) => cache.arrive(operation),
+  };
 }

@@ -45,6 +45,18 @@ describe('the operation lifecycle', () => {
     expect(lifecycleOf([]).validationOptions).toEqual({ maxErrors: MAX_VALIDATION_ERRORS, hideSuggestions: false });
   });
 
+  it("starts and stops what the plugins need running, each plugin's once", async () => {
+    const ran: string[] = [];
+    const lifecycle = lifecycleOf([
+      { name: 'feed', onServiceStart: async () => void ran.push('start feed'), onServiceStop: () => void ran.push('stop feed') },
+      { name: 'plain' },
+    ]);
+    await lifecycle.startPlugins();
+    expect(ran).toEqual(['start feed']);
+    await lifecycle.stopPlugins();
+    expect(ran).toEqual(['start feed', 'stop feed']);
+  });
+
   it('runs the hooks in order: the first refusal wins and later plugins are not asked', async () => {
     const asked: string[] = [];
     const refuse = (name: string): OperationPlugin => ({
