@@ -18,11 +18,23 @@ export interface GraphQLDeps {
   readonly access: AccessPolicy;
 }
 
+/**
+ * Which tests the operation's caller may see: its own, or every test with the admin scope (the
+ * access policy's rule, applied once per operation here, so no resolver applies it itself). A test
+ * the caller may not see is answered as an unknown id is, so ids of others' tests leak nothing.
+ */
+export interface Visibility {
+  canSee(test: Pick<TestSummary, 'owner'>): boolean;
+  /** The owner whose tests a list shows: the caller's subject, or undefined when it sees every test. */
+  readonly owner: string | undefined;
+}
+
 /** What every resolver receives. */
 export interface GraphQLContext extends GraphQLDeps {
   readonly loaders: Loaders;
   /** The verified caller; every operation has one. */
   readonly principal: Principal;
+  readonly visibility: Visibility;
   /**
    * The cursor the transport resumes after, which takes the place of a subscription's `after` and
    * `afterSequence`: an SSE client's `Last-Event-ID` when it reconnects.
@@ -36,7 +48,8 @@ export interface GraphQLContext extends GraphQLDeps {
 export interface Loaders {
   /**
    * Tests by correlation id, batched into one `log.getMany` per tick: their summaries, without
-   * messages, which `Test.messages` reads a page of when asked for, once the caller may see the test.
+   * messages, which `Test.messages` reads a page of when asked for; null for a test the caller may
+   * not see (its ownership is checked here, on the summary, before any message is read).
    */
   readonly test: DataLoader<string, TestSummary | null>;
 }
@@ -54,9 +67,14 @@ export function createGraphQLContext(
   observer?: OperationObserver,
   cacheReads = true,
 ): GraphQLContext {
+  const visibility: Visibility = {
+    canSee: (test) => deps.access.canSee(principal, test),
+    owner: deps.access.seesAll(principal) ? undefined : principal.subject,
+  };
   return {
     ...deps,
     principal,
+    visibility,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
     ...(observer === undefined ? {} : { observer }),
     loaders: {
@@ -64,7 +82,7 @@ export function createGraphQLContext(
         async (ids) => {
           const tests = await deps.log.getMany(ids);
           observer?.read(ids, tests);
-          return tests;
+          return tests.map((test) => (test !== null && visibility.canSee(test) ? test : null));
         },
         { cache: cacheReads },
       ),

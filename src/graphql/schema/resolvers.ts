@@ -14,19 +14,17 @@ export const MAX_TESTS_PER_PAGE = 100;
 
 /**
  * The resolver map. The caller's scope for the operation's type was checked once, when the
- * operation was admitted (pipeline/plugins/scope-admission.ts); the resolvers decide only which
- * tests the caller may see.
+ * operation was admitted (pipeline/plugins/scope-admission.ts), and which tests it may see once
+ * per operation, in its context (`visibility`, which the test loader applies): no resolver checks
+ * either itself.
  */
 export const resolvers: Resolvers = {
   JSON: JSONScalar,
   DateTime: DateTimeScalar,
 
   Query: {
-    test: async (_root, { correlationId }, { loaders, access, principal }) => {
-      const test = await loaders.test.load(correlationId);
-      return test !== null && access.canSee(principal, test) ? test : null;
-    },
-    tests: async (_root, { correlationIds }, { loaders, access, principal }) => {
+    test: (_root, { correlationId }, { loaders }) => loaders.test.load(correlationId),
+    tests: async (_root, { correlationIds }, { loaders }) => {
       if (correlationIds.length > MAX_IDS_PER_QUERY) {
         throw new ServiceError('BAD_USER_INPUT', `At most ${MAX_IDS_PER_QUERY} correlation ids per query, got ${correlationIds.length}.`, {
           details: { argument: 'correlationIds' },
@@ -35,15 +33,15 @@ export const resolvers: Resolvers = {
       const results = await loaders.test.loadMany(correlationIds);
       return results.map((result) => {
         if (result instanceof Error) throw result;
-        return result !== null && access.canSee(principal, result) ? result : null;
+        return result;
       });
     },
-    recentTests: (_root, { first, after, status }, { log, access, principal }) => {
+    recentTests: (_root, { first, after, status }, { log, visibility }) => {
       if (!Number.isInteger(first) || first < 1 || first > MAX_TESTS_PER_PAGE) {
         throw new ServiceError('BAD_USER_INPUT', `first must be between 1 and ${MAX_TESTS_PER_PAGE}`, { details: { argument: 'first' } });
       }
       // The same rule as `test`: one's own tests, or every test with the admin scope.
-      const owner = access.seesAll(principal) ? {} : { owner: principal.subject };
+      const owner = visibility.owner === undefined ? {} : { owner: visibility.owner };
       return log.list({ ...owner, first, after: after ?? null, statuses: status ?? null });
     },
   },
@@ -54,22 +52,22 @@ export const resolvers: Resolvers = {
 
   Subscription: {
     testMessages: {
-      subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, access, principal, resumeAfter }) => {
+      subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, visibility, resumeAfter }) => {
         // A reconnect's Last-Event-ID is later than whatever the first request resumed from.
         const cursor = resumeAfter ?? after;
         return log.follow(correlationId, {
           afterSequence: resumeAfter === undefined ? (afterSequence ?? null) : null,
           afterKey: cursor === null || cursor === undefined ? null : cursorKey(cursor, correlationId),
           queueLimit: subscriptionQueueLimit,
-          canSee: (test) => access.canSee(principal, test),
+          canSee: visibility.canSee,
         });
       },
       // The stream yields stored messages as they are; the field's value is the message itself.
       resolve: (message: TestMessage) => message,
     },
     testChanges: {
-      subscribe: (_root, _args, { log, subscriptionQueueLimit, access, principal }) => {
-        return log.changes({ queueLimit: subscriptionQueueLimit, canSee: (test) => access.canSee(principal, test) });
+      subscribe: (_root, _args, { log, subscriptionQueueLimit, visibility }) => {
+        return log.changes({ queueLimit: subscriptionQueueLimit, canSee: visibility.canSee });
       },
       resolve: (change: TestChangeEvent) => change,
     },

@@ -1,7 +1,10 @@
 /**
  * The scope is checked once per operation, where the lifecycle admits it (the scope-admission
- * plugin), and never again by a resolver; the plugin's refusals carry their codes and challenge.
+ * plugin), and never again by a resolver; ownership once per test read, by the operation's context;
+ * the plugin's refusals carry their codes and challenge.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { execute, parse, type ExecutionArgs, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { createAccessPolicy, type AccessPolicy } from '../../../../src/auth/access.js';
@@ -17,6 +20,7 @@ const reader: Principal = {
   expiresAt: Date.now() + 3_600_000,
   issuer: 'https://issuer.example',
 };
+const root = join(import.meta.dirname, '..', '..', '..', '..');
 const access = createAccessPolicy({ adminScope: 'tests:admin' });
 const plugin = scopeAdmissionPlugin(access);
 
@@ -50,6 +54,27 @@ describe('scope admission', () => {
     const result = await execute(prepared as ExecutionArgs);
     expect(result).toEqual({ data: { a: { correlationId: 'c1' }, b: [{ correlationId: 'c1' }] } });
     expect(checked).toEqual([SCOPES.read]);
+    await log.dispose();
+  });
+
+  it("decides ownership once per test read, in the operation's context: another subject's test is answered as unknown", async () => {
+    const seen: string[] = [];
+    const counting: AccessPolicy = { ...access, canSee: (principal, test) => (seen.push(String(test.owner)), access.canSee(principal, test)) };
+    const { pipeline, log } = createTestPipeline({ access: counting });
+    await log.create({ correlationId: 'mine', owner: 'alice', input: null });
+    await log.create({ correlationId: 'theirs', owner: 'bob', input: null });
+    const prepared = await pipeline.lifecycle.prepare({
+      principal: reader,
+      transport: 'websocket',
+      params: { query: '{ a: test(correlationId: "theirs") { correlationId } b: tests(correlationIds: ["mine", "theirs"]) { correlationId messageCount } }' },
+    });
+    const result = await execute(prepared as ExecutionArgs);
+    expect(result).toEqual({ data: { a: null, b: [{ correlationId: 'mine', messageCount: 0 }, null] } });
+    // Each test read is checked once, as it is read (a streamed operation's loader keeps no reads,
+    // so "theirs", asked twice, is read twice); the schema's resolvers never ask the policy.
+    expect(seen.sort()).toEqual(['alice', 'bob', 'bob']);
+    const sources = ['resolvers.ts', 'schema.ts'].map((file) => readFileSync(join(root, 'src', 'graphql', 'schema', file), 'utf8'));
+    expect(sources.filter((source) => /\baccess\b|canSee\(principal/.test(source))).toEqual([]);
     await log.dispose();
   });
 
