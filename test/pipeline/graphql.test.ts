@@ -1,16 +1,14 @@
 /**
  * GraphQL rules over both transports: per-request DataLoader batching, depth and cost limits on
- * HTTP and WebSocket, validation before execution, introspection, and no caching by URL.
+ * HTTP and WebSocket, validation before execution, introspection, and no caching by URL. The
+ * service runs without a broker (the pipeline's harness).
  */
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
-import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 
-const topics = uniqueTopics('graphql');
-let cluster: MockCluster;
 let svc: TestService;
 const calls = { getMany: [] as Array<readonly string[]>, get: 0, create: 0 };
 const startedCount = () => calls.create;
@@ -34,32 +32,16 @@ function counting(store: ResultLog): ResultLog {
 }
 
 beforeAll(async () => {
-  cluster = await startMockCluster({
-    brokers: 1,
-    topics: [
-      { name: topics.results, partitions: 1 },
-      { name: topics.requests, partitions: 1 },
-    ],
-  });
-  svc = await startTestService({
-    brokers: cluster.bootstrapServers,
+  svc = await startPipelineService({
     // Every request executes here, response cache off: the loader tests count each request's log
-    // calls (response-cache.test.ts covers the cache).
-    env: {
-      KAFKA_RESULTS_TOPIC: topics.results,
-      KAFKA_REQUESTS_TOPIC: topics.requests,
-      KAFKA_GROUP_ID: topics.group,
-      GRAPHQL_MAX_DEPTH: '4',
-      GRAPHQL_MAX_COST: '2000',
-      GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '0',
-    },
+    // calls (e2e/response-cache.test.ts covers the cache).
+    env: { GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_COST: '2000', GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '0' },
     wrapLog: counting,
   });
 });
 
 afterAll(async () => {
   await svc?.stop();
-  await cluster?.stop();
 });
 
 const ids = async (n: number) => {

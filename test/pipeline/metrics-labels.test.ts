@@ -1,14 +1,15 @@
 /**
  * The HTTP metrics' labels come from the service's routes, never from what a client writes: a
  * path's casing (Express matches paths without regard to case, and a mount keeps the request's
- * casing) or a correlation id adds no series.
+ * casing) or a correlation id adds no series. The service runs without a broker (the pipeline's
+ * harness).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 
-let svc: MockClusterService;
+let svc: TestService;
 beforeAll(async () => {
-  svc = await startMockClusterService('metrics-labels', { env: { DASHBOARD: 'on', GRAPHQL_IDE: 'on' } });
+  svc = await startPipelineService({ env: { DASHBOARD: 'on', GRAPHQL_IDE: 'on' } });
 });
 afterAll(() => svc?.stop());
 

@@ -2,20 +2,21 @@
  * GraphQL over SSE on /graphql (Accept: text/event-stream), with graphql-sse's own client and a raw
  * fetch stream reader: replay then live, event ids that are the message cursors, Last-Event-ID
  * resuming across a disconnect, the same authentication, scopes, ownership, limits and caps as
- * the WebSocket, and the cut-off at token expiry with a late renewal that loses nothing.
+ * the WebSocket, and the cut-off at token expiry with a late renewal that loses nothing. The
+ * services run without a broker (the pipeline's harness): results are appended to their logs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { incoming, uniqueId } from '../log/storage-contract.js';
 import { collect, createSseClient, eventually, openEventStream, sseErrors } from '../support/graphql.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 import { defaultToken, mintToken } from '../support/tokens.js';
 
 const ORIGIN = 'https://dashboard.example';
-let svc: MockClusterService;
+let svc: TestService;
 
 beforeAll(async () => {
-  svc = await startMockClusterService('sse', {
+  svc = await startPipelineService({
     env: { SSE_MAX_STREAMS: '2', GRAPHQL_MAX_DEPTH: '4', AUTH_CLOCK_TOLERANCE_SECONDS: '1', CORS_ALLOWED_ORIGINS: ORIGIN },
   });
 });
@@ -201,7 +202,7 @@ describe('browsers', () => {
 
 describe('shutdown', () => {
   it('cuts open streams at once when the service drains, so their clients can resume elsewhere', async () => {
-    const own = await svc.startAnother('stop');
+    const own = await startPipelineService();
     const id = uniqueId('stop');
     await own.log.create({ correlationId: id, input: null, owner: 'tester' });
     await own.log.append([incoming(id, { sequence: 1 })]);

@@ -3,25 +3,27 @@
  * time: a WebSocket or an SSE stream over its buffer limit for `WS_DRAIN_TIMEOUT_MS` is cut; an SSE
  * stream whose token expires while it waits for its client ends at the expiry with the expiry
  * error, without one more message and without staying open on a quiet test; and one principal
- * holds at most `WS_MAX_CONNECTIONS` sockets open at once.
+ * holds at most `WS_MAX_CONNECTIONS` sockets open at once. The services run without a broker (the
+ * pipeline's harness): results reach them through the consumer's handler.
  */
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
-import { createResultRecorder } from '../../src/results/record-result.js';
+import type { IncomingMessage as ResultMessage } from '../../src/domain/types.js';
 import { incoming } from '../log/storage-contract.js';
 import { eventually } from '../support/graphql.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
+import { startPipelineService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
 
 const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 100_000 });
-const record = createResultRecorder({ log: store });
 const DRAIN_MS = 1000;
-let svc: MockClusterService;
+let svc: Awaited<ReturnType<typeof startPipelineService>>;
+/** Results as the consumer hands them to the service (both services here share `store`). */
+const record = (messages: readonly ResultMessage[]) => svc.memoryBroker.deliver(messages);
 
 beforeAll(async () => {
-  svc = await startMockClusterService('stream-bounds', {
+  svc = await startPipelineService({
     log: store,
     // A queue limit no test reaches: what cuts a client here is the drain bound alone.
     env: { WS_DRAIN_TIMEOUT_MS: String(DRAIN_MS), WS_MAX_CONNECTIONS: '3', WS_MAX_BUFFERED_BYTES: '65536', SUBSCRIPTION_QUEUE_LIMIT: '100000' },
@@ -111,7 +113,7 @@ describe('an SSE stream whose token expires while its client is not reading', ()
   it('ends at the expiry with the expiry error: no further message, even on a quiet test', async () => {
     // A drain bound longer than the token's life: here the expiry ends the stream, not the bound.
     // No clock tolerance: the stream ends at the token's own `exp`.
-    const patient = await svc.startAnother('patient', {
+    const patient = await startPipelineService({
       log: store,
       env: { WS_DRAIN_TIMEOUT_MS: '60000', WS_MAX_BUFFERED_BYTES: '65536', SUBSCRIPTION_QUEUE_LIMIT: '100000', AUTH_CLOCK_TOLERANCE_SECONDS: '0' },
     });

@@ -2,23 +2,22 @@
  * The WebSocket transport serializes a result pushed to many subscriptions once and splices its
  * text into each `next` frame. What a client reads must not show it: every frame is exactly what
  * graphql-ws writes itself (`JSON.stringify` of the message, compact, keys in its order), each
- * subscription gets its own id, and single results and pongs go out as before.
+ * subscription gets its own id, and single results and pongs go out as before. The service runs
+ * without a broker (the pipeline's harness): results reach it through the consumer's handler.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createResultRecorder } from '../../src/results/record-result.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { eventually } from '../support/graphql.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
+import { startPipelineService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 import { incoming } from '../log/storage-contract.js';
 
 const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 1000 });
-const record = createResultRecorder({ log: store });
-let svc: MockClusterService;
+let svc: Awaited<ReturnType<typeof startPipelineService>>;
 
 beforeAll(async () => {
-  svc = await startMockClusterService('frames', { log: store });
+  svc = await startPipelineService({ log: store });
 });
 
 afterAll(async () => {
@@ -52,7 +51,7 @@ describe('WebSocket next frames', () => {
     ];
     for (const [i, sub] of subscriptions) clients[i]?.ws.send(JSON.stringify({ id: sub, type: 'subscribe', payload: { query: FOLLOW, variables: { id } } }));
     await eventually(() => store.followers(id) === 3, 5000, 'three followers');
-    await record([
+    await svc.memoryBroker.deliver([
       incoming(id, { sequence: 1, status: 'RUNNING', payload: { text: 'quote " and \\ and \u00e9', n: 1.5 } }),
       incoming(id, { sequence: 2, status: 'COMPLETED', payload: 'done' }),
     ]);

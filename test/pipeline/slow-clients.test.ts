@@ -1,26 +1,27 @@
 /**
  * Clients that do not play along cannot grow server memory without bound: one that stops reading
  * is cut off (over WebSocket and SSE), and a flood of subscribe messages is capped per connection. The figures printed are
- * the server process's memory around each case.
+ * the server process's memory around each case. The service runs without a broker (the pipeline's
+ * harness).
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createResultRecorder } from '../../src/results/record-result.js';
+import type { IncomingMessage as ResultMessage } from '../../src/domain/types.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { eventually } from '../support/graphql.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
+import { startPipelineService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 import { incoming } from '../log/storage-contract.js';
 
 const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 100_000 });
-// The consumer's own seam: what a consumed record does, without the broker in the way.
-const record = createResultRecorder({ log: store });
-let svc: MockClusterService;
+let svc: Awaited<ReturnType<typeof startPipelineService>>;
+// The consumer's own seam (the memory broker side's `deliver`): what a consumed record does, without the broker in the way.
+const record = (messages: readonly ResultMessage[]) => svc.memoryBroker.deliver(messages);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 beforeAll(async () => {
-  svc = await startMockClusterService('slow', {
+  svc = await startPipelineService({
     log: store,
     env: { SUBSCRIPTION_QUEUE_LIMIT: '200', WS_MAX_BUFFERED_BYTES: '1048576', WS_MAX_SUBSCRIPTIONS: '10' },
   });

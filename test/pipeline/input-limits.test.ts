@@ -3,7 +3,8 @@
  * graphql-ws and SSE, and `POST /tests`, each refuse an input over `TEST_INPUT_MAX_BYTES` with
  * INPUT_TOO_LARGE (413 over HTTP) and start nothing; an input at the limit starts; a REST body no
  * input could fit in is PAYLOAD_TOO_LARGE. In the replicated mode, a start request over the limit
- * read from the requests topic is not recorded.
+ * read from the requests topic is not recorded. The service runs without a broker (the pipeline's
+ * harness): start requests land in its memory broker side.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
@@ -11,7 +12,7 @@ import { createSilentLogger } from '../../src/base/logger.js';
 import { inputBytes } from '../../src/results/input-size.js';
 import { createStartRecorder } from '../../src/results/record-start.js';
 import { postGraphQL, sseErrors, wsErrors } from '../support/graphql.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 
 const LIMIT = 4096;
@@ -22,10 +23,10 @@ const inputOf = (bytes: number) => {
   return { name: 'limit', parameters: { blob: 'x'.repeat(bytes - base) } };
 };
 
-let svc: MockClusterService;
+let svc: TestService;
 let token: string;
 beforeAll(async () => {
-  svc = await startMockClusterService('input-limits', { env: { TEST_INPUT_MAX_BYTES: String(LIMIT) } });
+  svc = await startPipelineService({ env: { TEST_INPUT_MAX_BYTES: String(LIMIT) } });
   await svc.ready();
   token = await defaultToken();
 }, 60_000);

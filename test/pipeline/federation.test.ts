@@ -7,7 +7,8 @@
  * joining both subgraphs, the caller's bearer token forwarded, depth and cost refusals passed
  * through) and by Hive Gateway's runtime (the same join and token, and `testMessages` forwarded
  * from this service's graphql-ws to an SSE client and to a graphql-ws client: replay, then live,
- * then complete; `testChanges` to a graphql-ws client).
+ * then complete; `testChanges` to a graphql-ws client). The results subgraph runs without a broker
+ * (the pipeline's harness): its results are appended to its log.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -31,8 +32,7 @@ import type { ResultLog } from '../../src/log/result-log.js';
 import { incoming } from '../log/storage-contract.js';
 import { subscribeChanges } from '../support/changes.js';
 import { collect, createSseClient, createWsClient, eventually, postGraphQL, type ClientErrors } from '../support/graphql.js';
-import { startMockClusterService, type MockClusterService } from '../support/mock-service.js';
-import type { TestService } from '../support/service.js';
+import { startPipelineService, type TestService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
 
 /** Results subgraph budgets, low enough for a gateway's plan to reach them. */
@@ -82,7 +82,7 @@ function counting(log: ResultLog): ResultLog {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'federation-'));
-let results: MockClusterService;
+let results: TestService;
 /** FEDERATION=on, GRAPHQL_INTROSPECTION=false. */
 let noIntrospection: TestService;
 /** FEDERATION=on with a manifest that lists an `_entities` document. */
@@ -122,14 +122,14 @@ async function createTests(prefix: string, count: number, owner = 'tester'): Pro
 }
 
 beforeAll(async () => {
-  results = await startMockClusterService('federation', {
+  results = await startPipelineService({
     env: { FEDERATION: 'on', GRAPHQL_MAX_DEPTH: String(MAX_DEPTH), GRAPHQL_MAX_COST: String(MAX_COST) },
     wrapLog: counting,
   });
-  noIntrospection = await results.startAnother('no-introspection', { env: { FEDERATION: 'on', GRAPHQL_INTROSPECTION: 'false' } });
+  noIntrospection = await startPipelineService({ env: { FEDERATION: 'on', GRAPHQL_INTROSPECTION: 'false' } });
   const manifest = join(dir, 'persisted-documents.json');
   writeFileSync(manifest, JSON.stringify({ [`sha256:${sha256Hex(ENTITIES)}`]: ENTITIES }));
-  trusted = await results.startAnother('trusted', { env: { FEDERATION: 'on', GRAPHQL_TRUSTED_DOCUMENTS: manifest } });
+  trusted = await startPipelineService({ env: { FEDERATION: 'on', GRAPHQL_TRUSTED_DOCUMENTS: manifest } });
 
   builds = new ApolloServer({
     schema: buildSubgraphSchema([
