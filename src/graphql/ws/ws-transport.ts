@@ -158,7 +158,10 @@ function ignore(): void {}
 
 const internalError = () => new ServiceError('INTERNAL_SERVER_ERROR', 'Internal server error');
 
-/** The reason of the close (1008, policy violation) of a socket whose client stopped reading: the client may reconnect and resume, and should read what it asks for. */
+/**
+ * The reason of the close (1008, policy violation) of a socket whose client stopped reading: the
+ * client may reconnect and resume, and should read what it asks for.
+ */
 export const SLOW_CLIENT_REASON = 'Too slow: the client did not read its messages';
 
 /** A `next` payload standing in for a result whose text is kept (see the file comment). */
