@@ -310,12 +310,13 @@ export async function benchCorrectness(cluster: BenchBroker, smoke = false): Pro
             return { topic, group: `${topic}-group` };
           },
         };
+        const began = Date.now();
         const seen = await scenario(context).catch((error: unknown): Observation => ({
           observed: `did not complete: ${error instanceof Error ? error.message : String(error)}`,
           wrong: Number.NaN,
         }));
         await deleteKeys(redisPrefix);
-        console.error(`correctness: ${name}: ${side}: ${seen.observed}`);
+        console.error(`correctness (${Math.round((Date.now() - began) / 1000)} s): ${name}: ${side}: ${seen.observed}`);
         cells.push(seen.observed);
         rows.push({
           benchmark: 'correctness',

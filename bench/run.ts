@@ -127,8 +127,10 @@ try {
       // A benchmark that fails is a row saying so, and the others still run: a long run is not
       // lost to one scenario. The run exits non-zero at the end (the smoke run in CI fails on it).
       let rows: Row[];
+      const began = Date.now();
       try {
         rows = await b.run(broker);
+        console.error(`${b.name} on ${kind}: ${Math.round((Date.now() - began) / 1000)} s`);
       } catch (error) {
         failures += 1;
         console.error(`${b.name} on ${kind} failed:`, error);
