@@ -21,6 +21,7 @@ import type { OperationPlugin } from '../graphql/pipeline/operation-plugin.js';
 import { servicePlugins } from '../graphql/pipeline/plugins/index.js';
 import { createSchema } from '../graphql/schema/schema.js';
 import { createGraphQLSse } from '../graphql/sse/sse-server.js';
+import { createWriteCoalescer } from '../graphql/fanout/write-coalescer.js';
 import { attachGraphQLWebSocket } from '../graphql/ws/ws-server.js';
 import { createMetrics, type ClientSources } from '../telemetry/metrics.js';
 import { createHttpApp, type ApiRoutes, type Readiness } from '../http/app.js';
@@ -234,7 +235,10 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   const apollo = createApolloGraphQLServer(pipeline, logger);
   await apollo.start();
   await pipeline.lifecycle.startPlugins();
+  // The pushes of both streaming transports leave through one coalescer (fanout/write-coalescer.ts).
+  const coalescer = createWriteCoalescer({ maxDelayMs: config.websocket.coalesceMs });
   const ws = attachGraphQLWebSocket({
+    coalescer,
     httpServer,
     path: '/graphql',
     pipeline,
@@ -249,6 +253,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
     rateLimits,
   });
   const sse = createGraphQLSse({
+    coalescer,
     pipeline,
     logger,
     maxStreamsPerPrincipal: config.sse.maxStreamsPerPrincipal,
@@ -282,6 +287,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       // Nothing is in flight any more: Apollo Server's own stop hooks run last.
       await apollo.stop();
       await pipeline.lifecycle.stopPlugins();
+      coalescer.dispose();
     },
   };
 }

@@ -28,6 +28,11 @@ export interface Channel<T> {
   fail(error: unknown): void;
   /** Values waiting. */
   readonly size: number;
+  /**
+   * Removes and returns the values waiting, leaving the channel as it was otherwise: for a producer
+   * that stops queueing and hands its values on itself (a follower switched to pushing).
+   */
+  takeAll(): T[];
   /** True once the channel takes no more values (ended, failed or left by its consumer). */
   readonly closed: boolean;
   /** The consumer's side. */
@@ -106,6 +111,9 @@ export function createChannel<T>(options: ChannelOptions): Channel<T> {
     },
     get size() {
       return queue.length;
+    },
+    takeAll() {
+      return queue.splice(0);
     },
     get closed() {
       return state !== 'open';

@@ -138,6 +138,8 @@ export interface WebSocketConfig {
   readonly drainTimeoutMs: number;
   /** WebSockets one principal may hold open at once in one process. */
   readonly maxConnectionsPerPrincipal: number;
+  /** How long pushes to one connection may wait to leave together while the process is busy (0: never). */
+  readonly coalesceMs: number;
 }
 
 /**
@@ -238,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxBufferedBytes: read.int('WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, { min: 64 * 1024 }),
       drainTimeoutMs: read.int('WS_DRAIN_TIMEOUT_MS', 30_000, { min: 100 }),
       maxConnectionsPerPrincipal: read.int('WS_MAX_CONNECTIONS', 20, { min: 1, max: 10_000 }),
+      coalesceMs: read.int('WS_COALESCE_MS', 10, { min: 0, max: 1000 }),
     },
     sse: {
       maxStreamsPerPrincipal: read.int('SSE_MAX_STREAMS', 20, { min: 1, max: 10_000 }),

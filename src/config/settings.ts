@@ -454,7 +454,8 @@ export const SETTINGS = {
     section: 'graphql',
     type: 'integer',
     default: 1000,
-    description: 'Live messages held for one subscriber that is not reading before it is cut off.',
+    description:
+      'Changes held for one `testChanges` subscriber that is not reading before it is cut off with `SUBSCRIBER_TOO_SLOW`. (A `testMessages` subscriber that falls behind holds none: it is paused and caught up from the store.)',
   },
   GRAPHQL_TRUSTED_DOCUMENTS: {
     section: 'persisted-documents',
@@ -552,7 +553,14 @@ export const SETTINGS = {
     type: 'integer',
     defaultNote: '`4194304`',
     description:
-      'Outgoing bytes buffered for one WebSocket client (or one SSE stream) past which its operations wait for it to read; a subscription that then falls more than `SUBSCRIPTION_QUEUE_LIMIT` messages behind ends with `SUBSCRIBER_TOO_SLOW`, and a client over it for `WS_DRAIN_TIMEOUT_MS` is cut.',
+      'Outgoing bytes buffered for one WebSocket client (or one SSE stream) past which its operations wait for it to read: its `testMessages` subscriptions are paused, holding nothing, and caught up from the store once it reads again; a `testChanges` subscription that falls more than `SUBSCRIPTION_QUEUE_LIMIT` changes behind ends with `SUBSCRIBER_TOO_SLOW`; a client over it for `WS_DRAIN_TIMEOUT_MS` is cut.',
+  },
+  WS_COALESCE_MS: {
+    section: 'websocket',
+    type: 'integer',
+    default: 10,
+    description:
+      'How long, in milliseconds, the pushes to one WebSocket or SSE client may wait to leave together in one write while the process is busy (its event loop over 80 % occupied): under overload each write carries more frames, so the cost per push falls instead of rising. At low load every push leaves at the end of the turn it was made in. `0` never holds them.',
   },
   SSE_MAX_STREAMS: {
     section: 'sse',

@@ -129,6 +129,12 @@ export interface TestMessageEvent {
   readonly message: TestMessage;
   /** The test's status after this message was stored. */
   readonly status: TestStatus;
+  /**
+   * The message's place in the order its test's messages were stored, from 1 (the store's own
+   * count, whatever the messages' sequences): a follower that pauses catches up from the store
+   * after the last place it passed.
+   */
+  readonly arrival: number;
 }
 
 /**

@@ -6,11 +6,21 @@
  * source re-reads after the last message it delivered when its connection comes back
  * (redis-tail.ts), so a reconnect shows here as nothing but a late event.
  *
- * The live part is a bounded channel (base/channel.ts) rather than an async generator: a generator
- * that is waiting for the next event cannot be ended by `return()` until an event arrives, which
- * would leak a listener for every client that unsubscribes from a quiet test.
+ * A follower is read in one of two ways:
+ *
+ * - **pulled**, as an async iterator: its live part is a bounded channel (base/channel.ts) rather
+ *   than an async generator (a generator waiting for its next event cannot be ended by `return()`
+ *   until one arrives, which would leak a listener for every client that leaves a quiet test), and
+ *   a reader more than `queueLimit` messages behind is cut off with SUBSCRIBER_TOO_SLOW;
+ * - **pushed** (`push(target)`, the fan-out hub's way): every message is handed to the target
+ *   synchronously, live ones in the same call that announces them, with no promise per message.
+ *   When the target says it can take no more (its socket is over its mark), the follower pauses:
+ *   it stops listening and holds nothing but its place, the number of the test's arrivals it has
+ *   passed. `resume()` then catches up from the store after that place (`readFrom`, in the order of
+ *   arrival, the order live messages come in) and goes live again: a slow reader costs the server
+ *   no memory however far behind it falls, and misses nothing and gets nothing twice.
  */
-import { isFinished } from '../domain/status.js';
+import { finishingStatus, isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent, TestRecord } from '../domain/types.js';
 import { createChannel } from '../base/channel.js';
 import { ServiceError } from '../base/errors.js';
@@ -19,9 +29,18 @@ import type { FollowOptions } from './result-log.js';
 /** Called for every event of the followed test, in the order stored. Must not throw. */
 export type EventListener = (event: TestMessageEvent) => void;
 
+/** A test as a follower's snapshot reads it: its record, and how many arrivals that is (unreadable entries included). */
+export type FollowSnapshot = TestRecord & { readonly arrivals?: number };
+
+/** A stored message with its place in its test's order of arrival, from 1. */
+export interface ArrivedMessage {
+  readonly message: TestMessage;
+  readonly arrival: number;
+}
+
 /** What a follower reads: snapshots of a test, and its live events. */
 export interface FollowSource {
-  read(correlationId: string): Promise<TestRecord | null>;
+  read(correlationId: string): Promise<FollowSnapshot | null>;
   /**
    * The test's owner, when the source can read it without its messages (a shared store): a
    * caller who may not see the test is then refused before any message is read.
@@ -29,29 +48,77 @@ export interface FollowSource {
   owner?(correlationId: string): Promise<Pick<TestRecord, 'owner'> | null>;
   /** Starts listening; resolves once every event stored from now on will be delivered. */
   listen(correlationId: string, listener: EventListener): Promise<() => void>;
+  /** The messages stored after the first `passed` arrivals, in the order they arrived; null when the test is gone. */
+  readFrom(correlationId: string, passed: number): Promise<readonly ArrivedMessage[] | null>;
+}
+
+/** Where a pushed follower hands its messages. */
+export interface FollowTarget {
+  /** Takes a message (always); false when it can take no more for now: the follower pauses until `resume()`. */
+  deliver(message: TestMessage): boolean;
+  /** The test finished: every message up to the one that finished it was delivered. */
+  end(): void;
+  /** Catching up failed (the store could not be read, or the test is gone): nothing more comes. */
+  fail(error: unknown): void;
+}
+
+/** A follower: pulled as an iterator, or pushed to a target. */
+export interface Follower extends AsyncIterableIterator<TestMessage> {
+  /** Hands every message from now on to `target` instead of queueing it; call once, before any pull. */
+  push(target: FollowTarget): void;
+  /** After the target refused more: catches up from the store and goes on. Does nothing unless paused. */
+  resume(): void;
+}
+
+/** True for a follower that can be pushed to (what `follow` answers; a stand-in a test wraps it in may not be). */
+export function isFollower(stream: unknown): stream is Follower {
+  const candidate = stream as Partial<Follower> | null;
+  return typeof candidate?.push === 'function' && typeof candidate.resume === 'function';
 }
 
 /**
  * Opens a follower of `correlationId`. Rejects with NOT_FOUND for an unknown test, and with
- * BAD_USER_INPUT for an `afterKey` the test does not hold. The iterator
- * ends after the final message, and fails with SUBSCRIBER_TOO_SLOW when more than `queueLimit`
- * live messages wait.
+ * BAD_USER_INPUT for an `afterKey` the test does not hold. It ends after the final message.
  */
-export async function openFollower(source: FollowSource, correlationId: string, options: FollowOptions): Promise<AsyncIterableIterator<TestMessage>> {
+export async function openFollower(source: FollowSource, correlationId: string, options: FollowOptions): Promise<Follower> {
+  const notFound = () => new ServiceError('NOT_FOUND', `No test has the correlation id "${correlationId}".`);
+  if (options.canSee !== undefined && source.owner !== undefined) {
+    const test = await source.owner(correlationId);
+    if (test === null || !options.canSee(test as TestRecord)) throw notFound();
+  }
+  const follower = createFollowerState(source, correlationId, options);
+  await follower.open(notFound);
+  return follower.handle;
+}
+
+/** The follower's state and its two ways out (see the file header). */
+function createFollowerState(source: FollowSource, correlationId: string, options: FollowOptions) {
   const { afterSequence, queueLimit } = options;
-  const hasAfter = afterSequence !== undefined && afterSequence !== null;
+  const skips = (message: TestMessage) =>
+    afterSequence !== undefined && afterSequence !== null && message.sequence !== null && message.sequence <= afterSequence;
 
   let replay: readonly TestMessage[] = [];
   let replayIndex = 0;
+  // Live messages queued before the follower was switched to pushing: handed on first.
+  let pending: TestMessage[] = [];
   let held: TestMessageEvent[] | undefined = [];
   let seen: Set<string> | undefined;
+  /** Arrivals passed (in the snapshot, delivered or skipped): a paused follower catches up after them. */
+  let passed = 0;
+  /** The message that finishes the test was passed: nothing follows what is queued. */
+  let finished = false;
+  let closed = false;
+  let target: FollowTarget | undefined;
+  let paused = false;
+  let resuming = false;
+  // A resume asked for while catching up: run once that is done (the target asks once per drain).
+  let resumeWanted = false;
   let unsubscribe: (() => void) | undefined;
 
   const stopListening = () => {
     unsubscribe?.();
     unsubscribe = undefined;
   };
-  // The live part: ended after the final message, failed when the client falls too far behind.
   const live = createChannel<TestMessage>({
     limit: queueLimit,
     overflow: () =>
@@ -61,62 +128,84 @@ export async function openFollower(source: FollowSource, correlationId: string, 
       ),
     onClose: stopListening,
   });
-  /** After the final message (delivered or not) nothing more comes: stop listening at once. */
+  const listen = async () => {
+    unsubscribe = await source.listen(correlationId, (event) => {
+      if (held !== undefined) held.push(event);
+      else accept(event);
+    });
+  };
+  /** After the finishing message nothing more comes: stop listening at once, end once what is due is out. */
   const finish = () => {
+    finished = true;
     stopListening();
-    live.end();
+    if (target === undefined) live.end();
+    else if (!paused && replayIndex >= replay.length && pending.length === 0) {
+      closed = true;
+      target.end();
+    }
+  };
+  /** Hands one message to the target; pauses when it can take no more. */
+  const hand = (message: TestMessage) => {
+    if (!(target as FollowTarget).deliver(message)) pause();
+  };
+  const pause = () => {
+    paused = true;
+    stopListening();
   };
 
-  const accept = (event: TestMessageEvent) => {
-    if (live.closed) return;
+  /** A live event, once the snapshot is read. */
+  function accept(event: TestMessageEvent): void {
+    if (closed || finished || paused) return;
     const message = event.message;
-    const skip = seen?.has(message.key) === true || (hasAfter && message.sequence !== null && message.sequence <= afterSequence);
-    // A message the client does not need can still be the one that finishes the test.
-    if (!skip && !live.push(message)) return;
+    passed = Math.max(passed, event.arrival);
+    if (seen?.has(message.key) !== true && !skips(message)) {
+      if (target === undefined) {
+        if (!live.push(message)) return;
+      } else hand(message);
+    }
     if (isFinished(event.status)) finish();
-  };
-
-  if (options.canSee !== undefined && source.owner !== undefined) {
-    const test = await source.owner(correlationId);
-    if (test === null || !options.canSee(test as TestRecord)) throw new ServiceError('NOT_FOUND', `No test has the correlation id "${correlationId}".`);
-  }
-  unsubscribe = await source.listen(correlationId, (event) => {
-    if (held !== undefined) held.push(event);
-    else accept(event);
-  });
-
-  let snapshot;
-  try {
-    snapshot = await source.read(correlationId);
-  } catch (error) {
-    stopListening();
-    throw error;
-  }
-  if (snapshot === null || (options.canSee !== undefined && !options.canSee(snapshot))) {
-    stopListening();
-    throw new ServiceError('NOT_FOUND', `No test has the correlation id "${correlationId}".`);
   }
 
-  seen = new Set(snapshot.messages.map((m) => m.key));
-  try {
-    replay = replayOf(snapshot.messages, options);
-  } catch (error) {
-    stopListening();
-    throw error;
+  /** Hands on the replay and what was queued, while the target takes them. */
+  function flush(): void {
+    while (!paused && !closed) {
+      const message = replayIndex < replay.length ? replay[replayIndex++] : pending.shift();
+      if (message === undefined) break;
+      hand(message);
+    }
+    if (finished && !closed && !paused && replayIndex >= replay.length && pending.length === 0) finish();
   }
-  if (isFinished(snapshot.status)) finish();
-  const pending = held;
-  held = undefined;
-  for (const event of pending) accept(event);
 
-  // The stored messages first, then the live channel (which holds what arrived meanwhile).
-  const iterator: AsyncIterableIterator<TestMessage> = {
+  /** Catches up from the store after `passed`, then listens again; pauses again if the target fills up. */
+  async function catchUp(): Promise<void> {
+    held = [];
+    await listen();
+    const arrived = await source.readFrom(correlationId, passed);
+    if (closed) return;
+    if (arrived === null) throw new ServiceError('NOT_FOUND', `The test "${correlationId}" is no longer stored.`);
+    for (const { message, arrival } of arrived) {
+      if (arrival <= passed) continue;
+      passed = arrival;
+      if (!skips(message)) hand(message);
+      if (finishingStatus(message) !== null) finish();
+      if (paused || finished) break;
+    }
+    const waiting = held ?? [];
+    held = undefined;
+    if (paused || finished) return;
+    for (const event of waiting) if (event.arrival > passed) accept(event);
+  }
+
+  const handle: Follower = {
     next() {
       if (replayIndex < replay.length) return Promise.resolve({ value: replay[replayIndex++] as TestMessage, done: false });
       return live.iterator.next();
     },
     return() {
+      closed = true;
       replay = [];
+      pending = [];
+      stopListening();
       return live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
     },
     throw(error?: unknown) {
@@ -124,10 +213,61 @@ export async function openFollower(source: FollowSource, correlationId: string, 
       return live.iterator.throw?.(error) ?? Promise.reject(error);
     },
     [Symbol.asyncIterator]() {
-      return iterator;
+      return handle;
+    },
+    push(to) {
+      if (target !== undefined) throw new Error('a follower is pushed to one target');
+      target = to;
+      pending = live.takeAll();
+      flush();
+    },
+    resume() {
+      if (resuming) {
+        resumeWanted = true;
+        return;
+      }
+      if (!paused || closed || target === undefined) return;
+      paused = false;
+      flush();
+      if (paused || closed || finished) return;
+      resuming = true;
+      catchUp()
+        .catch((error: unknown) => {
+          if (closed) return;
+          closed = true;
+          stopListening();
+          target?.fail(error);
+        })
+        .finally(() => {
+          resuming = false;
+          if (!resumeWanted) return;
+          resumeWanted = false;
+          handle.resume();
+        });
     },
   };
-  return iterator;
+
+  /** Listens, reads the snapshot, and sets the replay; throws NOT_FOUND or BAD_USER_INPUT. */
+  async function open(notFound: () => ServiceError): Promise<void> {
+    await listen();
+    let snapshot: FollowSnapshot | null;
+    try {
+      snapshot = await source.read(correlationId);
+      if (snapshot === null || (options.canSee !== undefined && !options.canSee(snapshot))) throw notFound();
+      replay = replayOf(snapshot.messages, options);
+    } catch (error) {
+      stopListening();
+      throw error;
+    }
+    seen = new Set(snapshot.messages.map((m) => m.key));
+    passed = snapshot.arrivals ?? snapshot.messages.length;
+    if (isFinished(snapshot.status)) finish();
+    const waiting = held ?? [];
+    held = undefined;
+    for (const event of waiting) accept(event);
+  }
+
+  return { handle, open };
 }
 
 /**

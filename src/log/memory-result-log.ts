@@ -49,6 +49,8 @@ interface Entry {
   /** Whether a create recorded it (started), rather than only its results (seen). */
   started: boolean;
   readonly messages: TestMessage[];
+  /** The same messages in the order they were stored: a paused follower catches up from its place in it. */
+  readonly arrivals: TestMessage[];
   /** What the test's compact messages share. */
   readonly compact: CompactTest;
   /** Deduplication keys, by kind, so that the common kinds add no string per message. */
@@ -58,7 +60,7 @@ interface Entry {
 }
 
 /** Bytes a stored message holds beyond its texts: its compact object and its place in the arrays and sets. */
-const MESSAGE_OVERHEAD = 160;
+const MESSAGE_OVERHEAD = 168;
 /** Bytes a test holds beyond its messages and input: its entry, its map slot, its key sets. */
 const TEST_OVERHEAD = 400;
 
@@ -119,6 +121,10 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       return entry === undefined ? null : snapshot(entry);
     },
     listen: async (correlationId, listener) => fanout.add(correlationId, listener).remove,
+    readFrom: async (correlationId, passed) => {
+      const entry = live(correlationId);
+      return entry === undefined ? null : entry.arrivals.slice(passed).map((message, i) => ({ message, arrival: passed + i + 1 }));
+    },
   };
 
   function sweep(): void {
@@ -158,6 +164,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       updatedAt: at,
       started: started !== null,
       messages: [],
+      arrivals: [],
       compact: { correlationId, base: at },
       keys: { ids: null, sequences: null, others: null },
       bytes: TEST_OVERHEAD + 2 * correlationId.length + inputBytes(started?.input),
@@ -182,6 +189,9 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     }
   }
 
+  /** The arrival of the message `appendOne` inserted last (read right after it). */
+  let lastArrival = 0;
+
   // Synchronous: a batch is stored in one go, without a promise per message, at one instant.
   // Tests the batch creates are added to `created`.
   function appendOne(incoming: IncomingMessage, at: number, created: Set<string>): AppendResult {
@@ -203,6 +213,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     entry.bytes += size;
     bytes += size;
     insertOrdered(entry.messages, message);
+    lastArrival = entry.arrivals.push(message);
     addKey(entry.keys, incoming, kind);
     entry.status = nextStatus(entry.status, message);
     touch(entry, at);
@@ -260,12 +271,18 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     async append(batch) {
       const at = now();
       const results = new Array<AppendResult>(batch.length);
+      // Each inserted message's place in its test's arrivals.
+      const arrivalAt = new Array<number>(batch.length);
       const created = new Set<string>();
-      for (let i = 0; i < batch.length; i++) results[i] = appendOne(batch[i] as IncomingMessage, at, created);
+      for (let i = 0; i < batch.length; i++) {
+        results[i] = appendOne(batch[i] as IncomingMessage, at, created);
+        arrivalAt[i] = lastArrival;
+      }
       // Delivered in the order stored, only what is new; a test nobody follows costs one lookup.
-      for (const result of results) {
+      for (let i = 0; i < results.length; i++) {
+        const result = results[i] as AppendResult;
         if (result.outcome === 'inserted' && fanout.has(result.message.correlationId))
-          fanout.emit(result.message.correlationId, { message: result.message, status: result.status });
+          fanout.emit(result.message.correlationId, { message: result.message, status: result.status, arrival: arrivalAt[i] as number });
       }
       if (changes.count() > 0) emitChanges(results, created);
       return results;

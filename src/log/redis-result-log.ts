@@ -215,7 +215,9 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     return results;
   };
 
-  const read = async (correlationId: string): Promise<TestRecord | null> => {
+  const read = async (correlationId: string): Promise<TestRecord | null> => (await readArrivals(correlationId)).record;
+  /** A test and the length of its list (unreadable entries included): a follower's snapshot. */
+  const readArrivals = async (correlationId: string): Promise<{ record: TestRecord | null; arrivals: number }> => {
     const k = keysOf(correlationId);
     // One MULTI: the meta and the messages as of one instant (a test's keys share a slot). The
     // named fields only: the meta hash holds the deduplication keys too.
@@ -225,7 +227,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       .lrange(k.msgs, 0, -1)
       .exec();
     for (const [error] of results ?? []) if (error) throw error;
-    return toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), results?.[1]?.[1] as string[], skip(correlationId));
+    const stored = results?.[1]?.[1] as string[];
+    return { record: toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), stored, skip(correlationId)), arrivals: stored.length };
   };
 
   /** A test's summary: its meta fields and the length of its list, as of one instant (one MULTI). */
@@ -259,18 +262,19 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     return { messages, hasNextPage: start + first < length, totalCount: length };
   };
 
+  const tailReads = createRedisTailReads({
+    redis,
+    keysOf,
+    readyWithinMs: RECONNECT_WAIT_MS,
+    onError: (error) => refreshOnRedirect(error),
+    onUnreadable: (id, position, reason) => unreadable.report(id, position, reason),
+  });
   const tails = createRedisTails({
     pubsub,
     ...(redis.isCluster ? { recheckMs: 2000 } : {}),
     channelOf: (id) => keysOf(id).channel,
     logger: options.logger,
-    reads: createRedisTailReads({
-      redis,
-      keysOf,
-      readyWithinMs: RECONNECT_WAIT_MS,
-      onError: (error) => refreshOnRedirect(error),
-      onUnreadable: (id, position, reason) => unreadable.report(id, position, reason),
-    }),
+    reads: tailReads,
   });
 
   /**
@@ -360,7 +364,22 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     // Its owner first: a caller who may not see the test is refused before its messages are read.
     follow: (correlationId, followOptions) =>
       openFollower(
-        { read: (id) => onceReady(() => read(id)), owner: (id) => onceReady(() => summary(id)), listen: tails.listen },
+        {
+          read: (id) =>
+            onceReady(async () => {
+              const { record, arrivals } = await readArrivals(id);
+              return record === null ? null : { ...record, arrivals };
+            }),
+          owner: (id) => onceReady(() => summary(id)),
+          listen: tails.listen,
+          // After the first `passed` entries of the list, in arrival order; a place an unreadable entry holds is passed over.
+          readFrom: (id, passed) =>
+            onceReady(async () => {
+              const entries = await tailReads.after(id, passed);
+              if (entries.length === 0 && (await summary(id)) === null) return null;
+              return entries.flatMap((entry, i) => ('unreadable' in entry ? [] : [{ message: entry, arrival: passed + i + 1 }]));
+            }),
+        },
         correlationId,
         followOptions,
       ),

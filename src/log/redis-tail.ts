@@ -133,7 +133,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       // Delivered before the failover that lost its write, and stored again since.
       tail.emitting = tail.lost.get(message.key) ?? 0;
       if (tail.emitting > 0) tail.lost.delete(message.key);
-      fanout.emit(tail.correlationId, { message, status: tail.status });
+      fanout.emit(tail.correlationId, { message, status: tail.status, arrival: tail.next });
       tail.emitting = 0;
     }
   };

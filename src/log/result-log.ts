@@ -132,7 +132,8 @@ export interface ResultLog extends Disposable {
    * Follows a test: its stored messages first, then each new one as it is appended (anywhere, for
    * a shared log), with no gap and no duplicate between the two; the iterator ends after the
    * message that finishes the test (or at once after the replay when it is finished already).
-   * Rejects with NOT_FOUND for an unknown test.
+   * Rejects with NOT_FOUND for an unknown test. The implementations answer a `Follower`
+   * (`follower.ts`), which can also be pushed to (the fan-out hub's way; `isFollower` tells).
    */
   follow(correlationId: string, options: FollowOptions): Promise<AsyncIterableIterator<TestMessage>>;
   /**

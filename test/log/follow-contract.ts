@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { plainMessage, type TestMessage } from '../../src/domain/types.js';
 import { ServiceError } from '../../src/base/errors.js';
 import type { ResultLog } from '../../src/log/result-log.js';
+import { isFollower } from '../../src/log/follower.js';
 import { eventually } from '../support/graphql.js';
 import { incoming, uniqueId } from './storage-contract.js';
 
@@ -204,6 +205,66 @@ export function describeFollowContract(context: FollowContext): void {
       const error = await stream.next().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ServiceError);
       expect((error as ServiceError).code).toBe('SUBSCRIBER_TOO_SLOW');
+    });
+
+    /** Pushes `follower` to a target that takes `room` messages at a time; `room` is refilled by the test. */
+    const pushTo = (follower: AsyncIterableIterator<TestMessage>, room: number) => {
+      if (!isFollower(follower)) throw new Error('follow answered no Follower');
+      const state = { got: [] as Array<number | null>, room, ended: false, failed: undefined as unknown };
+      follower.push({
+        deliver: (message) => {
+          state.got.push(message.sequence);
+          state.room -= 1;
+          return state.room > 0;
+        },
+        end: () => (state.ended = true),
+        fail: (error) => (state.failed = error),
+      });
+      return { state, resume: (room: number) => ((state.room = room), follower.resume()) };
+    };
+
+    it('pushes to a target that fills up during the replay: pauses, not listening, and catches up exactly, whatever the order of arrival', async () => {
+      const id = uniqueId('pushed-replay');
+      for (const sequence of [2, 1, 3]) await record(incoming(id, { sequence }));
+      const follower = await log.follow(id, { queueLimit: 2 });
+      // Room for one: the replay (in the test's order) stops after its first message.
+      const pushed = pushTo(follower, 1);
+      expect(pushed.state.got).toEqual([1]);
+      await eventually(() => log.followers(id) === 0, 5000, 'the paused follower to stop listening');
+      // More arrive than its queue limit would hold, out of order: a paused follower holds none of them.
+      for (const sequence of [7, 5, 6, 4]) await record(incoming(id, { sequence }));
+      pushed.resume(100);
+      // The rest of the replay, then what arrived meanwhile, in the order it arrived.
+      await eventually(() => pushed.state.got.length === 7, 5000, 'the catch-up');
+      expect(pushed.state.got).toEqual([1, 2, 3, 7, 5, 6, 4]);
+      await record(incoming(id, { sequence: 8, final: true }));
+      await eventually(() => pushed.state.ended, 5000, 'the end after the final message');
+      expect(pushed.state.got).toEqual([1, 2, 3, 7, 5, 6, 4, 8]);
+      expect(pushed.state.failed).toBeUndefined();
+      expect(log.followers(id)).toBe(0);
+    });
+
+    it('pushes live messages as they are stored, and a target that fills up live misses nothing and gets nothing twice', async () => {
+      const id = uniqueId('pushed-live');
+      await record(incoming(id, { sequence: 1 }));
+      const follower = await log.follow(id, { queueLimit: 1 });
+      const pushed = pushTo(follower, 10);
+      expect(pushed.state.got).toEqual([1]);
+      // Not paused: resume() does nothing but set the room, for two more.
+      pushed.resume(2);
+      await record(incoming(id, { sequence: 3 }));
+      await eventually(() => pushed.state.got.length === 2, 5000, 'the first live message');
+      await record(incoming(id, { sequence: 2 }));
+      // Full after this one: paused, and the next ones are not pushed.
+      await eventually(() => pushed.state.got.length === 3 && log.followers(id) === 0, 5000, 'the pause');
+      for (const sequence of [6, 4]) await record(incoming(id, { sequence }));
+      await record(incoming(id, { sequence: 4 })); // a redelivery: stored once, so caught up once
+      await record(incoming(id, { sequence: 5, final: true }));
+      await record(incoming(id, { sequence: 9 })); // after the final one: stored, not delivered
+      pushed.resume(100);
+      await eventually(() => pushed.state.ended, 5000, 'the end after the final message');
+      expect(pushed.state.got).toEqual([1, 3, 2, 6, 4, 5]);
+      expect(log.followers(id)).toBe(0);
     });
 
     it('accepts appends with nobody following', async () => {

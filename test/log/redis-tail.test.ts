@@ -107,7 +107,9 @@ describe.each(REDIS_SHAPES)('the tails of the Redis log on Redis %s', (shapeName
         return reads.after(correlationId, from);
       },
     }));
-    const followed = consume(await openFollower({ read: (correlationId) => log.get(correlationId), listen: tails.listen }, id, { queueLimit: 100 }));
+    const followed = consume(
+      await openFollower({ read: (correlationId) => log.get(correlationId), listen: tails.listen, readFrom: async () => [] }, id, { queueLimit: 100 }),
+    );
     // One write, so one notice: nothing else will make the tail read again.
     await log.append([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 }), incoming(id, { sequence: 3, final: true })]);
     await eventually(() => followed.ended(), 10_000, 'the follower to end after the final message');

@@ -12,7 +12,7 @@ import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './c
 import { createDocumentCache, createKeyedDocumentStore, type KeyedDocumentStore } from './document-cache.js';
 import { createOperationLifecycle, type OperationLifecycle } from './operation-lifecycle.js';
 import type { OperationObserver, OperationPlugin } from './operation-plugin.js';
-import { createSharedSubscribe, type SharedSubscribe } from './shared-subscribe.js';
+import { createFanoutHub, type FanoutHub } from '../fanout/fanout-hub.js';
 
 /** Options of {@link createOperationPipeline}. */
 export interface OperationPipelineOptions {
@@ -39,8 +39,8 @@ export interface OperationPipeline {
   readonly debugErrors: boolean;
   /** A fresh context (with fresh loaders) for one HTTP operation. */
   createContext(principal: Principal, resumeAfter?: string, observer?: OperationObserver): GraphQLContext;
-  /** Subscription execution shared by every streaming subscriber. */
-  readonly subscribe: SharedSubscribe;
+  /** Where subscriptions are pushed from: one execution per event and operation, one synchronous pass over the subscribers. */
+  readonly hub: FanoutHub;
   /** Apollo Server's document store, bounded by what its documents hold (document-cache.ts). */
   readonly httpDocuments: KeyedDocumentStore;
 }
@@ -64,7 +64,7 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
     lifecycle,
     debugErrors: options.debugErrors,
     createContext: (principal, resumeAfter, observer) => createGraphQLContext(deps, principal, resumeAfter, observer),
-    subscribe: createSharedSubscribe({ logger, observeEvent: lifecycle.observeEvent }),
+    hub: createFanoutHub({ logger, observeEvent: lifecycle.observeEvent }),
     httpDocuments: createKeyedDocumentStore(documentCacheBytes),
   };
 }

@@ -99,7 +99,7 @@ export const resolvers: Resolvers = {
 
   TestMessage: {
     id: (message: TestMessage) => messageGlobalId(message),
-    // A pure function of the message, as every field below a subscription root must be (shared-subscribe.ts).
+    // A pure function of the message, as every field below a subscription root must be (fanout/shared-results.ts).
     cursor: (message: TestMessage) => encodeCursor(message),
   },
 };

@@ -13,9 +13,13 @@
  *   lifecycle's budget of operations (shared with graphql-ws).
  * - Every message event carries its cursor as the event `id:`; a client that reconnects with
  *   `Last-Event-ID` resumes right after it (the pipeline's context carries it to `testMessages`).
- * - The stream ends at the token's expiry with an UNAUTHENTICATED error event, and has one
- *   backpressure point, the response's buffer (`sse-stream.ts`); a response that stays over it for
- *   `drainTimeoutMs` (a client that stopped reading) is cut, so it holds no memory for longer.
+ * - A subscription's results are pushed by the fan-out hub (`../fanout/`), which writes each
+ *   `next` event to the response itself (`sse-push-sink.ts`), once the response head is out; the
+ *   response's buffer is the one backpressure point (a subscriber over it pauses and catches up
+ *   from the store), and a response that stays over it for `drainTimeoutMs` (a client that stopped
+ *   reading) is cut, so it holds no memory for longer.
+ * - The stream ends at the token's expiry with an UNAUTHENTICATED error event, and with the error
+ *   when its source fails (`sse-stream.ts`).
  */
 import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createHandler, type Request as SseRequest, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
@@ -23,7 +27,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
-import type { TestMessage } from '../../domain/types.js';
 import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
@@ -31,8 +34,9 @@ import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
-import { encodeCursor } from '../schema/pagination.js';
-import { guardSseStream } from './sse-stream.js';
+import type { WriteCoalescer } from '../fanout/write-coalescer.js';
+import { createSsePushSink } from './sse-push-sink.js';
+import { endingSseStream } from './sse-stream.js';
 
 /** Options of {@link createGraphQLSse}. */
 export interface GraphQLSseOptions {
@@ -44,6 +48,8 @@ export interface GraphQLSseOptions {
   readonly maxBufferedBytes: number;
   /** How long a response may stay over `maxBufferedBytes` (a client that stopped reading) before it is cut. */
   readonly drainTimeoutMs: number;
+  /** Where subscription pushes are written, to leave together (the process's, shared with the WebSocket). */
+  readonly coalescer: WriteCoalescer;
   readonly logger: Logger;
 }
 
@@ -63,8 +69,8 @@ interface Stream {
   readonly res: ServerResponse;
   readonly requestId: string;
   readonly resumeAfter: string | undefined;
-  /** Event ids of the results handed to graphql-sse, in the order it prints them. */
-  readonly ids: Array<string | undefined>;
+  /** Starts the hub's pushes of the stream's subscription, once the response head is out. */
+  start?: () => void;
 }
 
 type Context = Record<PropertyKey, unknown>;
@@ -95,7 +101,6 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
         res,
         requestId: currentRequestId() ?? randomUUID(),
         resumeAfter: typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined,
-        ids: [],
       };
       const request: SseRequest<IncomingMessage, Stream> = {
         method: req.method ?? 'GET',
@@ -113,7 +118,8 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
       res.once('close', () => responses.delete(res));
       const [body, init]: SseResponse = await handler(request);
       res.writeHead(init.status, init.statusText, init.headers);
-      await writeBody(res, body, stream.ids, log);
+      stream.start?.();
+      await writeBody(res, body, log);
       // Ended, but what it holds must still leave: a client that never reads is cut after the bound.
       cutIfNotDrained(res, options.drainTimeoutMs);
     },
@@ -171,16 +177,20 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
     subscribe: (args) =>
       endOnFailure(async () => {
         const stream = streamOf.get(args)!;
-        let event: unknown;
-        const result = await pipeline.subscribe(args, (e) => (event = e));
-        if (!(Symbol.asyncIterator in result)) return result;
-        return guardSseStream(result, {
-          writable: () => writable(stream.res, options.maxBufferedBytes, options.drainTimeoutMs),
+        const sink = createSsePushSink({
+          res: stream.res,
+          coalescer: options.coalescer,
+          maxBufferedBytes: options.maxBufferedBytes,
+          drainTimeoutMs: options.drainTimeoutMs,
+          withClientErrors: (result) => ({ ...result, errors: clientErrors(result.errors ?? [], stream.requestId, pipeline.lifecycle.formatError) }),
+        });
+        const subscription = await pipeline.hub.subscribe(args, sink);
+        if (!('stream' in subscription)) return subscription;
+        stream.start = subscription.start;
+        return endingSseStream(subscription.stream, {
           endsAt: stream.principal.expiresAt,
           expired: () => ({ errors: [asGraphQLError(new InvalidTokenError('the token has expired'))] }),
           failed: (error) => ({ errors: [asGraphQLError(error)] }),
-          eventId: () => (isTestMessage(event) ? encodeCursor(event) : undefined),
-          onResult: (id) => stream.ids.push(id),
         });
       }, endedWithError),
     onNext: (_ctx, req, result) => {
@@ -211,8 +221,8 @@ function refusal(errors: readonly GraphQLError[], pipeline: OperationPipeline, s
   return [JSON.stringify({ errors: clientErrors(errors, stream.requestId, pipeline.lifecycle.formatError) }), { status, statusText: '', headers }];
 }
 
-/** Writes graphql-sse's body, naming each `next` event after its result's event id. */
-async function writeBody(res: ServerResponse, body: ResponseBody | null, ids: Array<string | undefined>, log: Logger): Promise<void> {
+/** Writes graphql-sse's body (its first comment, keep-alives, a query's result, a last error, `complete`). */
+async function writeBody(res: ServerResponse, body: ResponseBody | null, log: Logger): Promise<void> {
   if (body === null || typeof body === 'string') {
     res.end(body ?? undefined);
     return;
@@ -222,8 +232,7 @@ async function writeBody(res: ServerResponse, body: ResponseBody | null, ids: Ar
   try {
     for await (const chunk of body) {
       if (res.writableEnded || res.destroyed) break;
-      const id = chunk.startsWith('event: next') ? ids.shift() : undefined;
-      res.write(id === undefined ? chunk : `id: ${id}\n${chunk}`);
+      res.write(chunk);
     }
   } catch (error) {
     log.error({ err: error }, 'event stream failed');
@@ -231,26 +240,6 @@ async function writeBody(res: ServerResponse, body: ResponseBody | null, ids: Ar
     res.off('close', stop);
     if (!res.writableEnded) res.end();
   }
-}
-
-/**
- * Resolves once `res` holds at most `limit` unsent bytes, or has closed; a response still over the
- * limit after `timeoutMs` (its client stopped reading) is destroyed, which ends its stream.
- */
-function writable(res: ServerResponse, limit: number, timeoutMs: number): Promise<void> {
-  if (res.writableLength <= limit || res.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const cut = setTimeout(() => res.destroy(), timeoutMs);
-    cut.unref();
-    const done = () => {
-      clearTimeout(cut);
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 /** Destroys an ended response whose last bytes have not left within `timeoutMs`. */
@@ -261,13 +250,6 @@ function cutIfNotDrained(res: ServerResponse, timeoutMs: number): void {
   const done = () => clearTimeout(cut);
   res.once('finish', done);
   res.once('close', done);
-}
-
-/** A message of the result log: the source events of `testMessages`, named by their cursors. */
-function isTestMessage(event: unknown): event is TestMessage {
-  return (
-    typeof event === 'object' && event !== null && typeof (event as TestMessage).key === 'string' && typeof (event as TestMessage).correlationId === 'string'
-  );
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -36,6 +36,8 @@ import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
+import type { WriteCoalescer } from '../fanout/write-coalescer.js';
+import { createWebSocketPushSink } from './ws-push-sink.js';
 import { closeSocket } from './close-socket.js';
 import { createWebSocketSessions, tokenExpired, tokenFrom, tokenRefused, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
@@ -64,6 +66,8 @@ export interface GraphQLWebSocketOptions {
   readonly logger: Logger;
   /** How often idle sockets are pinged; one that misses a pong is terminated. */
   readonly heartbeatMs?: number;
+  /** Where subscription pushes are written, to leave together (the process's, shared with SSE). */
+  readonly coalescer: WriteCoalescer;
 }
 
 /** The attached WebSocket endpoint. */
@@ -84,6 +88,8 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     server: options.httpServer,
     path: options.path,
     maxPayload: options.maxPayload,
+    // Never compressed: the fan-out hub writes subscription frames straight to the connection (ws-push-sink.ts).
+    perMessageDeflate: false,
     verifyClient: ({ origin, req }, done) => {
       if (originAllowed(origin, req, options.allowedOrigins)) done(true);
       else done(false, 403, 'Origin not allowed');
@@ -93,6 +99,8 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   const slots = createPrincipalSlots(options.maxConnectionsPerPrincipal ?? 20);
   // Each operation's request id, by its subscribe payload (what onError is handed) and its arguments.
   const requestIds = new WeakMap<object, string>();
+  // Each prepared operation's socket and subscription id: where the hub pushes its results.
+  const subscribers = new WeakMap<object, { readonly ctx: SubscribeContext; readonly id: string }>();
   // Every error leaves through the pipeline's error edge (masked if unexpected, logged once, without
   // internal extensions), whether execution produced it or graphql-ws raised it (a stream that fails).
   const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, pipeline.lifecycle.formatError);
@@ -132,7 +140,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       },
       // A renewal's answer; the transport sends it as the pong.
       pong: (extra, payload) => sessions.ping(extra.socket, payload),
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
         // The operation's request id, from its first step: its errors, wherever they arise, carry it.
         const requestId = randomUUID();
         requestIds.set(payload, requestId);
@@ -140,6 +148,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           const prepared = await prepare(options, sessions, ctx, payload);
           if (Array.isArray(prepared)) return prepared;
           requestIds.set(prepared, requestId);
+          subscribers.set(prepared, { ctx, id });
           return prepared;
         } catch (error) {
           // A refusal thrown as a GraphQL error, or anything unexpected (a failing dependency, a bug,
@@ -150,9 +159,26 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
       },
       // graphql-ws hands back the very arguments `onSubscribe` returned.
       execute: (args) => endOnFailure(() => withRequestId(requestIds.get(args)!, () => execute(args)), failedStream),
-      // Subscriptions are prepared by the pipeline like any operation, and then executed once per
-      // event for all the subscribers of the same operation, over WebSocket and SSE alike.
-      subscribe: (args) => endOnFailure(() => pipeline.subscribe(args), failedStream),
+      // Subscriptions are prepared by the pipeline like any operation, and then pushed by the hub:
+      // executed once per event for all the subscribers of the same operation, over WebSocket and
+      // SSE alike, each frame written straight to its socket.
+      subscribe: (args) =>
+        endOnFailure(async () => {
+          const { ctx, id } = subscribers.get(args)!;
+          const sink = createWebSocketPushSink({
+            socket: ctx.extra.socket,
+            wire: ctx.extra.request.socket,
+            id,
+            coalescer: options.coalescer,
+            highWaterMark: options.maxBufferedBytes,
+            overMark: () => serverCleanup.watchDrain(ctx.extra.socket),
+            withClientErrors: (result) => ({ ...result, errors: forClient(result.errors ?? [], requestIds.get(args)) }),
+          });
+          const subscription = await pipeline.hub.subscribe(args, sink);
+          if (!('stream' in subscription)) return subscription;
+          subscription.start();
+          return subscription.stream;
+        }, failedStream),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (result.errors === undefined || result.errors.length === 0) return undefined;
         return { ...result, errors: forClient(result.errors, requestIds.get(args)) };

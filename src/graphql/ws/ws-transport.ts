@@ -14,12 +14,8 @@
  *   socket still above it `drainTimeoutMs` after it went there (a client that stopped reading) is
  *   closed with 1008 and, if even the close cannot leave, terminated.
  *
- * - a result pushed to many subscriptions (the shared execution of one event) is serialized once:
- *   graphql-ws serializes each `next` message whole, result included, so a thousand subscribers
- *   of one test cost a thousand serializations of the same result. Its documented hooks are used
- *   to avoid that: `onNext` hands over a stand-in payload, the message replacer writes a token in
- *   its place, and `send` puts the result's text (kept per result object) where the token is, so
- *   the frame is byte for byte what graphql-ws would have written.
+ * Subscription results do not pass here: the fan-out hub writes them straight to the connection
+ * (`ws-push-sink.ts`), in the same writes as this transport's own frames.
  *
  * Liveness pings are the caller's (ws-server has its own heartbeat), so there are none here. The
  * caller may also choose what a client's graphql-ws `ping` is answered with (`pong`): ws-server
@@ -43,6 +39,8 @@ export interface WebSocketExtra {
 export interface WebSocketTransport {
   /** Closes every socket with 1001 (going away) and stops the WebSocket server. */
   dispose(): Promise<void>;
+  /** The socket went over its high-water mark outside `send` (the hub's pushes): cut it if it stays there past the drain timeout. */
+  watchDrain(socket: WebSocket): void;
 }
 
 /** What the transport adds to graphql-ws's server options. */
@@ -63,11 +61,12 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
   wss: WebSocketServer,
   logger: Logger,
 ): WebSocketTransport {
-  const server = makeServer<P, WebSocketExtra>({ ...options, ...serializedOnce(options) });
+  const server = makeServer<P, WebSocketExtra>(options);
   const highWaterMark = options.sendHighWaterMark ?? 64 * 1024;
   const drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
   wss.options.handleProtocols = handleProtocols;
 
+  const drainWatches = new WeakMap<WebSocket, () => void>();
   wss.on('connection', (socket, request) => {
     socket.once('error', (error) => {
       logger.warn({ err: error }, 'WebSocket error');
@@ -95,8 +94,8 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
       drainCheck.unref();
     };
     socket.once('close', () => clearTimeout(drainCheck));
-    const send = (message: string): Promise<void> | undefined => {
-      const data = withResultText(message);
+    drainWatches.set(socket, watchDrain);
+    const send = (data: string): Promise<void> | undefined => {
       if (socket.readyState !== socket.OPEN) return undefined;
       if (!corked) {
         corked = true;
@@ -146,6 +145,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
   });
 
   return {
+    watchDrain: (socket) => drainWatches.get(socket)?.(),
     async dispose() {
       for (const client of wss.clients) closeSocket(client, new ServiceError('SHUTTING_DOWN', 'Going away'));
       wss.removeAllListeners();
@@ -163,52 +163,3 @@ const internalError = () => new ServiceError('INTERNAL_SERVER_ERROR', 'Internal 
  * client may reconnect and resume, and should read what it asks for.
  */
 export const SLOW_CLIENT_REASON = 'Too slow: the client did not read its messages';
-
-/** A `next` payload standing in for a result whose text is kept (see the file comment). */
-interface Serialized {
-  readonly [SERIALIZED]: string;
-}
-const SERIALIZED = Symbol('serialized result');
-const TOKEN = '\u0000serialized result\u0000';
-const QUOTED_TOKEN = JSON.stringify(TOKEN);
-/** Each result's text, for as long as the result object lives (one event's shared execution). */
-const texts = new WeakMap<object, Serialized>();
-/**
- * The text the replacer just put a token for. `stringifyMessage` and `send` run back to back in
- * one synchronous step of graphql-ws's `next`, so nothing can come between them.
- */
-let pendingText: string | undefined;
-
-/** The `onNext` and replacer that let a result be serialized once for every subscription it goes to. */
-function serializedOnce<P extends Record<string, unknown> | undefined>(
-  options: ServerOptions<P, WebSocketExtra>,
-): Pick<ServerOptions<P, WebSocketExtra>, 'onNext' | 'jsonMessageReplacer'> {
-  const replacer = options.jsonMessageReplacer;
-  return {
-    onNext: async (ctx, id, payload, args, result) => {
-      const own = await options.onNext?.(ctx, id, payload, args, result);
-      if (own !== undefined && own !== null) return own;
-      // Errors are serialized by graphql-ws itself (`toJSON` per error), as before.
-      if (result.errors !== undefined) return undefined;
-      let serialized = texts.get(result);
-      if (serialized === undefined) texts.set(result, (serialized = { [SERIALIZED]: JSON.stringify(result, replacer) }));
-      return serialized as unknown as typeof result;
-    },
-    jsonMessageReplacer(key, value: unknown) {
-      if (key === 'payload' && typeof value === 'object' && value !== null && SERIALIZED in value) {
-        pendingText = (value as Serialized)[SERIALIZED];
-        return TOKEN;
-      }
-      return replacer === undefined ? value : replacer.call(this, key, value);
-    },
-  };
-}
-
-/** The message with the kept result text in place of its token, if the replacer just wrote one. */
-function withResultText(message: string): string {
-  if (pendingText === undefined) return message;
-  const text = pendingText;
-  pendingText = undefined;
-  const at = message.lastIndexOf(QUOTED_TOKEN);
-  return at === -1 ? message : message.slice(0, at) + text + message.slice(at + QUOTED_TOKEN.length);
-}

@@ -132,4 +132,17 @@ describe('createChannel', () => {
     for await (const value of ch.iterator) seen.push(value);
     expect(seen).toEqual([1, 2]);
   });
+
+  it('hands what waits to a producer that takes over (takeAll), and stays open for it', async () => {
+    const closed: string[] = [];
+    const ch = createChannel<number>({ limit: 3, overflow: () => new Error('full'), onClose: () => closed.push('closed') });
+    ch.push(1);
+    ch.push(2);
+    expect(ch.takeAll()).toEqual([1, 2]);
+    expect(ch.size).toBe(0);
+    expect(ch.closed).toBe(false);
+    expect(closed).toEqual([]);
+    // The bound counts from what is left.
+    expect([ch.push(3), ch.push(4), ch.push(5)]).toEqual([true, true, true]);
+  });
 });

@@ -18,7 +18,7 @@ describe('openFollower', () => {
     const listeners = new Set<EventListener>();
     const record = async (sequence: number, final = false) => {
       const [result] = await log.append([incoming('t', { sequence, final })]);
-      if (result?.outcome === 'inserted') for (const listener of listeners) listener({ message: result.message, status: result.status });
+      if (result?.outcome === 'inserted') for (const listener of listeners) listener({ message: result.message, status: result.status, arrival: sequence });
     };
     await record(1);
     // The read lets two messages land first: one the snapshot includes, one it does not.
@@ -33,6 +33,8 @@ describe('openFollower', () => {
         listeners.add(listener);
         return () => listeners.delete(listener);
       },
+      // Never paused here: it is pulled.
+      readFrom: async () => [],
     };
     const stream = await openFollower(source, 't', { queueLimit: 10 });
     await record(4, true);

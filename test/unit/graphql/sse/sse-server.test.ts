@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES, type Principal } from '../../../../src/auth/principal.js';
 import { createGraphQLSse, type GraphQLSse } from '../../../../src/graphql/sse/sse-server.js';
 import { createTestPipeline } from '../../../support/pipeline.js';
+import { createWriteCoalescer } from '../../../../src/graphql/fanout/write-coalescer.js';
 
 const principal: Principal = {
   subject: 'alice',
@@ -23,7 +24,14 @@ let url: string;
 
 beforeAll(async () => {
   const { pipeline, logger } = createTestPipeline();
-  sse = createGraphQLSse({ pipeline, logger, maxStreamsPerPrincipal: 5, maxBufferedBytes: 64 * 1024, drainTimeoutMs: 30_000 });
+  sse = createGraphQLSse({
+    pipeline,
+    logger,
+    maxStreamsPerPrincipal: 5,
+    maxBufferedBytes: 64 * 1024,
+    drainTimeoutMs: 30_000,
+    coalescer: createWriteCoalescer({ maxDelayMs: 0 }),
+  });
   server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));

@@ -1,0 +1,26 @@
+/**
+ * The seam between the fan-out hub (`fanout-hub.ts`) and the streaming transports: a subscriber's
+ * pushes leave through its sink, which the transport makes (a graphql-ws `next` frame on a
+ * WebSocket, an SSE `next` event on a response). The hub hands every sink of one operation the same
+ * {@link SharedResult} for an event: executed once, serialized once, its bytes made once.
+ */
+import type { ExecutionResult } from 'graphql';
+
+/** One event's result for one operation, shared by every subscriber of that operation. */
+export interface SharedResult {
+  /** The source event the result was executed from (a stored message, a change). */
+  readonly event: unknown;
+  readonly result: ExecutionResult;
+  /** The result as UTF-8 JSON, made on first use and shared (for a result without errors: with errors it is formatted per subscriber). */
+  bytes(): Buffer;
+  /** A value made from this result once and shared by every sink that asks with the same `key` (an SSE event's text). */
+  shared<T>(key: symbol, make: () => T): T;
+}
+
+/** Where one subscription's pushes go. */
+export interface PushSink {
+  /** Writes one result, synchronously; false when the subscriber can take no more for now (its socket or response is over its mark). */
+  write(shared: SharedResult): boolean;
+  /** Calls `resume` once the subscriber can take more again, after a write answered false. */
+  whenWritable(resume: () => void): void;
+}

@@ -1,0 +1,104 @@
+/**
+ * One execution per event and distinct operation, for every subscriber of it. graphql-js
+ * `subscribe` runs the whole execution of the selection for every event and every subscriber: a
+ * test followed by 5,000 dashboards would execute the same selection on the same message 5,000
+ * times, and serialize the same result 5,000 times. Here each event is executed once per distinct
+ * operation (document, operation name and variables), serialized once, and the same
+ * {@link SharedResult} is handed to every subscriber of that operation.
+ *
+ * This is sound because what a subscription event resolves to depends only on the operation and
+ * the event: the fields under `testMessages` are pure functions of the stored message and never
+ * read the caller's context (who may see the test is decided once, when the stream is opened).
+ * Under `testChanges`, who may see the test is decided per change before it reaches a subscriber,
+ * and `Test.messages` reads the test from the log, the same for every subscriber it reaches.
+ * A field that reads the context must not be added below a subscription root without dropping
+ * this sharing for it.
+ *
+ * Results are kept only until the event loop turns: the subscribers an event reaches are all
+ * written in the same turn (the hub pushes synchronously), and one that catches up later simply
+ * executes its late event again. The lifecycle's plugins may follow an event (`onEvent`: the
+ * push-tracing plugin's span) from its first execution until that turn ends; each subscriber it
+ * reaches is counted.
+ */
+import { execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { EventObserver } from '../pipeline/operation-plugin.js';
+import type { SharedResult } from './push-sink.js';
+
+/** The results of this turn, by event and operation. */
+export interface SharedResults {
+  /** The key of an operation: equal for subscribers whose results are equal for every event. */
+  keyOf(args: ExecutionArgs): string;
+  /** The result of `event` for the operation of `args` (key `key`), executed at most once this turn. */
+  get(event: unknown, args: ExecutionArgs, key: string): SharedResult | Promise<SharedResult>;
+}
+
+/** Creates the per-turn results; `observeEvent` is the lifecycle's (its plugins' observers of an event, as one). */
+export function createSharedResults(observeEvent: (event: unknown) => EventObserver | undefined = () => undefined): SharedResults {
+  // event -> operation key -> result, for the current turn of the event loop only.
+  const results = new Map<unknown, Map<string, SharedResult | Promise<SharedResult>>>();
+  // Observers of this turn's events, by event.
+  const pushes = new Map<unknown, EventObserver>();
+  let clearing = false;
+  const documentIds = new WeakMap<DocumentNode, number>();
+  let nextDocumentId = 0;
+
+  // The turn is over: forget its results, then end its observers (the lifecycle's, which report
+  // their own failures). Cleared first: nothing an observer does can keep this turn's results.
+  const endTurn = () => {
+    results.clear();
+    clearing = false;
+    if (pushes.size === 0) return;
+    const ended = [...pushes.values()];
+    pushes.clear();
+    for (const push of ended) push.end();
+  };
+
+  return {
+    keyOf(args) {
+      // Documents are compared by identity: the pipeline's parse cache hands equal queries the same
+      // parsed document, so identity is as good as text here and much cheaper.
+      let documentId = documentIds.get(args.document);
+      if (documentId === undefined) {
+        documentId = nextDocumentId++;
+        documentIds.set(args.document, documentId);
+      }
+      return `${documentId}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
+    },
+    get(event, args, key) {
+      let perEvent = results.get(event);
+      if (perEvent === undefined) {
+        perEvent = new Map();
+        results.set(event, perEvent);
+        if (!clearing) {
+          clearing = true;
+          setImmediate(endTurn);
+        }
+        const push = observeEvent(event);
+        if (push !== undefined) pushes.set(event, push);
+      }
+      if (pushes.size > 0) pushes.get(event)?.reached();
+      let shared = perEvent.get(key);
+      if (shared === undefined) {
+        const result = execute({ ...args, rootValue: event });
+        shared = result instanceof Promise ? result.then((settled) => sharedResult(event, settled)) : sharedResult(event, result);
+        perEvent.set(key, shared);
+      }
+      return shared;
+    },
+  };
+}
+
+/** A result with its bytes and shared values made on first use. */
+function sharedResult(event: unknown, result: ExecutionResult): SharedResult {
+  let bytes: Buffer | undefined;
+  const made = new Map<symbol, unknown>();
+  return {
+    event,
+    result,
+    bytes: () => (bytes ??= Buffer.from(JSON.stringify(result))),
+    shared<T>(key: symbol, make: () => T): T {
+      if (!made.has(key)) made.set(key, make());
+      return made.get(key) as T;
+    },
+  };
+}

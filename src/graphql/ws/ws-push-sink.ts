@@ -1,0 +1,88 @@
+/**
+ * A graphql-ws subscription's sink for the fan-out hub (`../fanout/`): each shared result leaves as
+ * the `next` frame graphql-ws would write for it, byte for byte (`{"id":…,"type":"next","payload":…}`),
+ * built around the result's bytes, which every subscriber of the operation shares: the frame of one
+ * subscriber differs from another's only in its `id`, which is spliced in. The frame is written
+ * straight to the connection (through the process's write coalescer), with the WebSocket framing
+ * `ws` would give it: the server never compresses (`perMessageDeflate` is off), so there is nothing
+ * of `ws`'s own in between, and frames `ws` sends itself (graphql-ws's other messages, pings)
+ * are written to the same connection, in order.
+ *
+ * A result with errors is formatted for this subscriber (its request id, masking) and serialized on
+ * its own, as graphql-ws would through `onNext`.
+ */
+import type { ExecutionResult } from 'graphql';
+import type { Socket } from 'node:net';
+import type { WebSocket } from 'ws';
+import type { PushSink } from '../fanout/push-sink.js';
+import type { WriteCoalescer } from '../fanout/write-coalescer.js';
+
+/** Options of {@link createWebSocketPushSink}. */
+export interface WebSocketPushSinkOptions {
+  readonly socket: WebSocket;
+  /** The TCP connection under the socket, which `ws` writes its frames to. */
+  readonly wire: Socket;
+  /** The subscription's id, as the client chose it. */
+  readonly id: string;
+  readonly coalescer: WriteCoalescer;
+  /** Bytes waiting to be sent past which the subscriber takes no more until the connection drains. */
+  readonly highWaterMark: number;
+  /** Told when the socket goes over its mark (the transport cuts a client that stays there). */
+  readonly overMark: () => void;
+  /** A result with errors as this subscriber gets it (through the lifecycle's error edge, under its request id), to serialize. */
+  readonly withClientErrors: (result: ExecutionResult) => unknown;
+}
+
+const SUFFIX = 0x7d; // `}`
+
+/** Creates the sink of one subscription. */
+export function createWebSocketPushSink(options: WebSocketPushSinkOptions): PushSink {
+  const { socket, wire, coalescer, highWaterMark } = options;
+  const prefix = Buffer.from(`{"id":${JSON.stringify(options.id)},"type":"next","payload":`);
+  return {
+    write(shared) {
+      // Closing: graphql-ws ends the subscription (and the hub's stream) as the socket closes.
+      if (socket.readyState !== socket.OPEN) return true;
+      const errors = shared.result.errors;
+      const payload = errors === undefined || errors.length === 0 ? shared.bytes() : Buffer.from(JSON.stringify(options.withClientErrors(shared.result)));
+      coalescer.write(wire, textFrame(prefix, payload));
+      if (socket.bufferedAmount < highWaterMark) return true;
+      options.overMark();
+      return false;
+    },
+    whenWritable(resume) {
+      // Once under the mark again; a socket that closes meanwhile never resumes (its subscriptions end).
+      const check = () => {
+        if (socket.readyState !== socket.OPEN) return;
+        if (socket.bufferedAmount < highWaterMark) resume();
+        else if (wire.writableNeedDrain) wire.once('drain', check);
+        else setTimeout(check, 10).unref();
+      };
+      check();
+    },
+  };
+}
+
+/**
+ * One unmasked, unfragmented WebSocket text frame (RFC 6455 section 5.2, as a server sends it)
+ * holding `prefix`, `payload` and a closing brace.
+ */
+export function textFrame(prefix: Buffer, payload: Buffer): Buffer {
+  const length = prefix.length + payload.length + 1;
+  const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(header + length);
+  frame[0] = 0x81; // FIN, text
+  if (length < 126) frame[1] = length;
+  else if (length < 65_536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+    frame.writeUInt32BE(length >>> 0, 6);
+  }
+  prefix.copy(frame, header);
+  payload.copy(frame, header + prefix.length);
+  frame[frame.length - 1] = SUFFIX;
+  return frame;
+}
