@@ -274,7 +274,8 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       graphql: createGraphQLEndpoint({ http: apollo, pipeline, sse, principalOf }),
     },
     clients: {
-      subscriptions: () => log.followers(),
+      // The hub's: a subscriber paused while it catches up follows no test, but is still subscribed.
+      subscriptions: () => pipeline.hub.followers,
       changeSubscriptions: () => log.changeSubscribers(),
       connections: () => ws.connections,
       responseCache: () => responseCache.stats(),

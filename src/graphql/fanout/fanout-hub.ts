@@ -45,6 +45,8 @@ export interface FanoutHub {
    * refused as it opens (an unknown test, one the caller may not see) is answered as a result.
    */
   subscribe(args: ExecutionArgs, sink: PushSink): Promise<HubSubscription | ExecutionResult>;
+  /** Subscriptions of `testMessages` open now, live or paused (a paused one follows no test until it catches up). */
+  readonly followers: number;
 }
 
 /** Options of {@link createFanoutHub}. */
@@ -59,17 +61,24 @@ export interface FanoutHubOptions {
 export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
   const results = createSharedResults(options.observeEvent);
   const closeFailed = (error: unknown) => options.logger.error({ err: error }, 'a subscription source failed to close');
+  let followers = 0;
 
   return {
+    get followers() {
+      return followers;
+    },
     async subscribe(args, sink) {
       const opened = await createSourceEventStream(args);
       if (!isAsyncIterable(opened)) return opened;
       const source = opened[Symbol.asyncIterator]();
       const key = results.keyOf(args);
+      const counted = isFollower(source);
+      if (counted) followers += 1;
       let left = false;
       const leave = () => {
         if (left) return;
         left = true;
+        if (counted) followers -= 1;
         Promise.resolve(source.return?.()).catch(closeFailed);
       };
       // Never pushed to: it ends, fails, or is left by the protocol server (onClose: the subscriber leaves).

@@ -175,13 +175,14 @@ describe('the fan-out hub over a follower', () => {
       params: { query: 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }', variables: { id } },
     });
     if (Array.isArray(args)) throw args[0];
-    return { log, subscription: await subscribed(pipeline.hub, args, sink) };
+    return { log, hub: pipeline.hub, subscription: await subscribed(pipeline.hub, args, sink) };
   }
   const sequences = (sink: { got: SharedResult[] }) => sink.got.map((shared) => (shared.result.data?.testMessages as { sequence: number }).sequence);
 
   it('pushes a stored message in the very call that stores it, and ends the stream after the final one', async () => {
     const sink = recordingSink();
-    const { log, subscription } = await follow('t', sink);
+    const { log, hub, subscription } = await follow('t', sink);
+    expect(hub.followers).toBe(1);
     void log.append([incoming('t', { sequence: 1 })]);
     // Synchronously: no await between the append's call and the push.
     expect(sequences(sink)).toEqual([1]);
@@ -190,14 +191,17 @@ describe('the fan-out hub over a follower', () => {
     expect(await ended).toEqual({ value: undefined, done: true });
     expect(sequences(sink)).toEqual([1, 2]);
     expect(log.followers('t')).toBe(0);
+    expect(hub.followers).toBe(0);
   });
 
   it('pauses a subscriber whose sink is full, holding nothing, and catches it up exactly once it drains', async () => {
     const sink = recordingSink(2);
-    const { log } = await follow('t', sink);
+    const { log, hub } = await follow('t', sink);
     await log.append([incoming('t', { sequence: 1 }), incoming('t', { sequence: 3 })]);
     expect(sequences(sink)).toEqual([1, 3]);
+    // Paused: it follows no test, and is still one of the hub's subscriptions.
     expect(log.followers('t')).toBe(0);
+    expect(hub.followers).toBe(1);
     await log.append([incoming('t', { sequence: 2 }), incoming('t', { sequence: 5 }), incoming('t', { sequence: 4 })]);
     expect(sequences(sink)).toEqual([1, 3]);
     sink.drain();
