@@ -24,6 +24,10 @@ export interface FanoutSizes {
   readonly sustainSeconds: number;
   /** A rate is sustained when p99 stays at or under this and no push is missing. */
   readonly sustainP99Ms: number;
+  /** Multiples of the service's highest sustained rate it is then overloaded at, beside the ceiling at the same rate. */
+  readonly overloadFactors: number[];
+  /** Many tests: `[tests, subscribers per test]` shapes, total rates tried (records/s over all tests), seconds per step. */
+  readonly manyTests: { readonly shapes: Array<[number, number]>; readonly rates: number[]; readonly seconds: number };
 }
 
 const SERVERS: readonly PushServer[] = ['bare ws', 'service', 'peer', 'service ×2 on Redis Cluster'];
@@ -207,5 +211,116 @@ export async function benchFanout(cluster: BenchBroker, sizes: FanoutSizes): Pro
   const last = service.pop() as Row;
   const ratio = highest(ceiling) > 0 ? last.value / highest(ceiling) : undefined;
   rows.push(...ceiling, ...service, { ...last, ...(ratio === undefined ? {} : { ratio }) });
+  rows.push(...(await overloaded(cluster, sizes, last.value)));
+  rows.push(...(await benchManyTests(cluster, sizes)));
+  return rows;
+}
+
+/**
+ * Past the highest rate the service holds (1.5× and 2× it, on the full run), the service and the
+ * ceiling side by side: what a push costs and how much memory the process holds when pushes come
+ * faster than they can be written. Without a cliff, the cost per push falls (more frames per write,
+ * one execution per event) and latency degrades in proportion.
+ */
+async function overloaded(cluster: BenchBroker, sizes: FanoutSizes, held: number): Promise<Row[]> {
+  const n = sizes.sustainSubscribers;
+  const rows: Row[] = [];
+  for (const factor of sizes.overloadFactors) {
+    const rate = Math.max(1, Math.round(held * factor));
+    const results = new Map<PushServer, PushResult>();
+    for (const server of ['bare ws', 'service'] as const) {
+      results.set(
+        server,
+        await runPushScenario(cluster, {
+          label: `overload ${factor}× (${rate}/s) × ${count(n)} on ${cluster.kind}`,
+          server,
+          tests: 1,
+          subscribersPerTest: n,
+          rate,
+          seconds: sizes.sustainSeconds,
+          subscribersTimeoutMs: sizes.sustainSeconds * 4000 + 60_000,
+        }),
+      );
+    }
+    const ceiling = results.get('bare ws') as PushResult;
+    const service = results.get('service') as PushResult;
+    const variant = `${count(n)} subscribers at ${factor}× the service's highest sustained rate (${rate} records/s)`;
+    const mb = (r: PushResult) => (r.rssPeakBytes ?? Number.NaN) / 2 ** 20;
+    rows.push(
+      { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) CPU per push`, value: ceiling.cpuPerPushUs, unit: 'µs' },
+      {
+        benchmark: 'fan-out',
+        variant: `${variant}: service CPU per push`,
+        value: service.cpuPerPushUs,
+        unit: 'µs',
+        ratio: service.cpuPerPushUs / ceiling.cpuPerPushUs,
+      },
+      { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) p99`, value: ceiling.p99, unit: 'ms' },
+      { benchmark: 'fan-out', variant: `${variant}: service p99`, value: service.p99, unit: 'ms' },
+      { benchmark: 'fan-out', variant: `${variant}: bare ws (ceiling) peak RSS`, value: mb(ceiling), unit: 'MiB' },
+      { benchmark: 'fan-out', variant: `${variant}: service peak RSS`, value: mb(service), unit: 'MiB' },
+      {
+        benchmark: 'fan-out',
+        variant: `${variant}: service lost`,
+        value: service.expected - service.received,
+        unit: 'messages',
+        target: '0',
+        met: service.expected === service.received,
+      },
+    );
+  }
+  return rows;
+}
+
+/**
+ * Many tests, each its own event: subscribers spread over many tests (1,000 × 10 and 10,000 × 1 on
+ * the full run), records spread over the tests, the highest total rate with p99 within 100 ms and
+ * nothing lost, for the service and the ceiling (the same frames, written by a bare `ws` server).
+ * Here no execution is shared between subscribers of different tests: what a push costs alone.
+ */
+export async function benchManyTests(cluster: BenchBroker, sizes: FanoutSizes): Promise<Row[]> {
+  const { shapes, rates, seconds } = sizes.manyTests;
+  const bound = 100;
+  const rows: Row[] = [];
+  for (const [tests, perTest] of shapes) {
+    const found = new Map<PushServer, number>();
+    for (const server of ['bare ws', 'service'] as const) {
+      const search = await stepSearch(
+        rates,
+        (rate) =>
+          runPushScenario(cluster, {
+            label: `many tests ${count(tests)} × ${perTest} at ${rate}/s on ${cluster.kind}`,
+            server,
+            tests,
+            subscribersPerTest: perTest,
+            rate,
+            seconds,
+            subscribersTimeoutMs: seconds * 1000 + bound + 30_000,
+          }),
+        (r) => r.received === r.expected && r.p99 <= bound,
+      );
+      found.set(server, search.sustained);
+      const who = server === 'service' ? 'service' : 'bare ws (ceiling)';
+      for (const step of search.steps) {
+        rows.push({
+          benchmark: 'fan-out',
+          variant: `${count(tests)} tests × ${perTest} subscribers at ${step.rate} records/s over them: ${who} p99, CPU per push ${step.result.cpuPerPushUs.toFixed(1)} µs, ${count(step.result.expected - step.result.received)} missing`,
+          value: step.result.p99,
+          unit: 'ms',
+          target: `≤ ${bound} ms`,
+          met: step.ok,
+        });
+      }
+    }
+    const service = found.get('service') ?? 0;
+    const ceiling = found.get('bare ws') ?? 0;
+    rows.push({
+      benchmark: 'fan-out',
+      variant: `${count(tests)} tests × ${perTest} subscribers: highest total rate the service holds with p99 ≤ ${bound} ms (ceiling ${count(ceiling)} records/s)`,
+      value: service,
+      unit: 'records/s',
+      ...(ceiling > 0 ? { ratio: service / ceiling } : {}),
+    });
+  }
   return rows;
 }

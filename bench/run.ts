@@ -42,6 +42,8 @@ const sizes = smoke
       sustainRates: [100],
       sustainSeconds: 2,
       sustainP99Ms: 1000,
+      overloadFactors: [2],
+      manyTests: { shapes: [[10, 2]] as Array<[number, number]>, rates: [50], seconds: 2 },
       sockets: 200,
     }
   : {
@@ -59,6 +61,15 @@ const sizes = smoke
       sustainRates: [1, 2, 5, 10, 20, 50, 100, 200, 400],
       sustainSeconds: 5,
       sustainP99Ms: 1000,
+      overloadFactors: [1.5, 2],
+      manyTests: {
+        shapes: [
+          [1000, 10],
+          [10_000, 1],
+        ] as Array<[number, number]>,
+        rates: [100, 200, 500, 1000, 2000, 4000, 8000],
+        seconds: 5,
+      },
       sockets: 10_000,
     };
 const fanoutArg = process.argv.find((a) => a.startsWith('--fanout='));

@@ -21,6 +21,8 @@ export interface PushResult {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
+  /** The server's largest resident memory seen while records were produced and pushed (sampled every 250 ms), in bytes. */
+  readonly rssPeakBytes?: number;
   /** Size in bytes of the first `testMessages` frame a client received, and its shape (digits and id masked). */
   readonly frameBytes?: number;
   readonly frameShape?: string;
@@ -112,8 +114,10 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
     await subscribers.ready; // every subscription acknowledged
     const cpuBefore = await cpuSeconds(url);
     const delaysBefore = await delayBuckets(url);
+    const rss = sampleRss(url);
     await runWorker('produce', [cluster.bootstrapServers.join(','), topic, String(s.rate), String(s.seconds), ...ids]);
     const result = (await subscribers.result) as Omit<PushResult, 'cpuPerPushUs'>;
+    const rssPeakBytes = await rss.stop();
     const cpuPerPushUs = (((await cpuSeconds(url)) - cpuBefore) * 1e6) / Math.max(1, result.received);
     const stages = stageDelays(delaysBefore, await delayBuckets(url));
     const breakdown =
@@ -122,10 +126,34 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
     console.error(
       `${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push${breakdown}${cut === undefined ? '' : `; subscriptions ended by the server, by close code: ${JSON.stringify(cut)}`}`,
     );
-    return { ...result, cpuPerPushUs, ...(stages === undefined ? {} : { stages }) };
+    return { ...result, cpuPerPushUs, ...(stages === undefined ? {} : { stages }), ...(rssPeakBytes === undefined ? {} : { rssPeakBytes }) };
   } finally {
     await server.stop();
   }
+}
+
+/** Samples a server's resident memory (its `/metrics` line) every 250 ms until stopped; the peak, or undefined for a server without the line. */
+function sampleRss(url: string): { stop(): Promise<number | undefined> } {
+  let peak: number | undefined;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const text = await fetch(`${url}/metrics`)
+        .then((response) => response.text())
+        .catch(() => '');
+      const line = text.split('\n').find((l) => l.startsWith('rcs_process_resident_memory_bytes '));
+      const rss = Number(line?.split(' ')[1]);
+      if (Number.isFinite(rss)) peak = Math.max(peak ?? 0, rss);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop.catch(() => undefined);
+      return peak;
+    },
+  };
 }
 
 /** A server's CPU time so far, from its Prometheus metrics (the ceiling serves the same line). */

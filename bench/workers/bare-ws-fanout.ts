@@ -33,7 +33,9 @@ let joined = false;
 const server = createServer((req, res) => {
   if (req.url === '/metrics') {
     const { user, system } = process.cpuUsage();
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(`rcs_process_cpu_seconds_total ${(user + system) / 1e6}\n`);
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end(`rcs_process_cpu_seconds_total ${(user + system) / 1e6}\nrcs_process_resident_memory_bytes ${process.memoryUsage().rss}\n`);
   } else if (req.url === '/readyz') res.writeHead(joined ? 200 : 503).end();
   else res.writeHead(404).end();
 });

@@ -1,0 +1,75 @@
+/**
+ * Where a CPU profile's time went, as a table: `npx tsx bench/profile-summary.ts <file.cpuprofile>
+ * [--top=25]`. It reads a V8 CPU profile (what `BENCH_CPU_PROF=service` writes to
+ * bench/results/profiles/) and prints the share of the busy samples (idle and program samples left
+ * out) by function (self time), and by the part of the code the time was spent in: the service's own
+ * files by folder, each dependency by package, Node's internals, garbage collection. It is how the
+ * fan-out profiles in bench/README.md were summarized.
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly children?: readonly number[];
+}
+interface Profile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+const [file] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const top = Number(process.argv.find((a) => a.startsWith('--top='))?.slice('--top='.length) ?? 25);
+if (file === undefined) {
+  console.error('usage: profile-summary.ts <file.cpuprofile> [--top=25]');
+  process.exit(2);
+}
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+
+/** Microseconds of self time per node. */
+const self = new Map<number, number>();
+profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+
+const IDLE = new Set(['(idle)', '(program)']);
+let busy = 0;
+const byFunction = new Map<string, number>();
+const byPart = new Map<string, number>();
+for (const [id, us] of self) {
+  const frame = (byId.get(id) as ProfileNode).callFrame;
+  if (IDLE.has(frame.functionName)) continue;
+  busy += us;
+  const where = partOf(frame.url, frame.functionName);
+  const name = `${frame.functionName || '(anonymous)'}  ${shortUrl(frame.url)}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
+  byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+  byPart.set(where, (byPart.get(where) ?? 0) + us);
+}
+
+const total = profile.timeDeltas.reduce((a, b) => a + b, 0);
+console.log(`${file}: ${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (${((100 * busy) / total).toFixed(1)} %)\n`);
+print('part of the code', byPart, top);
+console.log('');
+print('function (self time)', byFunction, top);
+
+function print(title: string, table: Map<string, number>, count: number): void {
+  console.log(`| ${title} | share of busy time |\n|---|---:|`);
+  for (const [name, us] of [...table].sort((a, b) => b[1] - a[1]).slice(0, count))
+    console.log(`| ${name.replace(/\|/g, '\\|')} | ${((100 * us) / busy).toFixed(1)} % |`);
+}
+
+/** The part of the code a frame belongs to: a dependency by package, the service's folders, Node's own, the engine's. */
+function partOf(url: string, functionName: string): string {
+  if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
+  if (url.startsWith('node:')) return 'node:internal';
+  const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (dependency) return dependency[1] as string;
+  const own = /\/(src|bench|tools)\/(.*)\/[^/]+$/.exec(url);
+  if (own) return `${own[1]}/${own[2]}`;
+  return shortUrl(url);
+}
+
+function shortUrl(url: string): string {
+  const at = url.search(/\/(src|bench|tools|node_modules)\//);
+  return at >= 0 ? url.slice(at + 1) : url;
+}
