@@ -21,7 +21,7 @@ export interface PushResult {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
-  /** The server's largest resident memory seen while records were produced and pushed (sampled every 250 ms), in bytes. */
+  /** The server's largest resident memory seen while records were produced and pushed (sampled every second), in bytes. */
   readonly rssPeakBytes?: number;
   /** Size in bytes of the first `testMessages` frame a client received, and its shape (digits and id masked). */
   readonly frameBytes?: number;
@@ -132,7 +132,7 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
   }
 }
 
-/** Samples a server's resident memory (its `/metrics` line) every 250 ms until stopped; the peak, or undefined for a server without the line. */
+/** Samples a server's resident memory (its `/metrics` line) every second until stopped; the peak, or undefined for a server without the line. */
 function sampleRss(url: string): { stop(): Promise<number | undefined> } {
   let peak: number | undefined;
   let running = true;
@@ -144,7 +144,7 @@ function sampleRss(url: string): { stop(): Promise<number | undefined> } {
       const line = text.split('\n').find((l) => l.startsWith('rcs_process_resident_memory_bytes '));
       const rss = Number(line?.split(' ')[1]);
       if (Number.isFinite(rss)) peak = Math.max(peak ?? 0, rss);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   })();
   return {
