@@ -102,7 +102,11 @@ function createFollowerState(source: FollowSource, correlationId: string, option
   // Live messages queued before the follower was switched to pushing: handed on first.
   let pending: TestMessage[] = [];
   let held: TestMessageEvent[] | undefined = [];
+  // The snapshot's keys and arrivals: a live event among the first `snapshotArrivals` may be one the
+  // snapshot had (a shared log's live reads can lag its snapshot, and a failover can reuse places),
+  // and only those are looked up; any later one is new.
   let seen: Set<string> | undefined;
+  let snapshotArrivals = Infinity;
   /** Arrivals passed (in the snapshot, delivered or skipped): a paused follower catches up after them. */
   let passed = 0;
   /** The message that finishes the test was passed: nothing follows what is queued. */
@@ -158,7 +162,8 @@ function createFollowerState(source: FollowSource, correlationId: string, option
     if (closed || finished || paused) return;
     const message = event.message;
     passed = Math.max(passed, event.arrival);
-    if (seen?.has(message.key) !== true && !skips(message)) {
+    const inSnapshot = event.arrival <= snapshotArrivals && seen?.has(message.key) === true;
+    if (!inSnapshot && !skips(message)) {
       if (target === undefined) {
         if (!live.push(message)) return;
       } else hand(message);
@@ -261,6 +266,7 @@ function createFollowerState(source: FollowSource, correlationId: string, option
     }
     seen = new Set(snapshot.messages.map((m) => m.key));
     passed = snapshot.arrivals ?? snapshot.messages.length;
+    snapshotArrivals = passed;
     if (isFinished(snapshot.status)) finish();
     const waiting = held ?? [];
     held = undefined;
