@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   readonly id: number;
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number };
   readonly children?: readonly number[];
 }
 interface Profile {
@@ -41,7 +41,8 @@ for (const [id, us] of self) {
   if (IDLE.has(frame.functionName)) continue;
   busy += us;
   const where = partOf(frame.url, frame.functionName);
-  const name = `${frame.functionName || '(anonymous)'}  ${shortUrl(frame.url)}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
+  // Line and column: a transpiled file may be one line, where anonymous functions differ only by column.
+  const name = `${frame.functionName || '(anonymous)'}  ${shortUrl(frame.url)}${frame.url ? `:${frame.lineNumber + 1}:${frame.columnNumber + 1}` : ''}`;
   byFunction.set(name, (byFunction.get(name) ?? 0) + us);
   byPart.set(where, (byPart.get(where) ?? 0) + us);
 }

@@ -41,8 +41,10 @@ export function createLocalFanout(onLast?: (correlationId: string) => void): Loc
     emit(correlationId, event) {
       const listeners = topics.get(correlationId);
       if (listeners === undefined) return;
-      // Copy first: a listener may remove itself (its follower finished) while we iterate.
-      for (const listener of [...listeners]) listener(event);
+      // No copy per event (it would cost an array of every listener, per message): a listener that
+      // removes itself while we iterate (its follower finished or paused) is simply not visited
+      // again, which is how a Set's iteration treats deletion; none is added synchronously here.
+      for (const listener of listeners) listener(event);
     },
     has: (correlationId) => topics.has(correlationId),
     count(correlationId) {
