@@ -213,6 +213,11 @@ async function runOnRedisCluster(cluster: BenchBroker, s: PushScenario): Promise
     KAFKA_GROUP_ID: `bench-l-cluster-${Date.now()}`,
     KAFKA_FETCH_MAX_WAIT_MS: fetchWait(cluster.kind).env,
     SUBSCRIPTION_QUEUE_LIMIT: '100000',
+    // Two members of one group: the mock's coordinator holds every rebalance for the session
+    // timeout less a second, waiting for more members (30 s by default, the harness's whole wait
+    // for a consumer to join); the tests give the mock a short session for the same reason
+    // (test/support/brokers.ts). A real broker completes the join as soon as both are in.
+    ...(cluster.kind === 'mock' ? { KAFKA_SESSION_TIMEOUT_MS: '6000' } : {}),
   };
   // The first replica starts the tests; the second serves the same ones from Redis.
   const servers = [
