@@ -24,10 +24,16 @@ export interface TestMessage {
   readonly payload: unknown;
   readonly producedAt: number | null;
   readonly receivedAt: number;
+  /**
+   * The message's place among its test's messages in the order they were stored, from 1, whatever
+   * their sequences: subscriptions deliver in this order, and a cursor names this place, so a
+   * resumed subscriber gets exactly what it was not pushed, in any order of arrival.
+   */
+  readonly arrival: number;
 }
 
-/** A decoded result message before it is stored (the store stamps `receivedAt`). */
-export type IncomingMessage = Omit<TestMessage, 'receivedAt'> & {
+/** A decoded result message before it is stored (the store stamps `receivedAt` and `arrival`). */
+export type IncomingMessage = Omit<TestMessage, 'receivedAt' | 'arrival'> & {
   /**
    * `payload` as the JSON text it arrived in, when the decoder could take it from the record as it
    * was: a store that keeps payloads as text keeps this rather than serializing `payload` again.
@@ -143,8 +149,8 @@ export interface TestMessageEvent {
  * this copy, rather than spreading or cloning them.
  */
 export function plainMessage(message: TestMessage): TestMessage {
-  const { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt } = message;
-  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
+  const { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt, arrival } = message;
+  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt, arrival };
 }
 
 /** The globally unique id of a message, as exposed to clients. */

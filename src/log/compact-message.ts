@@ -40,6 +40,8 @@ interface CompactFields {
   readonly payloadJson: string;
   /** The key when it is an offset key (`o:…`); null when derived. */
   readonly ownKey: string | null;
+  /** Its place in its test's order of arrival, from 1 (read as is: `arrival` is a field of TestMessage). */
+  readonly arrival: number;
 }
 
 const fieldsOf = (message: object) => message as CompactFields;
@@ -98,8 +100,8 @@ export function keyKind(message: IncomingMessage): 'id' | 'sequence' | 'other' {
   return 'other';
 }
 
-/** Builds the compact form of `incoming`, received at `receivedAt`, for `test`. */
-export function compactMessage(incoming: IncomingMessage, receivedAt: number, test: CompactTest): TestMessage {
+/** Builds the compact form of `incoming`, received at `receivedAt` as its test's `arrival`-th message, for `test`. */
+export function compactMessage(incoming: IncomingMessage, receivedAt: number, test: CompactTest, arrival: number): TestMessage {
   const { key, messageId, sequence } = incoming;
   const derivable = keyKind(incoming) !== 'other';
   // A literal with `__proto__` gives every message the same shape (hidden class) and prototype.
@@ -114,6 +116,7 @@ export function compactMessage(incoming: IncomingMessage, receivedAt: number, te
     // The decoder hands over the payload's text as it arrived when it could: kept as it is.
     payloadJson: incoming.payloadJson ?? flat(JSON.stringify(incoming.payload) ?? 'null'),
     ownKey: derivable ? null : key,
+    arrival,
   };
   return fields as unknown as TestMessage;
 }

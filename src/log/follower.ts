@@ -277,19 +277,24 @@ function createFollowerState(source: FollowSource, correlationId: string, option
 }
 
 /**
- * What the replay delivers of the stored messages. After a key: what follows it in the test's
- * order, whatever its sequence (the live part needs no filter: everything not in the snapshot was
- * stored after the key's message, so a client that saw that message has not seen it).
+ * What the replay delivers of the stored messages: in the order they arrived, which is the order
+ * live messages come in too, so "after a message" means the same in the replay and live, whatever
+ * the messages' sequences. After a cursor (its place, or its key): every message that arrived
+ * later (the live part needs no filter: everything not in the snapshot arrived later still).
  */
 function replayOf(messages: readonly TestMessage[], options: FollowOptions): readonly TestMessage[] {
-  const { afterSequence, afterKey } = options;
-  if (afterKey !== undefined && afterKey !== null) {
-    if (afterSequence !== undefined && afterSequence !== null)
-      throw new ServiceError('BAD_USER_INPUT', 'Give after or afterSequence, not both.', { details: { argument: 'after' } });
-    const index = messages.findIndex((m) => m.key === afterKey);
-    if (index < 0) throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor of this test', { details: { argument: 'after' } });
-    return messages.slice(index + 1);
+  const { afterSequence, afterKey, afterArrival } = options;
+  const arrived = [...messages].sort((a, b) => a.arrival - b.arrival);
+  const hasKey = afterKey !== undefined && afterKey !== null;
+  const hasPlace = afterArrival !== undefined && afterArrival !== null;
+  if (!hasKey && !hasPlace) {
+    if (afterSequence !== undefined && afterSequence !== null) return arrived.filter((m) => m.sequence !== null && m.sequence > afterSequence);
+    return arrived;
   }
-  if (afterSequence !== undefined && afterSequence !== null) return messages.filter((m) => m.sequence !== null && m.sequence > afterSequence);
-  return messages;
+  if (afterSequence !== undefined && afterSequence !== null)
+    throw new ServiceError('BAD_USER_INPUT', 'Give after or afterSequence, not both.', { details: { argument: 'after' } });
+  const named = hasPlace ? arrived.find((m) => m.arrival === afterArrival) : arrived.find((m) => m.key === afterKey);
+  if (named === undefined || (hasKey && named.key !== afterKey))
+    throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor of this test', { details: { argument: 'after' } });
+  return arrived.filter((m) => m.arrival > named.arrival);
 }

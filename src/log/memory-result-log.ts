@@ -205,7 +205,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       const earlier = findStored(entry.messages, incoming, kind);
       return { outcome: 'duplicate', status: entry.status, message: earlier };
     }
-    const message = compactMessage(incoming, at, entry.compact);
+    const message = compactMessage(incoming, at, entry.compact, entry.arrivals.length + 1);
     const size = messageBytes(message, incoming);
     if (entry.messages.length >= options.maxMessagesPerTest || !makeRoom(size, entry)) {
       return { outcome: 'over-limit', status: entry.status, message };

@@ -57,8 +57,8 @@ function unreadable(value: unknown): string | undefined {
   return undefined;
 }
 
-/** The message a stored text of test `correlationId` holds, or why it holds none. */
-export function readStoredMessage(stored: string, correlationId: string): { readonly message: TestMessage } | { readonly unreadable: string } {
+/** The message a stored text of test `correlationId` holds (its `arrival`-th), or why it holds none. */
+export function readStoredMessage(stored: string, correlationId: string, arrival: number): { readonly message: TestMessage } | { readonly unreadable: string } {
   let value: unknown;
   try {
     value = JSON.parse(stored);
@@ -68,6 +68,7 @@ export function readStoredMessage(stored: string, correlationId: string): { read
   const reason = unreadable(value);
   if (reason !== undefined) return { unreadable: reason };
   (value as { correlationId: string }).correlationId = correlationId;
+  (value as { arrival: number }).arrival = arrival;
   return { message: value as TestMessage };
 }
 
@@ -76,10 +77,16 @@ export function readStoredMessage(stored: string, correlationId: string): { read
  * none (written by another version, or damaged) is skipped and reported to `onUnreadable` with its
  * position: one bad message never makes the whole test unreadable.
  */
-export function decodeMessages(stored: readonly string[], correlationId: string, onUnreadable: (position: number, reason: string) => void): TestMessage[] {
+export function decodeMessages(
+  stored: readonly string[],
+  correlationId: string,
+  onUnreadable: (position: number, reason: string) => void,
+  /** The list index of the first text (a page read from the middle of the list). */
+  from = 0,
+): TestMessage[] {
   const messages: TestMessage[] = [];
   for (let i = 0; i < stored.length; i++) {
-    const read = readStoredMessage(stored[i] as string, correlationId);
+    const read = readStoredMessage(stored[i] as string, correlationId, from + i + 1);
     if ('message' in read) messages.push(read.message);
     else onUnreadable(i, read.unreadable);
   }

@@ -71,8 +71,8 @@ export function toSummary(correlationId: string, meta: Record<string, string>, c
   };
 }
 
-/** The message as stored: the incoming fields (without the payload's text) and its receivedAt. */
-export function storedMessage(incoming: IncomingMessage, receivedAt: number): TestMessage {
+/** The message as stored: the incoming fields (without the payload's text), its receivedAt and its place in arrival order. */
+export function storedMessage(incoming: IncomingMessage, receivedAt: number, arrival: number): TestMessage {
   const { correlationId, key, messageId, sequence, status, final, payload, producedAt } = incoming;
-  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt };
+  return { correlationId, key, messageId, sequence, status, final, payload, producedAt, receivedAt, arrival };
 }

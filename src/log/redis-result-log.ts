@@ -172,6 +172,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     return tests.map(([, messages]) => {
       // The status moves message by message, by the domain's rule, from where the test stood.
       let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
+      // What the call stores goes to the end of the list, in order: the n-th one inserted is the test's (count + n)-th.
+      let arrival = Number(reply[at + 1]);
       if (reply[at + 2] !== '') written.owners.add(String(reply[at + 2]));
       const letters = String(reply[at + 3]);
       if (letters.includes('i')) written.stored = true;
@@ -180,7 +182,9 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         const letter = letters[i];
         if (letter === 'i') status = nextStatus(status, incoming);
         const outcome = letter === 'i' ? 'inserted' : letter === 'o' ? 'over-limit' : 'duplicate';
-        return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(reply[at++]) : now) };
+        // A duplicate's place is its stored copy's, which the reply does not say; 0 stands for it (nobody reads it).
+        const place = letter === 'i' ? ++arrival : 0;
+        return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(reply[at++]) : now, place) };
       });
     });
   };
@@ -258,7 +262,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     const [length, start, stored] = reply;
     if (start === -2) throw notACursor();
     if (start === -1) return sliceMessages(orderArrivals(decodeMessages(stored, correlationId, skip(correlationId))), range);
-    const messages = decodeMessages(stored, correlationId, (position, reason) => unreadable.report(correlationId, start + position, reason));
+    const messages = decodeMessages(stored, correlationId, (position, reason) => unreadable.report(correlationId, start + position, reason), start);
     return { messages, hasNextPage: start + first < length, totalCount: length };
   };
 

@@ -49,7 +49,7 @@ export function createRedisTailReads(options: RedisTailReadsOptions): TailReads 
       await ready();
       const stored = await redis.lrange(keysOf(correlationId).msgs, from, -1).catch(failed);
       return stored.map((text, i) => {
-        const read = readStoredMessage(text, correlationId);
+        const read = readStoredMessage(text, correlationId, from + i + 1);
         if ('message' in read) return read.message;
         options.onUnreadable?.(correlationId, from + i, read.unreadable);
         return { key: `\u0000${createHash('sha256').update(text).digest('base64')}`, unreadable: read.unreadable };

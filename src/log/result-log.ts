@@ -27,11 +27,17 @@ export interface FollowOptions {
   /** Skip messages with a sequence at or below this one; the replay also skips unsequenced ones. */
   readonly afterSequence?: number | null;
   /**
-   * Resume after the message with this key: the replay starts right after it in the test's order,
-   * and every message stored later is delivered live, sequenced or not. A key the test does not
+   * Resume after the message with this key: the replay is every message that arrived after it (in
+   * the order they arrived, as a follower always delivers), then live ones. A key the test does not
    * hold is refused with BAD_USER_INPUT. Not together with `afterSequence`.
    */
   readonly afterKey?: string | null;
+  /**
+   * Resume after the message at this place in the test's order of arrival (a cursor's): the replay
+   * is every message that arrived later. With `afterKey`, the message at that place must be the one
+   * with that key (else the cursor is of a test that has since expired and started again: BAD_USER_INPUT).
+   */
+  readonly afterArrival?: number | null;
   /** Live messages held for a follower that is not reading before it is cut off (SUBSCRIBER_TOO_SLOW). */
   readonly queueLimit: number;
   /** Whether the caller may see this test; one it may not is answered as unknown (NOT_FOUND). */

@@ -119,6 +119,25 @@ describe.each(stores)('over the $name log', (store) => {
       expect(sub.results.map((r) => r.data?.testMessages.cursor)).toEqual(page.body.data?.test.messages.edges.map((e: { cursor: string }) => e.cursor));
     });
 
+    it('resumes exactly when a message arrives late and sorts before the last one received', async () => {
+      // Sequence 5 arrives before 4: the subscriber receives 1, 2, 3, 5, then leaves.
+      const id = await storedTest('late-arrival', [{ sequence: 1 }, { sequence: 2 }, { sequence: 3 }, { sequence: 5 }]);
+      const first = transport.client(svc.url);
+      const before = collect<Pushed>(first, FOLLOW, { id });
+      await before.waitFor(4);
+      before.unsubscribe();
+      await first.dispose();
+      expect(before.results.map((r) => r.data?.testMessages.sequence)).toEqual([1, 2, 3, 5]);
+      // 4 arrives late, then the final one; resuming after 5's cursor gets both, 4 included.
+      await append(id, { sequence: 4 });
+      await append(id, { sequence: 6, final: true });
+      const second = transport.client(svc.url);
+      const after = collect<Pushed>(second, FOLLOW, { id, after: before.results.at(-1)?.data?.testMessages.cursor });
+      await after.done;
+      await second.dispose();
+      expect(after.results.map((r) => r.data?.testMessages.sequence)).toEqual([4, 6]);
+    });
+
     it('loses nothing and repeats nothing across a disconnect in the middle of a live stream, with and without sequences', async () => {
       const id = await storedTest('resume', [{ payload: 'stored-1' }, { sequence: 1, payload: 'stored-2' }]);
       const first = transport.client(svc.url);

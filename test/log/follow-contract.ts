@@ -4,6 +4,7 @@
  * log, the end of a follower, and (where the log has one) no loss across a reconnect of the
  * connection that carries live updates.
  */
+import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { plainMessage, type TestMessage } from '../../src/domain/types.js';
 import { ServiceError } from '../../src/base/errors.js';
@@ -153,6 +154,78 @@ export function describeFollowContract(context: FollowContext): void {
       expect(log.followers(id)).toBe(0);
     });
 
+    it('replays in the order the messages arrived, whatever their sequences, and resumes after a place exactly', async () => {
+      const id = uniqueId('arrival');
+      for (const sequence of [3, 1, 2]) await record(incoming(id, { sequence }));
+      const stream = await log.follow(id, { queueLimit: 10 });
+      const first = await take(stream, 2);
+      expect(first).toEqual([3, 1]);
+      await stream.return?.();
+      // A late message that sorts before everything, then resume after the second one received.
+      await record(incoming(id, { sequence: 0 }));
+      const all = await log.get(id);
+      const second = all?.messages.find((m) => m.sequence === 1) as TestMessage;
+      expect(second.arrival).toBe(2);
+      const resumed = await log.follow(id, { afterArrival: second.arrival, afterKey: second.key, queueLimit: 10 });
+      await record(incoming(id, { sequence: 4, final: true }));
+      expect(await take(resumed, 10)).toEqual([2, 0, 4]);
+      // A place that holds another message than the cursor names (a test expired and started again) is refused.
+      await expect(log.follow(id, { afterArrival: 1, afterKey: second.key, queueLimit: 10 })).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+      expect(log.followers(id)).toBe(0);
+    });
+
+    it('resumes exactly from the last message received, whatever the order of arrival and wherever it disconnects (property)', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 2, max: 9 }).chain((n) =>
+            fc.record({
+              // The first n - 1 sequences in any order, then the final one.
+              order: fc.shuffledSubarray(
+                Array.from({ length: n - 1 }, (_, i) => i + 1),
+                { minLength: n - 1, maxLength: n - 1 },
+              ),
+              // At each step: store the next message (true) or receive one (false).
+              steps: fc.array(fc.boolean(), { minLength: 2 * n, maxLength: 4 * n }),
+              // Disconnect (and resume from the last message received) after this many received.
+              cuts: fc.uniqueArray(fc.integer({ min: 1, max: n }), { maxLength: 3 }),
+            }),
+          ),
+          async ({ order, steps, cuts }) => {
+            const id = uniqueId('resume-property');
+            const arrivals = [...order, order.length + 1];
+            let stored = 0;
+            const store = () => record(incoming(id, { sequence: arrivals[stored] as number, final: ++stored === arrivals.length }));
+            await store();
+            const received: TestMessage[] = [];
+            let stream = await log.follow(id, { queueLimit: 100 });
+            const receive = async () => {
+              const next = await Promise.race([
+                stream.next(),
+                new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no push within 5 s')), 5000)),
+              ]);
+              if (next.done === true) throw new Error(`ended after ${received.length} of ${arrivals.length}`);
+              received.push(next.value);
+              if (cuts.includes(received.length) && received.length < arrivals.length) {
+                await stream.return?.();
+                const last = received.at(-1) as TestMessage;
+                stream = await log.follow(id, { afterArrival: last.arrival, afterKey: last.key, queueLimit: 100 });
+              }
+            };
+            for (const step of [...steps, ...Array<boolean>(2 * arrivals.length).fill(true)]) {
+              if (received.length === arrivals.length) break;
+              if ((step && stored < arrivals.length) || received.length === stored) await store();
+              else await receive();
+            }
+            while (received.length < arrivals.length) await receive();
+            // Every message once, in the order it arrived.
+            expect(received.map((m) => m.sequence)).toEqual(arrivals);
+            await stream.return?.();
+          },
+        ),
+        { numRuns: 25, seed: 20261127 },
+      );
+    });
+
     it('refuses a key the test does not hold, or one given with afterSequence, with BAD_USER_INPUT, and leaves no follower behind', async () => {
       const id = uniqueId('bad-key');
       await record(incoming(id, { sequence: 1 }));
@@ -227,19 +300,19 @@ export function describeFollowContract(context: FollowContext): void {
       const id = uniqueId('pushed-replay');
       for (const sequence of [2, 1, 3]) await record(incoming(id, { sequence }));
       const follower = await log.follow(id, { queueLimit: 2 });
-      // Room for one: the replay (in the test's order) stops after its first message.
+      // Room for one: the replay (in the order of arrival) stops after its first message.
       const pushed = pushTo(follower, 1);
-      expect(pushed.state.got).toEqual([1]);
+      expect(pushed.state.got).toEqual([2]);
       await eventually(() => log.followers(id) === 0, 5000, 'the paused follower to stop listening');
       // More arrive than its queue limit would hold, out of order: a paused follower holds none of them.
       for (const sequence of [7, 5, 6, 4]) await record(incoming(id, { sequence }));
       pushed.resume(100);
       // The rest of the replay, then what arrived meanwhile, in the order it arrived.
       await eventually(() => pushed.state.got.length === 7, 5000, 'the catch-up');
-      expect(pushed.state.got).toEqual([1, 2, 3, 7, 5, 6, 4]);
+      expect(pushed.state.got).toEqual([2, 1, 3, 7, 5, 6, 4]);
       await record(incoming(id, { sequence: 8, final: true }));
       await eventually(() => pushed.state.ended, 5000, 'the end after the final message');
-      expect(pushed.state.got).toEqual([1, 2, 3, 7, 5, 6, 4, 8]);
+      expect(pushed.state.got).toEqual([2, 1, 3, 7, 5, 6, 4, 8]);
       expect(pushed.state.failed).toBeUndefined();
       expect(log.followers(id)).toBe(0);
     });

@@ -29,7 +29,8 @@ export function describeBatchStorageContract(context: StorageContext): void {
       expect(outcomes(results)).toEqual(['inserted', 'inserted', 'inserted']);
       expect(results.map((r) => r.status)).toEqual(['RUNNING', 'RUNNING', 'RUNNING']);
       results.forEach((result, i) => {
-        expect(plainMessage(result.message)).toEqual({ ...batch[i], receivedAt: result.message.receivedAt });
+        // Each in its place in the order they arrived, from 1.
+        expect(plainMessage(result.message)).toEqual({ ...batch[i], receivedAt: result.message.receivedAt, arrival: i + 1 });
         expect(result.message.receivedAt).toBeGreaterThanOrEqual(before - 1000);
       });
       const read = await log.get(id);

@@ -16,6 +16,7 @@ export interface TestSummary {
 /** What the detail needs of a message. */
 export interface MessageSummary {
   readonly id: string;
+  readonly sequence?: number | null;
 }
 
 /** True when `a` is a later state of the same test than `b`: newer, or as new with more messages. */
@@ -49,11 +50,22 @@ export function upsertTest<T extends TestSummary>(tests: readonly T[], test: T):
 }
 
 /**
- * `messages` with `message` appended, in the order the service delivers them (stored ones by
- * sequence, then live ones as they arrive); the same array when it is already there. A
- * subscription that restarts (a reconnect, a renewed token) replays what is stored, so a message
- * may come twice: its id keeps it once.
+ * `messages` with `message` put in its place in the test's order, as `messages` lists a test: by
+ * `sequence` where given (after the last message whose sequence is not greater, never before one
+ * without), else at the end. The service pushes messages in the order they arrived, which may not
+ * be that order; the same array when it is already there. A subscription that restarts (a
+ * reconnect, a renewed token) replays what is stored, so a message may come twice: its id keeps it once.
  */
 export function addMessage<M extends MessageSummary>(messages: readonly M[], message: M): readonly M[] {
-  return messages.some((m) => m.id === message.id) ? messages : [...messages, message];
+  if (messages.some((m) => m.id === message.id)) return messages;
+  const sequence = message.sequence ?? null;
+  let index = messages.length;
+  if (sequence !== null) {
+    while (index > 0) {
+      const before = messages[index - 1]?.sequence ?? null;
+      if (before === null || before <= sequence) break;
+      index -= 1;
+    }
+  }
+  return [...messages.slice(0, index), message, ...messages.slice(index)];
 }

@@ -1,6 +1,5 @@
 /** Cursor pagination over a test's ordered messages, and the cursors the subscription resumes from. */
 import type { MessagePage, TestMessage } from '../../domain/types.js';
-import { messageGlobalId } from '../../domain/types.js';
 import { checkPageSize, MAX_MESSAGE_PAGE, notACursor, sliceMessages } from '../../log/message-slice.js';
 import type { MessageRange, MessageSlice } from '../../log/result-log.js';
 
@@ -8,24 +7,36 @@ import type { MessageRange, MessageSlice } from '../../log/result-log.js';
 export const MAX_PAGE_SIZE = MAX_MESSAGE_PAGE;
 
 /**
- * Cursors name a message (its test and key), not a position: messages that arrive out of order
- * are inserted earlier in the list, and a positional cursor would then skip or repeat. The test is
- * part of the cursor so that one from another test is refused rather than matched by key.
+ * A cursor names a message: its test, its place in the test's order of arrival, and its key. The
+ * place is what a subscription resumes after (subscriptions deliver in arrival order, so "after
+ * this place" is exactly what a subscriber was not pushed, whatever the messages' sequences); the
+ * key is what a page of `messages` (in the test's order) continues after, and what tells a cursor
+ * of a test that has since expired and started again from one of the test as it stands. The test
+ * is part of the cursor so that one from another test is refused rather than matched.
  */
 export function encodeCursor(message: TestMessage): string {
-  return Buffer.from(messageGlobalId(message), 'utf8').toString('base64url');
+  return Buffer.from(`${message.correlationId}/${message.arrival}/${message.key}`, 'utf8').toString('base64url');
+}
+
+/** What a cursor names: the message's key, and its place in arrival order (null in a cursor of the earlier form, test and key only). */
+export interface DecodedCursor {
+  readonly key: string;
+  readonly arrival: number | null;
 }
 
 /**
- * The key of the message `cursor` names in test `correlationId`; BAD_USER_INPUT when it is not a
- * cursor of that test (malformed, or another test's). Whether the test holds the key is the
- * caller's check.
+ * The message `cursor` names in test `correlationId`; BAD_USER_INPUT when it is not a cursor of
+ * that test (malformed, or another test's). Whether the test holds the message is the caller's
+ * check. Cursors of the earlier form (`<test>/<key>`, every key starting with its kind and a colon)
+ * are still read.
  */
-export function cursorKey(cursor: string, correlationId: string): string {
+export function decodeCursor(cursor: string, correlationId: string): DecodedCursor {
   const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
   const prefix = `${correlationId}/`;
   if (!decoded.startsWith(prefix) || decoded.length === prefix.length) throw notACursor();
-  return decoded.slice(prefix.length);
+  const rest = decoded.slice(prefix.length);
+  const placed = /^(\d{1,15})\/(.+)$/s.exec(rest);
+  return placed === null ? { key: rest, arrival: null } : { key: placed[2] as string, arrival: Number(placed[1]) };
 }
 
 /**
@@ -35,7 +46,7 @@ export function cursorKey(cursor: string, correlationId: string): string {
  */
 export function messageRange(correlationId: string, first: number, after: string | null | undefined): MessageRange {
   checkPageSize(first);
-  return { first, afterKey: after === null || after === undefined ? null : cursorKey(after, correlationId) };
+  return { first, afterKey: after === null || after === undefined ? null : decodeCursor(after, correlationId).key };
 }
 
 /** A page the log read, with the cursor of each message. */

@@ -3,7 +3,7 @@ import type { TestChangeEvent, TestMessage } from '../../domain/types.js';
 import { messageGlobalId } from '../../domain/types.js';
 import { ServiceError } from '../../base/errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
-import { cursorKey, encodeCursor, messageRange, paginateMessages, toMessagePage } from './pagination.js';
+import { decodeCursor, encodeCursor, messageRange, paginateMessages, toMessagePage } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
 
 /** Most ids one `tests` query may ask for. */
@@ -55,9 +55,11 @@ export const resolvers: Resolvers = {
       subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, visibility, resumeAfter }) => {
         // A reconnect's Last-Event-ID is later than whatever the first request resumed from.
         const cursor = resumeAfter ?? after;
+        const resumed = cursor === null || cursor === undefined ? null : decodeCursor(cursor, correlationId);
         return log.follow(correlationId, {
           afterSequence: resumeAfter === undefined ? (afterSequence ?? null) : null,
-          afterKey: cursor === null || cursor === undefined ? null : cursorKey(cursor, correlationId),
+          afterKey: resumed?.key ?? null,
+          afterArrival: resumed?.arrival ?? null,
           queueLimit: subscriptionQueueLimit,
           canSee: visibility.canSee,
         });

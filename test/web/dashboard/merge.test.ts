@@ -49,4 +49,20 @@ describe('addMessage', () => {
     expect(replayed.map((m) => m.id)).toEqual(['t:1', 't:2', 't:3']);
     expect(addMessage(replayed, { id: 't:2' })).toBe(replayed);
   });
+
+  it('lists messages in the test’s order (by sequence), whatever order they arrive in', () => {
+    type Message = { readonly id: string; readonly sequence: number | null };
+    const arrivals: Message[] = [
+      { id: 'a', sequence: 1 },
+      { id: 'b', sequence: 2 },
+      { id: 'c', sequence: 3 },
+      { id: 'e', sequence: 5 },
+      { id: 'd', sequence: 4 },
+      { id: 'x', sequence: null },
+      { id: 'late', sequence: 0 },
+    ];
+    // As `messages` orders them: a sequenced one never goes before one without a sequence.
+    const listed = arrivals.reduce<readonly Message[]>((messages, message) => addMessage(messages, message), []);
+    expect(listed.map((m) => m.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'x', 'late']);
+  });
 });

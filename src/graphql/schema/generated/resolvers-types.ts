@@ -100,9 +100,9 @@ export type Subscription = {
    */
   testChanges: TestChange;
   /**
-   * Every result message of one test: first those already stored (after `after` or `afterSequence`
-   * when given), then each new one as it arrives, with no gap and no duplicate. Completes after the
-   * final message.
+   * Every result message of one test, in the order they arrived: first those already stored (after
+   * `after` or `afterSequence` when given), then each new one as it arrives, with no gap and no
+   * duplicate. Completes after the final message. (Show them by `sequence`, as `messages` lists them.)
    */
   testMessages: TestMessage;
 };
