@@ -5,7 +5,7 @@
  * - its payload as the JSON text it arrived as (taken from the record by the decoder, else
  *   serialized here), parsed again on each read of `payload` (a 100-byte payload costs about 110
  *   bytes as text and two or three times that as objects);
- * - status and `final` in one small integer;
+ * - status, `final` and its place in the order of arrival in one small integer (`flags`);
  * - `receivedAt` and `producedAt` as offsets from the test's creation and from `receivedAt`,
  *   which fit in V8's small integers where epoch milliseconds would each need a heap number;
  * - its deduplication key only when it cannot be derived (`m:<messageId>` and `s:<sequence>`
@@ -18,6 +18,7 @@ import { plainMessage, type IncomingMessage, type TestMessage, type TestStatus }
 
 const STATUSES: readonly (TestStatus | null)[] = [null, 'PENDING', 'RUNNING', 'COMPLETED', 'FAILED'];
 const FINAL = 8;
+const PLACE = 16;
 
 /** What every message of one test shares (one object per test, pointed at by each message). */
 export interface CompactTest {
@@ -31,7 +32,11 @@ interface CompactFields {
   readonly test: CompactTest;
   readonly messageId: string | null;
   readonly sequence: number | null;
-  /** Index into STATUSES, plus FINAL when final. */
+  /**
+   * Index into STATUSES, plus FINAL when final, plus its place in its test's order of arrival times
+   * PLACE: one small integer for the three (up to 2^26 messages a test; past that a heap number,
+   * still right). Read with arithmetic, not bit operations, for the same reason.
+   */
   readonly flags: number;
   /** Offset from `base`. */
   readonly received: number;
@@ -40,8 +45,6 @@ interface CompactFields {
   readonly payloadJson: string;
   /** The key when it is an offset key (`o:…`); null when derived. */
   readonly ownKey: string | null;
-  /** Its place in its test's order of arrival, from 1 (read as is: `arrival` is a field of TestMessage). */
-  readonly arrival: number;
 }
 
 const fieldsOf = (message: object) => message as CompactFields;
@@ -56,10 +59,13 @@ const prototype = {
     return m.messageId !== null ? `m:${m.messageId}` : `s:${m.sequence as number}`;
   },
   get status(): TestStatus | null {
-    return STATUSES[fieldsOf(this).flags & 7] ?? null;
+    return STATUSES[fieldsOf(this).flags % FINAL] ?? null;
   },
   get final(): boolean {
-    return (fieldsOf(this).flags & FINAL) !== 0;
+    return fieldsOf(this).flags % PLACE >= FINAL;
+  },
+  get arrival(): number {
+    return Math.floor(fieldsOf(this).flags / PLACE);
   },
   get payload(): unknown {
     return JSON.parse(fieldsOf(this).payloadJson) as unknown;
@@ -110,13 +116,12 @@ export function compactMessage(incoming: IncomingMessage, receivedAt: number, te
     test,
     messageId,
     sequence,
-    flags: STATUSES.indexOf(incoming.status) + (incoming.final ? FINAL : 0),
+    flags: STATUSES.indexOf(incoming.status) + (incoming.final ? FINAL : 0) + arrival * PLACE,
     received: receivedAt - test.base,
     produced: incoming.producedAt === null ? null : incoming.producedAt - receivedAt,
     // The decoder hands over the payload's text as it arrived when it could: kept as it is.
     payloadJson: incoming.payloadJson ?? flat(JSON.stringify(incoming.payload) ?? 'null'),
     ownKey: derivable ? null : key,
-    arrival,
   };
   return fields as unknown as TestMessage;
 }

@@ -49,8 +49,8 @@ interface Entry {
   /** Whether a create recorded it (started), rather than only its results (seen). */
   started: boolean;
   readonly messages: TestMessage[];
-  /** The same messages in the order they were stored: a paused follower catches up from its place in it. */
-  readonly arrivals: TestMessage[];
+  /** Messages stored so far: the next one's place in the order of arrival is one more (each message holds its own). */
+  arrived: number;
   /** What the test's compact messages share. */
   readonly compact: CompactTest;
   /** Deduplication keys, by kind, so that the common kinds add no string per message. */
@@ -60,7 +60,7 @@ interface Entry {
 }
 
 /** Bytes a stored message holds beyond its texts: its compact object and its place in the arrays and sets. */
-const MESSAGE_OVERHEAD = 168;
+const MESSAGE_OVERHEAD = 160;
 /** Bytes a test holds beyond its messages and input: its entry, its map slot, its key sets. */
 const TEST_OVERHEAD = 400;
 
@@ -123,7 +123,12 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     listen: async (correlationId, listener) => fanout.add(correlationId, listener).remove,
     readFrom: async (correlationId, passed) => {
       const entry = live(correlationId);
-      return entry === undefined ? null : entry.arrivals.slice(passed).map((message, i) => ({ message, arrival: passed + i + 1 }));
+      if (entry === undefined) return null;
+      // Rare (a subscriber catching up): the later arrivals, sorted back into the order they came in.
+      return entry.messages
+        .filter((message) => message.arrival > passed)
+        .sort((a, b) => a.arrival - b.arrival)
+        .map((message) => ({ message, arrival: message.arrival }));
     },
   };
 
@@ -164,7 +169,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       updatedAt: at,
       started: started !== null,
       messages: [],
-      arrivals: [],
+      arrived: 0,
       compact: { correlationId, base: at },
       keys: { ids: null, sequences: null, others: null },
       bytes: TEST_OVERHEAD + 2 * correlationId.length + inputBytes(started?.input),
@@ -205,7 +210,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       const earlier = findStored(entry.messages, incoming, kind);
       return { outcome: 'duplicate', status: entry.status, message: earlier };
     }
-    const message = compactMessage(incoming, at, entry.compact, entry.arrivals.length + 1);
+    const message = compactMessage(incoming, at, entry.compact, entry.arrived + 1);
     const size = messageBytes(message, incoming);
     if (entry.messages.length >= options.maxMessagesPerTest || !makeRoom(size, entry)) {
       return { outcome: 'over-limit', status: entry.status, message };
@@ -213,7 +218,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     entry.bytes += size;
     bytes += size;
     insertOrdered(entry.messages, message);
-    lastArrival = entry.arrivals.push(message);
+    lastArrival = ++entry.arrived;
     addKey(entry.keys, incoming, kind);
     entry.status = nextStatus(entry.status, message);
     touch(entry, at);
