@@ -46,8 +46,11 @@ export interface FollowSource {
    * caller who may not see the test is then refused before any message is read.
    */
   owner?(correlationId: string): Promise<Pick<TestRecord, 'owner'> | null>;
-  /** Starts listening; resolves once every event stored from now on will be delivered. */
-  listen(correlationId: string, listener: EventListener): Promise<() => void>;
+  /**
+   * Starts listening; resolves once every event stored from now on will be delivered. `weight`: how
+   * many followers the listener counts for (`ResultLog.followers`; one when absent).
+   */
+  listen(correlationId: string, listener: EventListener, weight?: () => number): Promise<() => void>;
   /** The messages stored after the first `passed` arrivals, in the order they arrived; null when the test is gone. */
   readFrom(correlationId: string, passed: number): Promise<readonly ArrivedMessage[] | null>;
 }
@@ -60,6 +63,8 @@ export interface FollowTarget {
   end(): void;
   /** Catching up failed (the store could not be read, or the test is gone): nothing more comes. */
   fail(error: unknown): void;
+  /** The follower is live (everything it held handed on, listening): a group may take its live messages over (`handOff`). */
+  live?(): void;
 }
 
 /** A follower: pulled as an iterator, or pushed to a target. */
@@ -68,6 +73,21 @@ export interface Follower extends AsyncIterableIterator<TestMessage> {
   push(target: FollowTarget): void;
   /** After the target refused more: catches up from the store and goes on. Does nothing unless paused. */
   resume(): void;
+  /** The test followed. */
+  readonly correlationId: string;
+  /**
+   * When live (pushed, everything it held handed on, listening, not paused): stops listening and
+   * answers how many of the test's arrivals it has passed, from where a listener of the test's
+   * (the hub's group of subscribers) delivers its live messages instead; undefined, and nothing
+   * changes, otherwise.
+   */
+  handOff(): number | undefined;
+  /** After a hand-off, the group's delivery stopped after `passed` arrivals (its target was full): pauses there, to catch up on `resume()`. */
+  rejoin(passed: number): void;
+  /** Whether a live message is one this follower does not deliver (at or below its `afterSequence`). */
+  skips(message: TestMessage): boolean;
+  /** Listens to the test's live events, as the follower does (for the group that takes them over, counting as `weight` followers). */
+  listen(listener: EventListener, weight: () => number): Promise<() => void>;
 }
 
 /** True for a follower that can be pushed to (what `follow` answers; a stand-in a test wraps it in may not be). */
@@ -117,6 +137,8 @@ function createFollowerState(source: FollowSource, correlationId: string, option
   let resuming = false;
   // A resume asked for while catching up: run once that is done (the target asks once per drain).
   let resumeWanted = false;
+  // Its live messages are delivered by a group listener (handOff); it listens no more.
+  let handedOff = false;
   let unsubscribe: (() => void) | undefined;
 
   const stopListening = () => {
@@ -171,7 +193,20 @@ function createFollowerState(source: FollowSource, correlationId: string, option
     if (isFinished(event.status)) finish();
   }
 
-  /** Hands on the replay and what was queued, while the target takes them. */
+  /** Live: pushed, everything held handed on, listening, not paused or finished. */
+  const isLive = () =>
+    target !== undefined &&
+    !closed &&
+    !finished &&
+    !paused &&
+    !resuming &&
+    !handedOff &&
+    held === undefined &&
+    unsubscribe !== undefined &&
+    replayIndex >= replay.length &&
+    pending.length === 0;
+
+  /** Hands on the replay and what was queued, while the target takes them; tells the target once it is live. */
   function flush(): void {
     while (!paused && !closed) {
       const message = replayIndex < replay.length ? replay[replayIndex++] : pending.shift();
@@ -179,6 +214,7 @@ function createFollowerState(source: FollowSource, correlationId: string, option
       hand(message);
     }
     if (finished && !closed && !paused && replayIndex >= replay.length && pending.length === 0) finish();
+    if (isLive()) target?.live?.();
   }
 
   /** Catches up from the store after `passed`, then listens again; pauses again if the target fills up. */
@@ -199,6 +235,8 @@ function createFollowerState(source: FollowSource, correlationId: string, option
     held = undefined;
     if (paused || finished) return;
     for (const event of waiting) if (event.arrival > passed) accept(event);
+    resuming = false;
+    if (isLive()) target?.live?.();
   }
 
   const handle: Follower = {
@@ -219,6 +257,21 @@ function createFollowerState(source: FollowSource, correlationId: string, option
     },
     [Symbol.asyncIterator]() {
       return handle;
+    },
+    correlationId,
+    skips,
+    listen: (listener, weight) => source.listen(correlationId, listener, weight),
+    handOff() {
+      if (!isLive()) return undefined;
+      stopListening();
+      handedOff = true;
+      return passed;
+    },
+    rejoin(at) {
+      if (!handedOff || closed) return;
+      handedOff = false;
+      passed = Math.max(passed, at);
+      paused = true;
     },
     push(to) {
       if (target !== undefined) throw new Error('a follower is pushed to one target');

@@ -4,13 +4,17 @@ import type { EventListener } from './follower.js';
 
 /** Listeners by correlation id. */
 export interface LocalFanout {
-  /** Adds a listener; returns its removal (safe to call twice), and whether it is the test's first. */
-  add(correlationId: string, listener: EventListener): { readonly remove: () => void; readonly first: boolean };
+  /**
+   * Adds a listener; returns its removal (safe to call twice), and whether it is the test's first.
+   * `weight` is how many followers it counts for (a group of subscribers' one listener counts its
+   * members); one when absent.
+   */
+  add(correlationId: string, listener: EventListener, weight?: () => number): { readonly remove: () => void; readonly first: boolean };
   /** Delivers `event` to every current listener of its test, synchronously, in the order added. */
   emit(correlationId: string, event: TestMessageEvent): void;
   /** Whether the test has listeners. */
   has(correlationId: string): boolean;
-  /** Listeners of one test, or of all. */
+  /** Followers of one test, or of all: each listener's weight. */
   count(correlationId?: string): number;
   clear(): void;
 }
@@ -21,8 +25,16 @@ export interface LocalFanout {
  */
 export function createLocalFanout(onLast?: (correlationId: string) => void): LocalFanout {
   const topics = new Map<string, Set<EventListener>>();
+  // Only the weighted listeners (groups' ones, a few): every other counts for one.
+  const weights = new Map<EventListener, () => number>();
+  const weigh = (listeners: Set<EventListener>) => {
+    let total = 0;
+    for (const listener of listeners) total += weights.get(listener)?.() ?? 1;
+    return total;
+  };
   return {
-    add(correlationId, listener) {
+    add(correlationId, listener, weight) {
+      if (weight !== undefined) weights.set(listener, weight);
       let listeners = topics.get(correlationId);
       const first = listeners === undefined;
       if (listeners === undefined) {
@@ -31,6 +43,7 @@ export function createLocalFanout(onLast?: (correlationId: string) => void): Loc
       }
       listeners.add(listener);
       const remove = () => {
+        weights.delete(listener);
         const current = topics.get(correlationId);
         if (current === undefined || !current.delete(listener) || current.size > 0) return;
         topics.delete(correlationId);
@@ -48,11 +61,17 @@ export function createLocalFanout(onLast?: (correlationId: string) => void): Loc
     },
     has: (correlationId) => topics.has(correlationId),
     count(correlationId) {
-      if (correlationId !== undefined) return topics.get(correlationId)?.size ?? 0;
+      if (correlationId !== undefined) {
+        const listeners = topics.get(correlationId);
+        return listeners === undefined ? 0 : weigh(listeners);
+      }
       let total = 0;
-      for (const set of topics.values()) total += set.size;
+      for (const listeners of topics.values()) total += weigh(listeners);
       return total;
     },
-    clear: () => topics.clear(),
+    clear: () => {
+      topics.clear();
+      weights.clear();
+    },
   };
 }

@@ -120,7 +120,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       const entry = live(correlationId);
       return entry === undefined ? null : snapshot(entry);
     },
-    listen: async (correlationId, listener) => fanout.add(correlationId, listener).remove,
+    listen: async (correlationId, listener, weight) => fanout.add(correlationId, listener, weight).remove,
     readFrom: async (correlationId, passed) => {
       const entry = live(correlationId);
       if (entry === undefined) return null;

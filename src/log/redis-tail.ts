@@ -60,7 +60,7 @@ export interface RedisTailsOptions {
 
 /** The tails of one process. */
 export interface RedisTails {
-  listen(correlationId: string, listener: EventListener): Promise<() => void>;
+  listen(correlationId: string, listener: EventListener, weight?: () => number): Promise<() => void>;
   count(correlationId?: string): number;
   dispose(): void;
 }
@@ -266,7 +266,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
   }
 
   return {
-    async listen(correlationId, listener) {
+    async listen(correlationId, listener, weight) {
       // A test's tail lives as long as it has listeners (the fanout's `onLast` removes it).
       let tail = tails.get(correlationId);
       if (tail === undefined) {
@@ -290,10 +290,14 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       }
       const own = tail;
       const joined = own.losses;
-      const { remove, first } = fanout.add(correlationId, (event) => {
-        // A message lost in a failover after this listener came, stored again: it has it already.
-        if (own.emitting <= joined) listener(event);
-      });
+      const { remove, first } = fanout.add(
+        correlationId,
+        (event) => {
+          // A message lost in a failover after this listener came, stored again: it has it already.
+          if (own.emitting <= joined) listener(event);
+        },
+        weight,
+      );
       if (first) own.started = start(own);
       try {
         await own.started;

@@ -25,9 +25,10 @@
 import { createSourceEventStream, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createChannel } from '../../base/channel.js';
 import type { Logger } from '../../base/logger.js';
-import { isFollower, type Follower } from '../../log/follower.js';
+import { isFollower } from '../../log/follower.js';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
 import type { PushSink, SharedResult } from './push-sink.js';
+import { createFollowerGroups, type GroupMember } from './follower-groups.js';
 import { createSharedResults } from './shared-results.js';
 
 /** One subscription in the hub, as its transport holds it. */
@@ -60,6 +61,7 @@ export interface FanoutHubOptions {
 /** Creates the hub. */
 export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
   const results = createSharedResults(options.observeEvent);
+  const groups = createFollowerGroups(results, (error) => options.logger.error({ err: error }, 'a group of subscribers could not listen to its test'));
   const closeFailed = (error: unknown) => options.logger.error({ err: error }, 'a subscription source failed to close');
   let followers = 0;
 
@@ -74,11 +76,13 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
       const key = results.keyOf(args);
       const counted = isFollower(source);
       if (counted) followers += 1;
+      let member: GroupMember | undefined;
       let left = false;
       const leave = () => {
         if (left) return;
         left = true;
         if (counted) followers -= 1;
+        if (member !== undefined) groups.leave(member);
         Promise.resolve(source.return?.()).catch(closeFailed);
       };
       // Never pushed to: it ends, fails, or is left by the protocol server (onClose: the subscriber leaves).
@@ -105,8 +109,10 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
       const start = () => {
         if (started || left) return;
         started = true;
-        if (isFollower(source)) pushFollower(source, write, sink, outcome);
-        else
+        if (isFollower(source)) {
+          member = { follower: source, args, key, sink, end: () => outcome.end(), fail: (error) => outcome.fail(error) };
+          pushFollower(member, write, outcome, () => groups.live(member as GroupMember));
+        } else
           void pump(source, write, sink).then(
             () => outcome.end(),
             (error: unknown) => outcome.fail(error),
@@ -117,8 +123,12 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
   };
 }
 
-/** Pushes a follower's messages through `write`; it pauses when the sink is full and resumes once it drains. */
-function pushFollower(follower: Follower, write: (event: unknown) => boolean, sink: PushSink, outcome: { end(): void; fail(error: unknown): void }): void {
+/**
+ * Pushes a follower's messages through `write` while it replays or catches up (it pauses when the
+ * sink is full and resumes once it drains); once it is live, its group takes its live messages over.
+ */
+function pushFollower(member: GroupMember, write: (event: unknown) => boolean, outcome: { end(): void; fail(error: unknown): void }, live: () => void): void {
+  const { follower, sink } = member;
   follower.push({
     deliver(message) {
       if (write(message)) return true;
@@ -127,6 +137,7 @@ function pushFollower(follower: Follower, write: (event: unknown) => boolean, si
     },
     end: () => outcome.end(),
     fail: (error) => outcome.fail(error),
+    live,
   });
 }
 

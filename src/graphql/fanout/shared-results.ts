@@ -28,8 +28,8 @@ import type { SharedResult } from './push-sink.js';
 export interface SharedResults {
   /** The key of an operation: equal for subscribers whose results are equal for every event. */
   keyOf(args: ExecutionArgs): string;
-  /** The result of `event` for the operation of `args` (key `key`), executed at most once this turn. */
-  get(event: unknown, args: ExecutionArgs, key: string): SharedResult | Promise<SharedResult>;
+  /** The result of `event` for the operation of `args` (key `key`), executed at most once this turn, for `reached` more subscribers (1 by default). */
+  get(event: unknown, args: ExecutionArgs, key: string, reached?: number): SharedResult | Promise<SharedResult>;
 }
 
 /** Creates the per-turn results; `observeEvent` is the lifecycle's (its plugins' observers of an event, as one). */
@@ -64,7 +64,7 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
       }
       return `${documentId}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
     },
-    get(event, args, key) {
+    get(event, args, key, reached = 1) {
       let perEvent = results.get(event);
       if (perEvent === undefined) {
         perEvent = new Map();
@@ -76,7 +76,10 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
         const push = observeEvent(event);
         if (push !== undefined) pushes.set(event, push);
       }
-      if (pushes.size > 0) pushes.get(event)?.reached();
+      if (pushes.size > 0) {
+        const push = pushes.get(event);
+        for (let i = 0; i < reached; i++) push?.reached();
+      }
       let shared = perEvent.get(key);
       if (shared === undefined) {
         const result = execute({ ...args, rootValue: event });

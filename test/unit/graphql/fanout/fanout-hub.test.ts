@@ -211,4 +211,36 @@ describe('the fan-out hub over a follower', () => {
     await log.append([incoming('t', { sequence: 6 })]);
     expect(sequences(sink)).toEqual([1, 3, 2, 5, 4, 6]);
   });
+
+  it('delivers to the live subscribers of one operation as a group: each message once to each, a full one paused and caught up while the rest go on', async () => {
+    const { pipeline, log } = createTestPipeline();
+    await log.create({ correlationId: 'g', owner: 'alice', input: null });
+    const args = await pipeline.lifecycle.prepare({
+      principal: alice,
+      transport: 'websocket',
+      params: { query: 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }', variables: { id: 'g' } },
+    });
+    if (Array.isArray(args)) throw args[0];
+    const sinks = Array.from({ length: 20 }, () => recordingSink());
+    // One of them fills up after 30 messages, until the test drains it.
+    const slow = recordingSink(30);
+    for (const sink of [...sinks, slow]) await subscribed(pipeline.hub, args, sink);
+    await tick();
+    for (let batch = 0; batch < 10; batch++) {
+      await log.append(Array.from({ length: 10 }, (_, i) => incoming('g', { sequence: 10 * batch + i + 1 })));
+      if (batch === 5) {
+        // Paused: its group goes on without it, and nothing is held for it.
+        expect(sequences(slow)).toHaveLength(30);
+        expect(log.followers('g')).toBe(20);
+        slow.drain();
+        await tick();
+      }
+    }
+    const all = Array.from({ length: 100 }, (_, i) => i + 1);
+    for (const sink of sinks) expect(sequences(sink)).toEqual(all);
+    await tick();
+    expect(sequences(slow)).toEqual(all);
+    expect(log.followers('g')).toBe(21);
+    expect(pipeline.hub.followers).toBe(21);
+  });
 });
