@@ -237,8 +237,15 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   await pipeline.lifecycle.startPlugins();
   // The pushes of both streaming transports leave through one coalescer (fanout/write-coalescer.ts).
   const coalescer = createWriteCoalescer({ maxDelayMs: config.websocket.coalesceMs });
+  // What a subscription asking for a delivery guarantee is told of the store behind it (docs/delivery.md).
+  const kind = config.resultLog.kind;
+  const delivery = {
+    store: kind,
+    durable: kind === 'memory' ? 'none' : kind === 'redis' && config.redis.wait.replicas > 0 ? 'failovers' : 'restarts',
+  } as const;
   const ws = attachGraphQLWebSocket({
     coalescer,
+    delivery,
     httpServer,
     path: '/graphql',
     pipeline,
@@ -254,6 +261,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   });
   const sse = createGraphQLSse({
     coalescer,
+    delivery,
     pipeline,
     logger,
     maxStreamsPerPrincipal: config.sse.maxStreamsPerPrincipal,

@@ -24,6 +24,12 @@ export type ErrorCode =
   | 'TOO_MANY_SUBSCRIPTIONS'
   | 'RATE_LIMITED'
   | 'NOT_FOUND'
+  /**
+   * A cursor (`after`, `Last-Event-ID`) names a message its test no longer holds: the test expired,
+   * was evicted, was started again, or was held by a replica that is gone. Start over (a fresh
+   * subscription, or `messages` from the start) rather than resume.
+   */
+  | 'CURSOR_EXPIRED'
   | 'QUERY_TOO_DEEP'
   | 'QUERY_TOO_COMPLEX'
   | 'QUERY_TOO_MANY_ALIASES'
@@ -37,6 +43,10 @@ export type ErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'KAFKA_CODEC_FAILED'
   | 'SUBSCRIBER_TOO_SLOW'
+  /** A subscription asked for a delivery guarantee this service does not know. */
+  | 'DELIVERY_GUARANTEE_UNSUPPORTED'
+  /** A subscription asked for a delivery guarantee this service cannot keep for it. */
+  | 'DELIVERY_GUARANTEE_UNSATISFIABLE'
   | 'SHUTTING_DOWN'
   | 'CONFIG_INVALID'
   | 'INTERNAL_SERVER_ERROR';
@@ -64,6 +74,7 @@ const WIRE: Record<ErrorCode, { readonly status: number; readonly close: number 
   TOO_MANY_SUBSCRIPTIONS: { status: 429, close: 4429 },
   RATE_LIMITED: { status: 429, close: 4429 },
   NOT_FOUND: { status: 404, close: 4400 },
+  CURSOR_EXPIRED: { status: 410, close: 4400 },
   QUERY_TOO_DEEP: { status: 400, close: 4400 },
   QUERY_TOO_COMPLEX: { status: 400, close: 4400 },
   QUERY_TOO_MANY_ALIASES: { status: 400, close: 4400 },
@@ -78,6 +89,8 @@ const WIRE: Record<ErrorCode, { readonly status: number; readonly close: number 
   STORE_UNAVAILABLE: { status: 503, close: 4500 },
   KAFKA_CODEC_FAILED: { status: 503, close: 4500 },
   SUBSCRIBER_TOO_SLOW: { status: 429, close: 1008 },
+  DELIVERY_GUARANTEE_UNSUPPORTED: { status: 400, close: 4400 },
+  DELIVERY_GUARANTEE_UNSATISFIABLE: { status: 400, close: 4400 },
   SHUTTING_DOWN: { status: 503, close: 1001 },
   CONFIG_INVALID: { status: 500, close: 4500 },
   INTERNAL_SERVER_ERROR: { status: 500, close: 4500 },

@@ -20,10 +20,10 @@
  *   arrival, the order live messages come in) and goes live again: a slow reader costs the server
  *   no memory however far behind it falls, and misses nothing and gets nothing twice.
  */
-import { finishingStatus, isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent, TestRecord } from '../domain/types.js';
-import { createChannel } from '../base/channel.js';
 import { ServiceError } from '../base/errors.js';
+import { createFollowerState } from './follower-state.js';
+import { cursorExpired } from './message-slice.js';
 import type { FollowOptions } from './result-log.js';
 
 /** Called for every event of the followed test, in the order stored. Must not throw. */
@@ -57,8 +57,11 @@ export interface FollowSource {
 
 /** Where a pushed follower hands its messages. */
 export interface FollowTarget {
-  /** Takes a message (always); false when it can take no more for now: the follower pauses until `resume()`. */
-  deliver(message: TestMessage): boolean;
+  /**
+   * Takes a message (always); false when it can take no more for now: the follower pauses until
+   * `resume()`. `behind`: the message is part of a catch-up from the store, with that many still to come.
+   */
+  deliver(message: TestMessage, behind?: number): boolean;
   /** The test finished: every message up to the one that finished it was delivered. */
   end(): void;
   /** Catching up failed (the store could not be read, or the test is gone): nothing more comes. */
@@ -101,232 +104,16 @@ export function isFollower(stream: unknown): stream is Follower {
  * BAD_USER_INPUT for an `afterKey` the test does not hold. It ends after the final message.
  */
 export async function openFollower(source: FollowSource, correlationId: string, options: FollowOptions): Promise<Follower> {
-  const notFound = () => new ServiceError('NOT_FOUND', `No test has the correlation id "${correlationId}".`);
+  // With a cursor, a test that is not there (or not the caller's, answered alike) is one that was: the cursor is expired.
+  const resuming = (options.afterKey !== undefined && options.afterKey !== null) || (options.afterArrival !== undefined && options.afterArrival !== null);
+  const notFound = () => (resuming ? cursorExpired() : new ServiceError('NOT_FOUND', `No test has the correlation id "${correlationId}".`));
   if (options.canSee !== undefined && source.owner !== undefined) {
     const test = await source.owner(correlationId);
     if (test === null || !options.canSee(test as TestRecord)) throw notFound();
   }
-  const follower = createFollowerState(source, correlationId, options);
+  const follower = createFollowerState(source, correlationId, options, (messages) => replayOf(messages, options));
   await follower.open(notFound);
   return follower.handle;
-}
-
-/** The follower's state and its two ways out (see the file header). */
-function createFollowerState(source: FollowSource, correlationId: string, options: FollowOptions) {
-  const { afterSequence, queueLimit } = options;
-  const skips = (message: TestMessage) =>
-    afterSequence !== undefined && afterSequence !== null && message.sequence !== null && message.sequence <= afterSequence;
-
-  let replay: readonly TestMessage[] = [];
-  let replayIndex = 0;
-  // Live messages queued before the follower was switched to pushing: handed on first.
-  let pending: TestMessage[] = [];
-  let held: TestMessageEvent[] | undefined = [];
-  // The snapshot's keys and arrivals: a live event among the first `snapshotArrivals` may be one the
-  // snapshot had (a shared log's live reads can lag its snapshot, and a failover can reuse places),
-  // and only those are looked up; any later one is new.
-  let seen: Set<string> | undefined;
-  let snapshotArrivals = Infinity;
-  /** Arrivals passed (in the snapshot, delivered or skipped): a paused follower catches up after them. */
-  let passed = 0;
-  /** The message that finishes the test was passed: nothing follows what is queued. */
-  let finished = false;
-  let closed = false;
-  let target: FollowTarget | undefined;
-  let paused = false;
-  let resuming = false;
-  // A resume asked for while catching up: run once that is done (the target asks once per drain).
-  let resumeWanted = false;
-  // Its live messages are delivered by a group listener (handOff); it listens no more.
-  let handedOff = false;
-  let unsubscribe: (() => void) | undefined;
-
-  const stopListening = () => {
-    unsubscribe?.();
-    unsubscribe = undefined;
-  };
-  const live = createChannel<TestMessage>({
-    limit: queueLimit,
-    overflow: () =>
-      new ServiceError(
-        'SUBSCRIBER_TOO_SLOW',
-        `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with after (the cursor of the last message received) to resume.`,
-      ),
-    onClose: stopListening,
-  });
-  const listen = async () => {
-    unsubscribe = await source.listen(correlationId, (event) => {
-      if (held !== undefined) held.push(event);
-      else accept(event);
-    });
-  };
-  /** After the finishing message nothing more comes: stop listening at once, end once what is due is out. */
-  const finish = () => {
-    finished = true;
-    stopListening();
-    if (target === undefined) live.end();
-    else if (!paused && replayIndex >= replay.length && pending.length === 0) {
-      closed = true;
-      target.end();
-    }
-  };
-  /** Hands one message to the target; pauses when it can take no more. */
-  const hand = (message: TestMessage) => {
-    if (!(target as FollowTarget).deliver(message)) pause();
-  };
-  const pause = () => {
-    paused = true;
-    stopListening();
-  };
-
-  /** A live event, once the snapshot is read. */
-  function accept(event: TestMessageEvent): void {
-    if (closed || finished || paused) return;
-    const message = event.message;
-    passed = Math.max(passed, event.arrival);
-    const inSnapshot = event.arrival <= snapshotArrivals && seen?.has(message.key) === true;
-    if (!inSnapshot && !skips(message)) {
-      if (target === undefined) {
-        if (!live.push(message)) return;
-      } else hand(message);
-    }
-    if (isFinished(event.status)) finish();
-  }
-
-  /** Live: pushed, everything held handed on, listening, not paused or finished. */
-  const isLive = () =>
-    target !== undefined &&
-    !closed &&
-    !finished &&
-    !paused &&
-    !resuming &&
-    !handedOff &&
-    held === undefined &&
-    unsubscribe !== undefined &&
-    replayIndex >= replay.length &&
-    pending.length === 0;
-
-  /** Hands on the replay and what was queued, while the target takes them; tells the target once it is live. */
-  function flush(): void {
-    while (!paused && !closed) {
-      const message = replayIndex < replay.length ? replay[replayIndex++] : pending.shift();
-      if (message === undefined) break;
-      hand(message);
-    }
-    if (finished && !closed && !paused && replayIndex >= replay.length && pending.length === 0) finish();
-    if (isLive()) target?.live?.();
-  }
-
-  /** Catches up from the store after `passed`, then listens again; pauses again if the target fills up. */
-  async function catchUp(): Promise<void> {
-    held = [];
-    await listen();
-    const arrived = await source.readFrom(correlationId, passed);
-    if (closed) return;
-    if (arrived === null) throw new ServiceError('NOT_FOUND', `The test "${correlationId}" is no longer stored.`);
-    for (const { message, arrival } of arrived) {
-      if (arrival <= passed) continue;
-      passed = arrival;
-      if (!skips(message)) hand(message);
-      if (finishingStatus(message) !== null) finish();
-      if (paused || finished) break;
-    }
-    const waiting = held ?? [];
-    held = undefined;
-    if (paused || finished) return;
-    for (const event of waiting) if (event.arrival > passed) accept(event);
-    resuming = false;
-    if (isLive()) target?.live?.();
-  }
-
-  const handle: Follower = {
-    next() {
-      if (replayIndex < replay.length) return Promise.resolve({ value: replay[replayIndex++] as TestMessage, done: false });
-      return live.iterator.next();
-    },
-    return() {
-      closed = true;
-      replay = [];
-      pending = [];
-      stopListening();
-      return live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
-    },
-    throw(error?: unknown) {
-      replay = [];
-      return live.iterator.throw?.(error) ?? Promise.reject(error);
-    },
-    [Symbol.asyncIterator]() {
-      return handle;
-    },
-    correlationId,
-    skips,
-    listen: (listener, weight) => source.listen(correlationId, listener, weight),
-    handOff() {
-      if (!isLive()) return undefined;
-      stopListening();
-      handedOff = true;
-      return passed;
-    },
-    rejoin(at) {
-      if (!handedOff || closed) return;
-      handedOff = false;
-      passed = Math.max(passed, at);
-      paused = true;
-    },
-    push(to) {
-      if (target !== undefined) throw new Error('a follower is pushed to one target');
-      target = to;
-      pending = live.takeAll();
-      flush();
-    },
-    resume() {
-      if (resuming) {
-        resumeWanted = true;
-        return;
-      }
-      if (!paused || closed || target === undefined) return;
-      paused = false;
-      flush();
-      if (paused || closed || finished) return;
-      resuming = true;
-      catchUp()
-        .catch((error: unknown) => {
-          if (closed) return;
-          closed = true;
-          stopListening();
-          target?.fail(error);
-        })
-        .finally(() => {
-          resuming = false;
-          if (!resumeWanted) return;
-          resumeWanted = false;
-          handle.resume();
-        });
-    },
-  };
-
-  /** Listens, reads the snapshot, and sets the replay; throws NOT_FOUND or BAD_USER_INPUT. */
-  async function open(notFound: () => ServiceError): Promise<void> {
-    await listen();
-    let snapshot: FollowSnapshot | null;
-    try {
-      snapshot = await source.read(correlationId);
-      if (snapshot === null || (options.canSee !== undefined && !options.canSee(snapshot))) throw notFound();
-      replay = replayOf(snapshot.messages, options);
-    } catch (error) {
-      stopListening();
-      throw error;
-    }
-    seen = new Set(snapshot.messages.map((m) => m.key));
-    passed = snapshot.arrivals ?? snapshot.messages.length;
-    snapshotArrivals = passed;
-    if (isFinished(snapshot.status)) finish();
-    const waiting = held ?? [];
-    held = undefined;
-    for (const event of waiting) accept(event);
-  }
-
-  return { handle, open };
 }
 
 /**
@@ -347,7 +134,6 @@ function replayOf(messages: readonly TestMessage[], options: FollowOptions): rea
   if (afterSequence !== undefined && afterSequence !== null)
     throw new ServiceError('BAD_USER_INPUT', 'Give after or afterSequence, not both.', { details: { argument: 'after' } });
   const named = hasPlace ? arrived.find((m) => m.arrival === afterArrival) : arrived.find((m) => m.key === afterKey);
-  if (named === undefined || (hasKey && named.key !== afterKey))
-    throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor of this test', { details: { argument: 'after' } });
+  if (named === undefined || (hasKey && named.key !== afterKey)) throw cursorExpired();
   return arrived.filter((m) => m.arrival > named.arrival);
 }

@@ -19,9 +19,20 @@ export function checkPageSize(first: number): void {
   }
 }
 
-/** The refusal of an `afterKey` the test does not hold: the caller's cursor names no message of it. */
+/** The refusal of a cursor that is not one of this test (malformed, or another test's). */
 export function notACursor(): ServiceError {
   return new ServiceError('BAD_USER_INPUT', 'after is not a cursor of this test', { details: { argument: 'after' } });
+}
+
+/** The refusal of a cursor of this test whose message the test no longer holds (see CURSOR_EXPIRED). */
+export function cursorExpired(): ServiceError {
+  return new ServiceError(
+    'CURSOR_EXPIRED',
+    'The message this cursor names is no longer stored (the test expired, was evicted or was started again): start over.',
+    {
+      details: { argument: 'after' },
+    },
+  );
 }
 
 /** The page `range` asks for of `messages`, which are in the test's order. */
@@ -30,7 +41,7 @@ export function sliceMessages(messages: readonly TestMessage[], range: MessageRa
   if (range.afterKey !== null && range.afterKey !== undefined) {
     const key = range.afterKey;
     const index = messages.findIndex((m) => m.key === key);
-    if (index < 0) throw notACursor();
+    if (index < 0) throw cursorExpired();
     start = index + 1;
   }
   return { messages: messages.slice(start, start + range.first), hasNextPage: start + range.first < messages.length, totalCount: messages.length };

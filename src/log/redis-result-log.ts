@@ -30,7 +30,7 @@ import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { openFollower } from './follower.js';
 import { decodeMessages, encodeMessage, storedTextStart } from './message-format.js';
-import { notACursor, sliceMessages } from './message-slice.js';
+import { cursorExpired, sliceMessages } from './message-slice.js';
 import { APPEND, CREATE } from './redis-append-script.js';
 import { PAGE } from './redis-page-script.js';
 import { dedupeField, META_FIELDS, metaFields, storedMessage, toRecord, toSummary } from './redis-record.js';
@@ -260,7 +260,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     );
     if (reply === null) return null;
     const [length, start, stored] = reply;
-    if (start === -2) throw notACursor();
+    if (start === -2) throw cursorExpired();
     if (start === -1) return sliceMessages(orderArrivals(decodeMessages(stored, correlationId, skip(correlationId))), range);
     const messages = decodeMessages(stored, correlationId, (position, reason) => unreadable.report(correlationId, start + position, reason), start);
     return { messages, hasNextPage: start + first < length, totalCount: length };

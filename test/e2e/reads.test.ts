@@ -249,17 +249,21 @@ describe('GET /tests/{id}', () => {
     expect((await get(`/tests/${id}?first=0`)).body).toMatchObject({ messageCount: 150, messages: [], links: { self: `/tests/${id}` } });
   });
 
-  it('refuses a page size out of range, or an after that names no message of the test, with 400', async () => {
+  it('refuses a page size out of range, or an after that is no message id of the test, with 400, and one of a message no longer there with 410', async () => {
     const [id] = await seed(svc(), 'tester', 1, 3);
     for (const query of ['first=-1', 'first=1001', 'first=ten', 'first=1&first=2']) {
       expect(await get(`/tests/${id}?${query}`), query).toMatchObject({ status: 400, body: { code: 'BAD_USER_INPUT', argument: 'first' } });
     }
-    for (const after of ['other/s:1', `${id}/`, `${id}/s:9`]) {
+    for (const after of ['other/s:1', `${id}/`]) {
       expect(await get(`/tests/${id}?after=${encodeURIComponent(after)}`), after).toMatchObject({
         status: 400,
         body: { code: 'BAD_USER_INPUT', argument: 'after' },
       });
     }
+    expect(await get(`/tests/${id}?after=${encodeURIComponent(`${id}/s:9`)}`)).toMatchObject({
+      status: 410,
+      body: { code: 'CURSOR_EXPIRED', argument: 'after' },
+    });
   });
 });
 

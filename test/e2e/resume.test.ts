@@ -175,5 +175,14 @@ describe.each(stores)('over the $name log', (store) => {
         expect(errors[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'after' });
       }
     });
+
+    it('refuses to resume a test that is gone with CURSOR_EXPIRED, never a silent fresh start', async () => {
+      const id = await storedTest('gone', [{ sequence: 1 }, { sequence: 2 }]);
+      const page = await postGraphQL(svc.url, `query($id: ID!) { test(correlationId: $id) { messages { edges { cursor } } } }`, { id });
+      const cursor = page.body.data?.test.messages.edges[0].cursor as string;
+      await svc.log.remove(id);
+      const errors: ClientErrors = await transport.errors(svc.url, FOLLOW, { id, after: cursor });
+      expect(errors[0]?.extensions).toMatchObject({ code: 'CURSOR_EXPIRED', argument: 'after' });
+    });
   });
 });

@@ -169,8 +169,8 @@ export function describeFollowContract(context: FollowContext): void {
       const resumed = await log.follow(id, { afterArrival: second.arrival, afterKey: second.key, queueLimit: 10 });
       await record(incoming(id, { sequence: 4, final: true }));
       expect(await take(resumed, 10)).toEqual([2, 0, 4]);
-      // A place that holds another message than the cursor names (a test expired and started again) is refused.
-      await expect(log.follow(id, { afterArrival: 1, afterKey: second.key, queueLimit: 10 })).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+      // A place that holds another message than the cursor names (a test expired and started again): the cursor is expired.
+      await expect(log.follow(id, { afterArrival: 1, afterKey: second.key, queueLimit: 10 })).rejects.toMatchObject({ code: 'CURSOR_EXPIRED' });
       expect(log.followers(id)).toBe(0);
     });
 
@@ -226,13 +226,16 @@ export function describeFollowContract(context: FollowContext): void {
       );
     });
 
-    it('refuses a key the test does not hold, or one given with afterSequence, with BAD_USER_INPUT, and leaves no follower behind', async () => {
+    it('refuses a cursor whose message or test is no longer there with CURSOR_EXPIRED (never a fresh start), one given with afterSequence with BAD_USER_INPUT, and leaves no follower behind', async () => {
       const id = uniqueId('bad-key');
       await record(incoming(id, { sequence: 1 }));
-      await expect(log.follow(id, { afterKey: 's:2', queueLimit: 10 })).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+      await expect(log.follow(id, { afterKey: 's:2', queueLimit: 10 })).rejects.toMatchObject({ code: 'CURSOR_EXPIRED' });
+      await expect(log.follow(id, { afterArrival: 2, afterKey: 's:2', queueLimit: 10 })).rejects.toMatchObject({ code: 'CURSOR_EXPIRED' });
       await expect(log.follow(id, { afterKey: 's:1', afterSequence: 1, queueLimit: 10 })).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
-      // An unknown test stays NOT_FOUND whatever the key.
-      await expect(log.follow(uniqueId('nope'), { afterKey: 's:1', queueLimit: 10 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      // A test gone (expired, evicted, or held by a replica that is gone), followed from a cursor: expired, not a fresh start.
+      await expect(log.follow(uniqueId('nope'), { afterKey: 's:1', queueLimit: 10 })).rejects.toMatchObject({ code: 'CURSOR_EXPIRED' });
+      // Without a cursor, an unknown test is NOT_FOUND.
+      await expect(log.follow(uniqueId('nope'), { queueLimit: 10 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
       expect(log.followers(id)).toBe(0);
     });
 

@@ -70,13 +70,13 @@ export function describeReadContract(context: StorageContext): void {
       expect(await log.messages(id, { first: 0, afterKey: 's:5' })).toEqual({ messages: [], hasNextPage: false, totalCount: 5 });
     });
 
-    it('answers null for an unknown test, an empty page for a test without messages, and refuses a key the test does not hold', async () => {
+    it('answers null for an unknown test, an empty page for a test without messages, and refuses a key the test does not hold as expired', async () => {
       expect(await log.messages(uniqueId('unknown'), { first: 10 })).toBeNull();
       const id = uniqueId('empty');
       await log.create({ correlationId: id, input: null, owner: 'alice' });
       expect(await log.messages(id, { first: 10 })).toEqual({ messages: [], hasNextPage: false, totalCount: 0 });
       await log.append([incoming(id, { sequence: 1 })]);
-      await expect(log.messages(id, { first: 10, afterKey: 's:2' })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', details: { argument: 'after' } });
+      await expect(log.messages(id, { first: 10, afterKey: 's:2' })).rejects.toMatchObject({ code: 'CURSOR_EXPIRED', details: { argument: 'after' } });
     });
 
     it("pages in the test's order when messages arrive out of sequence, unsequenced or twice, in batches or one by one", async () => {

@@ -301,7 +301,7 @@ export interface SubscriptionTransport {
   /** A client of the default test token. */
   client(url: string): Subscriber & { dispose(): unknown };
   /** Runs one operation on a fresh client: the errors it ends with. */
-  errors(url: string, query: string, variables?: Record<string, unknown>): Promise<ClientErrors>;
+  errors(url: string, request: string | OperationRequest, variables?: Record<string, unknown>): Promise<ClientErrors>;
 }
 
 /** Every transport subscriptions are served over. */

@@ -91,15 +91,15 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
       // later ones, so they leave in order.
       let behind: Promise<void> = Promise.resolve();
       let executing = 0;
-      const write = (event: unknown): boolean => {
+      const write = (event: unknown, toCome?: number): boolean => {
         if (left) return true;
         const shared = results.get(event, args, key);
-        if (!(shared instanceof Promise) && executing === 0) return sink.write(shared);
+        if (!(shared instanceof Promise) && executing === 0) return sink.write(shared, toCome);
         executing += 1;
         behind = behind
           .then(async () => {
             const settled = await shared;
-            if (!left) sink.write(settled);
+            if (!left) sink.write(settled, toCome);
           })
           .catch((error: unknown) => outcome.fail(error))
           .finally(() => (executing -= 1));
@@ -127,11 +127,16 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
  * Pushes a follower's messages through `write` while it replays or catches up (it pauses when the
  * sink is full and resumes once it drains); once it is live, its group takes its live messages over.
  */
-function pushFollower(member: GroupMember, write: (event: unknown) => boolean, outcome: { end(): void; fail(error: unknown): void }, live: () => void): void {
+function pushFollower(
+  member: GroupMember,
+  write: (event: unknown, toCome?: number) => boolean,
+  outcome: { end(): void; fail(error: unknown): void },
+  live: () => void,
+): void {
   const { follower, sink } = member;
   follower.push({
-    deliver(message) {
-      if (write(message)) return true;
+    deliver(message, toCome) {
+      if (write(message, toCome)) return true;
       sink.whenWritable(() => follower.resume());
       return false;
     },

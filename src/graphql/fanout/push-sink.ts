@@ -19,8 +19,12 @@ export interface SharedResult {
 
 /** Where one subscription's pushes go. */
 export interface PushSink {
-  /** Writes one result, synchronously; false when the subscriber can take no more for now (its socket or response is over its mark). */
-  write(shared: SharedResult): boolean;
+  /**
+   * Writes one result, synchronously; false when the subscriber can take no more for now (its
+   * socket or response is over its mark). `behind`: the push is part of a catch-up from the store,
+   * with that many messages still to come (the subscriber is told, `delivery-notes.ts`).
+   */
+  write(shared: SharedResult, behind?: number): boolean;
   /** Calls `resume` once the subscriber can take more again, after a write answered false. */
   whenWritable(resume: () => void): void;
 }

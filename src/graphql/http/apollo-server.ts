@@ -104,6 +104,7 @@ function lifecyclePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQ
             operation,
             operationName: resolved.operationName,
             variables: resolved.variables,
+            extensions: resolved.extensions ?? null,
             principal: contextValue.principal,
             transport: 'http',
           });

@@ -187,7 +187,15 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     if (invalid.length > 0) return invalid;
     const operationName = resolved.operationName ?? null;
     const variables = resolved.variables ?? null;
-    const refusal = lifecycle.admit({ document, operation: getOperationAST(document, operationName), operationName, variables, principal, transport });
+    const refusal = lifecycle.admit({
+      document,
+      operation: getOperationAST(document, operationName),
+      operationName,
+      variables,
+      extensions: resolved.extensions ?? null,
+      principal,
+      transport,
+    });
     if (refusal !== undefined) return [refusal];
     return { schema, document, variableValues: variables, operationName, contextValue: options.createContext(principal, resumeAfter) };
   };

@@ -42,6 +42,8 @@ export interface OperationToAdmit extends OperationStart {
   readonly operation: OperationDefinitionNode | null | undefined;
   readonly operationName: string | null | undefined;
   readonly variables: Record<string, unknown> | null | undefined;
+  /** The request's `extensions` (a delivery guarantee asked for, say), as the client sent them. */
+  readonly extensions?: Record<string, unknown> | null | undefined;
 }
 
 /**

@@ -12,6 +12,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { ServerResponse } from 'node:http';
 import type { TestMessage } from '../../domain/types.js';
+import { createDeliveryNotes, withDeliveryNote, type DeliveryGrant } from '../fanout/delivery-notes.js';
 import type { PushSink, SharedResult } from '../fanout/push-sink.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { encodeCursor } from '../schema/pagination.js';
@@ -26,6 +27,8 @@ export interface SsePushSinkOptions {
   readonly drainTimeoutMs: number;
   /** A result with errors as this subscriber gets it (through the lifecycle's error edge, under its request id), to serialize. */
   readonly withClientErrors: (result: ExecutionResult) => unknown;
+  /** What the subscription was granted, when it asked for a delivery guarantee: its first event confirms it. */
+  readonly grant?: DeliveryGrant | undefined;
 }
 
 const EVENT_TEXT = Symbol('the SSE next event');
@@ -42,14 +45,18 @@ export function createSsePushSink(options: SsePushSinkOptions): PushSink {
     cut.unref();
   };
   res.once('close', () => clearTimeout(cut));
+  const notes = createDeliveryNotes(options.grant);
   return {
-    write(shared) {
+    write(shared, behind) {
       if (res.destroyed || res.writableEnded) return true;
       const errors = shared.result.errors;
+      const note = notes.next(behind);
       const event =
-        errors === undefined || errors.length === 0
-          ? shared.shared(EVENT_TEXT, () => nextEvent(shared, shared.bytes().toString()))
-          : nextEvent(shared, JSON.stringify(options.withClientErrors(shared.result)));
+        errors !== undefined && errors.length > 0
+          ? nextEvent(shared, JSON.stringify(options.withClientErrors(shared.result)))
+          : note === undefined
+            ? shared.shared(EVENT_TEXT, () => nextEvent(shared, shared.bytes().toString()))
+            : nextEvent(shared, withDeliveryNote(shared.bytes(), note).toString());
       coalescer.write(res, event);
       if (res.writableLength <= maxBufferedBytes) return true;
       watchDrain();

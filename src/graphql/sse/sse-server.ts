@@ -37,6 +37,7 @@ import { endOnFailure } from '../pipeline/stream-endings.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { createSsePushSink } from './sse-push-sink.js';
 import { endingSseStream } from './sse-stream.js';
+import { grantOf, type DeliveryGrant } from '../fanout/delivery-notes.js';
 
 /** Options of {@link createGraphQLSse}. */
 export interface GraphQLSseOptions {
@@ -50,6 +51,8 @@ export interface GraphQLSseOptions {
   readonly drainTimeoutMs: number;
   /** Where subscription pushes are written, to leave together (the process's, shared with the WebSocket). */
   readonly coalescer: WriteCoalescer;
+  /** Where messages are kept, for the confirmation of a delivery guarantee a subscription asks for. */
+  readonly delivery: Omit<DeliveryGrant, 'guarantee'>;
   readonly logger: Logger;
 }
 
@@ -69,6 +72,8 @@ interface Stream {
   readonly res: ServerResponse;
   readonly requestId: string;
   readonly resumeAfter: string | undefined;
+  /** The request's `extensions` (a delivery guarantee asked for). */
+  extensions?: Record<string, unknown> | undefined;
   /** Starts the hub's pushes of the stream's subscription, once the response head is out. */
   start?: () => void;
 }
@@ -166,6 +171,7 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
         });
         if (Array.isArray(prepared)) return refusal(prepared, pipeline, stream);
         streamOf.set(prepared, stream);
+        stream.extensions = params.extensions;
         return prepared as ExecutionArgs & { contextValue: Context };
       } catch (error) {
         // Unexpected (a failing dependency, a bug): refused like any operation before its stream
@@ -183,6 +189,7 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
           maxBufferedBytes: options.maxBufferedBytes,
           drainTimeoutMs: options.drainTimeoutMs,
           withClientErrors: (result) => ({ ...result, errors: clientErrors(result.errors ?? [], stream.requestId, pipeline.lifecycle.formatError) }),
+          grant: grantOf(stream.extensions, options.delivery),
         });
         const subscription = await pipeline.hub.subscribe(args, sink);
         if (!('stream' in subscription)) return subscription;

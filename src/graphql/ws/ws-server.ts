@@ -38,6 +38,7 @@ import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { createWebSocketPushSink } from './ws-push-sink.js';
+import { grantOf, type DeliveryGrant } from '../fanout/delivery-notes.js';
 import { closeSocket } from './close-socket.js';
 import { createWebSocketSessions, tokenExpired, tokenFrom, tokenRefused, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
@@ -68,6 +69,8 @@ export interface GraphQLWebSocketOptions {
   readonly heartbeatMs?: number;
   /** Where subscription pushes are written, to leave together (the process's, shared with SSE). */
   readonly coalescer: WriteCoalescer;
+  /** Where messages are kept, for the confirmation of a delivery guarantee a subscription asks for. */
+  readonly delivery: Omit<DeliveryGrant, 'guarantee'>;
 }
 
 /** The attached WebSocket endpoint. */
@@ -100,7 +103,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   // Each operation's request id, by its subscribe payload (what onError is handed) and its arguments.
   const requestIds = new WeakMap<object, string>();
   // Each prepared operation's socket and subscription id: where the hub pushes its results.
-  const subscribers = new WeakMap<object, { readonly ctx: SubscribeContext; readonly id: string }>();
+  const subscribers = new WeakMap<object, { readonly ctx: SubscribeContext; readonly id: string; readonly payload: SubscribePayload }>();
   // Every error leaves through the pipeline's error edge (masked if unexpected, logged once, without
   // internal extensions), whether execution produced it or graphql-ws raised it (a stream that fails).
   const forClient = (errors: readonly GraphQLError[], requestId: string = randomUUID()) => clientErrors(errors, requestId, pipeline.lifecycle.formatError);
@@ -148,7 +151,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           const prepared = await prepare(options, sessions, ctx, payload);
           if (Array.isArray(prepared)) return prepared;
           requestIds.set(prepared, requestId);
-          subscribers.set(prepared, { ctx, id });
+          subscribers.set(prepared, { ctx, id, payload });
           return prepared;
         } catch (error) {
           // A refusal thrown as a GraphQL error, or anything unexpected (a failing dependency, a bug,
@@ -173,6 +176,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
             highWaterMark: options.maxBufferedBytes,
             overMark: () => serverCleanup.watchDrain(ctx.extra.socket),
             withClientErrors: (result) => ({ ...result, errors: forClient(result.errors ?? [], requestIds.get(args)) }),
+            grant: grantOf(subscribers.get(args)?.payload.extensions, options.delivery),
           });
           const subscription = await pipeline.hub.subscribe(args, sink);
           if (!('stream' in subscription)) return subscription;

@@ -11,6 +11,7 @@ import type { PersistedOperationsConfig } from '../../../config/persisted-docume
 import type { RateLimits } from '../../../rate-limits/rate-limits.js';
 import type { OperationPlugin } from '../operation-plugin.js';
 import type { ResponseCache } from '../response-cache.js';
+import { deliveryGuaranteePlugin } from './delivery-guarantee.js';
 import { errorMaskingPlugin } from './error-masking.js';
 import { introspectionPlugin } from './introspection.js';
 import { operationLimitsPlugin, type OperationLimits } from './operation-limits.js';
@@ -48,6 +49,7 @@ export function servicePlugins(options: ServicePluginsOptions): OperationPlugin[
     introspectionPlugin({ introspection: options.introspection, trustedDocuments: options.persistedOperations.trustedDocuments !== null }),
     scopeAdmissionPlugin(options.access),
     operationLimitsPlugin(options.schema, options.limits),
+    deliveryGuaranteePlugin(),
     shapeLimitsPlugin(options.shapeLimits),
     pushTracingPlugin(),
     errorMaskingPlugin({ debug: options.debugErrors, logger: options.logger }),

@@ -31,6 +31,7 @@ beforeAll(async () => {
     maxBufferedBytes: 64 * 1024,
     drainTimeoutMs: 30_000,
     coalescer: createWriteCoalescer({ maxDelayMs: 0 }),
+    delivery: { store: 'memory', durable: 'none' },
   });
   server = createServer((req, res) => {
     let body = '';

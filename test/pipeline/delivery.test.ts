@@ -1,0 +1,140 @@
+/**
+ * Delivery a client can count on, in-band, over graphql-ws and graphql-sse alike: a subscription
+ * asks for a delivery guarantee in its `extensions` and its first push confirms what it got (or it
+ * is refused with a typed error); a subscriber that fell behind is told, push by push, that it is
+ * catching up and how far, and when it is live again. The service runs without a broker.
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { IncomingMessage } from '../../src/domain/types.js';
+import { incoming, uniqueId } from '../log/storage-contract.js';
+import { collect, eventually, subscriptionTransports } from '../support/graphql.js';
+import { startPipelineService, type TestService } from '../support/service.js';
+import { defaultToken } from '../support/tokens.js';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startPipelineService({ env: { WS_MAX_BUFFERED_BYTES: '65536', WS_DRAIN_TIMEOUT_MS: '60000' } });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const FOLLOW = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload } }';
+interface Pushed {
+  readonly testMessages: { sequence: number; payload: unknown };
+}
+
+async function storedTest(label: string, messages: ReadonlyArray<Partial<IncomingMessage>> = []): Promise<string> {
+  const id = uniqueId(label);
+  await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
+  for (const fields of messages) await svc.log.append([incoming(id, fields)]);
+  return id;
+}
+
+describe.each(subscriptionTransports)('a delivery guarantee over $name', (transport) => {
+  it('confirms what it granted on the first push only, and tells where messages are kept', async () => {
+    const id = await storedTest('guarantee', [{ sequence: 1 }, { sequence: 2 }]);
+    const client = transport.client(svc.url);
+    const sub = collect<Pushed>(client, { query: FOLLOW, extensions: { deliveryGuarantee: 'at-least-once' } }, { id });
+    await sub.waitFor(2);
+    await svc.log.append([incoming(id, { sequence: 3, final: true })]);
+    await sub.done;
+    await client.dispose();
+    expect(sub.results.map((r) => r.data?.testMessages.sequence)).toEqual([1, 2, 3]);
+    expect(sub.results[0]?.extensions).toEqual({ delivery: { guarantee: 'at-least-once', store: 'memory', durable: 'none' } });
+    expect(sub.results.slice(1).map((r) => r.extensions)).toEqual([undefined, undefined]);
+  });
+
+  it('says nothing when none is asked for', async () => {
+    const id = await storedTest('no-guarantee', [{ sequence: 1, final: true }]);
+    const client = transport.client(svc.url);
+    const sub = collect<Pushed>(client, FOLLOW, { id });
+    await sub.done;
+    await client.dispose();
+    expect(sub.results[0]?.extensions).toBeUndefined();
+  });
+
+  it('refuses a guarantee it does not know, and one it cannot keep, with a typed error rather than serving without it', async () => {
+    const id = await storedTest('refused');
+    const unknown = await transport.errors(svc.url, { query: FOLLOW, extensions: { deliveryGuarantee: 'exactly-once' } }, { id });
+    expect(unknown[0]?.extensions).toMatchObject({ code: 'DELIVERY_GUARANTEE_UNSUPPORTED' });
+    const changes = await transport.errors(svc.url, { query: 'subscription { testChanges { kind } }', extensions: { deliveryGuarantee: 'at-least-once' } });
+    expect(changes[0]?.extensions).toMatchObject({ code: 'DELIVERY_GUARANTEE_UNSATISFIABLE' });
+  });
+});
+
+describe('a subscriber that falls behind', () => {
+  /** The `extensions.delivery` of each push a raw WebSocket received, in order. */
+  function notesOf(frames: string[]): Array<Record<string, unknown> | undefined> {
+    return frames.map((frame) => (JSON.parse(frame) as { payload: { extensions?: { delivery?: Record<string, unknown> } } }).payload.extensions?.delivery);
+  }
+
+  it('over WebSocket: is told it is catching up, how far behind, and when it is live again', async () => {
+    const id = await storedTest('behind');
+    const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
+    await new Promise((resolve) => ws.once('message', resolve));
+    const frames: string[] = [];
+    ws.on('message', (data) => {
+      const text = String(data);
+      if (text.includes('"type":"next"')) frames.push(text);
+    });
+    ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: FOLLOW, variables: { id } } }));
+    await eventually(() => svc.log.followers(id) === 1, 5000, 'the subscription');
+    // Stop reading: 40 messages of 40 kB put the socket over its mark (64 kB), and the subscriber is paused.
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    for (let sequence = 1; sequence <= 40; sequence++) await svc.log.append([incoming(id, { sequence, payload: 'x'.repeat(40_000) })]);
+    await eventually(() => svc.log.followers(id) === 0, 5000, 'the subscriber paused');
+    (ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    await eventually(() => frames.length === 40, 15_000, 'every message');
+    await svc.log.append([incoming(id, { sequence: 41, payload: 'live', final: true })]);
+    await eventually(() => frames.length === 41, 5000, 'the live message');
+    ws.close();
+    const notes = notesOf(frames);
+    const caughtUp = notes.map((note, i) => [i + 1, note] as const).filter(([, note]) => note?.catchingUp === true);
+    // Some pushes came before the pause, without a note; the catch-up counts down to 0; then live.
+    expect(caughtUp.length).toBeGreaterThan(0);
+    expect(caughtUp.map(([, note]) => note?.behind)).toEqual(caughtUp.map((_, i) => caughtUp.length - 1 - i));
+    expect(caughtUp.at(-1)?.[0]).toBe(40);
+    expect(notes[40]).toEqual({ live: true });
+    expect(notes.slice(0, (caughtUp[0]?.[0] ?? 1) - 1).every((note) => note === undefined)).toBe(true);
+  });
+
+  it('over SSE: the same notes on the catch-up events', async () => {
+    const id = await storedTest('behind-sse');
+    const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      void defaultToken().then((token) => {
+        const req = request(
+          `${svc.url}/graphql`,
+          { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${token}` } },
+          resolve,
+        );
+        req.once('error', reject);
+        req.end(JSON.stringify({ query: FOLLOW, variables: { id } }));
+      });
+    });
+    response.pause();
+    response.socket.pause();
+    await eventually(() => svc.log.followers(id) === 1, 5000, 'the subscription');
+    for (let sequence = 1; sequence <= 40; sequence++) await svc.log.append([incoming(id, { sequence, payload: 'x'.repeat(40_000) })]);
+    await eventually(() => svc.log.followers(id) === 0, 5000, 'the subscriber paused');
+    await svc.log.append([incoming(id, { sequence: 41, payload: 'live', final: true })]);
+    let text = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => (text += chunk));
+    response.socket.resume();
+    response.resume();
+    await new Promise((resolve) => response.once('end', resolve));
+    const events = text
+      .split('\n\n')
+      .filter((e) => e.includes('event: next'))
+      .map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)) as { data: Pushed; extensions?: { delivery?: { catchingUp?: boolean; behind?: number } } });
+    expect(events.map((e) => e.data.testMessages.sequence)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
+    const caughtUp = events.filter((e) => e.extensions?.delivery?.catchingUp === true);
+    expect(caughtUp.length).toBeGreaterThan(0);
+    expect(caughtUp.at(-1)?.extensions?.delivery?.behind).toBe(0);
+  });
+});
