@@ -9,7 +9,17 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['node_modules/', 'dist/', '.cache/', 'coverage/', 'bench/results/', 'src/graphql/schema/generated/', 'web/dashboard/gql/'],
+    ignores: [
+      'node_modules/',
+      'dist/',
+      '.cache/',
+      'coverage/',
+      'bench/results/',
+      'src/graphql/schema/generated/',
+      'web/dashboard/gql/',
+      'packages/client/src/gql/',
+      'packages/client/dist/',
+    ],
   },
   {
     files: ['**/*.ts', '**/*.tsx'],

@@ -8,11 +8,12 @@ bash scripts/setup.sh
 echo "== Node $(node -v) ($(command -v node))" >&2
 echo "== type check" >&2
 npx tsc --noEmit -p .
+npx tsc --noEmit -p packages/client
 echo "== lint (eslint.config.js), formatting (.prettierrc.json) and import boundaries (.dependency-cruiser.cjs)" >&2
 npm run --silent lint
-echo "== generated types (resolvers, the dashboard's operations) are up to date with schema/" >&2
+echo "== generated types (resolvers, the dashboard's and the client library's operations) are up to date with schema/" >&2
 if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
-  echo "src/graphql/schema/generated/ or web/dashboard/gql/ is stale: run 'npm run codegen' and commit the result" >&2
+  echo "src/graphql/schema/generated/, web/dashboard/gql/ or packages/client/src/gql/ is stale: run 'npm run codegen' and commit the result" >&2
   exit 1
 fi
 echo "== the configuration reference (docs/configuration.md) is up to date with src/config/settings.ts" >&2

@@ -1,0 +1,160 @@
+/**
+ * Follows one test's messages and hands each to the application once, in the order the service
+ * delivers them, across every reconnect: a lost network, a replica killed or drained behind a load
+ * balancer, a renewed token, a server restart. Each attempt subscribes with `after` set to the
+ * cursor of the last message the application took (kept in the cursor store), so the service
+ * replays exactly what followed it; an attempt's end is read by its stable code (`next-step.ts`)
+ * to resume, renew the token, wait, or stop for good and say why.
+ */
+import type { Attempt, AttemptEnd, Pushed } from './attempt.js';
+import { createMemoryCursorStore } from './memory-cursor-store.js';
+import { nextStep } from './next-step.js';
+import { FollowTest } from './operation.js';
+import { createSeenIds } from './seen-ids.js';
+import { openSseAttempt } from './sse-attempt.js';
+import type { DeliveryGranted, FollowEnd, FollowOptions, FollowState, Following } from './types.js';
+import { openWsAttempt } from './ws-attempt.js';
+
+const DEFAULT_DEAD_AFTER_MS = 30_000;
+const FIRST_RETRY_WAIT_MS = 250;
+
+/** What one attempt came to: how it ended and how many messages the application took from it, or the follow's end. */
+type Outcome = { readonly end: AttemptEnd; readonly taken: number } | { readonly over: FollowEnd };
+
+/** Starts following `correlationId`; see {@link FollowOptions}. */
+export function follow(correlationId: string, options: FollowOptions): Following {
+  const store = options.cursorStore ?? createMemoryCursorStore();
+  const open = options.transport === 'ws' ? openWsAttempt : openSseAttempt;
+  const seen = createSeenIds(10_000);
+  let stopped = false;
+  let interrupt: (() => void) | undefined;
+  let cursor: string | undefined;
+  let delivery: DeliveryGranted | undefined;
+  const tell = (state: FollowState) => {
+    try {
+      options.onState?.(state);
+    } catch {
+      // An observer's failure is its own; the follow goes on.
+    }
+  };
+
+  /** One attempt: resolves once it ended and every message it pushed was taken (or the follow is over). */
+  function attempt(token: string): Promise<Outcome> {
+    return new Promise((resolve) => {
+      let taken = 0;
+      let live = false;
+      let over = false;
+      let queue = Promise.resolve();
+      let current: Attempt | undefined = undefined;
+      const finish = (outcome: Outcome) => {
+        if (over) return;
+        over = true;
+        interrupt = undefined;
+        resolve(outcome);
+      };
+      const take = async ({ message, delivery: note }: Pushed) => {
+        if (over || stopped) return;
+        if (note?.guarantee !== undefined) delivery = note as unknown as DeliveryGranted;
+        if (note?.catchingUp === true) {
+          live = false;
+          tell({ status: 'catching-up', behind: Number(note.behind ?? 0), ...(delivery ? { delivery } : {}) });
+        } else if (!live || note?.live === true) {
+          live = true;
+          tell({ status: 'live', ...(delivery ? { delivery } : {}) });
+        }
+        if (seen.has(message.id)) return;
+        try {
+          await options.onMessage(message);
+        } catch (error) {
+          current?.close();
+          finish({ over: { status: 'failed', code: 'HANDLER_FAILED', message: error instanceof Error ? error.message : String(error) } });
+          return;
+        }
+        seen.add(message.id);
+        cursor = message.cursor;
+        taken += 1;
+        await store.set(correlationId, message.cursor);
+      };
+      interrupt = () => {
+        current?.close();
+        finish({ over: { status: 'stopped' } });
+      };
+      current = open(
+        {
+          url: options.url,
+          token,
+          query: FollowTest.toString(),
+          variables: cursor === undefined ? { id: correlationId } : { id: correlationId, after: cursor },
+          extensions: { deliveryGuarantee: options.deliveryGuarantee ?? 'at-least-once' },
+          deadAfterMs: options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS,
+          ...(options.webSocketImpl === undefined ? {} : { webSocketImpl: options.webSocketImpl }),
+          ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        },
+        {
+          push: (pushed) => void (queue = queue.then(() => take(pushed))),
+          end: (end) => void queue.then(() => finish({ end, taken })),
+        },
+      );
+    });
+  }
+
+  /** Waits `ms`, or less if the follow is stopped meanwhile. */
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      interrupt = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  async function run(): Promise<FollowEnd> {
+    cursor = await store.get(correlationId);
+    let fruitless = 0; // attempts in a row that handed nothing over
+    let refusedTokens = 0;
+    for (let n = 1; !stopped; n += 1) {
+      tell({ status: 'connecting', attempt: n });
+      const token = await options.getToken();
+      if (stopped) break;
+      const outcome = await attempt(token);
+      if ('over' in outcome) return outcome.over;
+      const step = nextStep(outcome.end);
+      if (!step.resume) return step.code === 'COMPLETED' ? { status: 'completed' } : { status: 'failed', code: step.code, message: step.message };
+      fruitless = outcome.taken > 0 ? 0 : fruitless + 1;
+      refusedTokens = step.renewToken && outcome.taken === 0 ? refusedTokens + 1 : 0;
+      if (refusedTokens > (options.maxAuthRetries ?? 3))
+        return { status: 'failed', code: 'UNAUTHENTICATED', message: `the token was refused ${refusedTokens} times in a row (${step.reason})` };
+      const waitMs = Math.max(step.waitMs ?? 0, retryWait(fruitless, options.maxRetryWaitMs ?? 10_000));
+      tell({ status: 'reconnecting', attempt: n + 1, waitMs, reason: step.reason });
+      await pause(waitMs);
+    }
+    return { status: 'stopped' };
+  }
+
+  const done = run().then(
+    (end) => {
+      tell(end);
+      return end;
+    },
+    (error: unknown) => {
+      const end: FollowEnd = { status: 'failed', code: 'CLIENT_FAILED', message: error instanceof Error ? error.message : String(error) };
+      tell(end);
+      return end;
+    },
+  );
+  return {
+    done,
+    stop: async () => {
+      stopped = true;
+      interrupt?.();
+      await done;
+    },
+  };
+}
+
+/** At once after an attempt that handed something over; then 250 ms doubling to `max`, with up to a fifth more at random (replicas are not all hit at once). */
+function retryWait(fruitless: number, max: number): number {
+  if (fruitless === 0) return 0;
+  const base = Math.min(max, FIRST_RETRY_WAIT_MS * 2 ** (fruitless - 1));
+  return Math.round(base * (1 + Math.random() / 5));
+}

@@ -1,0 +1,2 @@
+/* eslint-disable */
+export * from "./gql.js";

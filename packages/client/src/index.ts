@@ -1,0 +1,8 @@
+/**
+ * The Result Collection Service's client: `follow(correlationId, options)` hands each message of a
+ * test to the application once, resuming by cursor on every reconnect, over graphql-ws or SSE.
+ */
+export { follow } from './follow.js';
+export { createMemoryCursorStore } from './memory-cursor-store.js';
+export { createWebStorageCursorStore, type CursorStorage } from './web-storage-cursor-store.js';
+export type { CursorStore, DeliveryGranted, FollowEnd, FollowOptions, FollowState, FollowedMessage, Following } from './types.js';

@@ -1,0 +1,95 @@
+/**
+ * One attempt over graphql-sse (distinct connections: one request, one stream): the token in the
+ * Authorization header, and how it ended. graphql-sse's own retries are off, as graphql-ws's are.
+ * Every chunk of the response (events and the service's keep-alive comments, which graphql-sse's
+ * parser does not surface) is a sign of life: the response body is read through a stream that
+ * touches the watchdog, and a stream silent for the dead-stream bound is aborted.
+ */
+import { createClient, NetworkError } from 'graphql-sse';
+import { readResult, type Attempt, type AttemptEnd, type AttemptRequest, type AttemptSink, type ServiceErrorShape } from './attempt.js';
+import { createWatchdog, type Watchdog } from './watchdog.js';
+
+/** Opens `request` as one SSE request, reporting to `sink`. */
+export function openSseAttempt(request: AttemptRequest, sink: AttemptSink): Attempt {
+  let ended = false;
+  let dead = false;
+  let completed = false;
+  const cut = new AbortController();
+  const end = (how: AttemptEnd) => {
+    if (ended) return;
+    ended = true;
+    watchdog.stop();
+    sink.end(dead ? { kind: 'dead', afterMs: request.deadAfterMs } : how);
+    cut.abort();
+    client.dispose();
+  };
+  const watchdog = createWatchdog(request.deadAfterMs, () => {
+    dead = true;
+    end({ kind: 'dead', afterMs: request.deadAfterMs });
+  });
+  const client = createClient({
+    url: `${request.url.replace(/\/+$/, '')}/graphql`,
+    headers: { authorization: `Bearer ${request.token}` },
+    retryAttempts: 0,
+    fetchFn: watchedFetch(request.fetch ?? fetch, cut.signal, watchdog),
+    // The server's complete event, told apart from a stream that merely stopped (a killed server's
+    // connection can end without an error in some browsers, which graphql-sse then reports as complete).
+    onMessage: (message) => {
+      if (message.event === 'complete') completed = true;
+    },
+  });
+  client.subscribe(
+    { query: request.query, variables: { ...request.variables }, extensions: { ...request.extensions } },
+    {
+      next: (result) => {
+        if (ended) return;
+        const read = readResult(result as Parameters<typeof readResult>[0]);
+        if ('message' in read) sink.push(read);
+        else end({ kind: 'errors', errors: read });
+      },
+      complete: () => end(completed ? { kind: 'complete' } : { kind: 'network', message: 'the event stream ended without completing' }),
+      error: (error) => void sseEnding(error).then(end),
+    },
+  );
+  return {
+    close: () => {
+      ended = true;
+      watchdog.stop();
+      cut.abort();
+      client.dispose();
+    },
+  };
+}
+
+/** A fetch whose response body touches `watchdog` with every chunk, and which `cut` aborts. */
+function watchedFetch(base: typeof fetch, cut: AbortSignal, watchdog: Watchdog): typeof fetch {
+  return async (input, init) => {
+    const signal = init?.signal ? AbortSignal.any([init.signal, cut]) : cut;
+    const response = await base(input, { ...init, signal });
+    watchdog.touch();
+    if (response.body === null) return response;
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          watchdog.touch();
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+/** What graphql-sse reports as an error: a refusal (its response), or a broken connection. */
+async function sseEnding(error: unknown): Promise<AttemptEnd> {
+  const response = error instanceof NetworkError ? error.response : undefined;
+  if (response === undefined) return { kind: 'network', message: error instanceof Error ? error.message : String(error) };
+  const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
+  let errors: readonly ServiceErrorShape[] = [];
+  try {
+    errors = ((await response.json()) as { errors?: ServiceErrorShape[] }).errors ?? [];
+  } catch {
+    // A body that is not the service's JSON (a proxy's page): the status says enough.
+  }
+  return { kind: 'refused', status: response.status, errors, retryAfterSeconds: Number.isFinite(retryAfter) ? retryAfter : undefined };
+}

@@ -1,0 +1,74 @@
+/**
+ * One attempt over graphql-ws: a socket of its own (the token in `connection_init`), one
+ * `subscribe`, and how it ended. graphql-ws's own retries are off: a retry would send the same
+ * `subscribe` again, with the cursor of the first attempt, where `follow` resumes after the last
+ * message taken. The library pings every third of the dead-stream bound and takes a socket that
+ * answers nothing (no message, no pong) for the whole bound as dead: graphql-ws's `terminate()`.
+ */
+import { createClient } from 'graphql-ws/client';
+import { readResult, type Attempt, type AttemptEnd, type AttemptRequest, type AttemptSink, type ServiceErrorShape } from './attempt.js';
+import { createWatchdog } from './watchdog.js';
+
+/** The socket's URL for a service's base URL: `http(s)` becomes `ws(s)`, `/graphql` is added. */
+export function webSocketUrl(url: string): string {
+  return `${url.replace(/\/+$/, '').replace(/^http/, 'ws')}/graphql`;
+}
+
+/** Opens `request` over a new graphql-ws socket, reporting to `sink`. */
+export function openWsAttempt(request: AttemptRequest, sink: AttemptSink): Attempt {
+  let ended = false;
+  let dead = false;
+  const end = (how: AttemptEnd) => {
+    if (ended) return;
+    ended = true;
+    watchdog.stop();
+    sink.end(dead ? { kind: 'dead', afterMs: request.deadAfterMs } : how);
+    void client.dispose();
+  };
+  const watchdog = createWatchdog(request.deadAfterMs, () => {
+    dead = true;
+    client.terminate();
+    end({ kind: 'dead', afterMs: request.deadAfterMs });
+  });
+  const client = createClient({
+    url: webSocketUrl(request.url),
+    connectionParams: { authorization: `Bearer ${request.token}` },
+    lazy: true,
+    retryAttempts: 0,
+    keepAlive: Math.max(1, Math.floor(request.deadAfterMs / 3)),
+    ...(request.webSocketImpl === undefined ? {} : { webSocketImpl: request.webSocketImpl }),
+    on: {
+      message: () => watchdog.touch(),
+      connected: () => watchdog.touch(),
+    },
+  });
+  client.subscribe(
+    { query: request.query, variables: { ...request.variables }, extensions: { ...request.extensions } },
+    {
+      next: (result) => {
+        if (ended) return;
+        const read = readResult(result as Parameters<typeof readResult>[0]);
+        if ('message' in read) sink.push(read);
+        else end({ kind: 'errors', errors: read });
+      },
+      complete: () => end({ kind: 'complete' }),
+      error: (error) => end(wsEnding(error)),
+    },
+  );
+  return {
+    close: () => {
+      ended = true;
+      watchdog.stop();
+      void client.dispose();
+    },
+  };
+}
+
+/** What graphql-ws reports as a subscription's error: the operation's errors, a close event, or an Error. */
+function wsEnding(error: unknown): AttemptEnd {
+  if (Array.isArray(error)) return { kind: 'errors', errors: error as ServiceErrorShape[] };
+  if (error !== null && typeof error === 'object' && 'code' in error && typeof error.code === 'number') {
+    return { kind: 'closed', code: error.code, reason: String((error as { reason?: unknown }).reason ?? '') };
+  }
+  return { kind: 'network', message: error instanceof Error ? error.message : String(error) };
+}

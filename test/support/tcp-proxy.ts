@@ -1,0 +1,79 @@
+/**
+ * A TCP proxy in front of a service, for the faults a client meets between it and the server: the
+ * connections dropped (a network cut, a load balancer's reload), the connections silenced (a
+ * network that stops carrying packets and sends no reset), and the target moved (a request landing
+ * on another replica, or on the same one restarted on another port).
+ */
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+
+/** A running proxy. */
+export interface TcpProxy {
+  /** `http://127.0.0.1:<port>` of the proxy. */
+  readonly url: string;
+  /** Connections opened through it so far. */
+  readonly connections: number;
+  /** Destroys every open connection, both sides (a reset): new connections are carried again. */
+  cut(): void;
+  /** Open connections carry nothing more either way, and stay open (a silent network); new connections are carried. */
+  silence(): void;
+  /** New connections go to `port` (on 127.0.0.1). */
+  retarget(port: number): void;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on a free port to `target` (`http://127.0.0.1:<port>` or a port). */
+export async function startTcpProxy(target: string | number): Promise<TcpProxy> {
+  let port = typeof target === 'number' ? target : Number(new URL(target).port);
+  const open = new Set<{ client: Socket; upstream: Socket }>();
+  const silent = new Set<{ client: Socket; upstream: Socket }>();
+  let connections = 0;
+  const server = createServer((client) => {
+    connections += 1;
+    const upstream = connect(port, '127.0.0.1');
+    const pair = { client, upstream };
+    open.add(pair);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const drop = () => {
+      open.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get connections() {
+      return connections;
+    },
+    cut: () => {
+      for (const { client, upstream } of open) {
+        client.resetAndDestroy();
+        upstream.destroy();
+      }
+      open.clear();
+    },
+    silence: () => {
+      for (const { client, upstream } of open) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+        silent.add({ client, upstream });
+      }
+      open.clear();
+    },
+    retarget: (next) => {
+      port = next;
+    },
+    close: async () => {
+      for (const { client, upstream } of [...open, ...silent]) {
+        client.destroy();
+        upstream.destroy();
+      }
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
