@@ -11,6 +11,8 @@
  *   status and message count live, once per test across reloads;
  * - the access token is renewed with the refresh token before it expires (rotated at each use),
  *   and the live connection reconnects with the new one and keeps delivering;
+ * - offline and back, then a reload: the open test (followed by the client library) shows every
+ *   message once, in the test's order, whatever order they arrived in;
  * - what is looked at rather than read: a live chart of arrivals per second from the messages'
  *   `receivedAt`, status colours in the list (the status word kept), payloads pretty-printed in
  *   collapsible blocks; and a Sign out button that revokes the session, closes the connection and
@@ -372,6 +374,44 @@ describe('dashboard', () => {
       expect(((await spent.json()) as { error: string }).error).toBe('invalid_grant');
     });
   }, 90_000);
+  it("goes offline and back, and is reloaded: every message on the page once, in the test's order, whatever order they arrived in", async () => {
+    await inContext(await watchedContext(), 'dashboard-offline-failure', async (watched) => {
+      const { page, context } = watched;
+      let socketsOpened = 0;
+      page.on('websocket', () => void (socketsOpened += 1));
+      await signIn(page);
+      const correlationId = await startFromForm(page, 'offline and back', '{}');
+      // 5 arrives before 4, as the simulator's reordering makes it happen.
+      await publish(
+        correlationId,
+        [1, 2, 3, 5].map((sequence) => ({ sequence, status: 'running' })),
+      );
+      await detailShows(page, 4, 'RUNNING');
+      const socketsBefore = socketsOpened;
+
+      // Offline, Chromium lets an open WebSocket stay open while nothing reaches the page; the
+      // library reconnects when the browser is online again, after the last message the page took.
+      await context.setOffline(true);
+      await publish(
+        correlationId,
+        [4, 6].map((sequence) => ({ sequence, status: 'running' })),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await context.setOffline(false);
+      const back = await detailShows(page, 6, 'RUNNING');
+      expect(back.sequences).toEqual(['1', '2', '3', '4', '5', '6']);
+      expect(new Set(back.ids).size).toBe(6);
+      await eventually(() => socketsOpened > socketsBefore, 10_000, 'a new connection once online again');
+
+      await page.reload();
+      await page.getByTestId('signed-in').waitFor();
+      expect((await detailShows(page, 6, 'RUNNING')).ids.toSorted()).toEqual(back.ids.toSorted());
+      await publish(correlationId, [{ sequence: 7, final: true, status: 'completed' }]);
+      const completed = await detailShows(page, 7, 'COMPLETED');
+      expect(completed.sequences).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+      expect(new Set(completed.ids).size).toBe(7);
+    });
+  }, 90_000);
 });
 
 describe('dashboard, what is looked at', () => {
@@ -492,7 +532,8 @@ describe('dashboard, what is looked at', () => {
       const correlationId = await startFromForm(page, 'before signing out', '{}');
       await publish(correlationId, [{ sequence: 1, status: 'running' }]);
       await detailShows(page, 1, 'RUNNING');
-      expect(open.size).toBe(1);
+      // The list's socket (its testChanges) and the open test's (the client library follows it on a socket of its own).
+      expect(open.size).toBe(2);
       await eventually(() => watched.tokens.some((t) => t.grantType === 'authorization_code'), 5_000, "the sign-in's token answer");
 
       await page.getByRole('button', { name: 'Sign out' }).click();

@@ -5,10 +5,10 @@
  * `connection_init` payload, which is where the service reads it.
  *
  * The service closes a socket when its token expires, so after each renewal the socket is
- * dropped and reopened with the new token. graphql-ws then sends every active subscription
- * again; `testMessages` replays what is stored, and the views drop what they already have.
+ * dropped and reopened with the new token, and graphql-ws sends the list's `testChanges` again.
  * Changes made while no socket was open are caught by the `onReconnected` callback, after which
- * the list reads its query again.
+ * the list reads its query again. (A test's messages are followed by the client library instead,
+ * which resumes by cursor: use-follow.ts.)
  */
 import { Client, fetchExchange, subscriptionExchange, type ExecutionResult } from '@urql/core';
 import { createClient as createWsClient } from 'graphql-ws/client';

@@ -6,6 +6,7 @@ import { useEffect, useState } from 'react';
 import { StartForm } from './start-form.js';
 import { TestDetail } from './test-detail.js';
 import { TestList } from './test-list.js';
+import type { TokenKeeper } from './token-keeper.js';
 
 /** The open test's id, from `#/tests/<id>`; null when none is open. */
 function useOpenTest(): [string | null, (id: string) => void] {
@@ -64,7 +65,7 @@ export function SignedOut(props: { problem: string | null; notice?: string; onSi
  * reads its query again on each, for what changed while it was away. `onSignOut` is the header's
  * Sign out button.
  */
-export function App(props: { userName: string | null; reconnects: number; onSignOut: () => void }) {
+export function App(props: { userName: string | null; reconnects: number; tokens: TokenKeeper; onSignOut: () => void }) {
   const [openTest, setOpenTest] = useOpenTest();
   return (
     <div className="rcs-page">
@@ -78,7 +79,7 @@ export function App(props: { userName: string | null; reconnects: number; onSign
           {openTest === null ? (
             <p className="rcs-hint">Start a test or pick one from the list to watch its messages arrive.</p>
           ) : (
-            <TestDetail key={openTest} correlationId={openTest} />
+            <TestDetail key={openTest} correlationId={openTest} tokens={props.tokens} />
           )}
         </main>
       </div>

@@ -116,7 +116,7 @@ async function start(): Promise<void> {
     root.render(
       <StrictMode>
         <Provider value={api.client}>
-          <App userName={tokens.name} reconnects={reconnects} onSignOut={() => void signOut()} />
+          <App userName={tokens.name} reconnects={reconnects} tokens={tokens} onSignOut={() => void signOut()} />
         </Provider>
       </StrictMode>,
     );

@@ -1,7 +1,7 @@
 /**
  * How the dashboard puts together what arrives from different places, with no gap and no
- * duplicate: the list from a query plus live changes, and a test's messages from a subscription
- * that replays the stored ones whenever it (re)starts. Pure functions, tested on their own.
+ * duplicate: the list from a query plus live changes, and a test's messages in the test's order.
+ * Pure functions, tested on their own.
  */
 
 /** What the list needs of a test. */
@@ -53,11 +53,9 @@ export function upsertTest<T extends TestSummary>(tests: readonly T[], test: T):
  * `messages` with `message` put in its place in the test's order, as `messages` lists a test: by
  * `sequence` where given (after the last message whose sequence is not greater, never before one
  * without), else at the end. The service pushes messages in the order they arrived, which may not
- * be that order; the same array when it is already there. A subscription that restarts (a
- * reconnect, a renewed token) replays what is stored, so a message may come twice: its id keeps it once.
+ * be that order. (Each message comes once: the client library resumes after the last one taken.)
  */
 export function addMessage<M extends MessageSummary>(messages: readonly M[], message: M): readonly M[] {
-  if (messages.some((m) => m.id === message.id)) return messages;
   const sequence = message.sequence ?? null;
   let index = messages.length;
   if (sequence !== null) {

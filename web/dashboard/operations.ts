@@ -60,17 +60,3 @@ export const StartTest = graphql(`
     }
   }
 `);
-
-/** Every message of one test: the stored ones, then each new one live; completes after the final one. */
-export const TestMessages = graphql(`
-  subscription TestMessages($id: ID!) {
-    testMessages(correlationId: $id) {
-      id
-      sequence
-      status
-      final
-      payload
-      receivedAt
-    }
-  }
-`);

@@ -28,6 +28,10 @@ export function follow(correlationId: string, options: FollowOptions): Following
   const seen = createSeenIds(10_000);
   let stopped = false;
   let interrupt: (() => void) | undefined;
+  // A browser that comes back online: the open connection may be one the network dropped without a
+  // word (a browser's offline mode lets a WebSocket stay open and read nothing), and a wait for the
+  // next attempt is no longer worth waiting.
+  let nudge: (() => void) | undefined;
   let cursor: string | undefined;
   let delivery: DeliveryGranted | undefined;
   const tell = (state: FollowState) => {
@@ -50,6 +54,7 @@ export function follow(correlationId: string, options: FollowOptions): Following
         if (over) return;
         over = true;
         interrupt = undefined;
+        nudge = undefined;
         resolve(outcome);
       };
       const take = async ({ message, delivery: note }: Pushed) => {
@@ -79,6 +84,10 @@ export function follow(correlationId: string, options: FollowOptions): Following
         current?.close();
         finish({ over: { status: 'stopped' } });
       };
+      nudge = () => {
+        current?.close();
+        void queue.then(() => finish({ end: { kind: 'network', message: 'back online' }, taken }));
+      };
       current = open(
         {
           url: options.url,
@@ -102,7 +111,7 @@ export function follow(correlationId: string, options: FollowOptions): Following
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      interrupt = () => {
+      interrupt = nudge = () => {
         clearTimeout(timer);
         resolve();
       };
@@ -131,17 +140,25 @@ export function follow(correlationId: string, options: FollowOptions): Following
     return { status: 'stopped' };
   }
 
-  const done = run().then(
-    (end) => {
-      tell(end);
-      return end;
-    },
-    (error: unknown) => {
-      const end: FollowEnd = { status: 'failed', code: 'CLIENT_FAILED', message: error instanceof Error ? error.message : String(error) };
-      tell(end);
-      return end;
-    },
-  );
+  const online = () => nudge?.();
+  const events = globalThis as {
+    addEventListener?: (type: string, listener: () => void) => void;
+    removeEventListener?: (type: string, listener: () => void) => void;
+  };
+  events.addEventListener?.('online', online);
+  const done = run()
+    .finally(() => events.removeEventListener?.('online', online))
+    .then(
+      (end) => {
+        tell(end);
+        return end;
+      },
+      (error: unknown) => {
+        const end: FollowEnd = { status: 'failed', code: 'CLIENT_FAILED', message: error instanceof Error ? error.message : String(error) };
+        tell(end);
+        return end;
+      },
+    );
   return {
     done,
     stop: async () => {

@@ -19,7 +19,6 @@ type Documents = {
     "\n  subscription TestChanges {\n    testChanges {\n      kind\n      test {\n        ...TestFields\n      }\n    }\n  }\n": typeof types.TestChangesDocument,
     "\n  query OneTest($id: ID!) {\n    test(correlationId: $id) {\n      ...TestFields\n    }\n  }\n": typeof types.OneTestDocument,
     "\n  mutation StartTest($input: StartTestInput!) {\n    startTest(input: $input) {\n      correlationId\n      test {\n        ...TestFields\n      }\n    }\n  }\n": typeof types.StartTestDocument,
-    "\n  subscription TestMessages($id: ID!) {\n    testMessages(correlationId: $id) {\n      id\n      sequence\n      status\n      final\n      payload\n      receivedAt\n    }\n  }\n": typeof types.TestMessagesDocument,
 };
 const documents: Documents = {
     "\n  fragment TestFields on Test {\n    correlationId\n    status\n    input\n    messageCount\n    createdAt\n    updatedAt\n  }\n": types.TestFieldsFragmentDoc,
@@ -27,7 +26,6 @@ const documents: Documents = {
     "\n  subscription TestChanges {\n    testChanges {\n      kind\n      test {\n        ...TestFields\n      }\n    }\n  }\n": types.TestChangesDocument,
     "\n  query OneTest($id: ID!) {\n    test(correlationId: $id) {\n      ...TestFields\n    }\n  }\n": types.OneTestDocument,
     "\n  mutation StartTest($input: StartTestInput!) {\n    startTest(input: $input) {\n      correlationId\n      test {\n        ...TestFields\n      }\n    }\n  }\n": types.StartTestDocument,
-    "\n  subscription TestMessages($id: ID!) {\n    testMessages(correlationId: $id) {\n      id\n      sequence\n      status\n      final\n      payload\n      receivedAt\n    }\n  }\n": types.TestMessagesDocument,
 };
 
 /**
@@ -64,10 +62,6 @@ export function graphql(source: "\n  query OneTest($id: ID!) {\n    test(correla
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation StartTest($input: StartTestInput!) {\n    startTest(input: $input) {\n      correlationId\n      test {\n        ...TestFields\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation StartTest($input: StartTestInput!) {\n    startTest(input: $input) {\n      correlationId\n      test {\n        ...TestFields\n      }\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  subscription TestMessages($id: ID!) {\n    testMessages(correlationId: $id) {\n      id\n      sequence\n      status\n      final\n      payload\n      receivedAt\n    }\n  }\n"): (typeof documents)["\n  subscription TestMessages($id: ID!) {\n    testMessages(correlationId: $id) {\n      id\n      sequence\n      status\n      final\n      payload\n      receivedAt\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
