@@ -1,12 +1,11 @@
 /**
- * Follows one test over the WebSocket subscription and prints each message as a JSON line.
- * Usage: TOKEN=… npx tsx scripts/follow.ts URL CORRELATION_ID   (or `--start` to start a test first)
+ * Follows one test with the client library (packages/client) and prints each message as a JSON line.
+ * Usage: TOKEN=… npx tsx scripts/follow.ts URL CORRELATION_ID [--sse]   (or `--start` to start a test first)
  * Exits 0 once the test's final message arrived, 1 when the test is unknown or following fails.
  */
-import { createClient } from 'graphql-ws';
-import WebSocket from 'ws';
+import { follow } from '../packages/client/src/index.js';
 
-const [url = 'http://localhost:4000', idArg] = process.argv.slice(2);
+const [url = 'http://localhost:4000', idArg] = process.argv.slice(2).filter((arg) => arg !== '--sse');
 const token = process.env.TOKEN;
 if (!token) {
   process.stderr.write('Set TOKEN to an access token (see "What to try first" in README.md).\n');
@@ -26,37 +25,20 @@ if (id === undefined || id === '--start') {
   process.stderr.write(`started ${id}\n`);
 }
 
-const client = createClient({ url: `${url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization } });
-// Null when the test finished; otherwise why following it failed (an unknown test comes back as a
-// result with errors and then completes, so `next` must look for errors too).
-const failure = await new Promise<string | null>((resolve) => {
-  client.subscribe(
-    { query: 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence status final payload receivedAt } }', variables: { id } },
-    {
-      next: (value) => {
-        if (value.errors !== undefined && value.errors.length > 0) {
-          resolve(value.errors.map((e) => `${String(e.extensions?.code ?? 'ERROR')}: ${e.message}`).join('\n'));
-          return;
-        }
-        process.stdout.write(`${JSON.stringify(value.data?.testMessages ?? value)}\n`);
-      },
-      error: (error: unknown) => resolve(describe(error)),
-      complete: () => resolve(null),
-    },
-  );
+// The client library resumes after the last message printed whenever the connection is lost
+// (a restart of the stack, a network blip), and stops for good, saying why, on what it cannot resume.
+const following = follow(id, {
+  url,
+  transport: process.argv.includes('--sse') ? 'sse' : 'ws',
+  getToken: () => token,
+  onMessage: (message) => void process.stdout.write(`${JSON.stringify(message)}\n`),
+  onState: (state) => {
+    if (state.status === 'reconnecting') process.stderr.write(`reconnecting in ${state.waitMs} ms (${state.reason})\n`);
+  },
 });
-await client.dispose();
-if (failure !== null) {
-  process.stderr.write(`${failure}\n`);
+const end = await following.done;
+if (end.status !== 'completed') {
+  process.stderr.write(`${end.status === 'failed' ? `${end.code}: ${end.message}` : end.status}\n`);
   process.exit(1);
 }
 process.stderr.write('test finished\n');
-
-/** A graphql-ws failure: GraphQL errors, a close event (code and reason), or an Error. */
-function describe(error: unknown): string {
-  if (Array.isArray(error)) return error.map((e: { message?: string }) => e.message ?? String(e)).join('\n');
-  const close = error as { code?: unknown; reason?: unknown };
-  if (typeof close.code === 'number')
-    return `the connection closed (${close.code}${typeof close.reason === 'string' && close.reason !== '' ? `: ${close.reason}` : ''})`;
-  return error instanceof Error ? error.message : String(error);
-}

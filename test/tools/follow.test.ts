@@ -1,6 +1,7 @@
 /**
- * scripts/follow.ts as a user runs it: prints a test's messages until the final one and exits 0;
- * exits 1 with the reason when the test is unknown or the token is refused.
+ * scripts/follow.ts as a user runs it: prints a test's messages until the final one and exits 0,
+ * over graphql-ws or SSE (the client library); exits 1 with the reason when the test is unknown or
+ * the token is refused (after asking for it again, as the library does).
  */
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +71,18 @@ describe('scripts/follow.ts', () => {
     expect(messages.at(-1)?.final).toBe(true);
   });
 
+  it('follows over SSE too', async () => {
+    const { code, stdout, stderr } = await follow(['--start', '--sse']);
+    expect(stderr).toMatch(/^started \S+\n[\s\S]*test finished\n$/);
+    expect(code).toBe(0);
+    const messages = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { final: boolean; cursor: string });
+    expect(messages.at(-1)?.final).toBe(true);
+    expect(new Set(messages.map((m) => m.cursor)).size).toBe(messages.length);
+  });
+
   it('exits 1 with NOT_FOUND when the test is unknown', async () => {
     const { code, stdout, stderr } = await follow(['no-such-test']);
     expect(code).toBe(1);
@@ -81,6 +94,6 @@ describe('scripts/follow.ts', () => {
   it('exits 1 saying why when the token is refused', async () => {
     const { code, stderr } = await follow(['any-test'], 'not-a-token');
     expect(code).toBe(1);
-    expect(stderr).toMatch(/4403/);
+    expect(stderr).toMatch(/^UNAUTHENTICATED: the token was refused 4 times in a row \(closed 4403 /m);
   });
 });
