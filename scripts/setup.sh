@@ -7,6 +7,7 @@
 #    - kcat (the tests produce compressed batches with it) and openssl (the secured-Kafka tests make
 #      their CA and certificates with it)
 #    - chromium (Debian's): the browser tests drive it with playwright-core, which downloads no browser
+#    - haproxy (Debian's): the client library's tests follow tests through it, in front of two replicas
 #    - redis-server, started on 127.0.0.1:6379, when nothing answers there and REDIS_URL is unset
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
 #  - the static builds of GraphiQL and the dashboard (npm run build:web, into dist/web/) when web/ or
@@ -26,6 +27,7 @@ command -v mvn >/dev/null || missing+=(maven)
 command -v kcat >/dev/null || missing+=(kcat)
 command -v openssl >/dev/null || missing+=(openssl)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 redis_wanted=false
 if [ -z "${REDIS_URL:-}" ] && ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
   redis_wanted=true

@@ -83,7 +83,7 @@ function watchedFetch(base: typeof fetch, cut: AbortSignal, watchdog: Watchdog):
 /** What graphql-sse reports as an error: a refusal (its response), or a broken connection. */
 async function sseEnding(error: unknown): Promise<AttemptEnd> {
   const response = error instanceof NetworkError ? error.response : undefined;
-  if (response === undefined) return { kind: 'network', message: error instanceof Error ? error.message : String(error) };
+  if (response === undefined) return { kind: 'network', message: `the connection failed (${error instanceof Error ? error.message : String(error)})` };
   const retryAfter = Number(response.headers.get('retry-after') ?? NaN);
   let errors: readonly ServiceErrorShape[] = [];
   try {

@@ -70,5 +70,7 @@ function wsEnding(error: unknown): AttemptEnd {
   if (error !== null && typeof error === 'object' && 'code' in error && typeof error.code === 'number') {
     return { kind: 'closed', code: error.code, reason: String((error as { reason?: unknown }).reason ?? '') };
   }
-  return { kind: 'network', message: error instanceof Error ? error.message : String(error) };
+  // A socket that failed (refused, reset) reaches here as the WebSocket's error event, not an Error.
+  const message = error instanceof Error ? error.message : (error as { message?: unknown } | null)?.message;
+  return { kind: 'network', message: typeof message === 'string' && message !== '' ? message : 'the connection failed' };
 }
