@@ -1,0 +1,171 @@
+/**
+ * The checker over a chaos run's whole history: every result the external system had acknowledged
+ * is stored exactly once, in order, for its test; every follower received every message of its
+ * test exactly once and saw the final one; every started test's request reached the requests
+ * topic; reads answered no 5xx (nor nothing at all) outside the nemesis's fault windows; and each
+ * replica's memory has no upward trend (the slope of a least-squares line through its samples).
+ */
+import { mintToken } from '../test/support/tokens.js';
+import type { History } from './history.js';
+
+/** After a fault is healed, how long its effects may still show (reconnects, a rejoin, a failover settling). */
+export const FAULT_GRACE_MS = 15_000;
+
+/** One line of the verdict. */
+export interface Check {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+/** The verdict and the figures of the report. */
+export interface Verdict {
+  readonly checks: readonly Check[];
+  readonly figures: {
+    readonly tests: number;
+    readonly produced: number;
+    readonly stored: number;
+    readonly delivered: number;
+    readonly lost: number;
+    readonly duplicated: number;
+    readonly errorsOutsideFaults: number;
+    readonly errorsInFaults: number;
+    /** Per replica, over its longest-lived process: the slopes, the samples and the minutes they span. */
+    readonly slopes: ReadonlyArray<{
+      readonly replica: string;
+      readonly rssMbPerHour: number;
+      readonly heapMbPerHour: number;
+      readonly samples: number;
+      readonly minutes: number;
+    }>;
+  };
+}
+
+/**
+ * The messages stored for a test, read through the load balancer (pages of 100) with the admin
+ * scope: a test whose start the client was refused (a publish that timed out but landed, its record
+ * removed) still gets its results stored, and only an admin sees a test with no owner.
+ */
+async function storedSequences(url: string, id: string): Promise<number[] | undefined> {
+  const authorization = `Bearer ${await mintToken({ sub: 'chaos-checker', scope: 'tests:read tests:admin' })}`;
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: 'query Stored($id: ID!) { test(correlationId: $id) { messages(first: 100) { edges { node { sequence } } } } }',
+      variables: { id },
+    }),
+  });
+  const body = (await response.json()) as { data?: { test: { messages: { edges: Array<{ node: { sequence: number } }> } } | null } };
+  return body.data?.test?.messages.edges.map((edge) => edge.node.sequence);
+}
+
+/** Least-squares slope of `points` (x in ms, y in bytes), in MB an hour. */
+export function slopeMbPerHour(points: ReadonlyArray<{ readonly x: number; readonly y: number }>): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((s, p) => s + p.x, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
+  const sxy = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
+  return sxx === 0 ? 0 : ((sxy / sxx) * 3_600_000) / 1e6;
+}
+
+/** Whether `at` falls in a fault's window (until its grace after healing). */
+export function inFault(history: History, at: number): boolean {
+  return history.faults.some((f) => at >= f.start && at <= (f.end ?? Number.POSITIVE_INFINITY) + FAULT_GRACE_MS);
+}
+
+/** Checks the history against the service's state, read through `url`. */
+export async function check(history: History, url: string): Promise<Verdict> {
+  let produced = 0;
+  let stored = 0;
+  let lost = 0;
+  let duplicated = 0;
+  let outOfOrder = 0;
+  const unreadable: string[] = [];
+  for (const [id, acked] of history.acked) {
+    produced += acked.sequences.size;
+    const sequences = await storedSequences(url, id).catch(() => undefined);
+    if (sequences === undefined) {
+      unreadable.push(id);
+      lost += acked.sequences.size;
+      continue;
+    }
+    stored += sequences.length;
+    const held = new Set(sequences);
+    duplicated += sequences.length - held.size;
+    for (const sequence of acked.sequences) if (!held.has(sequence)) lost += 1;
+    if (sequences.some((s, i) => i > 0 && s < (sequences[i - 1] as number))) outOfOrder += 1;
+  }
+
+  let delivered = 0;
+  let followerDuplicates = 0;
+  const incomplete: string[] = [];
+  for (const [id, follower] of history.followers) {
+    delivered += follower.sequences.length;
+    followerDuplicates += follower.ids.length - new Set(follower.ids).size;
+    const acked = history.acked.get(id);
+    const got = new Set(follower.sequences);
+    const missing = acked === undefined ? 0 : [...acked.sequences].filter((s) => !got.has(s)).length;
+    if (follower.end?.status !== 'completed' || missing > 0)
+      incomplete.push(`${id} (${follower.transport}: ${follower.end?.status ?? 'still following'}, ${missing} missing)`);
+  }
+
+  const neverRequested = [...history.started.keys()].filter((id) => !history.requestsSeen.has(id));
+  const failedReads = history.reads.filter((r) => r.status === 0 || r.status >= 500);
+  const outside = failedReads.filter((r) => !inFault(history, r.at));
+  const replicas = [...new Set(history.memory.map((m) => m.replica))];
+  const slopes = replicas.map((replica) => {
+    const byProcess = new Map<number, Array<History['memory'][number]>>();
+    for (const m of history.memory) if (m.replica === replica && Number.isFinite(m.rss)) byProcess.set(m.pid, [...(byProcess.get(m.pid) ?? []), m]);
+    const span = (list: ReadonlyArray<{ readonly at: number }>) => (list.at(-1)?.at ?? 0) - (list[0]?.at ?? 0);
+    const samples = [...byProcess.values()].sort((a, b) => span(b) - span(a))[0] ?? [];
+    return {
+      replica,
+      samples: samples.length,
+      minutes: span(samples) / 60_000,
+      rssMbPerHour: slopeMbPerHour(samples.map((m) => ({ x: m.at, y: m.rss }))),
+      heapMbPerHour: slopeMbPerHour(samples.map((m) => ({ x: m.at, y: m.heap }))),
+    };
+  });
+
+  const checks: Check[] = [
+    {
+      name: 'every acknowledged result stored',
+      ok: lost === 0,
+      detail: `${produced} acknowledged, ${lost} not stored${unreadable.length ? `; unreadable tests: ${unreadable.join(', ')}` : ''}`,
+    },
+    { name: 'each stored once', ok: duplicated === 0, detail: `${duplicated} duplicates among ${stored} stored` },
+    { name: 'stored in order', ok: outOfOrder === 0, detail: `${outOfOrder} tests listed out of sequence order` },
+    {
+      name: 'every follower got every message once and the final one',
+      ok: incomplete.length === 0 && followerDuplicates === 0,
+      detail: `${history.followers.size} followers, ${delivered} messages handed over, ${followerDuplicates} twice${incomplete.length ? `; incomplete: ${incomplete.slice(0, 5).join('; ')}` : ''}`,
+    },
+    {
+      name: "every started test's request reached the requests topic",
+      ok: neverRequested.length === 0,
+      detail: `${history.started.size} started, ${neverRequested.length} never read from the topic; ${[...history.requestsSeen].filter((id) => !history.started.has(id)).length} requests read whose start the client was refused or got no answer for`,
+    },
+    {
+      name: 'no failed read outside the fault windows',
+      ok: outside.length === 0,
+      detail: `${failedReads.length} failed reads of ${history.reads.length}, ${outside.length} outside the windows`,
+    },
+  ];
+  return {
+    checks,
+    figures: {
+      tests: history.started.size,
+      produced,
+      stored,
+      delivered,
+      lost,
+      duplicated: duplicated + followerDuplicates,
+      errorsOutsideFaults: outside.length,
+      errorsInFaults: failedReads.length - outside.length,
+      slopes,
+    },
+  };
+}

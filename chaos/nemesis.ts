@@ -1,0 +1,179 @@
+/**
+ * The nemesis: faults on a seeded random schedule, one at a time and now and then two at once,
+ * each healed before the next of its kind: a Kafka node killed (SIGKILL) and started again, the
+ * consumer group's coordinator killed, a Redis primary killed or frozen (SIGSTOP) past the
+ * cluster's node timeout, a service replica killed or frozen past its timeouts, and a rolling
+ * restart of the replicas (a deploy). Each fault is logged in the history with its window.
+ */
+import type { FaultRecord, History } from './history.js';
+import { TOPICS, type Replica, type Stack } from './stack.js';
+
+/** A deterministic generator of numbers in [0, 1) from a seed (mulberry32). */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A fault: what it hits and how, and what heals it. */
+interface Fault {
+  readonly kind: string;
+  /** The part of the system it hits; two faults at once never hit the same part. */
+  readonly part: 'kafka' | 'redis' | 'service';
+  run(stack: Stack, pick: <T>(items: readonly T[]) => T): Promise<string>;
+}
+
+async function restartReplica(stack: Stack, replica: Replica, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+  const running = replica.process;
+  running?.kill(signal);
+  await running?.exited;
+  replica.process = undefined;
+  if (signal === 'SIGKILL') await sleep(2_000);
+  await stack.startReplica(replica);
+}
+
+const FAULTS: readonly Fault[] = [
+  {
+    kind: 'kafka node killed',
+    part: 'kafka',
+    async run(stack, pick) {
+      const node = pick(stack.kafka.nodes.filter((n) => n.running));
+      await stack.kafka.killNode(node.id);
+      await sleep(10_000);
+      await stack.kafka.startNode(node.id);
+      return `node ${node.id}`;
+    },
+  },
+  {
+    kind: 'group coordinator killed',
+    part: 'kafka',
+    async run(stack) {
+      const id = await stack.kafka.coordinatorOf(TOPICS.group);
+      await stack.kafka.killNode(id);
+      await sleep(10_000);
+      await stack.kafka.startNode(id);
+      return `node ${id}`;
+    },
+  },
+  {
+    kind: 'redis primary killed',
+    part: 'redis',
+    async run(stack, pick) {
+      const node = await stack.redis.primaryOf(pick(['a', 'b', 'c', 'd']));
+      await node.kill();
+      await sleep(6_000);
+      await node.restart();
+      return node.address;
+    },
+  },
+  {
+    kind: 'redis primary frozen',
+    part: 'redis',
+    async run(stack, pick) {
+      const node = await stack.redis.primaryOf(pick(['a', 'b', 'c', 'd']));
+      node.pause();
+      // Past the cluster's node timeout (2 s): its replica is promoted while it is frozen.
+      await sleep(6_000);
+      node.resume();
+      await stack.redis.waitHealthy(60_000);
+      return node.address;
+    },
+  },
+  {
+    kind: 'replica killed',
+    part: 'service',
+    async run(stack, pick) {
+      const replica = pick(stack.replicas);
+      await restartReplica(stack, replica, 'SIGKILL');
+      return replica.name;
+    },
+  },
+  {
+    kind: 'replica frozen',
+    part: 'service',
+    async run(stack, pick) {
+      const replica = pick(stack.replicas);
+      replica.process?.kill('SIGSTOP');
+      // Past the load balancer's checks, the clients' dead-stream bound (10 s), and for the
+      // consumer its group's session timeout (30 s), after which its partitions move... to nobody:
+      // it is the only consumer, so they wait for it.
+      await sleep(replica.role === 'consumer' ? 35_000 : 12_000);
+      replica.process?.kill('SIGCONT');
+      return replica.name;
+    },
+  },
+  {
+    kind: 'rolling restart',
+    part: 'service',
+    async run(stack) {
+      for (const replica of stack.replicas) await restartReplica(stack, replica, 'SIGTERM');
+      return 'every replica';
+    },
+  },
+];
+
+/** A running nemesis. */
+export interface Nemesis {
+  /** Lets the faults under way heal, starts no more, resolves when they have. */
+  stop(): Promise<void>;
+}
+
+/** Starts injecting faults, the first after `firstAfterMs`. */
+export function startNemesis(stack: Stack, history: History, seed: number, log: (line: string) => void, firstAfterMs = 10_000): Nemesis {
+  const random = seededRandom(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  let running = true;
+  const busy = new Set<Fault['part']>();
+  const inFlight = new Set<Promise<void>>();
+
+  const inject = (fault: Fault) => {
+    busy.add(fault.part);
+    const record: FaultRecord = { kind: fault.kind, target: '', start: Date.now(), end: undefined };
+    history.faults.push(record);
+    log(`fault: ${fault.kind}`);
+    const done: Promise<void> = fault
+      .run(stack, pick)
+      .then((target) => Object.assign(record, { target }))
+      .catch((error: unknown) => log(`fault ${fault.kind} failed to run or heal: ${error instanceof Error ? error.message : String(error)}`))
+      .then(() => {
+        record.end = Date.now();
+        busy.delete(fault.part);
+        inFlight.delete(done);
+        log(`healed: ${fault.kind} (${record.target}, ${((record.end - record.start) / 1000).toFixed(1)} s)`);
+      });
+    inFlight.add(done);
+    return done;
+  };
+
+  const loop = (async () => {
+    await sleep(firstAfterMs);
+    while (running) {
+      const first = pick(FAULTS);
+      const running1 = inject(first);
+      // One time in four, a second fault on another part overlaps the first.
+      if (random() < 0.25) {
+        await sleep(1_000 + random() * 3_000);
+        const second = pick(FAULTS.filter((f) => !busy.has(f.part)));
+        if (running && second !== undefined) void inject(second);
+      }
+      await running1;
+      await Promise.all([...inFlight]);
+      await sleep(5_000 + random() * 10_000);
+    }
+  })();
+
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      await Promise.all([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * The chaos run: `npm run chaos -- --minutes=N [--seed=S] [--out=DIR]`. It starts the whole system
+ * (chaos/stack.ts: three Kafka nodes, a Redis Cluster, three service replicas, HAProxy), runs the
+ * users (chaos/workload.ts) and the external system (chaos/external-system.ts) for N minutes while
+ * the nemesis (chaos/nemesis.ts) injects faults, then lets the faults heal, the streams finish and
+ * the followers complete, checks the whole history (chaos/checker.ts) and writes the report
+ * (chaos/report.ts, into chaos/results/ by default). Exits 1 when a check fails. Everything it
+ * started stops with it.
+ */
+import { check } from './checker.js';
+import { startExternalSystem } from './external-system.js';
+import { createHistory } from './history.js';
+import { startNemesis } from './nemesis.js';
+import { writeReport } from './report.js';
+import { startStack } from './stack.js';
+import { startWorkload } from './workload.js';
+
+const option = (name: string, fallback: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const minutes = Number(option('minutes', '2'));
+const seed = Number(option('seed', String(Date.now() % 100_000)));
+const out = option('out', 'chaos/results');
+if (!(minutes > 0) || !Number.isInteger(seed)) {
+  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR]');
+  process.exit(2);
+}
+
+const began = Date.now();
+const log = (line: string) => console.error(`[${((Date.now() - began) / 1000).toFixed(0).padStart(5)} s] ${line}`);
+const history = createHistory();
+const stack = await startStack(log);
+let failed: boolean;
+try {
+  const external = await startExternalSystem(stack.kafka.bootstrapServers, history);
+  const workload = startWorkload(stack, history);
+  const nemesis = startNemesis(stack, history, seed, log);
+  log(`running for ${minutes} min, seed ${seed}`);
+  await new Promise((resolve) => setTimeout(resolve, minutes * 60_000));
+  log('stopping the faults and the load');
+  await nemesis.stop();
+  await workload.stopLoad();
+  log('waiting for the external system to finish its streams and the followers to complete');
+  await external.drained();
+  await workload.followersDone(180_000);
+  const verdict = await check(history, stack.lb.url);
+  await workload.stop();
+  await external.stop();
+  const report = writeReport(out, history, verdict, seed, minutes);
+  for (const c of verdict.checks) log(`${c.ok ? 'ok    ' : 'FAILED'} ${c.name}: ${c.detail}`);
+  log(`report: ${report}`);
+  failed = verdict.checks.some((c) => !c.ok);
+} finally {
+  await stack.stop();
+}
+process.exit(failed ? 1 : 0);

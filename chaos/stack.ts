@@ -1,0 +1,101 @@
+/**
+ * The chaos run's system, started with the project's own helpers: three Kafka nodes (replication
+ * factor 3), a Redis Cluster of three primaries with a replica each, three service processes in
+ * production mode sharing it (one `consumer`, two `api`, as docs/redis-and-replicas.md recommends
+ * for a split deployment) with `REDIS_WAIT_REPLICAS=1`, and HAProxy (Debian's) in front of the two
+ * API replicas with health checks on `/readyz`. Every part can be killed, frozen and started again
+ * on the same address, which is what the nemesis does.
+ */
+import { startKafka, type KafkaCluster } from '../tools/kafka/kafka-cluster.js';
+import { freePort } from '../tools/free-port.js';
+import { clusterEnv, startRedisCluster, type RedisCluster } from '../tools/redis/redis-cluster.js';
+import { startLoadBalancer, type LoadBalancer } from '../test/support/haproxy.js';
+import { spawnService, waitReady, type ServiceProcess } from '../test/support/process.js';
+
+/** The topics and the consumer group of a run. */
+export const TOPICS = { results: 'chaos-results', requests: 'chaos-requests', group: 'chaos-service' } as const;
+
+/** One service replica: its name, role, port, and the process now running it (or none while down). */
+export interface Replica {
+  readonly name: string;
+  readonly role: 'consumer' | 'api';
+  readonly port: number;
+  process: ServiceProcess | undefined;
+}
+
+/** The running system. */
+export interface Stack {
+  readonly kafka: KafkaCluster;
+  readonly redis: RedisCluster;
+  readonly replicas: readonly Replica[];
+  readonly lb: LoadBalancer;
+  /** Starts a replica again on its port and waits until it is ready. */
+  startReplica(replica: Replica): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts everything; `log` hears what is being started. */
+export async function startStack(log: (line: string) => void): Promise<Stack> {
+  log('starting three Kafka nodes');
+  const kafka = await startKafka({
+    nodes: 3,
+    topics: [
+      { name: TOPICS.results, partitions: 6 },
+      { name: TOPICS.requests, partitions: 3 },
+    ],
+  });
+  log('starting a Redis Cluster (3 primaries, 3 replicas)');
+  const redis = await startRedisCluster({ primaries: 3, replicasPerPrimary: 1 }).catch(async (error: unknown) => {
+    await kafka.stop();
+    throw error;
+  });
+  const env = {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    ...clusterEnv(redis),
+    REDIS_WAIT_REPLICAS: '1',
+    REDIS_KEY_PREFIX: `chaos-${Date.now()}`,
+    KAFKA_BROKERS: kafka.bootstrapServers.join(','),
+    KAFKA_RESULTS_TOPIC: TOPICS.results,
+    KAFKA_REQUESTS_TOPIC: TOPICS.requests,
+    KAFKA_GROUP_ID: TOPICS.group,
+    // A replica leaving is seen by the load balancer (checks every 300 ms) before its listener closes.
+    SHUTDOWN_DELAY_MS: '1000',
+  };
+  const replicas: Replica[] = [
+    { name: 'consumer-1', role: 'consumer', port: await freePort(), process: undefined },
+    { name: 'api-1', role: 'api', port: await freePort(), process: undefined },
+    { name: 'api-2', role: 'api', port: await freePort(), process: undefined },
+  ];
+  const startReplica = async (replica: Replica) => {
+    replica.process = await spawnService(replica.name, { ...env, SERVICE_ROLE: replica.role, PORT: String(replica.port) });
+    await waitReady(replica.process, 120_000);
+  };
+  const stopServices = async () => {
+    for (const replica of replicas) replica.process?.kill('SIGKILL');
+    await Promise.all(replicas.map((replica) => replica.process?.exited));
+    await redis.stop();
+    await kafka.stop();
+  };
+  let lb: LoadBalancer;
+  try {
+    log('starting the service: one consumer, two API replicas');
+    await Promise.all(replicas.map(startReplica));
+    log('starting HAProxy in front of the API replicas');
+    lb = await startLoadBalancer(replicas.filter((r) => r.role === 'api').map((r) => ({ name: r.name, port: r.port })));
+  } catch (error) {
+    await stopServices();
+    throw error;
+  }
+  return {
+    kafka,
+    redis,
+    replicas,
+    lb,
+    startReplica,
+    stop: async () => {
+      await lb.stop();
+      await stopServices();
+    },
+  };
+}
