@@ -11,6 +11,11 @@ import type { History } from './history.js';
 /** After a fault is healed, how long its effects may still show (reconnects, a rejoin, a failover settling). */
 export const FAULT_GRACE_MS = 15_000;
 
+/** A process watched at least this long is held to {@link MAX_HEAP_SLOPE_MB_PER_HOUR}; a shorter one's slope is noise. */
+export const TREND_MIN_MINUTES = 20;
+/** The steepest rise of a replica's heap that is not taken for a leak, over at least {@link TREND_MIN_MINUTES}. */
+export const MAX_HEAP_SLOPE_MB_PER_HOUR = 60;
+
 /** One line of the verdict. */
 export interface Check {
   readonly name: string;

@@ -1,0 +1,30 @@
+/** The chaos checker's pure parts: the memory trend, the fault windows, and the nemesis's seeded schedule. */
+import { describe, expect, it } from 'vitest';
+import { FAULT_GRACE_MS, inFault, slopeMbPerHour } from '../../chaos/checker.js';
+import { createHistory } from '../../chaos/history.js';
+import { seededRandom } from '../../chaos/nemesis.js';
+
+describe('chaos checker', () => {
+  it('measures a memory trend in MB an hour, flat as zero and a steady rise as its rate', () => {
+    const minute = 60_000;
+    expect(slopeMbPerHour([0, 1, 2, 3].map((i) => ({ x: i * minute, y: 100e6 })))).toBe(0);
+    // 1 MB a minute is 60 MB an hour.
+    expect(slopeMbPerHour([0, 1, 2, 3].map((i) => ({ x: i * minute, y: 100e6 + i * 1e6 })))).toBeCloseTo(60, 6);
+    expect(slopeMbPerHour([{ x: 0, y: 5 }])).toBe(0);
+  });
+
+  it('counts a moment as in a fault from its start to its end and the grace after it, an unhealed fault as open', () => {
+    const history = createHistory();
+    history.faults.push({ kind: 'replica killed', target: 'api-1', start: 1_000, end: 2_000 });
+    expect([999, 1_000, 2_000 + FAULT_GRACE_MS, 2_001 + FAULT_GRACE_MS].map((at) => inFault(history, at))).toEqual([false, true, true, false]);
+    history.faults.push({ kind: 'kafka node killed', target: 'node 1', start: 100_000, end: undefined });
+    expect(inFault(history, 10_000_000)).toBe(true);
+  });
+
+  it('draws the same schedule from the same seed, and another from another', () => {
+    const draw = (seed: number) => Array.from({ length: 5 }, seededRandom(seed));
+    expect(draw(7)).toEqual(draw(7));
+    expect(draw(7)).not.toEqual(draw(8));
+    expect(draw(7).every((n) => n >= 0 && n < 1)).toBe(true);
+  });
+});
