@@ -27,7 +27,7 @@ interface Fault {
   readonly kind: string;
   /** The part of the system it hits; two faults at once never hit the same part. */
   readonly part: 'kafka' | 'redis' | 'service';
-  run(stack: Stack, pick: <T>(items: readonly T[]) => T): Promise<string>;
+  run(stack: Stack, pick: <T>(items: readonly T[]) => T, restartable: readonly Replica[]): Promise<string>;
 }
 
 async function restartReplica(stack: Stack, replica: Replica, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
@@ -89,8 +89,8 @@ const FAULTS: readonly Fault[] = [
   {
     kind: 'replica killed',
     part: 'service',
-    async run(stack, pick) {
-      const replica = pick(stack.replicas);
+    async run(stack, pick, restartable) {
+      const replica = pick(restartable);
       await restartReplica(stack, replica, 'SIGKILL');
       return replica.name;
     },
@@ -112,9 +112,9 @@ const FAULTS: readonly Fault[] = [
   {
     kind: 'rolling restart',
     part: 'service',
-    async run(stack) {
-      for (const replica of stack.replicas) await restartReplica(stack, replica, 'SIGTERM');
-      return 'every replica';
+    async run(stack, _pick, restartable) {
+      for (const replica of restartable) await restartReplica(stack, replica, 'SIGTERM');
+      return restartable.map((r) => r.name).join(', ');
     },
   },
 ];
@@ -125,9 +125,20 @@ export interface Nemesis {
   stop(): Promise<void>;
 }
 
-/** Starts injecting faults, the first after `firstAfterMs`. */
-export function startNemesis(stack: Stack, history: History, seed: number, log: (line: string) => void, firstAfterMs = 10_000): Nemesis {
-  const random = seededRandom(seed);
+/**
+ * Starts injecting faults, the first after `firstAfterMs`. A replica named in `steady` is frozen
+ * but never killed or restarted: one process that lives through the whole run, whose memory trend
+ * means something.
+ */
+export function startNemesis(
+  stack: Stack,
+  history: History,
+  options: { readonly seed: number; readonly steady?: string; readonly firstAfterMs?: number },
+  log: (line: string) => void,
+): Nemesis {
+  const random = seededRandom(options.seed);
+  const firstAfterMs = options.firstAfterMs ?? 10_000;
+  const restartable = stack.replicas.filter((r) => r.name !== options.steady);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   let running = true;
   const busy = new Set<Fault['part']>();
@@ -139,7 +150,7 @@ export function startNemesis(stack: Stack, history: History, seed: number, log: 
     history.faults.push(record);
     log(`fault: ${fault.kind}`);
     const done: Promise<void> = fault
-      .run(stack, pick)
+      .run(stack, pick, restartable)
       .then((target) => Object.assign(record, { target }))
       .catch((error: unknown) => log(`fault ${fault.kind} failed to run or heal: ${error instanceof Error ? error.message : String(error)}`))
       .then(() => {

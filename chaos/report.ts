@@ -6,7 +6,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Verdict } from './checker.js';
+import { inFault, type Verdict } from './checker.js';
 import type { History } from './history.js';
 
 const BUCKET_MS = 10_000;
@@ -132,7 +132,7 @@ export function reportMarkdown(history: History, verdict: Verdict, seed: number,
       (s) => `| ${s.replica} | ${s.samples} | ${s.minutes.toFixed(1)} | ${s.rssMbPerHour.toFixed(1)} MB/h | ${s.heapMbPerHour.toFixed(1)} MB/h |`,
     ),
     '',
-    `Send retries of the external system: ${history.sendRetries}. Start requests refused or unanswered: ${history.startFailures.length}. Follower reconnects: ${[...history.followers.values()].reduce((n, r) => n + r.reconnects, 0)}.`,
+    `Send retries of the external system: ${history.sendRetries}. Start requests refused or unanswered: ${history.startFailures.length} (${history.startFailures.filter((f) => !inFault(history, f.at)).length} outside the fault windows). Follower reconnects: ${[...history.followers.values()].reduce((n, r) => n + r.reconnects, 0)}.`,
     '',
   ];
   return lines.join('\n');

@@ -1,5 +1,5 @@
 /**
- * The chaos run: `npm run chaos -- --minutes=N [--seed=S] [--out=DIR]`. It starts the whole system
+ * The chaos run: `npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=api-2]`. It starts the whole system
  * (chaos/stack.ts: three Kafka nodes, a Redis Cluster, three service replicas, HAProxy), runs the
  * users (chaos/workload.ts) and the external system (chaos/external-system.ts) for N minutes while
  * the nemesis (chaos/nemesis.ts) injects faults, then lets the faults heal, the streams finish and
@@ -19,8 +19,10 @@ const option = (name: string, fallback: string) => process.argv.find((arg) => ar
 const minutes = Number(option('minutes', '2'));
 const seed = Number(option('seed', String(Date.now() % 100_000)));
 const out = option('out', 'chaos/results');
+// A replica the nemesis freezes but never restarts, so that its memory trend spans the run.
+const steady = option('steady', '');
 if (!(minutes > 0) || !Number.isInteger(seed)) {
-  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR]');
+  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=REPLICA]');
   process.exit(2);
 }
 
@@ -32,7 +34,7 @@ let failed: boolean;
 try {
   const external = await startExternalSystem(stack.kafka.bootstrapServers, history);
   const workload = startWorkload(stack, history);
-  const nemesis = startNemesis(stack, history, seed, log);
+  const nemesis = startNemesis(stack, history, { seed, ...(steady === '' ? {} : { steady }) }, log);
   log(`running for ${minutes} min, seed ${seed}`);
   await new Promise((resolve) => setTimeout(resolve, minutes * 60_000));
   log('stopping the faults and the load');
