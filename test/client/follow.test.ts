@@ -20,6 +20,7 @@ import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { incoming, uniqueId } from '../log/storage-contract.js';
 import { eventually } from '../support/graphql.js';
 import { startPipelineService, type TestService } from '../support/service.js';
+import { freePort } from '../support/service.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { defaultToken, mintToken } from '../support/tokens.js';
 
@@ -171,6 +172,46 @@ describe.each(['ws', 'sse'] as const)('follow over %s', (transport) => {
     expect(again.sequences()).toEqual([2, 3]);
   });
 
+  it('fails with CURSOR_STORE_FAILED when the cursor of a taken message cannot be kept, rather than go on unsure', async () => {
+    const id = await storedTest('store-fails', [{ sequence: 1 }, { sequence: 2 }]);
+    const cursorStore = {
+      get: () => undefined,
+      set: () => {
+        throw new Error('the quota is exceeded');
+      },
+    };
+    const run = recorded(id, { transport, cursorStore });
+    await expect(run.following.done).resolves.toEqual({ status: 'failed', code: 'CURSOR_STORE_FAILED', message: 'the quota is exceeded' });
+    expect(run.sequences()).toEqual([1]);
+  });
+
+  it('stops only once the message being handed over was taken and its cursor kept', async () => {
+    const id = await storedTest('stop-mid', [{ sequence: 1 }]);
+    const kept = new Map<string, string>();
+    const cursorStore = { get: (key: string) => kept.get(key), set: (key: string, cursor: string) => void kept.set(key, cursor) };
+    let release: () => void = () => undefined;
+    let handling: (() => void) | undefined;
+    const started = new Promise<void>((resolve) => (handling = resolve));
+    const run = recorded(id, {
+      transport,
+      cursorStore,
+      onMessage: () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+          handling?.();
+        }),
+    });
+    await started;
+    let stopped = false;
+    const stopping = run.following.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(kept.get(id)).toBeDefined();
+    await expect(run.following.done).resolves.toEqual({ status: 'stopped' });
+  });
+
   it('stops for good, saying why, on a cursor whose test is gone (CURSOR_EXPIRED), never starting over', async () => {
     const id = await storedTest('gone', [{ sequence: 1 }, { sequence: 2 }]);
     const kept = new Map<string, string>();
@@ -183,6 +224,29 @@ describe.each(['ws', 'sse'] as const)('follow over %s', (transport) => {
     const end: FollowEnd = await again.following.done;
     expect(end).toMatchObject({ status: 'failed', code: 'CURSOR_EXPIRED' });
     expect(again.messages).toEqual([]);
+  });
+
+  it('stops at once when told to while it waits to retry', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    let waited = 0;
+    let stoppedAt = 0;
+    const following = follow('any', {
+      url: closed,
+      transport,
+      getToken: defaultToken,
+      onMessage: () => undefined,
+      onState: (state) => {
+        if (state.status === 'reconnecting' && state.waitMs >= 4_000 && waited === 0) {
+          waited = state.waitMs;
+          stoppedAt = Date.now();
+          void following.stop();
+        }
+      },
+    });
+    await expect(following.done).resolves.toEqual({ status: 'stopped' });
+    expect(waited).toBeGreaterThanOrEqual(4_000);
+    // It did not sit out the wait it was in when stopped.
+    expect(Date.now() - stoppedAt).toBeLessThan(waited);
   });
 
   it('stops for good on a test it may not see, and when the token keeps being refused', async () => {

@@ -34,6 +34,8 @@ export function follow(correlationId: string, options: FollowOptions): Following
   let nudge: (() => void) | undefined;
   let cursor: string | undefined;
   let delivery: DeliveryGranted | undefined;
+  // The hand-over under way (the application's onMessage, then the cursor's write): stop() waits for it.
+  let handing: Promise<void> = Promise.resolve();
   const tell = (state: FollowState) => {
     try {
       options.onState?.(state);
@@ -78,7 +80,13 @@ export function follow(correlationId: string, options: FollowOptions): Following
         seen.add(message.id);
         cursor = message.cursor;
         taken += 1;
-        await store.set(correlationId, message.cursor);
+        try {
+          await store.set(correlationId, message.cursor);
+        } catch (error) {
+          // Taken, but where the next run resumes could not be kept: stop rather than go on unsure.
+          current?.close();
+          finish({ over: { status: 'failed', code: 'CURSOR_STORE_FAILED', message: error instanceof Error ? error.message : String(error) } });
+        }
       };
       interrupt = () => {
         current?.close();
@@ -100,7 +108,7 @@ export function follow(correlationId: string, options: FollowOptions): Following
           ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
         },
         {
-          push: (pushed) => void (queue = queue.then(() => take(pushed))),
+          push: (pushed) => void (handing = queue = queue.then(() => take(pushed))),
           end: (end) => void queue.then(() => finish({ end, taken })),
         },
       );
@@ -110,6 +118,7 @@ export function follow(correlationId: string, options: FollowOptions): Following
   /** Waits `ms`, or less if the follow is stopped meanwhile. */
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
+      if (stopped) return resolve();
       const timer = setTimeout(resolve, ms);
       interrupt = nudge = () => {
         clearTimeout(timer);
@@ -123,7 +132,20 @@ export function follow(correlationId: string, options: FollowOptions): Following
     let refusedTokens = 0;
     for (let n = 1; !stopped; n += 1) {
       tell({ status: 'connecting', attempt: n });
-      const token = await options.getToken();
+      let token: string;
+      try {
+        token = await options.getToken();
+      } catch (error) {
+        // A token that cannot be had now (a renewal while offline) is tried again, as a refused one is.
+        refusedTokens += 1;
+        if (refusedTokens > (options.maxAuthRetries ?? 3))
+          return { status: 'failed', code: 'UNAUTHENTICATED', message: `no token could be had (${error instanceof Error ? error.message : String(error)})` };
+        fruitless += 1;
+        const waitMs = retryWait(fruitless, options.maxRetryWaitMs ?? 10_000);
+        tell({ status: 'reconnecting', attempt: n + 1, waitMs, reason: 'no token' });
+        await pause(waitMs);
+        continue;
+      }
       if (stopped) break;
       const outcome = await attempt(token);
       if ('over' in outcome) return outcome.over;
@@ -161,10 +183,12 @@ export function follow(correlationId: string, options: FollowOptions): Following
     );
   return {
     done,
+    // Not to be awaited inside onMessage: it waits for that very hand-over to finish.
     stop: async () => {
       stopped = true;
       interrupt?.();
       await done;
+      await handing;
     },
   };
 }

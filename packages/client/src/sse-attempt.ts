@@ -14,29 +14,29 @@ export function openSseAttempt(request: AttemptRequest, sink: AttemptSink): Atte
   let ended = false;
   let dead = false;
   let completed = false;
-  const cut = new AbortController();
+  let watchdog: Watchdog | undefined;
   const end = (how: AttemptEnd) => {
     if (ended) return;
     ended = true;
-    watchdog.stop();
+    watchdog?.stop();
     sink.end(dead ? { kind: 'dead', afterMs: request.deadAfterMs } : how);
-    cut.abort();
+    // Aborts the request (graphql-sse aborts its own signal, which the fetch was given, at once).
     client.dispose();
   };
-  const watchdog = createWatchdog(request.deadAfterMs, () => {
-    dead = true;
-    end({ kind: 'dead', afterMs: request.deadAfterMs });
-  });
   const client = createClient({
     url: `${request.url.replace(/\/+$/, '')}/graphql`,
     headers: { authorization: `Bearer ${request.token}` },
     retryAttempts: 0,
-    fetchFn: watchedFetch(request.fetch ?? fetch, cut.signal, watchdog),
+    fetchFn: watchedFetch(request.fetch ?? fetch, () => watchdog?.touch()),
     // The server's complete event, told apart from a stream that merely stopped (a killed server's
     // connection can end without an error in some browsers, which graphql-sse then reports as complete).
     onMessage: (message) => {
       if (message.event === 'complete') completed = true;
     },
+  });
+  watchdog = createWatchdog(request.deadAfterMs, () => {
+    dead = true;
+    end({ kind: 'dead', afterMs: request.deadAfterMs });
   });
   client.subscribe(
     { query: request.query, variables: { ...request.variables }, extensions: { ...request.extensions } },
@@ -54,24 +54,22 @@ export function openSseAttempt(request: AttemptRequest, sink: AttemptSink): Atte
   return {
     close: () => {
       ended = true;
-      watchdog.stop();
-      cut.abort();
+      watchdog?.stop();
       client.dispose();
     },
   };
 }
 
-/** A fetch whose response body touches `watchdog` with every chunk, and which `cut` aborts. */
-function watchedFetch(base: typeof fetch, cut: AbortSignal, watchdog: Watchdog): typeof fetch {
+/** A fetch whose response body calls `alive` with every chunk (events and keep-alive comments alike). */
+function watchedFetch(base: typeof fetch, alive: () => void): typeof fetch {
   return async (input, init) => {
-    const signal = init?.signal ? AbortSignal.any([init.signal, cut]) : cut;
-    const response = await base(input, { ...init, signal });
-    watchdog.touch();
+    const response = await base(input, init);
+    alive();
     if (response.body === null) return response;
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
-          watchdog.touch();
+          alive();
           controller.enqueue(chunk);
         },
       }),

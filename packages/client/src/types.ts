@@ -42,7 +42,7 @@ export type FollowState =
 export type FollowEnd =
   /** The test's stream completed: the final message was taken (now or by an earlier follow). */
   | { readonly status: 'completed' }
-  /** What cannot be resumed: `code` is the service's (`CURSOR_EXPIRED`, `NOT_FOUND`, `FORBIDDEN`...) or the library's own (`HANDLER_FAILED`, `UNAUTHENTICATED` after renewals that did not help). */
+  /** What cannot be resumed: `code` is the service's (`CURSOR_EXPIRED`, `NOT_FOUND`, `FORBIDDEN`...) or the library's own (`HANDLER_FAILED`, `CURSOR_STORE_FAILED`, `UNAUTHENTICATED` after renewals that did not help or no token to be had). */
   | { readonly status: 'failed'; readonly code: string; readonly message: string }
   /** The application stopped it. */
   | { readonly status: 'stopped' };
@@ -83,7 +83,11 @@ export interface FollowOptions {
 
 /** A follow in progress. */
 export interface Following {
-  /** Ends the follow (its stream closed, no more messages handed over): resolves when it has. */
+  /**
+   * Ends the follow (its stream closed, no more messages handed over): resolves when it has and the
+   * message being handed over, if any, was taken and its cursor kept. Not to be awaited inside
+   * `onMessage`, which it would wait for.
+   */
   stop(): Promise<void>;
   /** Resolves with how it ended. */
   readonly done: Promise<FollowEnd>;

@@ -7,7 +7,7 @@
  */
 import { createClient } from 'graphql-ws/client';
 import { readResult, type Attempt, type AttemptEnd, type AttemptRequest, type AttemptSink, type ServiceErrorShape } from './attempt.js';
-import { createWatchdog } from './watchdog.js';
+import { createWatchdog, type Watchdog } from './watchdog.js';
 
 /** The socket's URL for a service's base URL: `http(s)` becomes `ws(s)`, `/graphql` is added. */
 export function webSocketUrl(url: string): string {
@@ -18,18 +18,20 @@ export function webSocketUrl(url: string): string {
 export function openWsAttempt(request: AttemptRequest, sink: AttemptSink): Attempt {
   let ended = false;
   let dead = false;
+  let watchdog: Watchdog | undefined;
+  // terminate() closes the socket at once, even one still connecting, which dispose() would wait
+  // for; dispose() then only settles graphql-ws's state (a connect that failed rejects it: ignored).
+  const shut = () => {
+    client.terminate();
+    void Promise.resolve(client.dispose()).catch(() => undefined);
+  };
   const end = (how: AttemptEnd) => {
     if (ended) return;
     ended = true;
-    watchdog.stop();
+    watchdog?.stop();
     sink.end(dead ? { kind: 'dead', afterMs: request.deadAfterMs } : how);
-    void client.dispose();
+    shut();
   };
-  const watchdog = createWatchdog(request.deadAfterMs, () => {
-    dead = true;
-    client.terminate();
-    end({ kind: 'dead', afterMs: request.deadAfterMs });
-  });
   const client = createClient({
     url: webSocketUrl(request.url),
     connectionParams: { authorization: `Bearer ${request.token}` },
@@ -38,9 +40,17 @@ export function openWsAttempt(request: AttemptRequest, sink: AttemptSink): Attem
     keepAlive: Math.max(1, Math.floor(request.deadAfterMs / 3)),
     ...(request.webSocketImpl === undefined ? {} : { webSocketImpl: request.webSocketImpl }),
     on: {
-      message: () => watchdog.touch(),
-      connected: () => watchdog.touch(),
+      message: () => watchdog?.touch(),
+      connected: () => watchdog?.touch(),
+      // Every close ends the attempt here, before graphql-ws would act on it: it reconnects by
+      // itself after a normal close (1000) while a subscription is open, whatever retryAttempts
+      // says, and would send this attempt's cursor again.
+      closed: (event) => end(wsEnding(event)),
     },
+  });
+  watchdog = createWatchdog(request.deadAfterMs, () => {
+    dead = true;
+    end({ kind: 'dead', afterMs: request.deadAfterMs });
   });
   client.subscribe(
     { query: request.query, variables: { ...request.variables }, extensions: { ...request.extensions } },
@@ -58,8 +68,8 @@ export function openWsAttempt(request: AttemptRequest, sink: AttemptSink): Attem
   return {
     close: () => {
       ended = true;
-      watchdog.stop();
-      void client.dispose();
+      watchdog?.stop();
+      shut();
     },
   };
 }
