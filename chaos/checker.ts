@@ -76,6 +76,15 @@ export function slopeMbPerHour(points: ReadonlyArray<{ readonly x: number; reado
   return sxx === 0 ? 0 : ((sxy / sxx) * 3_600_000) / 1e6;
 }
 
+/** No replica's heap rises faster than {@link MAX_HEAP_SLOPE_MB_PER_HOUR} over a process watched {@link TREND_MIN_MINUTES} or more. */
+export function heapTrendCheck(slopes: Verdict['figures']['slopes']): Check {
+  return {
+    name: 'no upward trend of any replica heap',
+    ok: slopes.every((s) => s.minutes < TREND_MIN_MINUTES || s.heapMbPerHour <= MAX_HEAP_SLOPE_MB_PER_HOUR),
+    detail: `${slopes.map((s) => `${s.replica} ${s.heapMbPerHour.toFixed(1)} MB/h over ${s.minutes.toFixed(0)} min`).join(', ')} (held to ${MAX_HEAP_SLOPE_MB_PER_HOUR} MB/h when watched ${TREND_MIN_MINUTES} min or more)`,
+  };
+}
+
 /** Whether `at` falls in a fault's window (until its grace after healing). */
 export function inFault(history: History, at: number): boolean {
   return history.faults.some((f) => at >= f.start && at <= (f.end ?? Number.POSITIVE_INFINITY) + FAULT_GRACE_MS);
@@ -158,6 +167,7 @@ export async function check(history: History, url: string): Promise<Verdict> {
       ok: outside.length === 0,
       detail: `${failedReads.length} failed reads of ${history.reads.length}, ${outside.length} outside the windows`,
     },
+    heapTrendCheck(slopes),
   ];
   return {
     checks,

@@ -1,6 +1,6 @@
 /** The chaos checker's pure parts: the memory trend, the fault windows, and the nemesis's seeded schedule. */
 import { describe, expect, it } from 'vitest';
-import { FAULT_GRACE_MS, inFault, slopeMbPerHour } from '../../chaos/checker.js';
+import { FAULT_GRACE_MS, heapTrendCheck, inFault, slopeMbPerHour } from '../../chaos/checker.js';
 import { createHistory } from '../../chaos/history.js';
 import { seededRandom } from '../../chaos/nemesis.js';
 
@@ -11,6 +11,12 @@ describe('chaos checker', () => {
     // 1 MB a minute is 60 MB an hour.
     expect(slopeMbPerHour([0, 1, 2, 3].map((i) => ({ x: i * minute, y: 100e6 + i * 1e6 })))).toBeCloseTo(60, 6);
     expect(slopeMbPerHour([{ x: 0, y: 5 }])).toBe(0);
+  });
+
+  it('holds a heap watched long enough to no steep rise, and lets a short-lived one be', () => {
+    const slope = (replica: string, heapMbPerHour: number, minutes: number) => ({ replica, heapMbPerHour, minutes, rssMbPerHour: 0, samples: 10 });
+    expect(heapTrendCheck([slope('api-2', 30, 30), slope('api-1', 500, 5)]).ok).toBe(true);
+    expect(heapTrendCheck([slope('api-2', 90, 30)])).toMatchObject({ ok: false, detail: expect.stringContaining('api-2 90.0 MB/h over 30 min') });
   });
 
   it('counts a moment as in a fault from its start to its end and the grace after it, an unhealed fault as open', () => {
