@@ -6,58 +6,35 @@
  * touches the watchdog, and a stream silent for the dead-stream bound is aborted.
  */
 import { createClient, NetworkError } from 'graphql-sse';
-import { readResult, type Attempt, type AttemptEnd, type AttemptRequest, type AttemptSink, type ServiceErrorShape } from './attempt.js';
-import { createWatchdog, type Watchdog } from './watchdog.js';
+import type { Attempt, AttemptEnd, AttemptRequest, AttemptSink, ServiceErrorShape } from './attempt.js';
+import { createAttemptEnding } from './attempt-ending.js';
 
 /** Opens `request` as one SSE request, reporting to `sink`. */
 export function openSseAttempt(request: AttemptRequest, sink: AttemptSink): Attempt {
-  let ended = false;
-  let dead = false;
+  const ending = createAttemptEnding(request, sink);
   let completed = false;
-  let watchdog: Watchdog | undefined;
-  const end = (how: AttemptEnd) => {
-    if (ended) return;
-    ended = true;
-    watchdog?.stop();
-    sink.end(dead ? { kind: 'dead', afterMs: request.deadAfterMs } : how);
-    // Aborts the request (graphql-sse aborts its own signal, which the fetch was given, at once).
-    client.dispose();
-  };
   const client = createClient({
     url: `${request.url.replace(/\/+$/, '')}/graphql`,
     headers: { authorization: `Bearer ${request.token}` },
     retryAttempts: 0,
-    fetchFn: watchedFetch(request.fetch ?? fetch, () => watchdog?.touch()),
+    fetchFn: watchedFetch(request.fetch ?? fetch, ending.touch),
     // The server's complete event, told apart from a stream that merely stopped (a killed server's
     // connection can end without an error in some browsers, which graphql-sse then reports as complete).
     onMessage: (message) => {
       if (message.event === 'complete') completed = true;
     },
   });
-  watchdog = createWatchdog(request.deadAfterMs, () => {
-    dead = true;
-    end({ kind: 'dead', afterMs: request.deadAfterMs });
-  });
+  // Disposing aborts the request (graphql-sse aborts its own signal, which the fetch was given, at once).
+  ending.start(() => client.dispose());
   client.subscribe(
     { query: request.query, variables: { ...request.variables }, extensions: { ...request.extensions } },
     {
-      next: (result) => {
-        if (ended) return;
-        const read = readResult(result as Parameters<typeof readResult>[0]);
-        if ('message' in read) sink.push(read);
-        else end({ kind: 'errors', errors: read });
-      },
-      complete: () => end(completed ? { kind: 'complete' } : { kind: 'network', message: 'the event stream ended without completing' }),
-      error: (error) => void sseEnding(error).then(end),
+      next: ending.result,
+      complete: () => ending.end(completed ? { kind: 'complete' } : { kind: 'network', message: 'the event stream ended without completing' }),
+      error: (error) => void sseEnding(error).then(ending.end),
     },
   );
-  return {
-    close: () => {
-      ended = true;
-      watchdog?.stop();
-      client.dispose();
-    },
-  };
+  return ending.attempt;
 }
 
 /** A fetch whose response body calls `alive` with every chunk (events and keep-alive comments alike). */

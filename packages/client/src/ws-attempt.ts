@@ -6,8 +6,8 @@
  * answers nothing (no message, no pong) for the whole bound as dead: graphql-ws's `terminate()`.
  */
 import { createClient } from 'graphql-ws/client';
-import { readResult, type Attempt, type AttemptEnd, type AttemptRequest, type AttemptSink, type ServiceErrorShape } from './attempt.js';
-import { createWatchdog, type Watchdog } from './watchdog.js';
+import type { Attempt, AttemptEnd, AttemptRequest, AttemptSink, ServiceErrorShape } from './attempt.js';
+import { createAttemptEnding } from './attempt-ending.js';
 
 /** The socket's URL for a service's base URL: `http(s)` becomes `ws(s)`, `/graphql` is added. */
 export function webSocketUrl(url: string): string {
@@ -16,22 +16,7 @@ export function webSocketUrl(url: string): string {
 
 /** Opens `request` over a new graphql-ws socket, reporting to `sink`. */
 export function openWsAttempt(request: AttemptRequest, sink: AttemptSink): Attempt {
-  let ended = false;
-  let dead = false;
-  let watchdog: Watchdog | undefined;
-  // terminate() closes the socket at once, even one still connecting, which dispose() would wait
-  // for; dispose() then only settles graphql-ws's state (a connect that failed rejects it: ignored).
-  const shut = () => {
-    client.terminate();
-    void Promise.resolve(client.dispose()).catch(() => undefined);
-  };
-  const end = (how: AttemptEnd) => {
-    if (ended) return;
-    ended = true;
-    watchdog?.stop();
-    sink.end(dead ? { kind: 'dead', afterMs: request.deadAfterMs } : how);
-    shut();
-  };
+  const ending = createAttemptEnding(request, sink);
   const client = createClient({
     url: webSocketUrl(request.url),
     connectionParams: { authorization: `Bearer ${request.token}` },
@@ -40,38 +25,25 @@ export function openWsAttempt(request: AttemptRequest, sink: AttemptSink): Attem
     keepAlive: Math.max(1, Math.floor(request.deadAfterMs / 3)),
     ...(request.webSocketImpl === undefined ? {} : { webSocketImpl: request.webSocketImpl }),
     on: {
-      message: () => watchdog?.touch(),
-      connected: () => watchdog?.touch(),
+      message: ending.touch,
+      connected: ending.touch,
       // Every close ends the attempt here, before graphql-ws would act on it: it reconnects by
       // itself after a normal close (1000) while a subscription is open, whatever retryAttempts
       // says, and would send this attempt's cursor again.
-      closed: (event) => end(wsEnding(event)),
+      closed: (event) => ending.end(wsEnding(event)),
     },
   });
-  watchdog = createWatchdog(request.deadAfterMs, () => {
-    dead = true;
-    end({ kind: 'dead', afterMs: request.deadAfterMs });
+  // terminate() closes the socket at once, even one still connecting, which dispose() would wait
+  // for; dispose() then only settles graphql-ws's state (a connect that failed rejects it: ignored).
+  ending.start(() => {
+    client.terminate();
+    void Promise.resolve(client.dispose()).catch(() => undefined);
   });
   client.subscribe(
     { query: request.query, variables: { ...request.variables }, extensions: { ...request.extensions } },
-    {
-      next: (result) => {
-        if (ended) return;
-        const read = readResult(result as Parameters<typeof readResult>[0]);
-        if ('message' in read) sink.push(read);
-        else end({ kind: 'errors', errors: read });
-      },
-      complete: () => end({ kind: 'complete' }),
-      error: (error) => end(wsEnding(error)),
-    },
+    { next: ending.result, complete: () => ending.end({ kind: 'complete' }), error: (error) => ending.end(wsEnding(error)) },
   );
-  return {
-    close: () => {
-      ended = true;
-      watchdog?.stop();
-      shut();
-    },
-  };
+  return ending.attempt;
 }
 
 /** What graphql-ws reports as a subscription's error: the operation's errors, a close event, or an Error. */
