@@ -4,6 +4,7 @@
  * pair swapped, a final message last), but it sends each message until the brokers acknowledge it,
  * however long a fault lasts, and records what was acknowledged: the checker's ground truth.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, Partitioners, logLevel, type Consumer, type Producer } from 'kafkajs';
 import '../src/ingest/kafkajs-queue-timer.js';
 import { planSequence } from '../tools/simulator/simulator.js';
@@ -29,7 +30,6 @@ export async function startExternalSystem(brokers: readonly string[], history: H
   let consumer: Consumer | undefined;
   let stopped = false;
   const streams = new Set<Promise<void>>();
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   /** Sends one result until it is acknowledged (or the run stops). */
   async function sendUntilAcked(correlationId: string, value: string): Promise<boolean> {

@@ -5,6 +5,7 @@
  * cluster's node timeout, a service replica killed or frozen past its timeouts, and a rolling
  * restart of the replicas (a deploy). Each fault is logged in the history with its window.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultRecord, History } from './history.js';
 import { TOPICS, type Replica, type Stack } from './stack.js';
 
@@ -19,8 +20,6 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A fault: what it hits and how, and what heals it. */
 interface Fault {

@@ -7,6 +7,7 @@
  * (chaos/report.ts, into chaos/results/ by default). Exits 1 when a check fails. Everything it
  * started stops with it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { check } from './checker.js';
 import { startExternalSystem } from './external-system.js';
 import { createHistory } from './history.js';
@@ -36,7 +37,7 @@ try {
   const workload = startWorkload(stack, history);
   const nemesis = startNemesis(stack, history, { seed, ...(steady === '' ? {} : { steady }) }, log);
   log(`running for ${minutes} min, seed ${seed}`);
-  await new Promise((resolve) => setTimeout(resolve, minutes * 60_000));
+  await sleep(minutes * 60_000);
   log('stopping the faults and the load');
   await nemesis.stop();
   await workload.stopLoad();

@@ -5,6 +5,7 @@
  * `GET /tests/{id}`. Beside them, each replica's memory is sampled from its own `/metrics`. Rates
  * are bounded and every loop stops when told.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { follow, type Following } from '../packages/client/src/index.js';
 import { mintToken } from '../test/support/tokens.js';
 import type { History } from './history.js';
@@ -33,7 +34,7 @@ function every(everyMs: number, step: () => Promise<void>) {
     while (running) {
       const began = Date.now();
       await step().catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, everyMs - (Date.now() - began))));
+      await sleep(Math.max(0, everyMs - (Date.now() - began)));
     }
   })();
   return {
@@ -150,7 +151,7 @@ export function startWorkload(stack: Stack, history: History): Workload {
       await Promise.all(loops.slice(0, 2).map((loop) => loop.stop()));
     },
     followersDone: async (timeoutMs) => {
-      await Promise.race([Promise.all([...following.values()].map((f) => f.done)), new Promise((resolve) => setTimeout(resolve, timeoutMs))]);
+      await Promise.race([Promise.all([...following.values()].map((f) => f.done)), sleep(timeoutMs)]);
     },
     stop: async () => {
       await Promise.all(loops.map((loop) => loop.stop()));

@@ -7,13 +7,15 @@
  * seconds (renewed on each reconnect): every message reaches the application exactly once, in
  * order, and the follow completes after the final one.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { follow, type FollowState, type FollowedMessage } from '../../packages/client/src/index.js';
 import { freePort } from '../../tools/free-port.js';
-import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
+import type { MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { incoming, uniqueId } from '../log/storage-contract.js';
 import { eventually } from '../support/graphql.js';
 import { startLoadBalancer, type LoadBalancer } from '../support/haproxy.js';
+import { startTopicsCluster, topicEnv } from '../support/mock-service.js';
 import { metric, spawnService, waitReady, type ServiceProcess } from '../support/process.js';
 import { useRedisLogs } from '../support/redis-logs.js';
 import { uniqueTopics } from '../support/service.js';
@@ -35,9 +37,7 @@ async function startReplica(name: string, port: number): Promise<void> {
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     REDIS_KEY_PREFIX: redis.prefix,
     KAFKA_BROKERS: cluster.bootstrapServers.join(','),
-    KAFKA_RESULTS_TOPIC: topics.results,
-    KAFKA_REQUESTS_TOPIC: topics.requests,
-    KAFKA_GROUP_ID: topics.group,
+    ...topicEnv(topics),
     // The load balancer checks every 300 ms: long enough for it to see a draining replica leave.
     SHUTDOWN_DELAY_MS: '1000',
   });
@@ -46,13 +46,7 @@ async function startReplica(name: string, port: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  cluster = await startMockCluster({
-    brokers: 1,
-    topics: [
-      { name: topics.results, partitions: 1 },
-      { name: topics.requests, partitions: 1 },
-    ],
-  });
+  cluster = await startTopicsCluster(topics);
   const ports = [await freePort(), await freePort()];
   await Promise.all(['api-1', 'api-2'].map((name, i) => startReplica(name, ports[i] as number)));
   lb = await startLoadBalancer([...replicas].map(([name, { port }]) => ({ name, port })));
@@ -89,7 +83,7 @@ describe.each(['ws', 'sse'] as const)('following through HAProxy over %s', (tran
       for (let i = 0; i < count; i += 1) {
         produced += 1;
         await store.append([incoming(id, { sequence: produced })]);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
     };
     const messages: FollowedMessage[] = [];

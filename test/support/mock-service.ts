@@ -13,6 +13,17 @@ export function topicEnv(topics: TestTopics, group = topics.group): Record<strin
   return { KAFKA_RESULTS_TOPIC: topics.results, KAFKA_REQUESTS_TOPIC: topics.requests, KAFKA_GROUP_ID: group };
 }
 
+/** A one-broker mock cluster with `topics`' results and requests topics, one partition each. */
+export function startTopicsCluster(topics: TestTopics): Promise<MockCluster> {
+  return startMockCluster({
+    brokers: 1,
+    topics: [
+      { name: topics.results, partitions: 1 },
+      { name: topics.requests, partitions: 1 },
+    ],
+  });
+}
+
 /** Options of the service; its brokers and topics are the fixture's. */
 export type MockClusterServiceOptions = Omit<TestServiceOptions, 'brokers'>;
 
@@ -30,13 +41,7 @@ export interface MockClusterService extends TestService {
 /** Starts the mock cluster with results and requests topics (one partition each), then the service. */
 export async function startMockClusterService(label: string, options: MockClusterServiceOptions = {}): Promise<MockClusterService> {
   const topics = uniqueTopics(label);
-  const cluster = await startMockCluster({
-    brokers: 1,
-    topics: [
-      { name: topics.results, partitions: 1 },
-      { name: topics.requests, partitions: 1 },
-    ],
-  });
+  const cluster = await startTopicsCluster(topics);
   const startOn = (group: string, more: MockClusterServiceOptions) =>
     startTestService({ ...more, brokers: cluster.bootstrapServers, env: { ...topicEnv(topics, group), ...more.env } });
   let svc: TestService;
