@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { follow, type Following } from '../packages/client/src/index.js';
 import { mintToken } from '../test/support/tokens.js';
-import type { History } from './history.js';
+import type { FollowerRecord, History } from './history.js';
 import type { Stack } from './stack.js';
 
 const START_EVERY_MS = 1_000;
@@ -71,13 +71,7 @@ export function startWorkload(stack: Stack, history: History): Workload {
   };
 
   const followTest = (correlationId: string, transport: 'ws' | 'sse') => {
-    const record = {
-      transport,
-      sequences: [] as number[],
-      ids: [] as string[],
-      reconnects: 0,
-      end: undefined as undefined | import('../packages/client/src/index.js').FollowEnd,
-    };
+    const record: FollowerRecord = { transport, sequences: [], ids: [], reconnects: 0, end: undefined };
     history.followers.set(correlationId, record);
     const handle = follow(correlationId, {
       url,
