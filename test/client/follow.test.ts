@@ -17,7 +17,7 @@ import {
 } from '../../packages/client/src/index.js';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
-import { incoming, uniqueId } from '../log/storage-contract.js';
+import { incoming, storedTest as storeTest } from '../log/storage-contract.js';
 import { eventually } from '../support/graphql.js';
 import { startPipelineService, type TestService } from '../support/service.js';
 import { freePort } from '../support/service.js';
@@ -36,12 +36,7 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-async function storedTest(label: string, messages: ReadonlyArray<Partial<IncomingMessage>> = []): Promise<string> {
-  const id = uniqueId(label);
-  await log.create({ correlationId: id, input: null, owner: 'tester' });
-  for (const fields of messages) await log.append([incoming(id, fields)]);
-  return id;
-}
+const storedTest = (label: string, messages: ReadonlyArray<Partial<IncomingMessage>> = []) => storeTest(log, label, messages);
 
 const append = (id: string, ...sequences: number[]) => log.append(sequences.map((sequence) => incoming(id, { sequence })));
 const appendFinal = (id: string, sequence: number) => log.append([incoming(id, { sequence, final: true })]);

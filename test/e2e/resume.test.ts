@@ -11,7 +11,7 @@ import type { IncomingMessage } from '../../src/domain/types.js';
 import { createSilentLogger } from '../../src/base/logger.js';
 import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/app/result-log-from-config.js';
 import { startMockCluster, type MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
-import { incoming, uniqueId } from '../log/storage-contract.js';
+import { incoming, storedTest as storeTest } from '../log/storage-contract.js';
 import { collect, eventually, postGraphQL, subscriptionTransports, type ClientErrors } from '../support/graphql.js';
 import { deleteRedisKeys } from '../support/redis-keys.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
@@ -67,12 +67,7 @@ describe.each(stores)('over the $name log', (store) => {
   }
 
   /** A test of the default token's subject (`tester`), with messages stored as if consumed. */
-  async function storedTest(label: string, messages: ReadonlyArray<Partial<IncomingMessage>>): Promise<string> {
-    const id = uniqueId(label);
-    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
-    for (const fields of messages) await svc.log.append([incoming(id, fields)]);
-    return id;
-  }
+  const storedTest = (label: string, messages: ReadonlyArray<Partial<IncomingMessage>>) => storeTest(svc.log, label, messages);
   const append = (id: string, fields: Partial<IncomingMessage>) => svc.log.append([incoming(id, fields)]);
 
   describe('cursors over HTTP', () => {

@@ -27,6 +27,14 @@ export function incoming(correlationId: string, fields: Partial<IncomingMessage>
 }
 
 /** The log under test and its bounds. */
+/** A new test of `owner` in `log` with `messages` appended one by one (each its own arrival); its id. */
+export async function storedTest(log: ResultLog, label: string, messages: ReadonlyArray<Partial<IncomingMessage>> = [], owner = 'tester'): Promise<string> {
+  const id = uniqueId(label);
+  await log.create({ correlationId: id, input: null, owner });
+  for (const fields of messages) await log.append([incoming(id, fields)]);
+  return id;
+}
+
 export interface StorageContext {
   readonly log: () => Promise<ResultLog>;
   readonly maxMessagesPerTest: number;

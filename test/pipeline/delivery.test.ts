@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { IncomingMessage } from '../../src/domain/types.js';
-import { incoming, uniqueId } from '../log/storage-contract.js';
+import { incoming, storedTest as storeTest } from '../log/storage-contract.js';
 import { collect, eventually, subscriptionTransports } from '../support/graphql.js';
 import { startPipelineService, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
@@ -26,12 +26,7 @@ interface Pushed {
   readonly testMessages: { sequence: number; payload: unknown };
 }
 
-async function storedTest(label: string, messages: ReadonlyArray<Partial<IncomingMessage>> = []): Promise<string> {
-  const id = uniqueId(label);
-  await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
-  for (const fields of messages) await svc.log.append([incoming(id, fields)]);
-  return id;
-}
+const storedTest = (label: string, messages: ReadonlyArray<Partial<IncomingMessage>> = []) => storeTest(svc.log, label, messages);
 
 describe.each(subscriptionTransports)('a delivery guarantee over $name', (transport) => {
   it('confirms what it granted on the first push only, and tells where messages are kept', async () => {

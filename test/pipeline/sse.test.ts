@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage } from '../../src/domain/types.js';
-import { incoming, uniqueId } from '../log/storage-contract.js';
+import { incoming, storedTest as storeTest, uniqueId } from '../log/storage-contract.js';
 import { collect, createSseClient, eventually, openEventStream, sseErrors } from '../support/graphql.js';
 import { startPipelineService, type TestService } from '../support/service.js';
 import { defaultToken, mintToken } from '../support/tokens.js';
@@ -29,12 +29,7 @@ interface Pushed {
 }
 
 /** A test of `owner`, with messages stored as if consumed. */
-async function storedTest(label: string, messages: ReadonlyArray<Partial<IncomingMessage>> = [], owner = 'tester'): Promise<string> {
-  const id = uniqueId(label);
-  await svc.log.create({ correlationId: id, input: null, owner });
-  for (const fields of messages) await append(id, fields);
-  return id;
-}
+const storedTest = (label: string, messages: ReadonlyArray<Partial<IncomingMessage>> = [], owner = 'tester') => storeTest(svc.log, label, messages, owner);
 const append = (id: string, fields: Partial<IncomingMessage>) => svc.log.append([incoming(id, fields)]);
 const payloadsOf = (events: ReadonlyArray<{ event: string; data: any }>) =>
   events.filter((e) => e.event === 'next').map((e) => e.data.data.testMessages.payload);
