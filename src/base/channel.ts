@@ -10,7 +10,7 @@
  *
  * - `push` past `limit` values waiting fails the channel with `overflow()` (a consumer that does
  *   not keep up is cut off, never buffered without bound).
- * - `end` lets the consumer drain what waits, then ends it.
+ * - `end` lets the consumer drain what waits, then ends it (or, given an error, then rejects with it).
  * - `fail` drops what waits; every later pull rejects with the error.
  * - `return()` (the consumer leaves) drops what waits and calls `onClose` once.
  * - `onPull` is told when the consumer waits on an empty open channel: a producer that makes values
@@ -22,8 +22,11 @@
 export interface Channel<T> {
   /** Queues a value (or hands it to a waiting pull); false when the channel is closed or failed by this push. */
   push(value: T): boolean;
-  /** No more values: the consumer gets those waiting, then the end. */
-  end(): void;
+  /**
+   * No more values: the consumer gets those waiting, then the end; with `error`, then that error
+   * (a stream that ends for a reason its reader must hear, after everything it was given).
+   */
+  end(error?: unknown): void;
   /** Ends the channel with `error`: values waiting are dropped, pulls reject. */
   fail(error: unknown): void;
   /** Values waiting. */
@@ -60,6 +63,8 @@ export function createChannel<T>(options: ChannelOptions): Channel<T> {
   const queue: T[] = [];
   let state: 'open' | 'ending' | 'failed' | 'returned' = 'open';
   let failure: unknown;
+  /** The error an ending channel fails with once drained (`end(error)`). */
+  let endError: unknown;
   let waiting: Waiter<T> | undefined;
   let closeCalled = false;
 
@@ -80,8 +85,16 @@ export function createChannel<T>(options: ChannelOptions): Channel<T> {
   /** The next value waiting; the channel closes with the last one of an ended channel. */
   const take = (): IteratorResult<T> => {
     const value = queue.shift() as T;
-    if (state === 'ending' && queue.length === 0) close();
+    if (state === 'ending' && queue.length === 0) drained();
     return { value, done: false };
+  };
+  /** An ending channel is empty: it closes, failed with its end's error if it had one. */
+  const drained = () => {
+    if (endError !== undefined) {
+      state = 'failed';
+      failure = endError;
+    }
+    close();
   };
 
   const channel: Channel<T> = {
@@ -95,10 +108,11 @@ export function createChannel<T>(options: ChannelOptions): Channel<T> {
       wake();
       return true;
     },
-    end() {
+    end(error) {
       if (state !== 'open') return;
       state = 'ending';
-      if (queue.length === 0) close();
+      endError = error;
+      if (queue.length === 0) drained();
       wake();
     },
     fail(error) {

@@ -30,6 +30,12 @@ export type ErrorCode =
    * subscription, or `messages` from the start) rather than resume.
    */
   | 'CURSOR_EXPIRED'
+  /**
+   * A followed test left the store while it was followed (no message for the TTL, or evicted to
+   * make room): its stream ends with this code, since nothing more will ever come for it. Not
+   * worth resuming; read it again with `test` to see that it is gone.
+   */
+  | 'TEST_EXPIRED'
   | 'QUERY_TOO_DEEP'
   | 'QUERY_TOO_COMPLEX'
   | 'QUERY_TOO_MANY_ALIASES'
@@ -75,6 +81,7 @@ const WIRE: Record<ErrorCode, { readonly status: number; readonly close: number 
   RATE_LIMITED: { status: 429, close: 4429 },
   NOT_FOUND: { status: 404, close: 4400 },
   CURSOR_EXPIRED: { status: 410, close: 4400 },
+  TEST_EXPIRED: { status: 410, close: 4400 },
   QUERY_TOO_DEEP: { status: 400, close: 4400 },
   QUERY_TOO_COMPLEX: { status: 400, close: 4400 },
   QUERY_TOO_MANY_ALIASES: { status: 400, close: 4400 },

@@ -9,6 +9,7 @@ import type { TestMessage, TestMessageEvent } from '../domain/types.js';
 import { createChannel } from '../base/channel.js';
 import { ServiceError } from '../base/errors.js';
 import type { Follower, FollowSnapshot, FollowSource, FollowTarget } from './follower.js';
+import { testExpired } from './test-expired.js';
 import type { FollowOptions } from './result-log.js';
 
 /** Creates the state of a follower of `correlationId`; `replayOf` picks the replay from a snapshot's messages (and refuses a cursor it does not hold). */
@@ -45,6 +46,10 @@ export function createFollowerState(
   // Its live messages are delivered by a group listener (handOff); it listens no more.
   let handedOff = false;
   let unsubscribe: (() => void) | undefined;
+  // The test left the store while its events were held (the snapshot or a catch-up being read): told once they are handed on.
+  let goneWhileHeld: ServiceError | undefined;
+  // The test left the store before the follower was pushed: its target is told once given what was queued.
+  let goneBeforePush: ServiceError | undefined;
 
   const stopListening = () => {
     unsubscribe?.();
@@ -60,10 +65,36 @@ export function createFollowerState(
     onClose: stopListening,
   });
   const listen = async () => {
-    unsubscribe = await source.listen(correlationId, (event) => {
-      if (held !== undefined) held.push(event);
-      else accept(event);
-    });
+    unsubscribe = await source.listen(
+      correlationId,
+      (event) => {
+        if (held !== undefined) held.push(event);
+        else accept(event);
+      },
+      {
+        gone: (error) => {
+          unsubscribe = undefined;
+          if (held !== undefined) goneWhileHeld = error;
+          else gone(error);
+        },
+      },
+    );
+  };
+  /**
+   * The test left the store (TEST_EXPIRED): nothing more will come. A pulled follower's reader gets
+   * what waits, then the error; a pushed one's target is failed with it (a paused one does not
+   * listen: its catch-up finds the test gone).
+   */
+  const gone = (error: ServiceError) => {
+    stopListening();
+    if (closed || finished || paused) return;
+    if (target === undefined) {
+      goneBeforePush = error;
+      live.end(error);
+      return;
+    }
+    closed = true;
+    target.fail(error);
   };
   /** After the finishing message nothing more comes: stop listening at once, end once what is due is out. */
   const finish = () => {
@@ -128,7 +159,7 @@ export function createFollowerState(
     await listen();
     const arrived = await source.readFrom(correlationId, passed);
     if (closed) return;
-    if (arrived === null) throw new ServiceError('NOT_FOUND', `The test "${correlationId}" is no longer stored.`);
+    if (arrived === null) throw goneWhileHeld ?? testExpired(correlationId, 'expired');
     for (let i = 0; i < arrived.length; i++) {
       const { message, arrival } = arrived[i] as (typeof arrived)[number];
       if (arrival <= passed) continue;
@@ -141,6 +172,7 @@ export function createFollowerState(
     held = undefined;
     if (paused || finished) return;
     for (const event of waiting) if (event.arrival > passed) accept(event);
+    if (goneWhileHeld !== undefined) return gone(goneWhileHeld);
     resuming = false;
     if (isLive()) target?.live?.();
   }
@@ -166,7 +198,7 @@ export function createFollowerState(
     },
     correlationId,
     skips,
-    listen: (listener, weight) => source.listen(correlationId, listener, weight),
+    listen: (listener, listenOptions) => source.listen(correlationId, listener, listenOptions),
     handOff() {
       if (!isLive()) return undefined;
       stopListening();
@@ -184,6 +216,7 @@ export function createFollowerState(
       target = to;
       pending = live.takeAll();
       flush();
+      if (goneBeforePush !== undefined) gone(goneBeforePush);
     },
     resume() {
       if (resuming) {
@@ -230,6 +263,7 @@ export function createFollowerState(
     const waiting = held ?? [];
     held = undefined;
     for (const event of waiting) accept(event);
+    if (goneWhileHeld !== undefined) gone(goneWhileHeld);
   }
 
   return { handle, open };

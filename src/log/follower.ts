@@ -29,6 +29,17 @@ import type { FollowOptions } from './result-log.js';
 /** Called for every event of the followed test, in the order stored. Must not throw. */
 export type EventListener = (event: TestMessageEvent) => void;
 
+/** How a listener listens, beside its events. */
+export interface ListenOptions {
+  /** How many followers the listener counts for (`ResultLog.followers`; one when absent): a group of subscribers' one listener counts its members. */
+  readonly weight?: () => number;
+  /**
+   * Told once that the test left the store while listened to (it expired, or was evicted to make
+   * room): nothing more will come, and the listener is already removed. Must not throw.
+   */
+  readonly gone?: (error: ServiceError) => void;
+}
+
 /** A test as a follower's snapshot reads it: its record, and how many arrivals that is (unreadable entries included). */
 export type FollowSnapshot = TestRecord & { readonly arrivals?: number };
 
@@ -46,11 +57,8 @@ export interface FollowSource {
    * caller who may not see the test is then refused before any message is read.
    */
   owner?(correlationId: string): Promise<Pick<TestRecord, 'owner'> | null>;
-  /**
-   * Starts listening; resolves once every event stored from now on will be delivered. `weight`: how
-   * many followers the listener counts for (`ResultLog.followers`; one when absent).
-   */
-  listen(correlationId: string, listener: EventListener, weight?: () => number): Promise<() => void>;
+  /** Starts listening; resolves once every event stored from now on will be delivered (and the test's leaving the store told). */
+  listen(correlationId: string, listener: EventListener, options?: ListenOptions): Promise<() => void>;
   /** The messages stored after the first `passed` arrivals, in the order they arrived; null when the test is gone. */
   readFrom(correlationId: string, passed: number): Promise<readonly ArrivedMessage[] | null>;
 }
@@ -64,7 +72,7 @@ export interface FollowTarget {
   deliver(message: TestMessage, behind?: number): boolean;
   /** The test finished: every message up to the one that finished it was delivered. */
   end(): void;
-  /** Catching up failed (the store could not be read, or the test is gone): nothing more comes. */
+  /** Catching up failed (the store could not be read), or the test left the store (TEST_EXPIRED): nothing more comes. */
   fail(error: unknown): void;
   /** The follower is live (everything it held handed on, listening): a group may take its live messages over (`handOff`). */
   live?(): void;
@@ -89,8 +97,8 @@ export interface Follower extends AsyncIterableIterator<TestMessage> {
   rejoin(passed: number): void;
   /** Whether a live message is one this follower does not deliver (at or below its `afterSequence`). */
   skips(message: TestMessage): boolean;
-  /** Listens to the test's live events, as the follower does (for the group that takes them over, counting as `weight` followers). */
-  listen(listener: EventListener, weight: () => number): Promise<() => void>;
+  /** Listens to the test's live events, as the follower does (for the group that takes them over, counting as `options.weight` followers). */
+  listen(listener: EventListener, options: ListenOptions): Promise<() => void>;
 }
 
 /** True for a follower that can be pushed to (what `follow` answers; a stand-in a test wraps it in may not be). */

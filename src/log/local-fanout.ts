@@ -1,17 +1,16 @@
 /** The listeners of each test in this process, and the delivery of an event to them. */
 import type { TestMessageEvent } from '../domain/types.js';
-import type { EventListener } from './follower.js';
+import type { ServiceError } from '../base/errors.js';
+import type { EventListener, ListenOptions } from './follower.js';
 
 /** Listeners by correlation id. */
 export interface LocalFanout {
-  /**
-   * Adds a listener; returns its removal (safe to call twice), and whether it is the test's first.
-   * `weight` is how many followers it counts for (a group of subscribers' one listener counts its
-   * members); one when absent.
-   */
-  add(correlationId: string, listener: EventListener, weight?: () => number): { readonly remove: () => void; readonly first: boolean };
+  /** Adds a listener; returns its removal (safe to call twice), and whether it is the test's first. */
+  add(correlationId: string, listener: EventListener, options?: ListenOptions): { readonly remove: () => void; readonly first: boolean };
   /** Delivers `event` to every current listener of its test, synchronously, in the order added. */
   emit(correlationId: string, event: TestMessageEvent): void;
+  /** The test left the store: removes every listener of it, then tells each (`ListenOptions.gone`) with `error`. */
+  gone(correlationId: string, error: ServiceError): void;
   /** Whether the test has listeners. */
   has(correlationId: string): boolean;
   /** Followers of one test, or of all: each listener's weight. */
@@ -25,16 +24,16 @@ export interface LocalFanout {
  */
 export function createLocalFanout(onLast?: (correlationId: string) => void): LocalFanout {
   const topics = new Map<string, Set<EventListener>>();
-  // Only the weighted listeners (groups' ones, a few): every other counts for one.
-  const weights = new Map<EventListener, () => number>();
+  // Only the listeners with options: every other counts for one and is not told that its test went.
+  const extras = new Map<EventListener, ListenOptions>();
   const weigh = (listeners: Set<EventListener>) => {
     let total = 0;
-    for (const listener of listeners) total += weights.get(listener)?.() ?? 1;
+    for (const listener of listeners) total += extras.get(listener)?.weight?.() ?? 1;
     return total;
   };
   return {
-    add(correlationId, listener, weight) {
-      if (weight !== undefined) weights.set(listener, weight);
+    add(correlationId, listener, options) {
+      if (options !== undefined) extras.set(listener, options);
       let listeners = topics.get(correlationId);
       const first = listeners === undefined;
       if (listeners === undefined) {
@@ -43,7 +42,7 @@ export function createLocalFanout(onLast?: (correlationId: string) => void): Loc
       }
       listeners.add(listener);
       const remove = () => {
-        weights.delete(listener);
+        extras.delete(listener);
         const current = topics.get(correlationId);
         if (current === undefined || !current.delete(listener) || current.size > 0) return;
         topics.delete(correlationId);
@@ -59,6 +58,17 @@ export function createLocalFanout(onLast?: (correlationId: string) => void): Loc
       // again, which is how a Set's iteration treats deletion; none is added synchronously here.
       for (const listener of listeners) listener(event);
     },
+    gone(correlationId, error) {
+      const listeners = topics.get(correlationId);
+      if (listeners === undefined) return;
+      topics.delete(correlationId);
+      onLast?.(correlationId);
+      for (const listener of listeners) {
+        const told = extras.get(listener)?.gone;
+        extras.delete(listener);
+        told?.(error);
+      }
+    },
     has: (correlationId) => topics.has(correlationId),
     count(correlationId) {
       if (correlationId !== undefined) {
@@ -71,7 +81,7 @@ export function createLocalFanout(onLast?: (correlationId: string) => void): Loc
     },
     clear: () => {
       topics.clear();
-      weights.clear();
+      extras.clear();
     },
   };
 }

@@ -13,9 +13,10 @@ import { disposeOnce } from '../lifecycle/disposable.js';
 import { createChangeFeed } from './change-feed.js';
 import { compactMessage, keyKind, type CompactTest } from './compact-message.js';
 import { openFollower, type FollowSource } from './follower.js';
+import { testExpired, type GoneReason } from './test-expired.js';
 import { createLocalFanout } from './local-fanout.js';
 import { sliceMessages } from './message-slice.js';
-import type { NewTest, ResultLog } from './result-log.js';
+import { expiryCheckInterval, type NewTest, type ResultLog } from './result-log.js';
 import { selectPage, toListPage } from './test-page.js';
 
 type KeyKind = ReturnType<typeof keyKind>;
@@ -92,9 +93,11 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
   const entries = new Map<string, Entry>();
   const maxBytes = options.maxBytes ?? Infinity;
   let bytes = 0;
-  /** Drops a test, and what it held from the count. */
-  const drop = (id: string, entry: Entry) => {
-    if (entries.delete(id)) bytes -= entry.bytes;
+  /** Drops a test, and what it held from the count; its followers are told why. */
+  const drop = (id: string, entry: Entry, reason: GoneReason) => {
+    if (!entries.delete(id)) return;
+    bytes -= entry.bytes;
+    fanout.gone(id, testExpired(id, reason));
   };
   /**
    * Evicts the least recently updated tests other than `keep` until `more` bytes fit; false when
@@ -103,12 +106,12 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
   const makeRoom = (more: number, keep: Entry | undefined): boolean => {
     for (const [id, entry] of entries) {
       if (bytes + more <= maxBytes) return true;
-      if (entry !== keep) drop(id, entry);
+      if (entry !== keep) drop(id, entry, 'evicted');
     }
     return bytes + more <= maxBytes;
   };
 
-  const sweepEvery = options.sweepIntervalMs ?? Math.min(60_000, Math.max(1000, ttlMs / 10));
+  const sweepEvery = options.sweepIntervalMs ?? expiryCheckInterval(options.ttlSeconds);
   const sweeper = setInterval(sweep, sweepEvery);
   sweeper.unref();
   // Followers in this process; an append hands them what it stored, synchronously.
@@ -120,7 +123,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       const entry = live(correlationId);
       return entry === undefined ? null : snapshot(entry);
     },
-    listen: async (correlationId, listener, weight) => fanout.add(correlationId, listener, weight).remove,
+    listen: async (correlationId, listener, listenOptions) => fanout.add(correlationId, listener, listenOptions).remove,
     readFrom: async (correlationId, passed) => {
       const entry = live(correlationId);
       if (entry === undefined) return null;
@@ -136,7 +139,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     const cutoff = now() - ttlMs;
     for (const [id, entry] of entries) {
       if (entry.updatedAt > cutoff) break;
-      drop(id, entry);
+      drop(id, entry, 'expired');
     }
   }
 
@@ -144,7 +147,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     const entry = entries.get(correlationId);
     if (entry === undefined) return undefined;
     if (entry.updatedAt <= at - ttlMs) {
-      drop(correlationId, entry);
+      drop(correlationId, entry, 'expired');
       return undefined;
     }
     return entry;
@@ -179,7 +182,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     bytes += entry.bytes;
     while (entries.size > options.maxTests) {
       const [oldest, evicted] = entries.entries().next().value as [string, Entry];
-      drop(oldest, evicted);
+      drop(oldest, evicted, 'evicted');
     }
     return entry;
   }
@@ -314,7 +317,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     async remove(correlationId) {
       const entry = entries.get(correlationId);
       if (entry === undefined) return false;
-      drop(correlationId, entry);
+      drop(correlationId, entry, 'removed');
       return true;
     },
 

@@ -34,7 +34,7 @@ import { cursorExpired, sliceMessages } from './message-slice.js';
 import { APPEND, CREATE } from './redis-append-script.js';
 import { PAGE } from './redis-page-script.js';
 import { dedupeField, META_FIELDS, metaFields, storedMessage, toRecord, toSummary } from './redis-record.js';
-import type { MessageRange, MessageSlice, NewTest, ResultLog } from './result-log.js';
+import { expiryCheckInterval, type MessageRange, type MessageSlice, type NewTest, type ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
 import { checkRedis } from '../redis/redis-health.js';
@@ -58,6 +58,8 @@ export interface RedisResultLogOptions {
   /** A connection of its own for the notices (subscriber mode; on Redis Cluster with `shardedSubscribers`); not closed by the log either. */
   readonly subscriber: RedisClient;
   readonly ttlSeconds: number;
+  /** How often followed tests are checked for having expired (default: a tenth of the TTL, between 1 s and 60 s). */
+  readonly expiryCheckMs?: number;
   readonly maxMessagesPerTest: number;
   /** Key prefix, so several deployments can share one Redis. */
   readonly prefix?: string;
@@ -276,6 +278,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const tails = createRedisTails({
     pubsub,
     ...(redis.isCluster ? { recheckMs: 2000 } : {}),
+    expiryCheckMs: options.expiryCheckMs ?? expiryCheckInterval(ttlSeconds),
     channelOf: (id) => keysOf(id).channel,
     logger: options.logger,
     reads: tailReads,

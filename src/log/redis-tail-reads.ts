@@ -45,6 +45,10 @@ export function createRedisTailReads(options: RedisTailReadsOptions): TailReads 
       const count = Number(results?.[0]?.[1]);
       return { count, status: statusOf((results?.[1]?.[1] as TestStatus | null) ?? null, count) };
     },
+    async exists(correlationId) {
+      await ready();
+      return (await redis.exists(keysOf(correlationId).meta).catch(failed)) === 1;
+    },
     async after(correlationId, from) {
       await ready();
       const stored = await redis.lrange(keysOf(correlationId).msgs, from, -1).catch(failed);

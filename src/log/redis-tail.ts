@@ -23,7 +23,8 @@ import { nextStatus } from '../domain/status.js';
 import type { TestMessage, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
-import type { EventListener } from './follower.js';
+import type { EventListener, ListenOptions } from './follower.js';
+import { testExpired } from './test-expired.js';
 import { createLocalFanout } from './local-fanout.js';
 import { decodeNotice } from './message-format.js';
 import type { RedisPubSub } from './redis-pubsub.js';
@@ -37,6 +38,8 @@ export interface TailReads {
    * that holds none ({@link UnreadableEntry}), which keeps its place in the list but is not delivered.
    */
   after(correlationId: string, from: number): Promise<ReadonlyArray<TestMessage | UnreadableEntry>>;
+  /** Whether the test is still stored (its keys expire together; Redis tells no one when they do). */
+  exists(correlationId: string): Promise<boolean>;
 }
 
 /** A stored text that holds no message: skipped (and counted by the reads), its place kept. */
@@ -55,12 +58,17 @@ export interface RedisTailsOptions {
   readonly reads: TailReads;
   /** Re-read every tail this often, whether or not a notice came (Redis Cluster); never when absent. */
   readonly recheckMs?: number;
+  /**
+   * Check this often that each followed test is still stored, and end its followers with
+   * TEST_EXPIRED when it is not (keys expire silently: no notice says so); never when absent.
+   */
+  readonly expiryCheckMs?: number;
   readonly logger: Logger;
 }
 
 /** The tails of one process. */
 export interface RedisTails {
-  listen(correlationId: string, listener: EventListener, weight?: () => number): Promise<() => void>;
+  listen(correlationId: string, listener: EventListener, options?: ListenOptions): Promise<() => void>;
   count(correlationId?: string): number;
   dispose(): void;
 }
@@ -258,6 +266,26 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
   const recheck = options.recheckMs === undefined ? undefined : setInterval(catchUpAll, options.recheckMs);
   recheck?.unref();
 
+  // A followed test that gets no message for the TTL expires in Redis without a word: every
+  // `expiryCheckMs` each started tail asks whether its test is still there (one EXISTS per followed
+  // test; a failed check is no answer, tried again next time), and ends its followers when not.
+  let checking = false;
+  const checkExpiry = async () => {
+    if (checking) return;
+    checking = true;
+    try {
+      const started = [...tails.values()].filter((tail) => tail.next >= 0);
+      const stored = await Promise.all(started.map((tail) => reads.exists(tail.correlationId).catch(() => true)));
+      started.forEach((tail, i) => {
+        if (!stored[i] && current(tail)) fanout.gone(tail.correlationId, testExpired(tail.correlationId, 'expired'));
+      });
+    } finally {
+      checking = false;
+    }
+  };
+  const expiry = options.expiryCheckMs === undefined ? undefined : setInterval(() => void checkExpiry(), options.expiryCheckMs);
+  expiry?.unref();
+
   async function start(tail: Tail): Promise<void> {
     await pubsub.subscribe([channelOf(tail.correlationId)]);
     const head = await reads.head(tail.correlationId);
@@ -266,7 +294,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
   }
 
   return {
-    async listen(correlationId, listener, weight) {
+    async listen(correlationId, listener, listenOptions) {
       // A test's tail lives as long as it has listeners (the fanout's `onLast` removes it).
       let tail = tails.get(correlationId);
       if (tail === undefined) {
@@ -296,7 +324,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
           // A message lost in a failover after this listener came, stored again: it has it already.
           if (own.emitting <= joined) listener(event);
         },
-        weight,
+        listenOptions,
       );
       if (first) own.started = start(own);
       try {
@@ -312,6 +340,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       stopMessages();
       stopResubscribed();
       clearInterval(recheck);
+      clearInterval(expiry);
       for (const tail of tails.values()) clearTimeout(tail.retry);
       tails.clear();
       byChannel.clear();

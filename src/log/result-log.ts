@@ -8,6 +8,14 @@
 import type { AppendResult, IncomingMessage, TestChangeEvent, TestListPage, TestMessage, TestRecord, TestStatus, TestSummary } from '../domain/types.js';
 import type { Disposable } from '../lifecycle/disposable.js';
 
+/**
+ * How often a log checks for tests that expired (a tenth of the TTL, between 1 s and 60 s): how
+ * late, at most, their followers hear that they are gone (TEST_EXPIRED).
+ */
+export function expiryCheckInterval(ttlSeconds: number): number {
+  return Math.min(60_000, Math.max(1000, (ttlSeconds * 1000) / 10));
+}
+
 /** What `create` records for a newly started test. */
 export interface NewTest {
   readonly correlationId: string;

@@ -221,6 +221,16 @@ describe.each(['ws', 'sse'] as const)('follow over %s', (transport) => {
     expect(again.messages).toEqual([]);
   });
 
+  it('stops for good, saying why, when its test leaves the store while it follows it (TEST_EXPIRED), after what it was given', async () => {
+    const id = await storedTest('leaves', [{ sequence: 1 }, { sequence: 2 }]);
+    const run = recorded(id, { transport });
+    await run.reached(2);
+    await log.remove(id);
+    await expect(run.following.done).resolves.toMatchObject({ status: 'failed', code: 'TEST_EXPIRED' });
+    expect(run.sequences()).toEqual([1, 2]);
+    expect(statuses(run.states)).not.toContain('reconnecting');
+  });
+
   it('stops at once when told to while it waits to retry', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
     let waited = 0;

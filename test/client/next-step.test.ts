@@ -16,7 +16,15 @@ describe('the next step after an attempt', () => {
   });
 
   it('stops with the code on what a resume cannot cure', () => {
-    for (const code of ['CURSOR_EXPIRED', 'NOT_FOUND', 'FORBIDDEN', 'BAD_USER_INPUT', 'DELIVERY_GUARANTEE_UNSATISFIABLE', 'GRAPHQL_VALIDATION_FAILED']) {
+    for (const code of [
+      'CURSOR_EXPIRED',
+      'TEST_EXPIRED',
+      'NOT_FOUND',
+      'FORBIDDEN',
+      'BAD_USER_INPUT',
+      'DELIVERY_GUARANTEE_UNSATISFIABLE',
+      'GRAPHQL_VALIDATION_FAILED',
+    ]) {
       expect(nextStep(error(code))).toEqual({ resume: false, code, message: `${code} happened` });
     }
     expect(nextStep({ kind: 'errors', errors: [{ message: 'no code' }] })).toMatchObject({ resume: false, code: 'UNKNOWN' });

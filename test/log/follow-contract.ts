@@ -18,6 +18,8 @@ export interface FollowContext {
   readonly pair: () => Promise<{ readonly log: ResultLog; readonly peer: ResultLog }>;
   /** Drops the connection of `log` that carries live updates, and lets it reconnect (Redis). */
   readonly dropLiveConnection?: (log: ResultLog) => Promise<void>;
+  /** Two handles on one log whose tests are kept `ttlSeconds` after their last write. */
+  readonly ttlPair: (ttlSeconds: number) => Promise<{ readonly log: ResultLog; readonly peer: ResultLog }>;
 }
 
 /** Reads up to `n` messages (fewer if the follower ends), as their sequences. */
@@ -298,6 +300,50 @@ export function describeFollowContract(context: FollowContext): void {
       });
       return { state, resume: (room: number) => ((state.room = room), follower.resume()) };
     };
+
+    /** The error a pulled follower ends with once it has read `expected`. */
+    const endOf = async (stream: AsyncIterator<TestMessage>, expected: Array<number | null>) => {
+      expect(await take(stream, expected.length)).toEqual(expected);
+      return stream.next().then(
+        (next) => new Error(`the follower went on: ${JSON.stringify(next)}`),
+        (error: unknown) => error,
+      );
+    };
+
+    it('ends the followers of a test that expires while followed with TEST_EXPIRED, pulled and pushed, on every replica', async () => {
+      const short = await context.ttlPair(1);
+      const id = uniqueId('expires');
+      await short.peer.append([incoming(id, { sequence: 1 })]);
+      const pulled = await short.log.follow(id, { queueLimit: 10 });
+      const onPeer = await short.peer.follow(id, { queueLimit: 10 });
+      const pushed = pushTo(await short.log.follow(id, { queueLimit: 10 }), 10);
+      expect(pushed.state.got).toEqual([1]);
+      // No write refreshes it: it expires after a second, and is found gone within the check interval (1 s here).
+      for (const ended of [await endOf(pulled, [1]), await endOf(onPeer, [1])]) {
+        expect(ended).toBeInstanceOf(ServiceError);
+        expect((ended as ServiceError).code).toBe('TEST_EXPIRED');
+        expect((ended as ServiceError).extensions).toMatchObject({ code: 'TEST_EXPIRED', reason: 'expired' });
+      }
+      await eventually(() => pushed.state.failed !== undefined, 10_000, 'the pushed follower to be failed');
+      expect((pushed.state.failed as ServiceError).code).toBe('TEST_EXPIRED');
+      expect(pushed.state.ended).toBe(false);
+      expect(await short.log.get(id)).toBeNull();
+      await eventually(() => short.log.followers(id) === 0 && short.peer.followers(id) === 0, 5000, 'no follower left');
+    });
+
+    it('ends a paused follower whose test expired with TEST_EXPIRED when it catches up, not NOT_FOUND', async () => {
+      const short = await context.ttlPair(1);
+      const id = uniqueId('expires-paused');
+      await short.peer.append([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 })]);
+      const pushed = pushTo(await short.log.follow(id, { queueLimit: 10 }), 1);
+      expect(pushed.state.got).toEqual([1]);
+      await eventually(async () => (await short.log.get(id)) === null, 10_000, 'the test to expire');
+      pushed.resume(10);
+      await eventually(() => pushed.state.failed !== undefined, 5000, 'the catch-up to fail');
+      expect((pushed.state.failed as ServiceError).code).toBe('TEST_EXPIRED');
+      // The rest of the snapshot it replays is the follower's own; nothing after it.
+      expect(pushed.state.got).toEqual([1, 2]);
+    });
 
     it('pushes to a target that fills up during the replay: pauses, not listening, and catches up exactly, whatever the order of arrival', async () => {
       const id = uniqueId('pushed-replay');

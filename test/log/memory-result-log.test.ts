@@ -37,6 +37,22 @@ describe('memory log bounds', () => {
     await store.dispose();
   });
 
+  it('ends the followers of a test evicted to make room, or removed, with TEST_EXPIRED after what they were given', async () => {
+    let now = 0;
+    const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 2, maxMessagesPerTest: 100, now: () => ++now });
+    await appendOne(store, incoming('a', { sequence: 1 }));
+    await store.create({ correlationId: 'b', input: null, owner: null });
+    const followerOfA = await store.follow('a', { queueLimit: 10 });
+    const followerOfB = await store.follow('b', { queueLimit: 10 });
+    await store.create({ correlationId: 'c', input: null, owner: null }); // a, the least recently updated, goes
+    expect(await followerOfA.next()).toMatchObject({ value: { sequence: 1 }, done: false });
+    await expect(followerOfA.next()).rejects.toMatchObject({ code: 'TEST_EXPIRED', extensions: { reason: 'evicted' } });
+    expect(await store.remove('b')).toBe(true);
+    await expect(followerOfB.next()).rejects.toMatchObject({ code: 'TEST_EXPIRED', extensions: { reason: 'removed' } });
+    expect(store.followers()).toBe(0);
+    await store.dispose();
+  });
+
   it('refuses messages past the per-test maximum without changing the test', async () => {
     const store = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 10, maxMessagesPerTest: 2 });
     await appendOne(store, incoming('a', { sequence: 1 }));

@@ -54,7 +54,7 @@ describe.each(REDIS_SHAPES)('on Redis %s', (shapeName) => {
   describeResultLogContract(`redis (${shapeName})`, {
     create: shapeReplica,
     // Another replica on the same Redis, with its own connections.
-    peer: () => shapeReplica({ ttlSeconds: 3600, maxMessagesPerTest: 10_000 }),
+    peer: (_log, bounds) => shapeReplica(bounds),
     // Cut by a second, real connection, the way a network failure or a failover would.
     dropLiveConnection: async (log) => {
       expect(await shape.killConnections(roles.get(log) as string)).toBeGreaterThan(0);

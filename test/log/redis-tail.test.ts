@@ -101,6 +101,7 @@ describe.each(REDIS_SHAPES)('the tails of the Redis log on Redis %s', (shapeName
     let failures = 0;
     const tails = await tailsReadingThrough((reads) => ({
       head: (correlationId) => reads.head(correlationId),
+      exists: (correlationId) => reads.exists(correlationId),
       after: async (correlationId, from) => {
         // The first catch-up: the subscriber connection brought the notice, the command connection is not back yet.
         if (failures++ === 0) throw new Error("Stream isn't writeable and enableOfflineQueue options is false");

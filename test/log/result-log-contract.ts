@@ -15,8 +15,8 @@ import { describeStorageContract } from './storage-contract.js';
 export interface ResultLogFactory {
   /** A fresh log (it may share its data with other logs of the factory, e.g. one Redis). */
   create(bounds: { readonly ttlSeconds: number; readonly maxMessagesPerTest: number }): ResultLog | Promise<ResultLog>;
-  /** A second handle on the data of `log`: another replica, or `log` itself for a log held in one process. */
-  peer(log: ResultLog): ResultLog | Promise<ResultLog>;
+  /** A second handle on the data of `log` (made with `bounds`): another replica, or `log` itself for a log held in one process. */
+  peer(log: ResultLog, bounds: { readonly ttlSeconds: number; readonly maxMessagesPerTest: number }): ResultLog | Promise<ResultLog>;
   /** Drops the connection of `log` that carries live updates, and resolves once it is back. */
   dropLiveConnection?(log: ResultLog): Promise<void>;
   /** The factory's `maxMessagesPerTest` for the storage tests; 10,000 unless told. */
@@ -44,12 +44,18 @@ export function describeResultLogContract(name: string, factory: ResultLogFactor
     describeReadContract(storage);
     const pair = async () => {
       const log = await fresh();
-      const peer = await factory.peer(log);
+      const peer = await factory.peer(log, { ttlSeconds: 3600, maxMessagesPerTest });
       return { log, peer: peer === log ? log : await open(peer) };
     };
     describeListContract({ pair, ttl: storage.ttl });
+    const ttlPair = async (ttlSeconds: number) => {
+      const log = await storage.ttl(ttlSeconds);
+      const peer = await factory.peer(log, { ttlSeconds, maxMessagesPerTest });
+      return { log, peer: peer === log ? log : await open(peer) };
+    };
     describeFollowContract({
       pair,
+      ttlPair,
       ...(factory.dropLiveConnection ? { dropLiveConnection: (log: ResultLog) => (factory.dropLiveConnection as (l: ResultLog) => Promise<void>)(log) } : {}),
     });
   });

@@ -133,3 +133,43 @@ describe('a subscriber that falls behind', () => {
     expect(caughtUp.at(-1)?.extensions?.delivery?.behind).toBe(0);
   });
 });
+
+describe('a test that expires while followed', () => {
+  let short: TestService;
+  beforeAll(async () => {
+    // Tests kept one second after their last result, checked every second.
+    short = await startPipelineService({ env: { STORE_TTL_SECONDS: '1' } });
+  });
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it.each(subscriptionTransports)('ends its subscriptions over $name with TEST_EXPIRED, after what they were given, shared or alone', async (transport) => {
+    const id = await storeTest(short.log, 'expires', [{ sequence: 1 }]);
+    const client = transport.client(short.url);
+    // Two of the same operation share one group of the hub; a third with other fields follows alone.
+    const subs = [
+      collect<Pushed>(client, FOLLOW, { id }),
+      collect<Pushed>(client, FOLLOW, { id }),
+      collect<Pushed>(client, 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence } }', { id }),
+    ];
+    const ends = subs.map((sub) =>
+      sub.done.then(
+        () => 'completed',
+        (error: unknown) => error,
+      ),
+    );
+    await Promise.all(subs.map((sub) => sub.waitFor(1)));
+    // Nothing written: within the TTL and a check interval the test is gone and every stream says so.
+    const ended = await Promise.all(ends);
+    await client.dispose();
+    for (const [i, end] of ended.entries()) {
+      const results = subs[i]?.results ?? [];
+      // graphql-ws sends an `error` message; graphql-sse a last `next` event with the error, then `complete`.
+      const errors = (end === 'completed' ? results.at(-1)?.errors : Array.isArray(end) ? end : [end]) as Array<{ extensions?: Record<string, unknown> }>;
+      expect(errors?.[0]?.extensions).toMatchObject({ code: 'TEST_EXPIRED', reason: 'expired' });
+      expect(results.filter((r) => r.errors === undefined).map((r) => r.data?.testMessages.sequence)).toEqual([1]);
+    }
+    expect(short.log.followers(id)).toBe(0);
+  });
+});

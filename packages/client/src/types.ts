@@ -42,7 +42,7 @@ export type FollowState =
 export type FollowEnd =
   /** The test's stream completed: the final message was taken (now or by an earlier follow). */
   | { readonly status: 'completed' }
-  /** What cannot be resumed: `code` is the service's (`CURSOR_EXPIRED`, `NOT_FOUND`, `FORBIDDEN`...) or the library's own (`HANDLER_FAILED`, `CURSOR_STORE_FAILED`, `UNAUTHENTICATED` after renewals that did not help or no token to be had). */
+  /** What cannot be resumed: `code` is the service's (`CURSOR_EXPIRED`, `TEST_EXPIRED`, `NOT_FOUND`, `FORBIDDEN`...) or the library's own (`HANDLER_FAILED`, `CURSOR_STORE_FAILED`, `UNAUTHENTICATED` after renewals that did not help or no token to be had). */
   | { readonly status: 'failed'; readonly code: string; readonly message: string }
   /** The application stopped it. */
   | { readonly status: 'stopped' };

@@ -106,6 +106,23 @@ export function createFollowerGroups(results: SharedResults, onError: (error: un
     else void group.behind.then(done);
   };
 
+  /**
+   * The test left the store: its members are failed with `error` once what is being written is out;
+   * the group goes at once (a member that joins later opens a new one), its members catching up
+   * find the test gone themselves.
+   */
+  const gone = (group: Group, error: unknown) => {
+    if (groups.get(group.name) === group) groups.delete(group.name);
+    group.unlisten = undefined;
+    const told = [...group.members.keys()];
+    group.members.clear();
+    const fail = () => {
+      for (const member of told) member.fail(error);
+    };
+    if (group.behind === undefined) fail();
+    else void group.behind.then(fail);
+  };
+
   const open = (member: GroupMember): Group => {
     const name = `${member.follower.correlationId}\u0000${member.key}`;
     const known = groups.get(name);
@@ -127,8 +144,11 @@ export function createFollowerGroups(results: SharedResults, onError: (error: un
         (event) => {
           if (created.members.size > 0) deliver(created, event);
         },
-        // It follows the test for each member in it (a member catching up listens for itself, or not at all while paused).
-        () => created.members.size,
+        {
+          // It follows the test for each member in it (a member catching up listens for itself, or not at all while paused).
+          weight: () => created.members.size,
+          gone: (error) => gone(created, error),
+        },
       )
       .then(
         (unlisten) => {
@@ -166,7 +186,7 @@ export function createFollowerGroups(results: SharedResults, onError: (error: un
       group.waiting.delete(member);
       group.holders -= 1;
       if (group.holders > 0) return;
-      groups.delete(group.name);
+      if (groups.get(group.name) === group) groups.delete(group.name);
       group.unlisten?.();
     },
   };

@@ -65,6 +65,23 @@ describe('createChannel', () => {
     expect(await ch.iterator.next()).toEqual({ value: undefined, done: true });
   });
 
+  it('ended with an error: the consumer drains what waits, then every pull rejects with it, and a waiting pull at once', async () => {
+    const gone = new Error('the test left the store');
+    const { ch, closes } = channel();
+    ch.push(1);
+    ch.end(gone);
+    expect(ch.push(2)).toBe(false);
+    expect(await ch.iterator.next()).toEqual({ value: 1, done: false });
+    expect(closes).toEqual(['closed']);
+    await expect(ch.iterator.next()).rejects.toBe(gone);
+    await expect(ch.iterator.next()).rejects.toBe(gone);
+    const idle = channel();
+    const waiting = idle.ch.iterator.next();
+    idle.ch.end(gone);
+    await expect(waiting).rejects.toBe(gone);
+    expect(idle.closes).toEqual(['closed']);
+  });
+
   it('ends a waiting pull at once when ended with nothing waiting', async () => {
     const { ch, closes } = channel();
     const waiting = ch.iterator.next();
