@@ -6,7 +6,9 @@
  * stops for good, saying why, on what cannot be resumed. The service runs without a broker; its
  * state (a memory log) outlives a restart by being handed to the next instance.
  */
+import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import {
   createWebStorageCursorStore,
   follow,
@@ -261,5 +263,38 @@ describe.each(['ws', 'sse'] as const)('follow over %s', (transport) => {
     const refused = recorded(id, { transport, getToken: () => mintToken({}, { secret: 'a-secret-the-service-does-not-know!!' }), maxRetryWaitMs: 50 });
     await expect(refused.following.done).resolves.toMatchObject({ status: 'failed', code: 'UNAUTHENTICATED' });
     expect(stranger.messages).toEqual([]);
+  });
+});
+
+describe('follow over ws with the ws package as its WebSocket (Node before the global one, or by choice)', () => {
+  it('takes a connection whose upgrade never answers for dead and tries again, without an unhandled error from the socket it closes while connecting', async () => {
+    // Takes the TCP connection, never answers the upgrade: every socket stays CONNECTING until the library closes it.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const states: FollowState[] = [];
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => void uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    const following = follow('any', {
+      url: `http://127.0.0.1:${(silent.address() as { port: number }).port}`,
+      transport: 'ws',
+      webSocketImpl: WebSocket,
+      getToken: defaultToken,
+      deadAfterMs: 300,
+      maxRetryWaitMs: 50,
+      onMessage: () => undefined,
+      onState: (state) => void states.push(state),
+    });
+    // The ws package emits "closed before the connection was established" as a Node 'error' event on
+    // each such close: unlistened, it would be an uncaught exception (vitest fails the run on one).
+    await eventually(() => states.filter((s) => s.status === 'reconnecting').length >= 3, 10_000, 'three attempts taken for dead');
+    await following.stop();
+    await expect(following.done).resolves.toEqual({ status: 'stopped' });
+    process.off('uncaughtException', onUncaught);
+    expect(uncaught).toEqual([]);
+    expect(states.filter((s) => s.status === 'reconnecting').every((s) => s.status === 'reconnecting' && /nothing received/.test(s.reason))).toBe(true);
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
   });
 });

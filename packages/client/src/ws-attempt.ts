@@ -23,7 +23,7 @@ export function openWsAttempt(request: AttemptRequest, sink: AttemptSink): Attem
     lazy: true,
     retryAttempts: 0,
     keepAlive: Math.max(1, Math.floor(request.deadAfterMs / 3)),
-    ...(request.webSocketImpl === undefined ? {} : { webSocketImpl: request.webSocketImpl }),
+    ...(request.webSocketImpl === undefined ? {} : { webSocketImpl: quietOnError(request.webSocketImpl) }),
     on: {
       message: ending.touch,
       connected: ending.touch,
@@ -55,4 +55,22 @@ function wsEnding(error: unknown): AttemptEnd {
   // A socket that failed (refused, reset) reaches here as the WebSocket's error event, not an Error.
   const message = error instanceof Error ? error.message : (error as { message?: unknown } | null)?.message;
   return { kind: 'network', message: typeof message === 'string' && message !== '' ? message : 'the connection failed' };
+}
+
+/**
+ * Node's `ws` package emits a socket's errors as Node events, and one closed while still connecting
+ * errs ("closed before the connection was established"): graphql-ws's terminate() closes it after
+ * taking its own handlers off, and an error event with no listener would crash the process. Each
+ * socket the given class makes gets a listener of its own that ignores them (the attempt has ended
+ * already, or graphql-ws reports the close). Statics (`OPEN`...) are inherited.
+ */
+function quietOnError(impl: unknown): unknown {
+  if (typeof impl !== 'function') return impl;
+  const Impl = impl as new (...args: never[]) => { addEventListener(type: 'error', listener: () => void): void };
+  return class extends Impl {
+    constructor(...args: never[]) {
+      super(...args);
+      this.addEventListener('error', () => undefined);
+    }
+  };
 }
