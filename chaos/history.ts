@@ -31,6 +31,8 @@ export interface History {
   readonly started: Map<string, number>;
   /** Start requests that failed, by status (0: no answer). */
   readonly startFailures: Array<{ readonly at: number; readonly status: number }>;
+  /** Correlation ids of starts given up after every retry (never answered 202). */
+  readonly abandoned: Set<string>;
   /** Requests the external system read from the requests topic. */
   readonly requestsSeen: Set<string>;
   /** Per test, the sequences whose send the brokers acknowledged (duplicates sent again, once each here), and its final sequence. */
@@ -44,6 +46,8 @@ export interface History {
   readonly faults: FaultRecord[];
   /** Each replica's memory over time; `pid` tells its processes apart (a restarted replica starts afresh). */
   readonly memory: Array<{ readonly at: number; readonly replica: string; readonly pid: number; readonly rss: number; readonly heap: number }>;
+  /** What the report must say about the run itself (a kind of fault it could not inject, and why). */
+  readonly notes: string[];
 }
 
 /** An empty history starting now. */
@@ -52,6 +56,7 @@ export function createHistory(): History {
     startedAt: Date.now(),
     started: new Map(),
     startFailures: [],
+    abandoned: new Set(),
     requestsSeen: new Set(),
     acked: new Map(),
     sendRetries: 0,
@@ -60,5 +65,6 @@ export function createHistory(): History {
     pushLatency: [],
     faults: [],
     memory: [],
+    notes: [],
   };
 }

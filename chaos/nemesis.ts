@@ -1,9 +1,11 @@
 /**
  * The nemesis: faults on a seeded random schedule, one at a time and now and then two at once,
  * each healed before the next of its kind: a Kafka node killed (SIGKILL) and started again, the
- * consumer group's coordinator killed, a Redis primary killed or frozen (SIGSTOP) past the
- * cluster's node timeout, a service replica killed or frozen past its timeouts, and a rolling
- * restart of the replicas (a deploy). Each fault is logged in the history with its window.
+ * consumer group's coordinator killed, a Kafka node or the coordinator frozen (SIGSTOP) past the
+ * brokers' session timeout, a Redis primary killed or frozen past the cluster's node timeout, a
+ * service replica killed or frozen past its timeouts, a replica cut off from Redis or from Kafka
+ * by a network partition (partitions.ts; where the run can have them), and a rolling restart of
+ * the replicas (a deploy). Each fault is logged in the history with its window.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultRecord, History } from './history.js';
@@ -26,6 +28,8 @@ interface Fault {
   readonly kind: string;
   /** The part of the system it hits; two faults at once never hit the same part. */
   readonly part: 'kafka' | 'redis' | 'service';
+  /** Injected only where the run can partition the network (partitions.ts). */
+  readonly needsPartitions?: boolean;
   run(stack: Stack, pick: <T>(items: readonly T[]) => T, restartable: readonly Replica[]): Promise<string>;
 }
 
@@ -36,6 +40,35 @@ async function restartReplica(stack: Stack, replica: Replica, signal: 'SIGKILL' 
   replica.process = undefined;
   if (signal === 'SIGKILL') await sleep(2_000);
   await stack.startReplica(replica);
+}
+
+/**
+ * A Kafka node frozen past the brokers' session timeout (9 s: the controller fences it, its
+ * partitions get new leaders) and the clients' request timeout, then thawed: it comes back with
+ * stale leadership it must give up.
+ */
+async function frozen(stack: Stack, id: number): Promise<void> {
+  stack.kafka.pauseNode(id);
+  try {
+    await sleep(15_000);
+  } finally {
+    stack.kafka.resumeNode(id);
+  }
+}
+
+/**
+ * A replica cut off from `ports` for 20 s (past ioredis' and kafkajs' connection and request
+ * timeouts, short of the consumer group's 30 s session), then joined again: a broken link, not a crash.
+ */
+async function cutOff(stack: Stack, replica: Replica, ports: readonly number[]): Promise<string> {
+  if (stack.partitions === undefined || replica.uid === undefined) throw new Error('no partitions in this run');
+  const heal = await stack.partitions.cut(replica.uid, ports);
+  try {
+    await sleep(20_000);
+  } finally {
+    await heal();
+  }
+  return replica.name;
 }
 
 const FAULTS: readonly Fault[] = [
@@ -58,6 +91,24 @@ const FAULTS: readonly Fault[] = [
       await stack.kafka.killNode(id);
       await sleep(10_000);
       await stack.kafka.startNode(id);
+      return `node ${id}`;
+    },
+  },
+  {
+    kind: 'kafka node frozen',
+    part: 'kafka',
+    async run(stack, pick) {
+      const node = pick(stack.kafka.nodes.filter((n) => n.running));
+      await frozen(stack, node.id);
+      return `node ${node.id}`;
+    },
+  },
+  {
+    kind: 'group coordinator frozen',
+    part: 'kafka',
+    async run(stack) {
+      const id = await stack.kafka.coordinatorOf(TOPICS.group);
+      await frozen(stack, id);
       return `node ${id}`;
     },
   },
@@ -109,6 +160,18 @@ const FAULTS: readonly Fault[] = [
     },
   },
   {
+    kind: 'replica cut off from redis',
+    part: 'service',
+    needsPartitions: true,
+    run: (stack, pick) => cutOff(stack, pick(stack.replicas), stack.ports.redis),
+  },
+  {
+    kind: 'replica cut off from kafka',
+    part: 'service',
+    needsPartitions: true,
+    run: (stack, pick) => cutOff(stack, pick(stack.replicas), stack.ports.kafka),
+  },
+  {
     kind: 'rolling restart',
     part: 'service',
     async run(stack, _pick, restartable) {
@@ -125,19 +188,26 @@ export interface Nemesis {
 }
 
 /**
- * Starts injecting faults, the first after `firstAfterMs`. A replica named in `steady` is frozen
+ * Starts injecting faults, the first after `firstAfterMs`; only those whose kind contains one of
+ * `kinds`, when given. A replica named in `steady` is frozen
  * but never killed or restarted: one process that lives through the whole run, whose memory trend
  * means something.
  */
 export function startNemesis(
   stack: Stack,
   history: History,
-  options: { readonly seed: number; readonly steady?: string; readonly firstAfterMs?: number },
+  options: { readonly seed: number; readonly steady?: string; readonly firstAfterMs?: number; readonly kinds?: readonly string[] },
   log: (line: string) => void,
 ): Nemesis {
   const random = seededRandom(options.seed);
   const firstAfterMs = options.firstAfterMs ?? 10_000;
   const restartable = stack.replicas.filter((r) => r.name !== options.steady);
+  const faults = FAULTS.filter(
+    (fault) =>
+      (fault.needsPartitions !== true || stack.partitions !== undefined) &&
+      (options.kinds === undefined || options.kinds.length === 0 || options.kinds.some((word) => fault.kind.includes(word))),
+  );
+  if (faults.length === 0) throw new Error(`no fault's kind contains any of: ${options.kinds?.join(', ')}`);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   let running = true;
   const busy = new Set<Fault['part']>();
@@ -165,12 +235,12 @@ export function startNemesis(
   const loop = (async () => {
     await sleep(firstAfterMs);
     while (running) {
-      const first = pick(FAULTS);
+      const first = pick(faults);
       const running1 = inject(first);
       // One time in four, a second fault on another part overlaps the first.
       if (random() < 0.25) {
         await sleep(1_000 + random() * 3_000);
-        const second = pick(FAULTS.filter((f) => !busy.has(f.part)));
+        const second = pick(faults.filter((f) => !busy.has(f.part)));
         if (running && second !== undefined) void inject(second);
       }
       await running1;

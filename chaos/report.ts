@@ -132,6 +132,7 @@ export function reportMarkdown(history: History, verdict: Verdict, seed: number,
       (s) => `| ${s.replica} | ${s.samples} | ${s.minutes.toFixed(1)} | ${s.rssMbPerHour.toFixed(1)} MB/h | ${s.heapMbPerHour.toFixed(1)} MB/h |`,
     ),
     '',
+    ...history.notes.map((note) => `${note}\n`),
     `Send retries of the external system: ${history.sendRetries}. Start requests refused or unanswered: ${history.startFailures.length} (${history.startFailures.filter((f) => !inFault(history, f.at)).length} outside the fault windows). Follower reconnects: ${[...history.followers.values()].reduce((n, r) => n + r.reconnects, 0)}.`,
     '',
   ];

@@ -1,5 +1,6 @@
 /**
- * The chaos run: `npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=api-2]`. It starts the whole system
+ * The chaos run: `npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=api-2] [--faults=cut,frozen]`
+ * (`--faults`: only the kinds of fault whose names contain one of the words). It starts the whole system
  * (chaos/stack.ts: three Kafka nodes, a Redis Cluster, three service replicas, HAProxy), runs the
  * users (chaos/workload.ts) and the external system (chaos/external-system.ts) for N minutes while
  * the nemesis (chaos/nemesis.ts) injects faults, then lets the faults heal, the streams finish and
@@ -22,8 +23,11 @@ const seed = Number(option('seed', String(Date.now() % 100_000)));
 const out = option('out', 'chaos/results');
 // A replica the nemesis freezes but never restarts, so that its memory trend spans the run.
 const steady = option('steady', '');
+const kinds = option('faults', '')
+  .split(',')
+  .filter((word) => word !== '');
 if (!(minutes > 0) || !Number.isInteger(seed)) {
-  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=REPLICA]');
+  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=REPLICA] [--faults=WORD,...]');
   process.exit(2);
 }
 
@@ -31,11 +35,12 @@ const began = Date.now();
 const log = (line: string) => console.error(`[${((Date.now() - began) / 1000).toFixed(0).padStart(5)} s] ${line}`);
 const history = createHistory();
 const stack = await startStack(log);
+if (stack.noPartitions !== undefined) history.notes.push(`No network partitions were injected: ${stack.noPartitions}.`);
 let failed: boolean;
 try {
   const external = await startExternalSystem(stack.kafka.bootstrapServers, history);
   const workload = startWorkload(stack, history);
-  const nemesis = startNemesis(stack, history, { seed, ...(steady === '' ? {} : { steady }) }, log);
+  const nemesis = startNemesis(stack, history, { seed, kinds, ...(steady === '' ? {} : { steady }) }, log);
   log(`running for ${minutes} min, seed ${seed}`);
   await sleep(minutes * 60_000);
   log('stopping the faults and the load');

@@ -11,6 +11,7 @@ import { freePort } from '../tools/free-port.js';
 import { clusterEnv, startRedisCluster, type RedisCluster } from '../tools/redis/redis-cluster.js';
 import { startLoadBalancer, type LoadBalancer } from '../test/support/haproxy.js';
 import { spawnService, waitReady, type ServiceProcess } from '../test/support/process.js';
+import { createPartitions, partitionsUnavailable, type Partitions } from './partitions.js';
 
 /** The topics and the consumer group of a run. */
 export const TOPICS = { results: 'chaos-results', requests: 'chaos-requests', group: 'chaos-service' } as const;
@@ -20,6 +21,8 @@ export interface Replica {
   readonly name: string;
   readonly role: 'consumer' | 'api';
   readonly port: number;
+  /** The user it runs as, of its own when partitions can be had (their rules single it out by it). */
+  readonly uid: number | undefined;
   process: ServiceProcess | undefined;
 }
 
@@ -29,6 +32,12 @@ export interface Stack {
   readonly redis: RedisCluster;
   readonly replicas: readonly Replica[];
   readonly lb: LoadBalancer;
+  /** Network partitions of a replica from Redis or Kafka, when they can be had (root and nft). */
+  readonly partitions: Partitions | undefined;
+  /** Why there are none, when there are none. */
+  readonly noPartitions: string | undefined;
+  /** The ports a replica reaches Redis on (every node) and Kafka on (every node's client listener). */
+  readonly ports: { readonly redis: readonly number[]; readonly kafka: readonly number[] };
   /** Starts a replica again on its port and waits until it is ready. */
   startReplica(replica: Replica): Promise<void>;
   stop(): Promise<void>;
@@ -62,21 +71,29 @@ export async function startStack(log: (line: string) => void): Promise<Stack> {
     // A replica leaving is seen by the load balancer (checks every 300 ms) before its listener closes.
     SHUTDOWN_DELAY_MS: '1000',
   };
+  const noPartitions = await partitionsUnavailable();
+  if (noPartitions !== undefined) log(`no network partitions in this run: ${noPartitions}`);
+  const partitions = noPartitions === undefined ? await createPartitions() : undefined;
+  // Users of their own for the replicas, above any a Debian system hands out.
+  const uidOf = (n: number) => (partitions === undefined ? undefined : 61_000 + n);
   const replicas: Replica[] = [
-    { name: 'consumer-1', role: 'consumer', port: await freePort(), process: undefined },
-    { name: 'api-1', role: 'api', port: await freePort(), process: undefined },
-    { name: 'api-2', role: 'api', port: await freePort(), process: undefined },
+    { name: 'consumer-1', role: 'consumer', port: await freePort(), uid: uidOf(1), process: undefined },
+    { name: 'api-1', role: 'api', port: await freePort(), uid: uidOf(2), process: undefined },
+    { name: 'api-2', role: 'api', port: await freePort(), uid: uidOf(3), process: undefined },
   ];
   const startReplica = async (replica: Replica) => {
-    replica.process = await spawnService(replica.name, { ...env, SERVICE_ROLE: replica.role, PORT: String(replica.port) });
+    const uid = replica.uid === undefined ? {} : { uid: replica.uid };
+    replica.process = await spawnService(replica.name, { ...env, SERVICE_ROLE: replica.role, PORT: String(replica.port) }, uid);
     await waitReady(replica.process, 120_000);
   };
   const stopServices = async () => {
     for (const replica of replicas) replica.process?.kill('SIGKILL');
     await Promise.all(replicas.map((replica) => replica.process?.exited));
+    await partitions?.dispose();
     await redis.stop();
     await kafka.stop();
   };
+  const portOf = (address: string) => Number(address.slice(address.lastIndexOf(':') + 1));
   let lb: LoadBalancer;
   try {
     log('starting the service: one consumer, two API replicas');
@@ -92,6 +109,9 @@ export async function startStack(log: (line: string) => void): Promise<Stack> {
     redis,
     replicas,
     lb,
+    partitions,
+    noPartitions,
+    ports: { redis: redis.seeds.map(portOf), kafka: kafka.bootstrapServers.map(portOf) },
     startReplica,
     stop: async () => {
       await lb.stop();

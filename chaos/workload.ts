@@ -1,10 +1,13 @@
 /**
  * The users of a chaos run, all through the load balancer: tests started at a steady rate
- * (`POST /tests`), each followed by the client library (graphql-ws and SSE in turn, from its
+ * (`POST /tests`, retry-safe: each start names its correlation id in `Idempotency-Key` and is
+ * tried again with it until it is answered, so an answer lost in a fault leaves no stray test
+ * behind), each followed by the client library (graphql-ws and SSE in turn, from its
  * first message to its final one, through every reconnect), and readers of `test()`, `tests()` and
  * `GET /tests/{id}`. Beside them, each replica's memory is sampled from its own `/metrics`. Rates
  * are bounded and every loop stops when told.
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { follow, type Following } from '../packages/client/src/index.js';
 import { mintToken } from '../test/support/tokens.js';
@@ -15,6 +18,9 @@ const START_EVERY_MS = 1_000;
 const READ_EVERY_MS = 250;
 const MEMORY_EVERY_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 10_000;
+/** A start not answered is tried again this often, for this long, then given up. */
+const START_RETRY_EVERY_MS = 2_000;
+const START_RETRY_FOR_MS = 120_000;
 
 /** The running workload. */
 export interface Workload {
@@ -52,22 +58,46 @@ export function startWorkload(stack: Stack, history: History): Workload {
   let started = 0;
   const fetchWithin = (input: string, init: RequestInit = {}) => fetch(input, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
 
-  const startOne = async () => {
-    let status = 0;
+  /** One try of a start under `correlationId`: the answer's status, 0 for none. */
+  const tryStart = async (correlationId: string): Promise<number> => {
     try {
-      const response = await fetchWithin(`${url}/tests`, { method: 'POST', headers: { authorization: `Bearer ${await token()}` } });
-      status = response.status;
-      if (status === 202) {
-        const { correlationId } = (await response.json()) as { correlationId: string };
-        history.started.set(correlationId, Date.now());
-        followTest(correlationId, started % 2 === 0 ? 'ws' : 'sse');
-        started += 1;
-        return;
-      }
+      const response = await fetchWithin(`${url}/tests`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await token()}`, 'idempotency-key': correlationId },
+      });
+      await response.arrayBuffer();
+      return response.status;
     } catch {
-      // No answer: counted below with status 0.
+      return 0;
     }
+  };
+  const accepted = (correlationId: string) => {
+    history.started.set(correlationId, Date.now());
+    followTest(correlationId, started % 2 === 0 ? 'ws' : 'sse');
+    started += 1;
+  };
+  /** What a user does with a start that was not answered: the same start again, until it is (or a refusal says not to). */
+  const retryStart = async (correlationId: string) => {
+    const deadline = Date.now() + START_RETRY_FOR_MS;
+    while (Date.now() < deadline) {
+      await sleep(START_RETRY_EVERY_MS);
+      const status = await tryStart(correlationId);
+      if (status === 202) return accepted(correlationId);
+      history.startFailures.push({ at: Date.now(), status });
+      if (status >= 400 && status < 500 && status !== 429) break;
+    }
+    history.abandoned.add(correlationId);
+  };
+  const retries = new Set<Promise<void>>();
+
+  const startOne = async () => {
+    const correlationId = randomUUID();
+    const status = await tryStart(correlationId);
+    if (status === 202) return accepted(correlationId);
     history.startFailures.push({ at: Date.now(), status });
+    const retry = retryStart(correlationId);
+    retries.add(retry);
+    void retry.finally(() => retries.delete(retry));
   };
 
   const followTest = (correlationId: string, transport: 'ws' | 'sse') => {
@@ -143,6 +173,7 @@ export function startWorkload(stack: Stack, history: History): Workload {
   return {
     stopLoad: async () => {
       await Promise.all(loops.slice(0, 2).map((loop) => loop.stop()));
+      await Promise.all([...retries]);
     },
     followersDone: async (timeoutMs) => {
       await Promise.race([Promise.all([...following.values()].map((f) => f.done)), sleep(timeoutMs)]);

@@ -8,6 +8,7 @@
 #      their CA and certificates with it)
 #    - chromium (Debian's): the browser tests drive it with playwright-core, which downloads no browser
 #    - haproxy (Debian's): the client library's tests follow tests through it, in front of two replicas
+#    - nftables (Debian's): the chaos run (and its smoke) cuts a replica off from Redis or Kafka with it
 #    - redis-server, started on 127.0.0.1:6379, when nothing answers there and REDIS_URL is unset
 #  - npm dependencies, exactly as package-lock.json pins them (npm ci), when the lock file changed
 #  - the static builds of GraphiQL and the dashboard (npm run build:web, into dist/web/) when web/ or
@@ -28,6 +29,7 @@ command -v kcat >/dev/null || missing+=(kcat)
 command -v openssl >/dev/null || missing+=(openssl)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+[ -x /usr/sbin/nft ] || missing+=(nftables)
 redis_wanted=false
 if [ -z "${REDIS_URL:-}" ] && ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
   redis_wanted=true

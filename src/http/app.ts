@@ -170,7 +170,9 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
   const startBody = express.json({ limit: 2 * api.starter.maxInputBytes, strict: false });
   app.post('/tests', ...authenticated, requireScope(SCOPES.write), startBody, async (req, res) => {
     const input = parseStartInput(req);
-    const { correlationId, test } = await api.starter.start(input, principalOf(res).subject);
+    // A retry-safe start names its correlation id (a UUID of the caller's), as `startTest(correlationId:)` does.
+    const chosen = req.get('Idempotency-Key');
+    const { correlationId, test } = await api.starter.start(input, principalOf(res).subject, chosen);
     res
       .status(202)
       .location(`/tests/${encodeURIComponent(correlationId)}`)

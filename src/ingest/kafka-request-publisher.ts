@@ -65,7 +65,12 @@ export function createKafkaRequestPublisher(options: KafkaRequestPublisherOption
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           timedOut = true;
-          reject(new ServiceError('BROKER_UNAVAILABLE', `The message broker did not accept the request within ${options.timeoutMs} ms.`));
+          reject(
+            new ServiceError(
+              'BROKER_UNAVAILABLE',
+              `The message broker did not confirm the request within ${options.timeoutMs} ms; it may still reach the external system: retry with the same correlationId.`,
+            ),
+          );
         }, options.timeoutMs);
       });
       try {

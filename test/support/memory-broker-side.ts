@@ -10,6 +10,7 @@ import type { BrokerHandlers, BrokerSide } from '../../src/ingest/broker-side.js
 import type { ConsumerActivity, ConsumerState, ResultConsumer } from '../../src/ingest/consumer.js';
 import { createIngestDelays } from '../../src/ingest/ingest-delays.js';
 import type { TestRequest } from '../../src/ingest/request-publisher.js';
+import { ServiceError } from '../../src/base/errors.js';
 
 /** The broker side, and the test's hands on it. */
 export interface MemoryBrokerSide extends BrokerSide {
@@ -17,11 +18,17 @@ export interface MemoryBrokerSide extends BrokerSide {
   readonly published: readonly TestRequest[];
   /** Hands one batch to the service's result handler, as its consumer would; the outcome of each message. */
   deliver(messages: readonly IncomingMessage[]): Promise<readonly string[]>;
+  /**
+   * Fails the next publish with BROKER_UNAVAILABLE: `refused`, the request is not kept; `unconfirmed`,
+   * it is (the broker took it, its answer was lost: a timeout is no proof it did not go out).
+   */
+  failNext(how: 'refused' | 'unconfirmed'): void;
 }
 
 /** Builds the broker side around the service's handlers (pass as `createBrokerSide`). */
 export function createMemoryBrokerSide(handlers: BrokerHandlers): MemoryBrokerSide {
   const published: TestRequest[] = [];
+  let failing: 'refused' | 'unconfirmed' | undefined;
   const since = Date.now();
   let state: ConsumerState['state'] = 'idle';
   const delays = createIngestDelays();
@@ -44,10 +51,16 @@ export function createMemoryBrokerSide(handlers: BrokerHandlers): MemoryBrokerSi
     consumer,
     publisher: {
       start() {},
-      publish: async (request) => void published.push(request),
+      publish: async (request) => {
+        const how = failing;
+        failing = undefined;
+        if (how !== 'refused') published.push(request);
+        if (how !== undefined) throw new ServiceError('BROKER_UNAVAILABLE', 'The message broker did not confirm the request (a fault the test made).');
+      },
       dispose: async () => {},
     },
     published,
+    failNext: (how) => void (failing = how),
     deliver: (messages) => handlers.onEvents(messages),
     dispose: () => consumer.dispose(),
   };

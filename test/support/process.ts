@@ -26,9 +26,13 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** Starts a service process with `env` (plus the test issuer) and waits until it listens. */
-export async function spawnService(name: string, env: Record<string, string>): Promise<ServiceProcess> {
+/**
+ * Starts a service process with `env` (plus the test issuer) and waits until it listens. `uid`: the
+ * user it runs as (root only), so that firewall rules can single its connections out (`meta skuid`).
+ */
+export async function spawnService(name: string, env: Record<string, string>, options: { readonly uid?: number } = {}): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     env: {
       ...process.env,
       PORT: '0',

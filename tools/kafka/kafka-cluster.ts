@@ -84,6 +84,10 @@ export interface KafkaCluster {
   killNode(id: number): Promise<void>;
   /** Starts a stopped node again and waits until it serves metadata. */
   startNode(id: number): Promise<void>;
+  /** Freezes a running node (SIGSTOP): it holds its connections and answers nothing, as a node stalled by a long pause or a hung disk. */
+  pauseNode(id: number): void;
+  /** Thaws a frozen node (SIGCONT). */
+  resumeNode(id: number): void;
   /** A kafkajs admin connected over PLAINTEXT to the running nodes (closed at stop). */
   admin(): Promise<Admin>;
   /** Stops every node (SIGTERM, then SIGKILL) and removes the working folder it made. Safe to call twice. */
@@ -226,6 +230,8 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
     const child = node.child;
     if (child === undefined) return;
     child.kill(signal);
+    // A frozen node takes its signal once thawed.
+    child.kill('SIGCONT');
     const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
     await node.exited;
     clearTimeout(killer);
@@ -299,6 +305,8 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
       if (node.child !== undefined) throw new Error(`Kafka node ${id} is running`);
       await serving(node, launch(node));
     },
+    pauseNode: (id) => void find(nodes, id).child?.kill('SIGSTOP'),
+    resumeNode: (id) => void find(nodes, id).child?.kill('SIGCONT'),
     admin,
     stop: () => (stopping ??= stopAll()),
   };

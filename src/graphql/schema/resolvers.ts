@@ -47,7 +47,7 @@ export const resolvers: Resolvers = {
   },
 
   Mutation: {
-    startTest: (_root, { input }, { starter, principal }) => starter.start(input ?? null, principal.subject),
+    startTest: (_root, { input, correlationId }, { starter, principal }) => starter.start(input ?? null, principal.subject, correlationId ?? undefined),
   },
 
   Subscription: {

@@ -24,13 +24,20 @@ export type Scalars = {
 /** Starting external operations. */
 export type Mutation = {
   __typename?: 'Mutation';
-  /** Starts a test: generates its correlation id, records it, and hands the request to the external system. */
+  /**
+   * Starts a test: records it and hands the request to the external system. Its correlation id is
+   * generated, or the one given: a UUID of the caller's making, which makes a retry safe. A start whose
+   * answer never came (a timeout, a dropped connection, `BROKER_UNAVAILABLE`) may still have reached
+   * the external system; the same call again, with the same `correlationId` and input, answers the
+   * same test and sends the same request again, never a second test.
+   */
   startTest: StartTestPayload;
 };
 
 
 /** Starting external operations. */
 export type MutationStartTestArgs = {
+  correlationId?: InputMaybe<Scalars['ID']['input']>;
   input?: InputMaybe<StartTestInput>;
 };
 
