@@ -136,7 +136,11 @@ describe.each(['ws', 'sse'] as const)('follow over %s', (transport) => {
   it('resumes after the last message a previous run took, with a persistent cursor store (a page reloaded)', async () => {
     const id = await storedTest('reload', [{ sequence: 1 }, { sequence: 2 }, { sequence: 3 }]);
     const kept = new Map<string, string>();
-    const storage = { getItem: (key: string) => kept.get(key) ?? null, setItem: (key: string, value: string) => void kept.set(key, value) };
+    const storage = {
+      getItem: (key: string) => kept.get(key) ?? null,
+      setItem: (key: string, value: string) => void kept.set(key, value),
+      removeItem: (key: string) => void kept.delete(key),
+    };
     const cursorStore = createWebStorageCursorStore({ storage });
     const first = recorded(id, { transport, cursorStore });
     await first.reached(3);
