@@ -13,8 +13,14 @@ import type { CursorStore } from './types.js';
 /** The part of the Storage interface the store uses. */
 export type CursorStorage = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
 
+/** A cursor store whose reads and writes are done when they return. */
+export interface SyncCursorStore extends CursorStore {
+  get(correlationId: string): string | undefined;
+  set(correlationId: string, cursor: string): void;
+}
+
 /** A store over `storage` (default: the page's `localStorage`). */
-export function createWebStorageCursorStore(options: { storage?: CursorStorage; prefix?: string; maxTests?: number } = {}): CursorStore {
+export function createWebStorageCursorStore(options: { storage?: CursorStorage; prefix?: string; maxTests?: number } = {}): SyncCursorStore {
   const storage = options.storage ?? globalThis.localStorage;
   const prefix = options.prefix ?? 'rcs-cursor:';
   const maxTests = Math.max(1, options.maxTests ?? 1000);
