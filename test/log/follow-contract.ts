@@ -18,8 +18,15 @@ export interface FollowContext {
   readonly pair: () => Promise<{ readonly log: ResultLog; readonly peer: ResultLog }>;
   /** Drops the connection of `log` that carries live updates, and lets it reconnect (Redis). */
   readonly dropLiveConnection?: (log: ResultLog) => Promise<void>;
-  /** Two handles on one log whose tests are kept `ttlSeconds` after their last write. */
-  readonly ttlPair: (ttlSeconds: number) => Promise<{ readonly log: ResultLog; readonly peer: ResultLog }>;
+  /** Two handles on one log whose tests expire when the test says. */
+  readonly expiring: () => Promise<Expiring>;
+}
+
+/** Two handles on one log, and a way to make one of its tests expire now (its followers find out within about 200 ms). */
+export interface Expiring {
+  readonly log: ResultLog;
+  readonly peer: ResultLog;
+  expire(correlationId: string): Promise<void>;
 }
 
 /** Reads up to `n` messages (fewer if the follower ends), as their sequences. */
@@ -311,14 +318,14 @@ export function describeFollowContract(context: FollowContext): void {
     };
 
     it('ends the followers of a test that expires while followed with TEST_EXPIRED, pulled and pushed, on every replica', async () => {
-      const short = await context.ttlPair(1);
+      const short = await context.expiring();
       const id = uniqueId('expires');
       await short.peer.append([incoming(id, { sequence: 1 })]);
       const pulled = await short.log.follow(id, { queueLimit: 10 });
       const onPeer = await short.peer.follow(id, { queueLimit: 10 });
       const pushed = pushTo(await short.log.follow(id, { queueLimit: 10 }), 10);
       expect(pushed.state.got).toEqual([1]);
-      // No write refreshes it: it expires after a second, and is found gone within the check interval (1 s here).
+      await short.expire(id);
       for (const ended of [await endOf(pulled, [1]), await endOf(onPeer, [1])]) {
         expect(ended).toBeInstanceOf(ServiceError);
         expect((ended as ServiceError).code).toBe('TEST_EXPIRED');
@@ -332,11 +339,12 @@ export function describeFollowContract(context: FollowContext): void {
     });
 
     it('ends a paused follower whose test expired with TEST_EXPIRED when it catches up, not NOT_FOUND', async () => {
-      const short = await context.ttlPair(1);
+      const short = await context.expiring();
       const id = uniqueId('expires-paused');
       await short.peer.append([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 })]);
       const pushed = pushTo(await short.log.follow(id, { queueLimit: 10 }), 1);
       expect(pushed.state.got).toEqual([1]);
+      await short.expire(id);
       await eventually(async () => (await short.log.get(id)) === null, 10_000, 'the test to expire');
       pushed.resume(10);
       await eventually(() => pushed.state.failed !== undefined, 5000, 'the catch-up to fail');

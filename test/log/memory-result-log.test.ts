@@ -8,6 +8,12 @@ import { incoming } from './storage-contract.js';
 describeResultLogContract('memory', {
   create: ({ ttlSeconds, maxMessagesPerTest }) => createMemoryResultLog({ ttlSeconds, maxTests: 10_000, maxMessagesPerTest }),
   peer: (log) => log,
+  // On a clock the test moves on past the TTL: every test expires at once, found by a sweep every 100 ms.
+  expiring: async () => {
+    let skew = 0;
+    const log = createMemoryResultLog({ ttlSeconds: 60, maxTests: 10_000, maxMessagesPerTest: 100, now: () => Date.now() + skew, sweepIntervalMs: 100 });
+    return { log, peer: log, expire: async () => void (skew += 61_000) };
+  },
 });
 
 describe('memory log bounds', () => {

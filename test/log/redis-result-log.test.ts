@@ -43,7 +43,7 @@ describe.each(REDIS_SHAPES)('on Redis %s', (shapeName) => {
   }, 90_000);
   afterAll(() => shape.close());
   const roles = new WeakMap<ResultLog, string>();
-  const shapeReplica = async (bounds: { ttlSeconds: number; maxMessagesPerTest: number }): Promise<ResultLog> => {
+  const shapeReplica = async (bounds: { ttlSeconds: number; maxMessagesPerTest: number; expiryCheckMs?: number }): Promise<ResultLog> => {
     const role = `subscriber-${process.pid}-${++replicas}`;
     const [redis, subscriber] = await Promise.all([shape.connect('commands'), shape.connect(role, { subscriber: true })]);
     // With replicas, as deployed: a write counts once a replica holds it (REDIS_WAIT_REPLICAS=1).
@@ -55,6 +55,12 @@ describe.each(REDIS_SHAPES)('on Redis %s', (shapeName) => {
     create: shapeReplica,
     // Another replica on the same Redis, with its own connections.
     peer: (_log, bounds) => shapeReplica(bounds),
+    // A test's keys taken away, as their expiry does (they share a slot), found by tails that check every 200 ms.
+    expiring: async () => {
+      const bounds = { ttlSeconds: 3600, maxMessagesPerTest: 100, expiryCheckMs: 200 };
+      const [log, peer, keys] = await Promise.all([shapeReplica(bounds), shapeReplica(bounds), shape.connect('commands')]);
+      return { log, peer, expire: async (id) => void (await keys.del(`${prefix}:{${id}}:meta`, `${prefix}:{${id}}:msgs`)) };
+    },
     // Cut by a second, real connection, the way a network failure or a failover would.
     dropLiveConnection: async (log) => {
       expect(await shape.killConnections(roles.get(log) as string)).toBeGreaterThan(0);

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe } from 'vitest';
 import type { ResultLog } from '../../src/log/result-log.js';
-import { describeFollowContract } from './follow-contract.js';
+import { describeFollowContract, type Expiring } from './follow-contract.js';
 import { describeListContract } from './list-contract.js';
 import { describeReadContract } from './read-contract.js';
 import { describeBatchStorageContract } from './storage-batch-contract.js';
@@ -19,6 +19,11 @@ export interface ResultLogFactory {
   peer(log: ResultLog, bounds: { readonly ttlSeconds: number; readonly maxMessagesPerTest: number }): ResultLog | Promise<ResultLog>;
   /** Drops the connection of `log` that carries live updates, and resolves once it is back. */
   dropLiveConnection?(log: ResultLog): Promise<void>;
+  /**
+   * Two handles on one log whose tests the test makes expire when it says (`expire`: as the TTL
+   * would, found within about 200 ms): not on a timer a loaded machine could beat.
+   */
+  expiring(): Promise<Expiring>;
   /** The factory's `maxMessagesPerTest` for the storage tests; 10,000 unless told. */
   readonly maxMessagesPerTest?: number;
 }
@@ -48,14 +53,15 @@ export function describeResultLogContract(name: string, factory: ResultLogFactor
       return { log, peer: peer === log ? log : await open(peer) };
     };
     describeListContract({ pair, ttl: storage.ttl });
-    const ttlPair = async (ttlSeconds: number) => {
-      const log = await storage.ttl(ttlSeconds);
-      const peer = await factory.peer(log, { ttlSeconds, maxMessagesPerTest });
-      return { log, peer: peer === log ? log : await open(peer) };
+    const expiring = async () => {
+      const made = await factory.expiring();
+      opened.push(made.log);
+      if (made.peer !== made.log) opened.push(made.peer);
+      return made;
     };
     describeFollowContract({
       pair,
-      ttlPair,
+      expiring,
       ...(factory.dropLiveConnection ? { dropLiveConnection: (log: ResultLog) => (factory.dropLiveConnection as (l: ResultLog) => Promise<void>)(log) } : {}),
     });
   });

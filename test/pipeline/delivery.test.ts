@@ -10,6 +10,8 @@ import WebSocket from 'ws';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { incoming, storedTest as storeTest } from '../log/storage-contract.js';
 import { collect, eventually, subscriptionTransports } from '../support/graphql.js';
+import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
+import { useRedisLogs } from '../support/redis-logs.js';
 import { startPipelineService, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 
@@ -134,11 +136,31 @@ describe('a subscriber that falls behind', () => {
   });
 });
 
-describe('a test that expires while followed', () => {
+const redis = useRedisLogs('delivery');
+
+/**
+ * A service whose tests the test makes expire when it says (not on a timer that a loaded machine
+ * could beat before the subscriptions are open): memory, on a clock the test moves on, swept every
+ * 100 ms; Redis, by taking the test's keys away, as their expiry does, found by tails that check
+ * every 200 ms.
+ */
+async function expiringService(store: 'memory' | 'redis') {
+  if (store === 'memory') {
+    let skew = 0;
+    const log = createMemoryResultLog({ ttlSeconds: 60, maxTests: 1000, maxMessagesPerTest: 100, now: () => Date.now() + skew, sweepIntervalMs: 100 });
+    return { svc: await startPipelineService({ log }), expire: async () => void (skew += 61_000) };
+  }
+  const keys = redis.connect();
+  const svc = await startPipelineService({ log: redis.createLog({ ttlSeconds: 60, expiryCheckMs: 200 }) });
+  return { svc, expire: async (id: string) => void (await keys.del(`${redis.prefix}:{${id}}:meta`, `${redis.prefix}:{${id}}:msgs`)) };
+}
+
+// On Redis the keys expire without a word: the tails find the test gone by asking for it.
+describe.each(['memory', 'redis'] as const)('a test that expires while followed (%s store)', (store) => {
   let short: TestService;
+  let expire: (id: string) => Promise<void>;
   beforeAll(async () => {
-    // Tests kept one second after their last result, checked every second.
-    short = await startPipelineService({ env: { STORE_TTL_SECONDS: '1' } });
+    ({ svc: short, expire } = await expiringService(store));
   });
   afterAll(async () => {
     await short?.stop();
@@ -160,7 +182,8 @@ describe('a test that expires while followed', () => {
       ),
     );
     await Promise.all(subs.map((sub) => sub.waitFor(1)));
-    // Nothing written: within the TTL and a check interval the test is gone and every stream says so.
+    await expire(id);
+    // Within a check interval the test is found gone, and every stream says so.
     const ended = await Promise.all(ends);
     await client.dispose();
     for (const [i, end] of ended.entries()) {

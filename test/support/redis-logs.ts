@@ -19,7 +19,7 @@ export interface RedisLogs {
   /** A new connection to the local Redis, closed after the file. */
   connect(): Redis;
   /** A log on two new connections; `ttlSeconds` 3600 and 10,000 messages per test unless given. */
-  createLog(options?: Partial<Pick<RedisResultLogOptions, 'ttlSeconds' | 'maxMessagesPerTest'>>): ResultLog;
+  createLog(options?: Partial<Pick<RedisResultLogOptions, 'ttlSeconds' | 'maxMessagesPerTest' | 'expiryCheckMs'>>): ResultLog;
 }
 
 /** Registers the cleanup and answers the file's logs, named after `label`. */
@@ -47,6 +47,7 @@ export function useRedisLogs(label: string): RedisLogs {
         prefix,
         ttlSeconds: options.ttlSeconds ?? 3600,
         maxMessagesPerTest: options.maxMessagesPerTest ?? 10_000,
+        ...(options.expiryCheckMs === undefined ? {} : { expiryCheckMs: options.expiryCheckMs }),
         logger: createSilentLogger(),
       });
       logs.push(log);
