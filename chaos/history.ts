@@ -22,6 +22,8 @@ export interface FaultRecord {
   readonly target: string;
   readonly start: number;
   end: number | undefined;
+  /** Why it could not be injected or healed, when it could not (it then counts for nothing). */
+  failed?: string;
 }
 
 /** A chaos run's history. */

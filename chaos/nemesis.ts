@@ -221,7 +221,10 @@ export function startNemesis(
     const done: Promise<void> = fault
       .run(stack, pick, restartable)
       .then((target) => Object.assign(record, { target }))
-      .catch((error: unknown) => log(`fault ${fault.kind} failed to run or heal: ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) => {
+        record.failed = error instanceof Error ? error.message : String(error);
+        log(`fault ${fault.kind} failed to run or heal: ${record.failed}`);
+      })
       .then(() => {
         record.end = Date.now();
         busy.delete(fault.part);

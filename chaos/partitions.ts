@@ -3,13 +3,16 @@
  * runs as a user of its own, and a partition is a rule of the run's table that drops what that
  * user sends to the ports of the other side (`meta skuid`), so the replica's open connections go
  * silent and new ones time out, as behind a broken link, while everything else on the machine
- * still reaches both. Needs root and `nft` (Debian's nftables); without them there are none.
+ * still reaches both. Needs root and `nft` (Debian's nftables); without them there are none. Runs
+ * side by side each have a table and users of their own (`partitionUid`).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const TABLE = 'rcs_chaos';
+/** Each run's own table, named after its process, so that runs side by side (a smoke in a test run during a long run) never touch each other's rules. */
+const TABLE_PREFIX = 'rcs_chaos_';
+const TABLE = `${TABLE_PREFIX}${process.pid}`;
 
 /** The partitions of a run. */
 export interface Partitions {
@@ -30,9 +33,22 @@ export async function partitionsUnavailable(): Promise<string | undefined> {
   }
 }
 
-/** Creates the run's table (replacing one a crashed run left). */
+/** True while process `pid` runs. */
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** Creates the run's table, after removing those whose runs are gone (a run killed before its cleanup). */
 export async function createPartitions(): Promise<Partitions> {
-  await run('nft', ['delete', 'table', 'inet', TABLE]).catch(() => undefined);
+  const { stdout } = await run('nft', ['list', 'tables']);
+  for (const [, pid] of stdout.matchAll(new RegExp(`^table inet ${TABLE_PREFIX}(\\d+)$`, 'gm'))) {
+    if (!alive(Number(pid))) await run('nft', ['delete', 'table', 'inet', `${TABLE_PREFIX}${pid}`]).catch(() => undefined);
+  }
   await run('nft', ['add', 'table', 'inet', TABLE]);
   await run('nft', ['add', 'chain', 'inet', TABLE, 'out', '{ type filter hook output priority 0; policy accept; }']);
   let disposed = false;
@@ -68,4 +84,12 @@ export async function createPartitions(): Promise<Partitions> {
       await run('nft', ['delete', 'table', 'inet', TABLE]).catch(() => undefined);
     },
   };
+}
+
+/**
+ * The user replica `n` (1, 2, 3) of this run runs as: its own, and no other run's (from the run's
+ * process id), above any a Debian system hands out.
+ */
+export function partitionUid(n: number): number {
+  return 200_000 + (process.pid % 100_000) * 4 + n;
 }

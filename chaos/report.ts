@@ -11,6 +11,18 @@ import type { History } from './history.js';
 
 const BUCKET_MS = 10_000;
 
+/** A line on the faults that could not be injected or healed (they count for nothing above), if any. */
+function failedFaults(history: History): string[] {
+  const failed = history.faults.filter((fault) => fault.failed !== undefined);
+  if (failed.length === 0) return [];
+  return [
+    `Faults that could not be injected or healed, not counted above: ${failed.length} (${failed
+      .map((f) => `${f.kind}: ${f.failed}`)
+      .slice(0, 5)
+      .join('; ')}).\n`,
+  ];
+}
+
 /** The longest run of failed reads (consecutive failures, first to last) that overlaps each fault kind's windows, in seconds. */
 function unavailability(history: History): Map<string, { count: number; longestFaultS: number; longestOutageS: number }> {
   const byKind = new Map<string, { count: number; longestFaultS: number; longestOutageS: number }>();
@@ -26,6 +38,7 @@ function unavailability(history: History): Map<string, { count: number; longestF
   }
   if (current !== undefined) outages.push(current);
   for (const fault of history.faults) {
+    if (fault.failed !== undefined) continue;
     const entry = byKind.get(fault.kind) ?? { count: 0, longestFaultS: 0, longestOutageS: 0 };
     const end = fault.end ?? Date.now();
     entry.count += 1;
@@ -133,6 +146,7 @@ export function reportMarkdown(history: History, verdict: Verdict, seed: number,
     ),
     '',
     ...history.notes.map((note) => `${note}\n`),
+    ...failedFaults(history),
     `Send retries of the external system: ${history.sendRetries}. Start requests refused or unanswered: ${history.startFailures.length} (${history.startFailures.filter((f) => !inFault(history, f.at)).length} outside the fault windows). Follower reconnects: ${[...history.followers.values()].reduce((n, r) => n + r.reconnects, 0)}.`,
     '',
   ];

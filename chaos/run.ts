@@ -35,6 +35,14 @@ const began = Date.now();
 const log = (line: string) => console.error(`[${((Date.now() - began) / 1000).toFixed(0).padStart(5)} s] ${line}`);
 const history = createHistory();
 const stack = await startStack(log);
+// Interrupted (Ctrl-C, a CI timeout): the replicas, HAProxy and the firewall table go with the run
+// (Kafka's and Redis's nodes have watchdogs of their own).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping everything`);
+    void stack.stop().finally(() => process.exit(130));
+  });
+}
 if (stack.noPartitions !== undefined) history.notes.push(`No network partitions were injected: ${stack.noPartitions}.`);
 let failed: boolean;
 try {

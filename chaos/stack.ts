@@ -11,7 +11,7 @@ import { freePort } from '../tools/free-port.js';
 import { clusterEnv, startRedisCluster, type RedisCluster } from '../tools/redis/redis-cluster.js';
 import { startLoadBalancer, type LoadBalancer } from '../test/support/haproxy.js';
 import { spawnService, waitReady, type ServiceProcess } from '../test/support/process.js';
-import { createPartitions, partitionsUnavailable, type Partitions } from './partitions.js';
+import { createPartitions, partitionUid, partitionsUnavailable, type Partitions } from './partitions.js';
 
 /** The topics and the consumer group of a run. */
 export const TOPICS = { results: 'chaos-results', requests: 'chaos-requests', group: 'chaos-service' } as const;
@@ -74,8 +74,7 @@ export async function startStack(log: (line: string) => void): Promise<Stack> {
   const noPartitions = await partitionsUnavailable();
   if (noPartitions !== undefined) log(`no network partitions in this run: ${noPartitions}`);
   const partitions = noPartitions === undefined ? await createPartitions() : undefined;
-  // Users of their own for the replicas, above any a Debian system hands out.
-  const uidOf = (n: number) => (partitions === undefined ? undefined : 61_000 + n);
+  const uidOf = (n: number) => (partitions === undefined ? undefined : partitionUid(n));
   const replicas: Replica[] = [
     { name: 'consumer-1', role: 'consumer', port: await freePort(), uid: uidOf(1), process: undefined },
     { name: 'api-1', role: 'api', port: await freePort(), uid: uidOf(2), process: undefined },
