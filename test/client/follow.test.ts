@@ -152,7 +152,9 @@ describe.each(['ws', 'sse'] as const)('follow over %s', (transport) => {
     await appendFinal(id, 5);
     await expect(second.following.done).resolves.toEqual({ status: 'completed' });
     expect([...first.sequences(), ...second.sequences()]).toEqual([1, 2, 3, 4, 5]);
-    expect([...kept.keys()]).toEqual([`rcs-cursor:${id}`]);
+    // The test's cursor, and the list of the tests the store keeps cursors of (its bound).
+    expect([...kept.keys()].sort()).toEqual(['rcs-cursor:#order', `rcs-cursor:${id}`]);
+    expect(JSON.parse(kept.get('rcs-cursor:#order') ?? '')).toEqual([id]);
   });
 
   it('does not take a message its handler failed on: the follow fails, and the next one starts with that message', async () => {
