@@ -24,6 +24,7 @@ import type { TestMessage, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import type { EventListener, ListenOptions } from './follower.js';
+import { startExpiryChecks } from './redis-tail-expiry.js';
 import { testExpired } from './test-expired.js';
 import { createLocalFanout } from './local-fanout.js';
 import { decodeNotice } from './message-format.js';
@@ -266,25 +267,19 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
   const recheck = options.recheckMs === undefined ? undefined : setInterval(catchUpAll, options.recheckMs);
   recheck?.unref();
 
-  // A followed test that gets no message for the TTL expires in Redis without a word: every
-  // `expiryCheckMs` each started tail asks whether its test is still there (one EXISTS per followed
-  // test; a failed check is no answer, tried again next time), and ends its followers when not.
-  let checking = false;
-  const checkExpiry = async () => {
-    if (checking) return;
-    checking = true;
-    try {
-      const started = [...tails.values()].filter((tail) => tail.next >= 0);
-      const stored = await Promise.all(started.map((tail) => reads.exists(tail.correlationId).catch(() => true)));
-      started.forEach((tail, i) => {
-        if (!stored[i] && current(tail)) fanout.gone(tail.correlationId, testExpired(tail.correlationId, 'expired'));
-      });
-    } finally {
-      checking = false;
-    }
-  };
-  const expiry = options.expiryCheckMs === undefined ? undefined : setInterval(() => void checkExpiry(), options.expiryCheckMs);
-  expiry?.unref();
+  // A followed test that gets no message for the TTL expires in Redis without a word (redis-tail-expiry.ts).
+  const stopExpiryChecks =
+    options.expiryCheckMs === undefined
+      ? undefined
+      : startExpiryChecks({
+          everyMs: options.expiryCheckMs,
+          followed: () => [...tails.values()].filter((tail) => tail.next >= 0).map((tail) => tail.correlationId),
+          exists: (id) => reads.exists(id),
+          gone: (id) => {
+            const tail = tails.get(id);
+            if (tail !== undefined && tail.next >= 0) fanout.gone(id, testExpired(id, 'expired'));
+          },
+        });
 
   async function start(tail: Tail): Promise<void> {
     await pubsub.subscribe([channelOf(tail.correlationId)]);
@@ -340,7 +335,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       stopMessages();
       stopResubscribed();
       clearInterval(recheck);
-      clearInterval(expiry);
+      stopExpiryChecks?.();
       for (const tail of tails.values()) clearTimeout(tail.retry);
       tails.clear();
       byChannel.clear();
