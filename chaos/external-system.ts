@@ -15,11 +15,16 @@ import { TOPICS } from './stack.js';
 export const STEPS = 8;
 const INTERVAL_MS = 300;
 const RETRY_WAIT_MS = 500;
+/** A send not answered in this long is taken as failed and sent again (kafkajs can leave one pending across a broker's death). */
+const SEND_TIMEOUT_MS = 30_000;
 
 /** A running external system. */
 export interface ExternalSystem {
-  /** Resolves once every stream started so far has sent its final message (acknowledged). */
-  drained(): Promise<void>;
+  /**
+   * Resolves once every stream started so far has sent its final message (acknowledged), or after
+   * `withinMs` with the number of streams still unfinished (the report says so).
+   */
+  drained(withinMs: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -35,7 +40,9 @@ export async function startExternalSystem(brokers: readonly string[], history: H
   async function sendUntilAcked(correlationId: string, value: string): Promise<boolean> {
     while (!stopped) {
       try {
-        await producer.send({ topic: TOPICS.results, acks: -1, messages: [{ key: correlationId, value }] });
+        const send = producer.send({ topic: TOPICS.results, acks: -1, messages: [{ key: correlationId, value }] });
+        send.catch(() => undefined); // a send given up on may still fail later
+        await Promise.race([send, sleep(SEND_TIMEOUT_MS).then(() => Promise.reject(new Error('no answer')))]);
         return true;
       } catch {
         history.sendRetries += 1;
@@ -70,15 +77,31 @@ export async function startExternalSystem(brokers: readonly string[], history: H
     }
   }
 
+  /**
+   * A consumer that kafkajs gives up on (a long fault) is started again, as many times as it takes:
+   * requests wait in the topic. (A start that failed once used to end it for good, and the requests
+   * of the run's last minutes were never read.)
+   */
+  const restartConsumer = async () => {
+    while (!stopped) {
+      await consumer?.disconnect().catch(() => undefined);
+      try {
+        await startConsumer();
+        return;
+      } catch {
+        await sleep(1_000);
+      }
+    }
+  };
   const startConsumer = async () => {
-    consumer = kafka.consumer({ groupId: 'chaos-external', maxWaitTimeInMs: 500, retry: { retries: 10 } });
-    // A consumer that kafkajs gives up on (a long fault) is started again: requests wait in the topic.
-    consumer.on(consumer.events.CRASH, (event) => {
-      if (!event.payload.restart && !stopped) void consumer?.disconnect().finally(() => void startConsumer().catch(() => undefined));
+    const own = kafka.consumer({ groupId: 'chaos-external', maxWaitTimeInMs: 500, retry: { retries: 10 } });
+    consumer = own;
+    own.on(own.events.CRASH, (event) => {
+      if (!event.payload.restart && !stopped && consumer === own) void restartConsumer();
     });
-    await consumer.connect();
-    await consumer.subscribe({ topic: TOPICS.requests, fromBeginning: true });
-    await consumer.run({
+    await own.connect();
+    await own.subscribe({ topic: TOPICS.requests, fromBeginning: true });
+    await own.run({
       eachMessage: async ({ message }) => {
         const request = JSON.parse(message.value?.toString('utf8') ?? '{}') as { correlationId?: string };
         const id = request.correlationId ?? message.key?.toString('utf8');
@@ -92,8 +115,10 @@ export async function startExternalSystem(brokers: readonly string[], history: H
   await producer.connect();
   await startConsumer();
   return {
-    drained: async () => {
-      while (streams.size > 0) await Promise.all([...streams]);
+    drained: async (withinMs) => {
+      const deadline = Date.now() + withinMs;
+      while (streams.size > 0 && Date.now() < deadline) await Promise.race([Promise.all([...streams]), sleep(Math.max(0, deadline - Date.now()))]);
+      return streams.size;
     },
     stop: async () => {
       stopped = true;
