@@ -46,10 +46,10 @@ export function createFollowerState(
   // Its live messages are delivered by a group listener (handOff); it listens no more.
   let handedOff = false;
   let unsubscribe: (() => void) | undefined;
-  // The test left the store while its events were held (the snapshot or a catch-up being read): told once they are handed on.
-  let goneWhileHeld: ServiceError | undefined;
-  // The test left the store before the follower was pushed: its target is told once given what was queued.
-  let goneBeforePush: ServiceError | undefined;
+  // The test left the store (its TEST_EXPIRED): told at once, or, while events are held (the
+  // snapshot or a catch-up being read), once they are handed on; a target pushed to later is told
+  // once given what was queued.
+  let left: ServiceError | undefined;
 
   const stopListening = () => {
     unsubscribe?.();
@@ -74,8 +74,8 @@ export function createFollowerState(
       {
         gone: (error) => {
           unsubscribe = undefined;
-          if (held !== undefined) goneWhileHeld = error;
-          else gone(error);
+          left = error;
+          if (held === undefined) gone(error);
         },
       },
     );
@@ -89,7 +89,6 @@ export function createFollowerState(
     stopListening();
     if (closed || finished || paused) return;
     if (target === undefined) {
-      goneBeforePush = error;
       live.end(error);
       return;
     }
@@ -159,7 +158,7 @@ export function createFollowerState(
     await listen();
     const arrived = await source.readFrom(correlationId, passed);
     if (closed) return;
-    if (arrived === null) throw goneWhileHeld ?? testExpired(correlationId, 'expired');
+    if (arrived === null) throw left ?? testExpired(correlationId, 'expired');
     for (let i = 0; i < arrived.length; i++) {
       const { message, arrival } = arrived[i] as (typeof arrived)[number];
       if (arrival <= passed) continue;
@@ -172,7 +171,7 @@ export function createFollowerState(
     held = undefined;
     if (paused || finished) return;
     for (const event of waiting) if (event.arrival > passed) accept(event);
-    if (goneWhileHeld !== undefined) return gone(goneWhileHeld);
+    if (left !== undefined) return gone(left);
     resuming = false;
     if (isLive()) target?.live?.();
   }
@@ -216,7 +215,7 @@ export function createFollowerState(
       target = to;
       pending = live.takeAll();
       flush();
-      if (goneBeforePush !== undefined) gone(goneBeforePush);
+      if (left !== undefined) gone(left);
     },
     resume() {
       if (resuming) {
@@ -263,7 +262,7 @@ export function createFollowerState(
     const waiting = held ?? [];
     held = undefined;
     for (const event of waiting) accept(event);
-    if (goneWhileHeld !== undefined) gone(goneWhileHeld);
+    if (left !== undefined) gone(left);
   }
 
   return { handle, open };

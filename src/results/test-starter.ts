@@ -20,8 +20,9 @@ export interface TestStarter {
    * With a generated id, a request the broker does not take is taken back: the record is removed
    * and BROKER_UNAVAILABLE rethrown. With the caller's id the start is a retry-safe one: the same id
    * again (same owner, same input) answers the test already recorded and sends its request again
-   * (the external system takes a correlation id's request once; the results of a request sent twice
-   * are stored once), and a failed send keeps the record, since the request may have gone out
+   * under the same id (results are deduplicated by their keys, so an external system that runs a
+   * request once per id, or gives a second run's results the same keys, leaves each stored once),
+   * and a failed send keeps the record, since the request may have gone out
    * (a timeout is no proof it did not) and the caller is to retry with the same id.
    */
   start(input: unknown, owner: string, correlationId?: string): Promise<StartTestResult>;
@@ -40,7 +41,7 @@ export function createTestStarter(options: {
   /** Largest input (its JSON, in bytes); larger is refused with INPUT_TOO_LARGE. */
   maxInputBytes: number;
 }): TestStarter {
-  /** The caller's id checked, and the test already recorded under it (null when none is). */
+  /** Refuses the caller's id unless it is a UUID that is free, or names this owner's test started with this input. */
   const claim = async (correlationId: string, input: unknown, owner: string) => {
     if (!UUID.test(correlationId)) throw new ServiceError('BAD_USER_INPUT', 'correlationId must be a UUID.', { details: { argument: 'correlationId' } });
     const [existing] = await options.log.getMany([correlationId]);
