@@ -12,6 +12,9 @@ import type { History } from './history.js';
 /** After a fault is healed, how long its effects may still show (reconnects, a rejoin, a failover settling). */
 export const FAULT_GRACE_MS = 15_000;
 
+/** How long the checker waits for one read of the store. */
+const READ_TIMEOUT_MS = 10_000;
+
 /** A process watched at least this long is held to {@link MAX_HEAP_SLOPE_MB_PER_HOUR}; a shorter one's slope is noise. */
 export const TREND_MIN_MINUTES = 20;
 /** The steepest rise of a replica's heap that is not taken for a leak, over at least {@link TREND_MIN_MINUTES}. */
@@ -47,6 +50,17 @@ export interface Verdict {
   };
 }
 
+/** Every stream and follower finished within the run's limit after the faults stopped (recovery, not a hang). */
+export function settleCheck(history: History): Check {
+  const settle = history.settle;
+  const limit = `${((settle?.limitMs ?? 0) / 60_000).toFixed(0)} min`;
+  return {
+    name: 'every stream and follower finished after the faults stopped',
+    ok: settle?.tookMs !== undefined,
+    detail: settle?.tookMs === undefined ? `not within ${limit}` : `in ${(settle.tookMs / 1000).toFixed(1)} s (limit ${limit})`,
+  };
+}
+
 /**
  * The messages stored for a test, read through the load balancer (pages of 100) with the admin
  * scope: a test whose start the client was refused (a publish that timed out but landed, its record
@@ -56,6 +70,8 @@ async function storedSequences(url: string, id: string): Promise<number[] | unde
   const authorization = `Bearer ${await mintToken({ sub: 'chaos-checker', scope: 'tests:read tests:admin' })}`;
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
+    // A read that hangs must not hold the run: it is tried again, then the test counts as unreadable.
+    signal: AbortSignal.timeout(READ_TIMEOUT_MS),
     headers: { authorization, 'content-type': 'application/json' },
     body: JSON.stringify({
       query: 'query Stored($id: ID!) { test(correlationId: $id) { messages(first: 100) { edges { node { sequence } } } } }',
@@ -64,6 +80,18 @@ async function storedSequences(url: string, id: string): Promise<number[] | unde
   });
   const body = (await response.json()) as { data?: { test: { messages: { edges: Array<{ node: { sequence: number } }> } } | null } };
   return body.data?.test?.messages.edges.map((edge) => edge.node.sequence);
+}
+
+/** {@link storedSequences} tried up to three times, a second apart; undefined when every try failed. */
+async function storedSequencesRetried(url: string, id: string): Promise<number[] | undefined> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await storedSequences(url, id);
+    } catch {
+      if (attempt === 3) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
 }
 
 /** Least-squares slope of `points` (x in ms, y in bytes), in MB an hour. */
@@ -101,7 +129,7 @@ export async function check(history: History, url: string): Promise<Verdict> {
   const unreadable: string[] = [];
   for (const [id, acked] of history.acked) {
     produced += acked.sequences.size;
-    const sequences = await storedSequences(url, id).catch(() => undefined);
+    const sequences = await storedSequencesRetried(url, id);
     if (sequences === undefined) {
       unreadable.push(id);
       lost += acked.sequences.size;
@@ -175,6 +203,7 @@ export async function check(history: History, url: string): Promise<Verdict> {
       ok: outside.length === 0,
       detail: `${failedReads.length} failed reads of ${history.reads.length}, ${outside.length} outside the windows`,
     },
+    settleCheck(history),
     heapTrendCheck(slopes),
   ];
   return {

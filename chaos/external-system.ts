@@ -25,6 +25,8 @@ export interface ExternalSystem {
    * `withinMs` with the number of streams still unfinished (the report says so).
    */
   drained(withinMs: number): Promise<number>;
+  /** Streams started and not finished yet. */
+  unfinished(): number;
   stop(): Promise<void>;
 }
 
@@ -120,6 +122,7 @@ export async function startExternalSystem(brokers: readonly string[], history: H
       while (streams.size > 0 && Date.now() < deadline) await Promise.race([Promise.all([...streams]), sleep(Math.max(0, deadline - Date.now()))]);
       return streams.size;
     },
+    unfinished: () => streams.size,
     stop: async () => {
       stopped = true;
       await Promise.all([...streams]);

@@ -50,6 +50,11 @@ export interface History {
   readonly memory: Array<{ readonly at: number; readonly replica: string; readonly pid: number; readonly rss: number; readonly heap: number }>;
   /** What the report must say about the run itself (a kind of fault it could not inject, and why). */
   readonly notes: string[];
+  /**
+   * After the faults stopped: how long the run gave the system to finish every stream and follower,
+   * and how long it took (undefined: it had not within the limit).
+   */
+  settle: { readonly limitMs: number; tookMs: number | undefined } | undefined;
 }
 
 /** An empty history starting now. */
@@ -68,5 +73,6 @@ export function createHistory(): History {
     faults: [],
     memory: [],
     notes: [],
+    settle: undefined,
   };
 }

@@ -153,16 +153,35 @@ export function reportMarkdown(history: History, verdict: Verdict, seed: number,
   return lines.join('\n');
 }
 
+/** Where a run's files go, without their extension: `<dir>/chaos-<start time>` (its replicas' logs: `<stem>-logs/`). */
+export function reportStem(dir: string, history: History): string {
+  return join(dir, `chaos-${new Date(history.startedAt).toISOString().replace(/[:.]/g, '-')}`);
+}
+
 /** Writes the report, the figures and the chart under `dir`; returns the Markdown's path. */
 export function writeReport(dir: string, history: History, verdict: Verdict, seed: number, minutes: number): string {
   mkdirSync(dir, { recursive: true });
-  const stamp = new Date(history.startedAt).toISOString().replace(/[:.]/g, '-');
-  const markdown = join(dir, `chaos-${stamp}.md`);
+  const stem = reportStem(dir, history);
+  const markdown = `${stem}.md`;
   writeFileSync(markdown, reportMarkdown(history, verdict, seed, minutes));
-  writeFileSync(join(dir, `chaos-${stamp}.svg`), timelineSvg(history));
+  writeFileSync(`${stem}.svg`, timelineSvg(history));
   writeFileSync(
-    join(dir, `chaos-${stamp}.json`),
-    JSON.stringify({ seed, minutes, verdict, faults: history.faults, startFailures: history.startFailures.length, sendRetries: history.sendRetries }, null, 2),
+    `${stem}.json`,
+    JSON.stringify(
+      {
+        seed,
+        minutes,
+        verdict,
+        faults: history.faults,
+        // Each failure with its time (from the run's start), to be set against the faults.
+        failedReads: history.reads.filter((r) => r.status === 0 || r.status >= 500).map((r) => ({ ...r, atS: (r.at - history.startedAt) / 1000 })),
+        startFailures: history.startFailures.map((f) => ({ ...f, atS: (f.at - history.startedAt) / 1000 })),
+        sendRetries: history.sendRetries,
+        notes: history.notes,
+      },
+      null,
+      2,
+    ),
   );
   return markdown;
 }

@@ -13,8 +13,9 @@ import { check } from './checker.js';
 import { startExternalSystem } from './external-system.js';
 import { createHistory } from './history.js';
 import { startNemesis } from './nemesis.js';
-import { writeReport } from './report.js';
+import { reportStem, writeReport } from './report.js';
 import { startStack } from './stack.js';
+import { describeStuckFollowers } from './stuck-followers.js';
 import { startWorkload } from './workload.js';
 
 const option = (name: string, fallback: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -23,18 +24,21 @@ const seed = Number(option('seed', String(Date.now() % 100_000)));
 const out = option('out', 'chaos/results');
 // A replica the nemesis freezes but never restarts, so that its memory trend spans the run.
 const steady = option('steady', '');
+// How long after the faults stop every stream and follower must have finished: a healthy system
+// takes seconds; one that does not recover fails a check instead of holding the run.
+const settleMinutes = Number(option('settle', '3'));
 const kinds = option('faults', '')
   .split(',')
   .filter((word) => word !== '');
-if (!(minutes > 0) || !Number.isInteger(seed)) {
-  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=REPLICA] [--faults=WORD,...]');
+if (!(minutes > 0) || !Number.isInteger(seed) || !(settleMinutes > 0)) {
+  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=REPLICA] [--faults=WORD,...] [--settle=MINUTES]');
   process.exit(2);
 }
 
 const began = Date.now();
 const log = (line: string) => console.error(`[${((Date.now() - began) / 1000).toFixed(0).padStart(5)} s] ${line}`);
 const history = createHistory();
-const stack = await startStack(log);
+const stack = await startStack(log, `${reportStem(out, history)}-logs`);
 // Interrupted (Ctrl-C, a CI timeout): the replicas, HAProxy and the firewall table go with the run
 // (Kafka's and Redis's nodes have watchdogs of their own).
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -53,11 +57,24 @@ try {
   await sleep(minutes * 60_000);
   log('stopping the faults and the load');
   await nemesis.stop();
-  await workload.stopLoad();
+  const healed = Date.now();
+  const left = () => Math.max(0, healed + settleMinutes * 60_000 - Date.now());
+  await workload.stopLoad(left());
   log('waiting for the external system to finish its streams and the followers to complete');
-  const unfinished = await external.drained(300_000);
-  if (unfinished > 0) history.notes.push(`The external system had not finished ${unfinished} of its result streams 5 minutes after the load stopped.`);
-  await workload.followersDone(180_000);
+  const progress = setInterval(() => log(`still waiting: ${external.unfinished()} result streams, ${workload.unfinished().length} followers`), 30_000);
+  await external.drained(left());
+  await workload.followersDone(left());
+  clearInterval(progress);
+  const unfinished = external.unfinished();
+  history.settle = { limitMs: settleMinutes * 60_000, tookMs: unfinished === 0 && workload.unfinished().length === 0 ? Date.now() - healed : undefined };
+  if (unfinished > 0)
+    history.notes.push(`The external system had not finished ${unfinished} of its result streams ${settleMinutes} min after the faults stopped.`);
+  const stuck = workload.unfinished();
+  if (stuck.length > 0) {
+    const lines = await describeStuckFollowers(history, stuck, stack.lb.url);
+    for (const line of lines) log(`not ended: ${line}`);
+    history.notes.push(`${stuck.length} followers had not ended when the run stopped waiting: ${lines.join('; ')}.`);
+  }
   const verdict = await check(history, stack.lb.url);
   await workload.stop();
   await external.stop();

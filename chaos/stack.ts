@@ -6,9 +6,12 @@
  * API replicas with health checks on `/readyz`. Every part can be killed, frozen and started again
  * on the same address, which is what the nemesis does.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startKafka, type KafkaCluster } from '../tools/kafka/kafka-cluster.js';
 import { freePort } from '../tools/free-port.js';
 import { clusterEnv, startRedisCluster, type RedisCluster } from '../tools/redis/redis-cluster.js';
+import { eventually } from '../test/support/graphql.js';
 import { startLoadBalancer, type LoadBalancer } from '../test/support/haproxy.js';
 import { spawnService, waitReady, type ServiceProcess } from '../test/support/process.js';
 import { createPartitions, partitionUid, partitionsUnavailable, type Partitions } from './partitions.js';
@@ -43,8 +46,12 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** Starts everything; `log` hears what is being started. */
-export async function startStack(log: (line: string) => void): Promise<Stack> {
+/**
+ * Starts everything; `log` hears what is being started. Each replica's output, across its restarts,
+ * is appended to `<logDir>/<replica>.log`.
+ */
+export async function startStack(log: (line: string) => void, logDir: string): Promise<Stack> {
+  mkdirSync(logDir, { recursive: true });
   log('starting three Kafka nodes');
   const kafka = await startKafka({
     nodes: 3,
@@ -68,8 +75,8 @@ export async function startStack(log: (line: string) => void): Promise<Stack> {
     KAFKA_RESULTS_TOPIC: TOPICS.results,
     KAFKA_REQUESTS_TOPIC: TOPICS.requests,
     KAFKA_GROUP_ID: TOPICS.group,
-    // A replica leaving is seen by the load balancer (checks every 300 ms) before its listener closes.
-    SHUTDOWN_DELAY_MS: '1000',
+    // A replica leaving is seen by the load balancer (two failed checks, a second apart) before its listener closes.
+    SHUTDOWN_DELAY_MS: '3000',
   };
   const noPartitions = await partitionsUnavailable();
   if (noPartitions !== undefined) log(`no network partitions in this run: ${noPartitions}`);
@@ -82,7 +89,8 @@ export async function startStack(log: (line: string) => void): Promise<Stack> {
   ];
   const startReplica = async (replica: Replica) => {
     const uid = replica.uid === undefined ? {} : { uid: replica.uid };
-    replica.process = await spawnService(replica.name, { ...env, SERVICE_ROLE: replica.role, PORT: String(replica.port) }, uid);
+    const logFile = join(logDir, `${replica.name}.log`);
+    replica.process = await spawnService(replica.name, { ...env, SERVICE_ROLE: replica.role, PORT: String(replica.port) }, { ...uid, logFile });
     await waitReady(replica.process, 120_000);
   };
   const stopServices = async () => {
@@ -98,7 +106,16 @@ export async function startStack(log: (line: string) => void): Promise<Stack> {
     log('starting the service: one consumer, two API replicas');
     await Promise.all(replicas.map(startReplica));
     log('starting HAProxy in front of the API replicas');
-    lb = await startLoadBalancer(replicas.filter((r) => r.role === 'api').map((r) => ({ name: r.name, port: r.port })));
+    const api = replicas.filter((r) => r.role === 'api');
+    // Checks as docs/operations.md recommends for production (a check may take 2 s, two failures
+    // in a row take a replica out), every second: one slow answer on a loaded machine is not an outage.
+    lb = await startLoadBalancer(
+      api.map((r) => ({ name: r.name, port: r.port })),
+      { everyMs: 1_000, fall: 2, timeoutMs: 2_000 },
+    );
+    // The load starts once HAProxy routes to every API replica, not while its first checks run.
+    const balancer = lb;
+    await eventually(async () => (await Promise.all(api.map((r) => balancer.isUp(r.name)))).every(Boolean), 30_000, 'HAProxy to have every API replica up');
   } catch (error) {
     await stopServices();
     throw error;
@@ -113,6 +130,7 @@ export async function startStack(log: (line: string) => void): Promise<Stack> {
     ports: { redis: redis.seeds.map(portOf), kafka: kafka.bootstrapServers.map(portOf) },
     startReplica,
     stop: async () => {
+      writeFileSync(join(logDir, 'haproxy.log'), lb.log());
       await lb.stop();
       await stopServices();
     },

@@ -24,10 +24,12 @@ const START_RETRY_FOR_MS = 120_000;
 
 /** The running workload. */
 export interface Workload {
-  /** Stops starting tests and reading; followers go on until their tests complete. */
-  stopLoad(): Promise<void>;
+  /** Stops starting tests and reading; followers go on until their tests complete. Waits at most `withinMs` for starts being retried. */
+  stopLoad(withinMs: number): Promise<void>;
   /** Resolves once every follower has ended (or `timeoutMs` passed). */
   followersDone(timeoutMs: number): Promise<void>;
+  /** The tests whose followers have not ended yet. */
+  unfinished(): string[];
   stop(): Promise<void>;
 }
 
@@ -171,13 +173,14 @@ export function startWorkload(stack: Stack, history: History): Workload {
 
   const loops = [every(START_EVERY_MS, startOne), every(READ_EVERY_MS, readOne), every(MEMORY_EVERY_MS, sampleMemory)];
   return {
-    stopLoad: async () => {
+    stopLoad: async (withinMs) => {
       await Promise.all(loops.slice(0, 2).map((loop) => loop.stop()));
-      await Promise.all([...retries]);
+      await Promise.race([Promise.all([...retries]), sleep(withinMs)]);
     },
     followersDone: async (timeoutMs) => {
       await Promise.race([Promise.all([...following.values()].map((f) => f.done)), sleep(timeoutMs)]);
     },
+    unfinished: () => [...history.followers].filter(([, record]) => record.end === undefined).map(([id]) => id),
     stop: async () => {
       await Promise.all(loops.map((loop) => loop.stop()));
       await Promise.all([...following.values()].map((f) => f.stop()));

@@ -1,6 +1,6 @@
 /** The chaos checker's pure parts: the memory trend, the fault windows, and the nemesis's seeded schedule. */
 import { describe, expect, it } from 'vitest';
-import { FAULT_GRACE_MS, heapTrendCheck, inFault, slopeMbPerHour } from '../../chaos/checker.js';
+import { FAULT_GRACE_MS, heapTrendCheck, inFault, settleCheck, slopeMbPerHour } from '../../chaos/checker.js';
 import { createHistory } from '../../chaos/history.js';
 import { seededRandom } from '../../chaos/nemesis.js';
 
@@ -25,6 +25,15 @@ describe('chaos checker', () => {
     expect([999, 1_000, 2_000 + FAULT_GRACE_MS, 2_001 + FAULT_GRACE_MS].map((at) => inFault(history, at))).toEqual([false, true, true, false]);
     history.faults.push({ kind: 'kafka node killed', target: 'node 1', start: 100_000, end: undefined });
     expect(inFault(history, 10_000_000)).toBe(true);
+  });
+
+  it('fails a run whose streams or followers had not finished within the limit after the faults stopped, rather than waiting on', () => {
+    const history = createHistory();
+    expect(settleCheck(history).ok).toBe(false);
+    history.settle = { limitMs: 180_000, tookMs: undefined };
+    expect(settleCheck(history)).toMatchObject({ ok: false, detail: 'not within 3 min' });
+    history.settle = { limitMs: 180_000, tookMs: 12_345 };
+    expect(settleCheck(history)).toMatchObject({ ok: true, detail: 'in 12.3 s (limit 3 min)' });
   });
 
   it('draws the same schedule from the same seed, and another from another', () => {

@@ -25,19 +25,47 @@ export interface LoadBalancer {
   cut(): Promise<void>;
   /** Whether HAProxy's health checks have server `name` up. */
   isUp(name: string): Promise<boolean>;
+  /** What it logged so far: each server's state changes with the failed check's reason, and each request that failed. */
+  log(): string;
   stop(): Promise<void>;
 }
 
-/** Starts HAProxy in front of `servers` (name → port on 127.0.0.1), checking `/readyz` every `checkMs`. */
-export async function startLoadBalancer(servers: ReadonlyArray<{ readonly name: string; readonly port: number }>, checkMs = 300): Promise<LoadBalancer> {
+/** How HAProxy checks each server's `/readyz`. */
+export interface HealthChecks {
+  /** Between two checks. */
+  readonly everyMs: number;
+  /** Failed checks in a row that take a server out of rotation. */
+  readonly fall: number;
+  /** How long one check may take (HAProxy's default is `everyMs`). */
+  readonly timeoutMs: number;
+}
+
+/**
+ * Tests' checks: every 300 ms, out at the first failure, so that a draining replica leaves the
+ * rotation at once. On a loaded machine a check can outlast 300 ms; a long run under load wants
+ * checks as the docs recommend for production (docs/operations.md, Probes and alerts).
+ */
+const TEST_CHECKS: HealthChecks = { everyMs: 300, fall: 1, timeoutMs: 300 };
+
+/** Starts HAProxy in front of `servers` (name → port on 127.0.0.1), checking `/readyz` as `checks` say. */
+export async function startLoadBalancer(
+  servers: ReadonlyArray<{ readonly name: string; readonly port: number }>,
+  checks: HealthChecks = TEST_CHECKS,
+): Promise<LoadBalancer> {
   const dir = mkdtempSync(join(tmpdir(), 'rcs-haproxy-'));
   const socket = join(dir, 'admin.sock');
   const port = await freePort();
   const config = [
     'global',
     `  stats socket ${socket} mode 600 level admin`,
+    '  log stderr format raw local0 info',
     'defaults',
     '  mode http',
+    '  log global',
+    '  option httplog',
+    // Requests that went well are not logged: only errors, and a server going down or up, and why.
+    '  option dontlog-normal',
+    '  option log-health-checks',
     '  timeout connect 2s',
     '  timeout client 60s',
     '  timeout server 60s',
@@ -52,7 +80,8 @@ export async function startLoadBalancer(servers: ReadonlyArray<{ readonly name: 
     '  balance roundrobin',
     '  option httpchk GET /readyz',
     '  http-check expect status 200',
-    `  default-server inter ${checkMs}ms fall 1 rise 1`,
+    `  timeout check ${checks.timeoutMs}ms`,
+    `  default-server inter ${checks.everyMs}ms fall ${checks.fall} rise 1`,
     ...servers.map((s) => `  server ${s.name} 127.0.0.1:${s.port} check`),
     '',
   ].join('\n');
@@ -76,6 +105,7 @@ export async function startLoadBalancer(servers: ReadonlyArray<{ readonly name: 
     cut: async () => {
       for (const server of servers) await admin(`shutdown sessions server replicas/${server.name}`);
     },
+    log: () => stderr,
     isUp: async (name) => {
       const csv = await admin('show stat');
       const row = csv.split('\n').find((line) => line.startsWith(`replicas,${name},`));

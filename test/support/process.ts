@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { appendFileSync } from 'node:fs';
 import { eventually } from './graphql.js';
 import { HS256_ENV } from './tokens.js';
 
@@ -29,8 +30,13 @@ process.once('exit', () => {
 /**
  * Starts a service process with `env` (plus the test issuer) and waits until it listens. `uid`: the
  * user it runs as (root only), so that firewall rules can single its connections out (`meta skuid`).
+ * `logFile`: a file its output is also appended to (a long run keeps the logs of processes it killed).
  */
-export async function spawnService(name: string, env: Record<string, string>, options: { readonly uid?: number } = {}): Promise<ServiceProcess> {
+export async function spawnService(
+  name: string,
+  env: Record<string, string>,
+  options: { readonly uid?: number; readonly logFile?: string } = {},
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
     ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     env: {
@@ -47,8 +53,12 @@ export async function spawnService(name: string, env: Record<string, string>, op
   });
   running.add(child);
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const take = (chunk: Buffer) => {
+    output += chunk.toString();
+    if (options.logFile !== undefined) appendFileSync(options.logFile, chunk);
+  };
+  child.stdout?.on('data', take);
+  child.stderr?.on('data', take);
   const exited = once(child, 'exit').then(([code]) => {
     running.delete(child);
     return code as number | null;
