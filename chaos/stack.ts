@@ -90,7 +90,12 @@ export async function startStack(log: (line: string) => void, logDir: string): P
   const startReplica = async (replica: Replica) => {
     const uid = replica.uid === undefined ? {} : { uid: replica.uid };
     const logFile = join(logDir, `${replica.name}.log`);
-    replica.process = await spawnService(replica.name, { ...env, SERVICE_ROLE: replica.role, PORT: String(replica.port) }, { ...uid, logFile });
+    // Three processes compiling the sources at once, beside a test run, can take more than the tests' 30 s to listen.
+    replica.process = await spawnService(
+      replica.name,
+      { ...env, SERVICE_ROLE: replica.role, PORT: String(replica.port) },
+      { ...uid, logFile, listenWithinMs: 120_000 },
+    );
     await waitReady(replica.process, 120_000);
   };
   const stopServices = async () => {

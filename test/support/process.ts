@@ -31,11 +31,13 @@ process.once('exit', () => {
  * Starts a service process with `env` (plus the test issuer) and waits until it listens. `uid`: the
  * user it runs as (root only), so that firewall rules can single its connections out (`meta skuid`).
  * `logFile`: a file its output is also appended to (a long run keeps the logs of processes it killed).
+ * `listenWithinMs` (30 s): how long it may take to listen (tsx compiles the sources as they load,
+ * which on a machine loaded by a whole test run beside can take longer).
  */
 export async function spawnService(
   name: string,
   env: Record<string, string>,
-  options: { readonly uid?: number; readonly logFile?: string } = {},
+  options: { readonly uid?: number; readonly logFile?: string; readonly listenWithinMs?: number } = {},
 ): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
     ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
@@ -63,7 +65,7 @@ export async function spawnService(
     running.delete(child);
     return code as number | null;
   });
-  const port = await eventually(() => /"port":(\d+)/.exec(output)?.[1], 30_000, `${name} to listen`);
+  const port = await eventually(() => /"port":(\d+)/.exec(output)?.[1], options.listenWithinMs ?? 30_000, `${name} to listen`);
   return {
     name,
     url: `http://127.0.0.1:${port}`,
