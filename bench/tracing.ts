@@ -10,6 +10,7 @@
  */
 // kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
 import '../src/ingest/kafkajs-queue-timer.js';
+import '../src/ingest/kafkajs-stopped-fetch.js';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';

@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, Partitioners, logLevel, type Consumer, type Producer } from 'kafkajs';
 import '../src/ingest/kafkajs-queue-timer.js';
+import '../src/ingest/kafkajs-stopped-fetch.js';
 import { planSequence } from '../tools/simulator/simulator.js';
 import type { History } from './history.js';
 import { TOPICS } from './stack.js';

@@ -5,6 +5,7 @@
  */
 // kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
 import '../src/ingest/kafkajs-queue-timer.js';
+import '../src/ingest/kafkajs-stopped-fetch.js';
 import type { Admin } from 'kafkajs';
 import type { KafkaConfig } from '../src/config/config.js';
 import { createKafkaClient } from '../src/ingest/kafka-client.js';

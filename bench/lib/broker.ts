@@ -4,6 +4,7 @@
  */
 // kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
 import '../../src/ingest/kafkajs-queue-timer.js';
+import '../../src/ingest/kafkajs-stopped-fetch.js';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { startKafka } from '../../tools/kafka/kafka-cluster.js';
 import { startMockCluster } from '../../tools/mock-cluster/mock-cluster.js';

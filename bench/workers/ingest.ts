@@ -13,6 +13,7 @@
  */
 // kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
 import '../../src/ingest/kafkajs-queue-timer.js';
+import '../../src/ingest/kafkajs-stopped-fetch.js';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { createKafkaResultConsumer } from '../../src/ingest/kafka-result-consumer.js';

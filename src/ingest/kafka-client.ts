@@ -10,6 +10,7 @@ import type { Logger } from '../base/logger.js';
 import { registerKafkaCodecs } from './kafka-codecs.js';
 // Before any connection: kafkajs's request queue timer without Node's negative-delay warning.
 import './kafkajs-queue-timer.js';
+import './kafkajs-stopped-fetch.js';
 
 const TLS_CONNECTION_TIMEOUT_MS = 5000;
 

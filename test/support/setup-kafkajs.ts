@@ -1,7 +1,10 @@
 /**
  * Run before every test file (vitest.config.ts `setupFiles`): the tests' own kafkajs clients
- * (producers of results, readers of requests, admin clients) get the request-queue timer clamp the
- * service applies (src/ingest/kafkajs-queue-timer.ts), so no test process prints kafkajs's
- * `TimeoutNegativeWarning` on Node 24 and later.
+ * (producers of results, readers of requests, admin clients) get the workarounds the service
+ * applies to kafkajs 2.2.4: the request-queue timer clamp (src/ingest/kafkajs-queue-timer.ts), so no
+ * test process prints kafkajs's `TimeoutNegativeWarning` on Node 24 and later, and the stopped
+ * consumer's fetch (src/ingest/kafkajs-stopped-fetch.ts), so none wedges when stopped as a broker
+ * comes or goes.
  */
 import '../../src/ingest/kafkajs-queue-timer.js';
+import '../../src/ingest/kafkajs-stopped-fetch.js';

@@ -6,6 +6,7 @@
  */
 // kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
 import '../../src/ingest/kafkajs-queue-timer.js';
+import '../../src/ingest/kafkajs-stopped-fetch.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -7,6 +7,7 @@
 import { Kafka, Partitioners, logLevel, type Consumer, type LogEntry, type Producer } from 'kafkajs';
 // The service's workaround for kafkajs's negative request-queue timer (Node 24+ warns on each connection).
 import '../../src/ingest/kafkajs-queue-timer.js';
+import '../../src/ingest/kafkajs-stopped-fetch.js';
 
 /** Options of {@link createSimulator}. */
 export interface SimulatorOptions {
