@@ -18,6 +18,8 @@ const INTERVAL_MS = 300;
 const RETRY_WAIT_MS = 500;
 /** A send not answered in this long is taken as failed and sent again (kafkajs can leave one pending across a broker's death). */
 const SEND_TIMEOUT_MS = 30_000;
+/** A requests consumer that has not fetched for this long is taken for wedged and replaced. */
+const STALLED_AFTER_MS = 90_000;
 
 /** A running external system. */
 export interface ExternalSystem {
@@ -36,6 +38,8 @@ export async function startExternalSystem(brokers: readonly string[], history: H
   const kafka = new Kafka({ clientId: 'chaos-external', brokers: [...brokers], logLevel: logLevel.NOTHING, retry: { retries: 10 } });
   const producer: Producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   let consumer: Consumer | undefined;
+  /** When the requests consumer last fetched (the watchdog below). */
+  let lastFetch = Date.now();
   let stopped = false;
   const streams = new Set<Promise<void>>();
 
@@ -87,7 +91,8 @@ export async function startExternalSystem(brokers: readonly string[], history: H
    */
   const restartConsumer = async () => {
     while (!stopped) {
-      await consumer?.disconnect().catch(() => undefined);
+      // A wedged consumer's disconnect may never return.
+      await Promise.race([consumer?.disconnect().catch(() => undefined), sleep(10_000)]);
       try {
         await startConsumer();
         return;
@@ -102,6 +107,8 @@ export async function startExternalSystem(brokers: readonly string[], history: H
     own.on(own.events.CRASH, (event) => {
       if (!event.payload.restart && !stopped && consumer === own) void restartConsumer();
     });
+    own.on(own.events.FETCH, () => (lastFetch = Date.now()));
+    lastFetch = Date.now();
     await own.connect();
     await own.subscribe({ topic: TOPICS.requests, fromBeginning: true });
     await own.run({
@@ -115,6 +122,20 @@ export async function startExternalSystem(brokers: readonly string[], history: H
       },
     });
   };
+  /**
+   * kafkajs's consumer can stop fetching without a crash (an hour's run lost its requests consumer
+   * this way after the group coordinator was frozen, then killed: 2,026 requests were never read).
+   * One that has not fetched for {@link STALLED_AFTER_MS} (a healthy one fetches every half second,
+   * a rebalance or a coordinator's failover pauses it for well under a minute) is replaced, and the
+   * report counts it.
+   */
+  let restarting = false;
+  const watchdog = setInterval(() => {
+    if (stopped || restarting || Date.now() - lastFetch < STALLED_AFTER_MS) return;
+    restarting = true;
+    history.externalConsumerRestarts += 1;
+    void restartConsumer().finally(() => (restarting = false));
+  }, 5_000);
   await producer.connect();
   await startConsumer();
   return {
@@ -126,6 +147,7 @@ export async function startExternalSystem(brokers: readonly string[], history: H
     unfinished: () => streams.size,
     stop: async () => {
       stopped = true;
+      clearInterval(watchdog);
       await Promise.all([...streams]);
       await consumer?.disconnect().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);

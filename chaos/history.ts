@@ -41,6 +41,8 @@ export interface History {
   readonly acked: Map<string, { readonly sequences: Set<number>; final: number | undefined }>;
   /** Sends that failed and were tried again. */
   sendRetries: number;
+  /** Times the external system's requests consumer was replaced because it had stopped fetching. */
+  externalConsumerRestarts: number;
   readonly followers: Map<string, FollowerRecord>;
   readonly reads: Array<{ readonly at: number; readonly kind: string; readonly status: number }>;
   /** Milliseconds from a result's production to its hand-over to a follower. */
@@ -67,6 +69,7 @@ export function createHistory(): History {
     requestsSeen: new Set(),
     acked: new Map(),
     sendRetries: 0,
+    externalConsumerRestarts: 0,
     followers: new Map(),
     reads: [],
     pushLatency: [],

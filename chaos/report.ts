@@ -147,7 +147,7 @@ export function reportMarkdown(history: History, verdict: Verdict, seed: number,
     '',
     ...history.notes.map((note) => `${note}\n`),
     ...failedFaults(history),
-    `Send retries of the external system: ${history.sendRetries}. Start requests refused or unanswered: ${history.startFailures.length} (${history.startFailures.filter((f) => !inFault(history, f.at)).length} outside the fault windows). Follower reconnects: ${[...history.followers.values()].reduce((n, r) => n + r.reconnects, 0)}.`,
+    `Send retries of the external system: ${history.sendRetries}; its requests consumer replaced after it stopped fetching: ${history.externalConsumerRestarts} times. Start requests refused or unanswered: ${history.startFailures.length} (${history.startFailures.filter((f) => !inFault(history, f.at)).length} outside the fault windows). Follower reconnects: ${[...history.followers.values()].reduce((n, r) => n + r.reconnects, 0)}.`,
     '',
   ];
   return lines.join('\n');
@@ -177,6 +177,7 @@ export function writeReport(dir: string, history: History, verdict: Verdict, see
         failedReads: history.reads.filter((r) => r.status === 0 || r.status >= 500).map((r) => ({ ...r, atS: (r.at - history.startedAt) / 1000 })),
         startFailures: history.startFailures.map((f) => ({ ...f, atS: (f.at - history.startedAt) / 1000 })),
         sendRetries: history.sendRetries,
+        externalConsumerRestarts: history.externalConsumerRestarts,
         notes: history.notes,
       },
       null,

@@ -109,7 +109,10 @@ export function startWorkload(stack: Stack, history: History): Workload {
       url,
       transport,
       getToken: token,
-      deadAfterMs: 10_000,
+      // Above the service's SSE keep-alive (every 12 s): 10 s took every follower of a test with no
+      // result yet for dead every 10 s over SSE, and an hour whose requests stopped being read
+      // (2,026 tests waiting) spent itself on reconnects.
+      deadAfterMs: 20_000,
       maxRetryWaitMs: 2_000,
       onMessage: (message) => {
         record.sequences.push(message.sequence ?? -1);

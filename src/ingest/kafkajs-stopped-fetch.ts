@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 /** The kafkajs release whose consumer runner this replaces a method of. */
 export const PATCHED_KAFKAJS = '2.2.4';
 
-/** What this patch touches of kafkajs's consumer runner (src/consumer/runner.js). */
+/** What this patch touches of kafkajs's consumer runner (its `Runner` class). */
 interface Runner {
   running: boolean;
   fetchManager: { getFetchers(): Array<{ stop(): Promise<void> }> };
