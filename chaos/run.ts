@@ -75,9 +75,11 @@ try {
     for (const line of lines) log(`not ended: ${line}`);
     history.notes.push(`${stuck.length} followers had not ended when the run stopped waiting: ${lines.join('; ')}.`);
   }
-  const verdict = await check(history, stack.lb.url);
+  // The users and the external system stop before the check: followers still trying (a test whose
+  // results never came) would otherwise load the replicas the check reads through.
   await workload.stop();
   await external.stop();
+  const verdict = await check(history, stack.lb.url);
   const report = writeReport(out, history, verdict, seed, minutes);
   for (const c of verdict.checks) log(`${c.ok ? 'ok    ' : 'FAILED'} ${c.name}: ${c.detail}`);
   log(`report: ${report}`);
