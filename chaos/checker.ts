@@ -221,6 +221,11 @@ export async function check(history: History, url: string): Promise<Verdict> {
       detail: `${failedReads.length} failed reads of ${history.reads.length}, ${outside.length} outside the windows`,
     },
     settleCheck(history),
+    {
+      name: 'every replica asked to stop exited within its shutdown timeout',
+      ok: history.wedged.length === 0,
+      detail: history.wedged.length === 0 ? 'none killed after SIGTERM' : `killed 30 s after SIGTERM: ${history.wedged.map((w) => w.replica).join(', ')}`,
+    },
     heapTrendCheck(slopes),
   ];
   return {

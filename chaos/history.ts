@@ -41,6 +41,8 @@ export interface History {
   readonly acked: Map<string, { readonly sequences: Set<number>; final: number | undefined }>;
   /** Sends that failed and were tried again. */
   sendRetries: number;
+  /** Replicas that had not exited 30 s after a SIGTERM (then killed): a shutdown that wedged. */
+  readonly wedged: Array<{ readonly at: number; readonly replica: string }>;
   /** Times the external system's requests consumer was replaced because it had stopped fetching. */
   externalConsumerRestarts: number;
   readonly followers: Map<string, FollowerRecord>;
@@ -70,6 +72,7 @@ export function createHistory(): History {
     acked: new Map(),
     sendRetries: 0,
     externalConsumerRestarts: 0,
+    wedged: [],
     followers: new Map(),
     reads: [],
     pushLatency: [],

@@ -33,10 +33,19 @@ interface Fault {
   run(stack: Stack, pick: <T>(items: readonly T[]) => T, restartable: readonly Replica[]): Promise<string>;
 }
 
+/** How long a replica may take to exit after SIGTERM: its `SHUTDOWN_DELAY_MS` and `SHUTDOWN_TIMEOUT_MS` (3 + 15 s), and some. */
+const EXIT_WITHIN_MS = 30_000;
+/** Told of each replica that had not exited {@link EXIT_WITHIN_MS} after its SIGTERM (and was then killed, as an orchestrator would). */
+let onWedged: (replica: string) => void = () => undefined;
+
 async function restartReplica(stack: Stack, replica: Replica, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
   const running = replica.process;
   running?.kill(signal);
-  await running?.exited;
+  if (running !== undefined && (await Promise.race([running.exited.then(() => true), sleep(EXIT_WITHIN_MS).then(() => false)])) === false) {
+    onWedged(replica.name);
+    running.kill('SIGKILL');
+    await running.exited;
+  }
   replica.process = undefined;
   if (signal === 'SIGKILL') await sleep(2_000);
   await stack.startReplica(replica);
@@ -199,6 +208,10 @@ export function startNemesis(
   options: { readonly seed: number; readonly steady?: string; readonly firstAfterMs?: number; readonly kinds?: readonly string[] },
   log: (line: string) => void,
 ): Nemesis {
+  onWedged = (replica) => {
+    history.wedged.push({ at: Date.now(), replica });
+    log(`${replica} had not exited ${EXIT_WITHIN_MS / 1000} s after its SIGTERM: killed`);
+  };
   const random = seededRandom(options.seed);
   const firstAfterMs = options.firstAfterMs ?? 10_000;
   const restartable = stack.replicas.filter((r) => r.name !== options.steady);
