@@ -135,7 +135,9 @@ describe.each(['ws', 'sse'] as const)('following through HAProxy over %s', (tran
     expect(messages.map((m) => m.sequence)).toEqual(Array.from({ length: produced + 1 }, (_, i) => i + 1));
     expect(new Set(messages.map((m) => m.id)).size).toBe(produced + 1);
     console.log(JSON.stringify(states.filter((s) => s.status === 'reconnecting')));
-    // At least: the kill, the drain, the cut and the token's expiry.
-    expect(states.filter((s) => s.status === 'reconnecting').length).toBeGreaterThanOrEqual(4);
+    // At least the kill, the drain and the cut each ended a stream. The token's expiry (every 3 s,
+    // checked by the loop above) can end the same stream as one of them: on a loaded machine a
+    // stream on the replica being drained was ended by its token before the drain closed it.
+    expect(states.filter((s) => s.status === 'reconnecting').length).toBeGreaterThanOrEqual(3);
   }, 120_000);
 });
