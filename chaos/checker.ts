@@ -6,6 +6,7 @@
  * are); reads answered no 5xx (nor nothing at all) outside the nemesis's fault windows; and each
  * replica's memory has no upward trend (the slope of a least-squares line through its samples).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mintToken } from '../test/support/tokens.js';
 import type { History } from './history.js';
 
@@ -91,7 +92,7 @@ async function storedSequencesRetried(url: string, id: string): Promise<number[]
       return await storedSequences(url, id);
     } catch {
       if (attempt === 3) return undefined;
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await sleep(1_000);
     }
   }
 }

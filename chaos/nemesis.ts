@@ -30,19 +30,17 @@ interface Fault {
   readonly part: 'kafka' | 'redis' | 'service';
   /** Injected only where the run can partition the network (partitions.ts). */
   readonly needsPartitions?: boolean;
-  run(stack: Stack, pick: <T>(items: readonly T[]) => T, restartable: readonly Replica[]): Promise<string>;
+  /** `wedged`: told of each replica that had not exited {@link EXIT_WITHIN_MS} after its SIGTERM (and was then killed, as an orchestrator would). */
+  run(stack: Stack, pick: <T>(items: readonly T[]) => T, restartable: readonly Replica[], wedged: (replica: string) => void): Promise<string>;
 }
 
 /** How long a replica may take to exit after SIGTERM: its `SHUTDOWN_DELAY_MS` and `SHUTDOWN_TIMEOUT_MS` (3 + 15 s), and some. */
 const EXIT_WITHIN_MS = 30_000;
-/** Told of each replica that had not exited {@link EXIT_WITHIN_MS} after its SIGTERM (and was then killed, as an orchestrator would). */
-let onWedged: (replica: string) => void = () => undefined;
-
-async function restartReplica(stack: Stack, replica: Replica, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+async function restartReplica(stack: Stack, replica: Replica, signal: 'SIGKILL' | 'SIGTERM', wedged: (replica: string) => void): Promise<void> {
   const running = replica.process;
   running?.kill(signal);
   if (running !== undefined && (await Promise.race([running.exited.then(() => true), sleep(EXIT_WITHIN_MS).then(() => false)])) === false) {
-    onWedged(replica.name);
+    wedged(replica.name);
     running.kill('SIGKILL');
     await running.exited;
   }
@@ -148,9 +146,9 @@ const FAULTS: readonly Fault[] = [
   {
     kind: 'replica killed',
     part: 'service',
-    async run(stack, pick, restartable) {
+    async run(stack, pick, restartable, wedged) {
       const replica = pick(restartable);
-      await restartReplica(stack, replica, 'SIGKILL');
+      await restartReplica(stack, replica, 'SIGKILL', wedged);
       return replica.name;
     },
   },
@@ -183,8 +181,8 @@ const FAULTS: readonly Fault[] = [
   {
     kind: 'rolling restart',
     part: 'service',
-    async run(stack, _pick, restartable) {
-      for (const replica of restartable) await restartReplica(stack, replica, 'SIGTERM');
+    async run(stack, _pick, restartable, wedged) {
+      for (const replica of restartable) await restartReplica(stack, replica, 'SIGTERM', wedged);
       return restartable.map((r) => r.name).join(', ');
     },
   },
@@ -208,7 +206,7 @@ export function startNemesis(
   options: { readonly seed: number; readonly steady?: string; readonly firstAfterMs?: number; readonly kinds?: readonly string[] },
   log: (line: string) => void,
 ): Nemesis {
-  onWedged = (replica) => {
+  const wedged = (replica: string) => {
     history.wedged.push({ at: Date.now(), replica });
     log(`${replica} had not exited ${EXIT_WITHIN_MS / 1000} s after its SIGTERM: killed`);
   };
@@ -232,7 +230,7 @@ export function startNemesis(
     history.faults.push(record);
     log(`fault: ${fault.kind}`);
     const done: Promise<void> = fault
-      .run(stack, pick, restartable)
+      .run(stack, pick, restartable, wedged)
       .then((target) => Object.assign(record, { target }))
       .catch((error: unknown) => {
         record.failed = error instanceof Error ? error.message : String(error);

@@ -66,10 +66,10 @@ try {
   await workload.followersDone(left());
   clearInterval(progress);
   const unfinished = external.unfinished();
-  history.settle = { limitMs: settleMinutes * 60_000, tookMs: unfinished === 0 && workload.unfinished().length === 0 ? Date.now() - healed : undefined };
+  const stuck = workload.unfinished();
+  history.settle = { limitMs: settleMinutes * 60_000, tookMs: unfinished === 0 && stuck.length === 0 ? Date.now() - healed : undefined };
   if (unfinished > 0)
     history.notes.push(`The external system had not finished ${unfinished} of its result streams ${settleMinutes} min after the faults stopped.`);
-  const stuck = workload.unfinished();
   if (stuck.length > 0) {
     const lines = await describeStuckFollowers(history, stuck, stack.lb.url);
     for (const line of lines) log(`not ended: ${line}`);
