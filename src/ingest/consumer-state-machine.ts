@@ -38,10 +38,16 @@ export interface ConsumerStateMachine {
   /** The consumer works again (a fault cleared): the next replacement starts from the shortest pause. */
   recovered(): void;
   /**
-   * A consumer died for good: counts the failure, enters `crashed` with `reason` (a fault's, when
-   * there is one) and answers how long to wait before starting a new one.
+   * Milliseconds since the broker client last gave a sign of life: an answer from the broker (a
+   * heartbeat, a fetch) or a state it entered (a crash and restart too). See consumer-stall-watch.ts.
    */
-  replaced(reason: string): { delayMs: number; reason: string };
+  silentMs(): number;
+  /**
+   * A consumer died for good, or went silent (`silent`, counted in `entered.stalled`): counts the
+   * failure, enters `crashed` with `reason` (a fault's, when there is one) and answers how long to
+   * wait before starting a new one.
+   */
+  replaced(reason: string, cause?: 'died' | 'silent'): { delayMs: number; reason: string };
 }
 
 /** Shortest and longest pause before a dead consumer is replaced. */
@@ -58,11 +64,13 @@ export function createConsumerStateMachine(options: ConsumerStateMachineOptions)
   let failures = 0;
   const startedAt = now();
   let lastFetchAt: number | undefined;
+  let lastSign = startedAt;
   const entered: Record<ConsumerState['state'], number> = { idle: 0, connecting: 0, joined: 0, stalled: 0, rebalancing: 0, crashed: 0, stopped: 0 };
 
   const enter = (state: ConsumerState['state'], reason?: string) => {
     current = reason === undefined ? { state, since: now() } : { state, since: now(), reason };
     entered[state] += 1;
+    lastSign = now();
     if (state !== 'joined') return;
     lastContact = now();
     // Joining proves nothing about a batch that cannot be decompressed: the backoff keeps growing.
@@ -83,11 +91,14 @@ export function createConsumerStateMachine(options: ConsumerStateMachineOptions)
     enter,
     contact() {
       lastContact = now();
+      lastSign = lastContact;
     },
     fetched() {
       lastContact = now();
       lastFetchAt = lastContact;
+      lastSign = lastContact;
     },
+    silentMs: () => now() - lastSign,
     activity() {
       // Before the first fetch, the age counts from the start: a consumer that never fetched is as late as one that stopped.
       return { lastFetchAt, secondsSinceFetch: (now() - (lastFetchAt ?? startedAt)) / 1000, joinedOnce: entered.joined > 0, entered: { ...entered } };
@@ -95,8 +106,9 @@ export function createConsumerStateMachine(options: ConsumerStateMachineOptions)
     recovered() {
       failures = 0;
     },
-    replaced(reason) {
+    replaced(reason, cause = 'died') {
       failures += 1;
+      if (cause === 'silent') entered.stalled += 1;
       const fault = options.fault();
       const delayMs = Math.min(fault === undefined ? MAX_RETRY_MS : MAX_FAULT_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(failures - 1, 6));
       const shown = fault?.reason ?? reason;

@@ -33,7 +33,10 @@ export interface ConsumerActivity {
   readonly secondsSinceFetch: number;
   /** Whether it has joined its group at least once. */
   readonly joinedOnce: boolean;
-  /** How many times it entered each state (`stalled` is derived, never entered). */
+  /**
+   * How many times it entered each state; `stalled`, which is derived from silence rather than
+   * entered, counts the consumers replaced after going silent past their limit (consumer-stall-watch.ts).
+   */
   readonly entered: Readonly<Record<ConsumerState['state'], number>>;
   /**
    * Set when the loop stopped for good without being stopped: no consumer runs and none will be

@@ -9,8 +9,10 @@
  */
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../base/logger.js';
+import type { Disposable } from '../lifecycle/disposable.js';
 import { recordCoordinates } from './broker-record.js';
 import { createConsumerStateMachine } from './consumer-state-machine.js';
+import { defaultStallLimitMs, silenceError, watchForStall } from './consumer-stall-watch.js';
 import { decodeRequest } from './decode-request.js';
 import { describeKafkaError } from './describe-kafka-error.js';
 import { toBrokerRecord } from './kafka-batch-processor.js';
@@ -26,6 +28,8 @@ export interface KafkaRequestConsumerOptions {
   readonly fetchMaxWaitMs?: number;
   readonly sessionTimeoutMs?: number;
   readonly heartbeatIntervalMs?: number;
+  /** How long kafkajs may give no sign of life before its consumer is replaced (consumer-stall-watch.ts). */
+  readonly stallLimitMs?: number;
   readonly onRequests: StartRequestHandler;
   readonly logger: Logger;
 }
@@ -38,6 +42,7 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
   const machine = createConsumerStateMachine({ sessionTimeoutMs, fault: () => undefined });
   let current: Consumer | undefined;
   let disposing: Promise<void> | undefined;
+  let stallWatch: Disposable | undefined;
 
   async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     if (!isRunning() || isStale() || disposing !== undefined || batch.messages.length === 0) return;
@@ -59,6 +64,14 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
 
   function start(): void {
     if (current !== undefined || disposing !== undefined) return;
+    // kafkajs's default rebalance timeout (60 s): this group has no other member to wait for.
+    stallWatch ??= watchForStall({
+      machine,
+      limitMs: options.stallLimitMs ?? defaultStallLimitMs(sessionTimeoutMs, 60_000),
+      onStall: (silentMs) => {
+        if (current !== undefined) replace(current, silenceError(silentMs), 'silent');
+      },
+    });
     const c = options.kafka.consumer({
       groupId: options.groupId,
       maxWaitTimeInMs: options.fetchMaxWaitMs ?? 500,
@@ -85,12 +98,15 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
     })().catch((error: unknown) => replace(c, error));
   }
 
-  /** Drops a consumer that will not recover and starts a fresh one after a growing pause. */
-  function replace(failed: Consumer, error: unknown): void {
+  /** Drops a consumer that will not recover (it died, or went `silent`) and starts a fresh one after a growing pause. */
+  function replace(failed: Consumer, error: unknown, cause: 'died' | 'silent' = 'died'): void {
     if (disposing !== undefined || current !== failed) return;
     current = undefined;
-    const { delayMs, reason } = machine.replaced(describeKafkaError(error));
-    log.error({ err: error, retryInMs: delayMs, reason }, 'request consumer stopped; starting a new one');
+    const { delayMs, reason } = machine.replaced(describeKafkaError(error), cause);
+    log.error(
+      { err: error, retryInMs: delayMs, reason },
+      cause === 'silent' ? 'request consumer went silent; starting a new one' : 'request consumer stopped; starting a new one',
+    );
     void failed.disconnect().catch(() => undefined);
     setTimeout(start, delayMs).unref();
   }
@@ -102,6 +118,7 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
     start,
     dispose() {
       disposing ??= (async () => {
+        await stallWatch?.dispose();
         await current?.disconnect();
         machine.enter('stopped');
       })();

@@ -10,9 +10,11 @@
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../base/logger.js';
+import type { Disposable } from '../lifecycle/disposable.js';
 import { createChunkIngest } from './chunk-ingest.js';
 import { createCodecFaultWatch, pendingPartitions, type CodecFaultWatch } from './codec-fault.js';
 import { createConsumerStateMachine, type ConsumerStateMachine } from './consumer-state-machine.js';
+import { defaultStallLimitMs, silenceError, watchForStall } from './consumer-stall-watch.js';
 import type { ConsumerStats, DeadLetterSink, ResultConsumer, ResultEventHandler } from './consumer.js';
 import { describeKafkaError } from './describe-kafka-error.js';
 import { createIngestDelays } from './ingest-delays.js';
@@ -39,6 +41,11 @@ export interface KafkaResultConsumerOptions {
   readonly heartbeatIntervalMs?: number;
   /** How long the coordinator waits for every member to rejoin during a rebalance. Default 60000. */
   readonly rebalanceTimeoutMs?: number;
+  /**
+   * How long kafkajs may give no sign of life before its consumer is replaced
+   * (consumer-stall-watch.ts). Default: two session timeouts and a rebalance timeout.
+   */
+  readonly stallLimitMs?: number;
   /** Called once per chunk of well-formed records, in partition order. */
   readonly onEvents: ResultEventHandler;
   /** False to never commit offsets (replicated mode re-reads the topic at every start). Default true. */
@@ -67,6 +74,8 @@ interface Loop {
   assigned: readonly number[];
   /** Why the loop ended with no consumer running and none to come (see `ConsumerActivity.gaveUp`). */
   gaveUp: string | undefined;
+  /** Replaces a consumer that went silent; from the first start to the stop. */
+  stallWatch: Disposable | undefined;
 }
 
 /** Creates the results consumer over an injected kafkajs client. */
@@ -95,7 +104,19 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
   const delays = createIngestDelays();
   const batches = createBatchProcessor({ chunks, commits, consumer: () => loop.consumer, delays, log });
   const machine = createConsumerStateMachine({ sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000, fault: codecFaults.current });
-  const loop: Loop = { options, log, machine, codecFaults, commits, batches, consumer: undefined, disposing: undefined, assigned: [], gaveUp: undefined };
+  const loop: Loop = {
+    options,
+    log,
+    machine,
+    codecFaults,
+    commits,
+    batches,
+    consumer: undefined,
+    disposing: undefined,
+    assigned: [],
+    gaveUp: undefined,
+    stallWatch: undefined,
+  };
 
   return {
     stats,
@@ -107,6 +128,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     dispose() {
       loop.disposing ??= (async () => {
         commits.dispose();
+        await loop.stallWatch?.dispose();
         const c = loop.consumer;
         if (c !== undefined) {
           // Finish the chunks in hand and take no more, so the final commit covers all that was stored.
@@ -125,6 +147,13 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
 /** Starts a consumer in the background, unless one runs or the consumer is stopping. */
 function start(loop: Loop): void {
   if (loop.consumer !== undefined || loop.disposing !== undefined) return;
+  loop.stallWatch ??= watchForStall({
+    machine: loop.machine,
+    limitMs: loop.options.stallLimitMs ?? defaultStallLimitMs(loop.options.sessionTimeoutMs ?? 30_000, loop.options.rebalanceTimeoutMs ?? 60_000),
+    onStall: (silentMs) => {
+      if (loop.consumer !== undefined) replace(loop, loop.consumer, silenceError(silentMs), 'silent');
+    },
+  });
   // Not awaited: startup completes while the consumer connects and waits for records.
   run(loop).catch((error: unknown) => {
     if (loop.consumer !== undefined) {
@@ -211,12 +240,15 @@ function listen(loop: Loop, c: Consumer): void {
   c.on(c.events.STOP, () => machine.enter('stopped'));
 }
 
-/** Drops a consumer that will not recover and starts a fresh one after a growing pause. */
-function replace(loop: Loop, failed: Consumer, error: unknown): void {
+/** Drops a consumer that will not recover (it died, or went `silent`) and starts a fresh one after a growing pause. */
+function replace(loop: Loop, failed: Consumer, error: unknown, cause: 'died' | 'silent' = 'died'): void {
   if (loop.disposing !== undefined || loop.consumer !== failed) return;
   loop.consumer = undefined;
-  const { delayMs, reason } = loop.machine.replaced(describeKafkaError(error));
-  loop.log.error({ err: error, retryInMs: delayMs, reason }, 'consumer stopped; starting a new one');
+  const { delayMs, reason } = loop.machine.replaced(describeKafkaError(error), cause);
+  loop.log.error(
+    { err: error, retryInMs: delayMs, reason },
+    cause === 'silent' ? 'consumer went silent; starting a new one' : 'consumer stopped; starting a new one',
+  );
   void failed.disconnect().catch(() => undefined);
   const retry = setTimeout(() => start(loop), delayMs);
   retry.unref();

@@ -169,13 +169,13 @@ function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): 
   });
   new Counter({
     name: 'rcs_consumer_state_changes_total',
-    help: 'Times the results consumer entered each state: a rebalance counts once in rebalancing, each rejoin once in joined.',
+    help: 'Times the results consumer entered each state: a rebalance counts once in rebalancing, each rejoin once in joined; stalled counts the consumers replaced after giving no sign of life past their limit.',
     labelNames: ['state'],
     registers: [registry],
     collect() {
       const { entered } = consumer.activity();
       this.reset();
-      for (const state of CONSUMER_STATES) if (state !== 'stalled') this.inc({ state }, entered[state]);
+      for (const state of CONSUMER_STATES) this.inc({ state }, entered[state]);
     },
   });
   new Gauge({

@@ -95,4 +95,26 @@ describe('createConsumerStateMachine', () => {
     expect(activity.joinedOnce).toBe(true);
     expect(activity.entered).toEqual({ idle: 0, connecting: 1, joined: 2, stalled: 0, rebalancing: 1, crashed: 0, stopped: 0 });
   });
+
+  it('measures the silence from the last sign of life (an answer, a fetch, any state entered) and counts a silent consumer replaced as stalled', () => {
+    const { machine, advance } = setup();
+    advance(3000);
+    expect(machine.silentMs()).toBe(3000); // from the start
+    machine.enter('connecting');
+    expect(machine.silentMs()).toBe(0);
+    advance(2000);
+    machine.contact();
+    advance(1000);
+    expect(machine.silentMs()).toBe(1000);
+    machine.fetched();
+    advance(500);
+    machine.enter('crashed', 'coordinator not available'); // kafkajs restarting after a failure is alive
+    advance(700);
+    expect(machine.silentMs()).toBe(700);
+    const { delayMs, reason } = machine.replaced('no sign of life', 'silent');
+    expect({ delayMs, reason }).toEqual({ delayMs: 1000, reason: 'no sign of life' });
+    expect(machine.silentMs()).toBe(0);
+    machine.replaced('protocol error');
+    expect(machine.activity().entered).toMatchObject({ stalled: 1, crashed: 3 });
+  });
 });
