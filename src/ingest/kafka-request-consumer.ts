@@ -80,12 +80,16 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
       retry: { retries: 10, restartOnFailure: async () => true },
     });
     current = c;
-    c.on(c.events.HEARTBEAT, () => machine.contact());
-    c.on(c.events.FETCH, () => machine.fetched());
-    c.on(c.events.GROUP_JOIN, () => machine.enter('joined'));
-    c.on(c.events.REBALANCING, () => machine.enter('rebalancing'));
-    c.on(c.events.STOP, () => machine.enter('stopped'));
+    // A replaced consumer (it died, or went silent) may still be leaving when its broker answers
+    // again: its events must not stand for the new one's.
+    const replaced = () => current !== c;
+    c.on(c.events.HEARTBEAT, () => replaced() || machine.contact());
+    c.on(c.events.FETCH, () => replaced() || machine.fetched());
+    c.on(c.events.GROUP_JOIN, () => replaced() || machine.enter('joined'));
+    c.on(c.events.REBALANCING, () => replaced() || machine.enter('rebalancing'));
+    c.on(c.events.STOP, () => replaced() || machine.enter('stopped'));
     c.on(c.events.CRASH, (e) => {
+      if (replaced()) return;
       machine.enter('crashed', describeKafkaError(e.payload.error));
       if (!e.payload.restart) replace(c, e.payload.error);
     });

@@ -192,12 +192,18 @@ async function run(loop: Loop): Promise<void> {
   await c.run({ eachBatchAutoResolve: false, autoCommit: false, partitionsConsumedConcurrently: PARTITIONS_AT_ONCE, eachBatch: loop.batches.eachBatch });
 }
 
-/** Feeds kafkajs's events to the state machine, the codec fault watch and the commit tracking. */
+/**
+ * Feeds kafkajs's events to the state machine, the codec fault watch and the commit tracking, while
+ * `c` is the loop's consumer: one replaced (it died, or went silent) may still be leaving when its
+ * broker answers again, and its `stopped`, rebalance or crash must not stand for the new one's.
+ */
 function listen(loop: Loop, c: Consumer): void {
   const { options, log, machine, codecFaults, batches } = loop;
-  c.on(c.events.HEARTBEAT, () => machine.contact());
-  c.on(c.events.FETCH_START, (e) => codecFaults.fetchStarted(String(e.payload.nodeId)));
+  const replaced = () => loop.consumer !== c;
+  c.on(c.events.HEARTBEAT, () => replaced() || machine.contact());
+  c.on(c.events.FETCH_START, (e) => replaced() || codecFaults.fetchStarted(String(e.payload.nodeId)));
   c.on(c.events.FETCH, (e) => {
+    if (replaced()) return;
     machine.fetched();
     if (codecFaults.fetched(String(e.payload.nodeId))) {
       machine.recovered();
@@ -205,6 +211,7 @@ function listen(loop: Loop, c: Consumer): void {
     }
   });
   c.on(c.events.GROUP_JOIN, (e) => {
+    if (replaced()) return;
     loop.assigned = e.payload.memberAssignment[options.topic] ?? [];
     // Before any commit of the new generation: offsets of partitions that moved away are dropped.
     loop.commits.assigned(e.payload.memberAssignment);
@@ -215,6 +222,7 @@ function listen(loop: Loop, c: Consumer): void {
     log.info({ memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
   });
   c.on(c.events.REBALANCING, () => {
+    if (replaced()) return;
     machine.enter('rebalancing');
     batches.lag.clear();
     // Partitions may move: the lanes drop what they hold (it is read again from the committed
@@ -227,6 +235,7 @@ function listen(loop: Loop, c: Consumer): void {
     void loop.commits.commit(c);
   });
   c.on(c.events.CRASH, (e) => {
+    if (replaced()) return;
     const fault = codecFaults.crashed(e.payload.error, loop.assigned);
     const reason = describeKafkaError(e.payload.error);
     machine.enter('crashed', fault?.reason ?? reason);
@@ -235,9 +244,9 @@ function listen(loop: Loop, c: Consumer): void {
     if (fault === undefined) log[e.payload.restart ? 'warn' : 'error']({ err: e.payload.error, restart: e.payload.restart, reason }, 'consumer crashed');
     // kafkajs restarts by itself only after retriable errors; after any other (a protocol error
     // from the broker, say) its consumer is dead, so a new one takes its place.
-    if (!e.payload.restart && loop.consumer === c) replace(loop, c, e.payload.error);
+    if (!e.payload.restart) replace(loop, c, e.payload.error);
   });
-  c.on(c.events.STOP, () => machine.enter('stopped'));
+  c.on(c.events.STOP, () => replaced() || machine.enter('stopped'));
 }
 
 /** Drops a consumer that will not recover (it died, or went `silent`) and starts a fresh one after a growing pause. */

@@ -5,7 +5,8 @@
  * frozen (SIGSTOP) for longer than a short limit: every request of the client waits on it, so
  * kafkajs reports nothing. Each consumer of the service, the results one and the replicated
  * mode's requests one, must count the silence as a stall, replace its client, and once the node
- * thaws read on from where it was, every record handed over once.
+ * thaws read on from where it was, every record handed over once; the replaced client, which
+ * leaves its group only then, must not make the new one's state `stopped`.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +60,16 @@ async function freezeUntilStalled(stalls: () => number): Promise<number> {
   }
 }
 
+/**
+ * Waits until the group has one member (the replaced client has left, which it does once the node
+ * answers again, and says so as it stops), then a moment for that last word to arrive.
+ */
+async function replacedClientGone(groupId: string): Promise<void> {
+  const admin = await cluster.admin();
+  await eventually(async () => (await admin.describeGroups([groupId])).groups[0]?.members.length === 1, 60_000, 'one member in the group');
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+}
+
 describe('a consumer whose Kafka client goes silent', () => {
   it('results: replaced once silent past its limit, then reads on, every record stored once', { timeout: 150_000 }, async () => {
     const stored = new Map<string, number[]>();
@@ -97,6 +108,9 @@ describe('a consumer whose Kafka client goes silent', () => {
       await producer.send(topics.results, [result('silent-1', { sequence: 2 }), result('silent-2', { sequence: 1 })]);
       await eventually(() => stored.get('silent-1')?.length === 2 && stored.get('silent-2')?.length === 1, 90_000, 'the records after the thaw stored');
       await eventually(() => consumer.state().state === 'joined', 30_000, 'the consumer in its group again');
+      // The replaced client's stop, as it leaves, is not the new one's.
+      await replacedClientGone(topics.group);
+      expect(consumer.state().state).toBe('joined');
     } finally {
       await consumer.dispose();
     }
@@ -136,6 +150,8 @@ describe('a consumer whose Kafka client goes silent', () => {
       await publisher.publish(request('silent-request-2'));
       await eventually(() => seen.some((r) => r.correlationId === 'silent-request-2'), 90_000, 'the request after the thaw read');
       await eventually(() => consumer.state().state === 'joined', 30_000, 'the consumer in its group again');
+      await replacedClientGone(`${topics.group}-requests`);
+      expect(consumer.state().state).toBe('joined');
     } finally {
       await consumer.dispose();
       await publisher.dispose();
