@@ -43,7 +43,7 @@ function open(config: RedisConfig, role: string, subscriber: boolean): RedisClie
     protocol: 2,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: 2000,
+    commandTimeout: commandTimeoutMs(config),
     connectionName: `rcs-${role}`,
     ...(config.tlsCa === null ? {} : { tls: { ca: config.tlsCa } }),
   };
@@ -90,4 +90,17 @@ function open(config: RedisConfig, role: string, subscriber: boolean): RedisClie
     topology.nodes.map(({ host, port }) => ({ host, port })),
     options,
   );
+}
+
+/** How long a command may take before it fails, when it does not wait for replicas. */
+const COMMAND_TIMEOUT_MS = 2000;
+
+/**
+ * The command timeout of every connection: 2 s, and with `REDIS_WAIT_REPLICAS` the WAIT's own
+ * timeout on top, since a WAIT blocks that long before it answers how many replicas hold the write
+ * (a shorter limit would fail every write a slow replica holds within `REDIS_WAIT_TIMEOUT_MS`, and
+ * name the wrong cause).
+ */
+function commandTimeoutMs(config: RedisConfig): number {
+  return COMMAND_TIMEOUT_MS + (config.wait.replicas > 0 ? config.wait.timeoutMs : 0);
 }

@@ -130,8 +130,8 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
     const killed = await recovery('kill -9', killedAt, stream.produced, pushedEverywhere, samplesSoFar, diagnose);
     console.log(`Redis ${shapeName}, kill -9 of the primary: replica promoted after ${seconds(promoted - killedAt)}; ${killed}`);
 
-    // 2. Pause (SIGSTOP) the primary of a followed test past the command timeout (2 s) and the
-    // failover timeout, then resume it.
+    // 2. Pause (SIGSTOP) the primary of a followed test past the command timeout (3 s: 2 s and
+    // the 1 s of REDIS_WAIT_TIMEOUT_MS) and the failover timeout, then resume it.
     const paused = await primaryOf(ids[1] as string);
     const pausedAt = Date.now();
     paused.pause();

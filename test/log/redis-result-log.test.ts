@@ -4,6 +4,8 @@ import type { IncomingMessage } from '../../src/domain/types.js';
 import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/base/logger.js';
+import { loadConfig } from '../../src/config/config.js';
+import { createRedisConnection } from '../../src/redis/redis-from-config.js';
 import { eventually } from '../support/graphql.js';
 import { openMonitor } from '../support/redis-monitor.js';
 import { describeResultLogContract } from './result-log-contract.js';
@@ -117,6 +119,34 @@ describe('redis log specifics', () => {
     expect((await one(plain, incoming(id, { sequence: 1 })))?.outcome).toBe('duplicate');
     expect((await plain.get(id))?.messages).toHaveLength(1);
     await store.dispose();
+  });
+
+  it('lets a write wait REDIS_WAIT_TIMEOUT_MS for its replicas even past the command timeout, on connections opened as the service opens them', async () => {
+    // The machine's Redis has no replica: WAIT 1 blocks for its whole timeout, longer than the 2 s
+    // a command may otherwise take. The write must fail for the replicas, not for the timeout.
+    const config = loadConfig({ STATE_STORE: 'redis', REDIS_URL, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '2500' }).redis;
+    const commands = createRedisConnection(config, createSilentLogger(), 'wait-commands');
+    const subscriber = createRedisConnection(config, createSilentLogger(), 'wait-subscriber', { subscriber: true });
+    const store = createRedisResultLog({
+      redis: commands,
+      subscriber,
+      prefix,
+      logger: createSilentLogger(),
+      ttlSeconds: 100,
+      maxMessagesPerTest: 100,
+      waitReplicas: config.wait.replicas,
+      waitTimeoutMs: config.wait.timeoutMs,
+    });
+    try {
+      await expect(store.append([incoming(uniqueId('long-wait'), { sequence: 1 })])).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        cause: { message: '0 of 1 replicas acknowledged the write within 2500 ms' },
+      });
+    } finally {
+      await store.dispose();
+      commands.disconnect();
+      subscriber.disconnect();
+    }
   });
 
   it('sets the TTL on create and refreshes it on every append', async () => {
