@@ -332,7 +332,13 @@ export const SETTINGS = {
     description:
       'Replicas that must hold each write of the result log before it counts as stored (Redis `WAIT` after each write, on the node that took it). With `1`, a primary killed right after a write cannot take the write with it when its replica is promoted, so the consumer never commits a record the new primary lacks; each write costs a round trip to the replica more, and while a primary has no live replica its writes fail after `REDIS_WAIT_TIMEOUT_MS` and the consumer holds the partition until one is back. `0` does not wait: faster, but a failover may lose the last writes the consumer has committed (the only choice on one node, or on a Cluster without replicas). See [Redis Cluster and Sentinel](redis-and-replicas.md#redis-cluster-and-sentinel).',
   },
-  REDIS_WAIT_TIMEOUT_MS: { section: 'redis', type: 'integer', default: 1000, description: 'How long a write waits for `REDIS_WAIT_REPLICAS` replicas.' },
+  REDIS_WAIT_TIMEOUT_MS: {
+    section: 'redis',
+    type: 'integer',
+    default: 1000,
+    description:
+      "How long a write waits for `REDIS_WAIT_REPLICAS` replicas. With replicas to wait for, every Redis command of the service may take this long more than its 2 s before it fails, since the `WAIT` in a write's pipeline blocks that long.",
+  },
   REDIS_KEY_PREFIX: { section: 'redis', type: 'string', default: 'rcs', description: 'Prefix of every Redis key and channel.' },
   PUBLIC_URL: {
     section: 'auth',
