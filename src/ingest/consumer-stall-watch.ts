@@ -21,8 +21,6 @@ export interface StallWatchOptions {
   readonly limitMs: number;
   /** Replaces the consumer; called once per silence past the limit, as the replacement is a sign of life. */
   readonly onStall: (silentMs: number) => void;
-  /** How often the silence is checked. Default: a tenth of the limit, at least 100 ms, at most 10 s. */
-  readonly everyMs?: number;
 }
 
 /**
@@ -42,9 +40,12 @@ export function silenceError(silentMs: number): ServiceError {
   );
 }
 
-/** Checks the silence on a timer (which does not hold the process open) until disposed. */
+/**
+ * Checks the silence every tenth of the limit (at least 100 ms, at most 10 s), on a timer that does
+ * not hold the process open, until disposed.
+ */
 export function watchForStall(options: StallWatchOptions): Disposable {
-  const everyMs = options.everyMs ?? Math.min(10_000, Math.max(100, Math.floor(options.limitMs / 10)));
+  const everyMs = Math.min(10_000, Math.max(100, Math.floor(options.limitMs / 10)));
   const timer = setInterval(() => {
     const silent = options.machine.silentMs();
     if (silent > options.limitMs) options.onStall(silent);

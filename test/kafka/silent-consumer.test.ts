@@ -8,6 +8,7 @@
  * thaws read on from where it was, every record handed over once; the replaced client, which
  * leaves its group only then, must not make the new one's state `stopped`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../src/base/logger.js';
@@ -53,7 +54,7 @@ async function freezeUntilStalled(stalls: () => number): Promise<number> {
   cluster.pauseNode(1);
   try {
     const frozenAt = Date.now();
-    while (stalls() === 0 && Date.now() - frozenAt < FREEZE_MS) await new Promise((resolve) => setTimeout(resolve, 250));
+    while (stalls() === 0 && Date.now() - frozenAt < FREEZE_MS) await sleep(250);
     return stalls();
   } finally {
     cluster.resumeNode(1);
@@ -67,7 +68,7 @@ async function freezeUntilStalled(stalls: () => number): Promise<number> {
 async function replacedClientGone(groupId: string): Promise<void> {
   const admin = await cluster.admin();
   await eventually(async () => (await admin.describeGroups([groupId])).groups[0]?.members.length === 1, 60_000, 'one member in the group');
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await sleep(1000);
 }
 
 describe('a consumer whose Kafka client goes silent', () => {
