@@ -6,17 +6,11 @@
  * are); reads answered no 5xx (nor nothing at all) outside the nemesis's fault windows; and each
  * replica's memory has no upward trend (the slope of a least-squares line through its samples).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { mintToken } from '../test/support/tokens.js';
 import type { History } from './history.js';
+import { readStored } from './stored-sequences.js';
 
 /** After a fault is healed, how long its effects may still show (reconnects, a rejoin, a failover settling). */
 export const FAULT_GRACE_MS = 15_000;
-
-/** How long the checker waits for one read of the store. */
-const READ_TIMEOUT_MS = 10_000;
-/** Reads of the store the checker has in flight at once. */
-const READS_AT_ONCE = 8;
 
 /** A process watched at least this long is held to {@link MAX_HEAP_SLOPE_MB_PER_HOUR}; a shorter one's slope is noise. */
 export const TREND_MIN_MINUTES = 20;
@@ -64,53 +58,6 @@ export function settleCheck(history: History): Check {
   };
 }
 
-/**
- * The messages stored for a test, read through the load balancer (pages of 100) with the admin
- * scope: a test whose start the client was refused (a publish that timed out but landed, its record
- * removed) still gets its results stored, and only an admin sees a test with no owner.
- */
-async function storedSequences(url: string, id: string): Promise<number[] | undefined> {
-  const authorization = `Bearer ${await mintToken({ sub: 'chaos-checker', scope: 'tests:read tests:admin' })}`;
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    // A read that hangs must not hold the run: it is tried again, then the test counts as unreadable.
-    signal: AbortSignal.timeout(READ_TIMEOUT_MS),
-    headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      query: 'query Stored($id: ID!) { test(correlationId: $id) { messages(first: 100) { edges { node { sequence } } } } }',
-      variables: { id },
-    }),
-  });
-  const body = (await response.json()) as { data?: { test: { messages: { edges: Array<{ node: { sequence: number } }> } } | null } };
-  return body.data?.test?.messages.edges.map((edge) => edge.node.sequence);
-}
-
-/** {@link storedSequences} tried up to three times, a second apart; undefined when every try failed. */
-async function storedSequencesRetried(url: string, id: string): Promise<number[] | undefined> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await storedSequences(url, id);
-    } catch {
-      if (attempt === 3) return undefined;
-      await sleep(1_000);
-    }
-  }
-}
-
-/** Reads the tests `ids` hold, {@link READS_AT_ONCE} at a time (an hour's thousands of tests, each read through the load balancer). */
-async function readAll(url: string, ids: readonly string[]): Promise<Map<string, number[] | undefined>> {
-  const read = new Map<string, number[] | undefined>();
-  let next = 0;
-  const reader = async () => {
-    while (next < ids.length) {
-      const id = ids[next++] as string;
-      read.set(id, await storedSequencesRetried(url, id));
-    }
-  };
-  await Promise.all(Array.from({ length: READS_AT_ONCE }, reader));
-  return read;
-}
-
 /** Least-squares slope of `points` (x in ms, y in bytes), in MB an hour. */
 export function slopeMbPerHour(points: ReadonlyArray<{ readonly x: number; readonly y: number }>): number {
   const n = points.length;
@@ -138,84 +85,30 @@ export function inFault(history: History, at: number): boolean {
 
 /** Checks the history against the service's state, read through `url`. */
 export async function check(history: History, url: string): Promise<Verdict> {
-  let produced = 0;
-  let stored = 0;
-  let lost = 0;
-  let duplicated = 0;
-  let outOfOrder = 0;
-  const unreadable: string[] = [];
-  const read = await readAll(url, [...history.acked.keys()]);
-  for (const [id, acked] of history.acked) {
-    produced += acked.sequences.size;
-    const sequences = read.get(id);
-    if (sequences === undefined) {
-      unreadable.push(id);
-      lost += acked.sequences.size;
-      continue;
-    }
-    stored += sequences.length;
-    const held = new Set(sequences);
-    duplicated += sequences.length - held.size;
-    for (const sequence of acked.sequences) if (!held.has(sequence)) lost += 1;
-    if (sequences.some((s, i) => i > 0 && s < (sequences[i - 1] as number))) outOfOrder += 1;
-  }
+  return judge(history, await readStored(url, [...history.acked.keys()]));
+}
 
-  let delivered = 0;
-  let followerDuplicates = 0;
-  const incomplete: string[] = [];
-  for (const [id, follower] of history.followers) {
-    delivered += follower.sequences.length;
-    followerDuplicates += follower.ids.length - new Set(follower.ids).size;
-    const acked = history.acked.get(id);
-    const got = new Set(follower.sequences);
-    const missing = acked === undefined ? 0 : [...acked.sequences].filter((s) => !got.has(s)).length;
-    if (follower.end?.status !== 'completed' || missing > 0)
-      incomplete.push(`${id} (${follower.transport}: ${follower.end?.status ?? 'still following'}, ${missing} missing)`);
-  }
+/** Per test, the sequences the service listed for it (undefined: it could not be read). */
+export type Stored = ReadonlyMap<string, readonly number[] | undefined>;
 
-  const neverRequested = [...history.started.keys()].filter((id) => !history.requestsSeen.has(id));
-  // A start whose answer was lost may have gone out; retried with its id until answered, it is then a started test.
-  const strays = [...history.requestsSeen].filter((id) => !history.started.has(id));
+/**
+ * The verdict on a history, given what the service stored: pure, so that each check is proven to
+ * fail on the defect it is there to find.
+ */
+export function judge(history: History, stored: Stored): Verdict {
+  const store = storeFigures(history, stored);
+  const followers = followerFigures(history);
   const failedReads = history.reads.filter((r) => r.status === 0 || r.status >= 500);
   const outside = failedReads.filter((r) => !inFault(history, r.at));
-  const replicas = [...new Set(history.memory.map((m) => m.replica))];
-  const slopes = replicas.map((replica) => {
-    const byProcess = new Map<number, Array<History['memory'][number]>>();
-    for (const m of history.memory) if (m.replica === replica && Number.isFinite(m.rss)) byProcess.set(m.pid, [...(byProcess.get(m.pid) ?? []), m]);
-    const span = (list: ReadonlyArray<{ readonly at: number }>) => (list.at(-1)?.at ?? 0) - (list[0]?.at ?? 0);
-    const samples = [...byProcess.values()].sort((a, b) => span(b) - span(a))[0] ?? [];
-    return {
-      replica,
-      samples: samples.length,
-      minutes: span(samples) / 60_000,
-      rssMbPerHour: slopeMbPerHour(samples.map((m) => ({ x: m.at, y: m.rss }))),
-      heapMbPerHour: slopeMbPerHour(samples.map((m) => ({ x: m.at, y: m.heap }))),
-    };
-  });
-
+  const slopes = memorySlopes(history);
   const checks: Check[] = [
-    {
-      name: 'every acknowledged result stored',
-      ok: lost === 0,
-      detail: `${produced} acknowledged, ${lost} not stored${unreadable.length ? `; unreadable tests: ${unreadable.join(', ')}` : ''}`,
-    },
-    { name: 'each stored once', ok: duplicated === 0, detail: `${duplicated} duplicates among ${stored} stored` },
-    { name: 'stored in order', ok: outOfOrder === 0, detail: `${outOfOrder} tests listed out of sequence order` },
+    ...storeChecks(store),
     {
       name: 'every follower got every message once and the final one',
-      ok: incomplete.length === 0 && followerDuplicates === 0,
-      detail: `${history.followers.size} followers, ${delivered} messages handed over, ${followerDuplicates} twice${incomplete.length ? `; incomplete: ${incomplete.slice(0, 5).join('; ')}` : ''}`,
+      ok: followers.incomplete.length === 0 && followers.duplicates === 0,
+      detail: `${history.followers.size} followers, ${followers.delivered} messages handed over, ${followers.duplicates} twice${followers.incomplete.length ? `; incomplete: ${followers.incomplete.slice(0, 5).join('; ')}` : ''}`,
     },
-    {
-      name: "every started test's request reached the requests topic",
-      ok: neverRequested.length === 0,
-      detail: `${history.started.size} started, ${neverRequested.length} never read from the topic`,
-    },
-    {
-      name: 'no request without its test: every request read is of a start the client was answered',
-      ok: strays.length === 0,
-      detail: `${strays.length} requests read whose start was never answered 202; ${history.abandoned.size} starts given up after two minutes of retries`,
-    },
+    ...requestChecks(history),
     {
       name: 'no failed read outside the fault windows',
       ok: outside.length === 0,
@@ -233,14 +126,114 @@ export async function check(history: History, url: string): Promise<Verdict> {
     checks,
     figures: {
       tests: history.started.size,
-      produced,
-      stored,
-      delivered,
-      lost,
-      duplicated: duplicated + followerDuplicates,
+      produced: store.produced,
+      stored: store.stored,
+      delivered: followers.delivered,
+      lost: store.lost,
+      duplicated: store.duplicated + followers.duplicates,
       errorsOutsideFaults: outside.length,
       errorsInFaults: failedReads.length - outside.length,
       slopes,
     },
   };
+}
+
+interface StoreFigures {
+  produced: number;
+  stored: number;
+  lost: number;
+  duplicated: number;
+  outOfOrder: number;
+  readonly unreadable: string[];
+}
+
+/** Acknowledged against stored, per test: what is missing, what is there twice, what is out of order. */
+function storeFigures(history: History, read: Stored): StoreFigures {
+  const figures: StoreFigures = { produced: 0, stored: 0, lost: 0, duplicated: 0, outOfOrder: 0, unreadable: [] };
+  for (const [id, acked] of history.acked) {
+    figures.produced += acked.sequences.size;
+    const sequences = read.get(id);
+    if (sequences === undefined) {
+      figures.unreadable.push(id);
+      figures.lost += acked.sequences.size;
+      continue;
+    }
+    figures.stored += sequences.length;
+    const held = new Set(sequences);
+    figures.duplicated += sequences.length - held.size;
+    for (const sequence of acked.sequences) if (!held.has(sequence)) figures.lost += 1;
+    if (sequences.some((s, i) => i > 0 && s < (sequences[i - 1] as number))) figures.outOfOrder += 1;
+  }
+  return figures;
+}
+
+function storeChecks(store: StoreFigures): Check[] {
+  return [
+    {
+      name: 'every acknowledged result stored',
+      ok: store.lost === 0,
+      detail: `${store.produced} acknowledged, ${store.lost} not stored${store.unreadable.length ? `; unreadable tests: ${store.unreadable.join(', ')}` : ''}`,
+    },
+    { name: 'each stored once', ok: store.duplicated === 0, detail: `${store.duplicated} duplicates among ${store.stored} stored` },
+    { name: 'stored in order', ok: store.outOfOrder === 0, detail: `${store.outOfOrder} tests listed out of sequence order` },
+  ];
+}
+
+/** What the followers were handed against what was acknowledged: each message once, the stream completed. */
+function followerFigures(history: History): { delivered: number; duplicates: number; incomplete: string[] } {
+  let delivered = 0;
+  let duplicates = 0;
+  const incomplete: string[] = [];
+  for (const [id, follower] of history.followers) {
+    delivered += follower.sequences.length;
+    duplicates += follower.ids.length - new Set(follower.ids).size;
+    const acked = history.acked.get(id);
+    const got = new Set(follower.sequences);
+    const missing = acked === undefined ? 0 : [...acked.sequences].filter((s) => !got.has(s)).length;
+    if (follower.end?.status !== 'completed' || missing > 0)
+      incomplete.push(`${id} (${follower.transport}: ${follower.end?.status ?? 'still following'}, ${missing} missing)`);
+  }
+  return { delivered, duplicates, incomplete };
+}
+
+/** Every started test's request on the topic, and no request of a start that was never answered. */
+function requestChecks(history: History): Check[] {
+  const neverRequested = [...history.started.keys()].filter((id) => !history.requestsSeen.has(id));
+  // A start whose answer was lost may have gone out; retried with its id until answered, it is then a started test.
+  const strays = [...history.requestsSeen].filter((id) => !history.started.has(id));
+  return [
+    {
+      name: "every started test's request reached the requests topic",
+      ok: neverRequested.length === 0,
+      detail: `${history.started.size} started, ${neverRequested.length} never read from the topic`,
+    },
+    {
+      name: 'no request without its test: every request read is of a start the client was answered',
+      ok: strays.length === 0,
+      detail: `${strays.length} requests read whose start was never answered 202; ${history.abandoned.size} starts given up after two minutes of retries`,
+    },
+  ];
+}
+
+/** Per replica, the RSS and heap slopes over its longest-lived process (a restarted replica starts afresh). */
+function memorySlopes(history: History): Verdict['figures']['slopes'] {
+  const replicas = [...new Set(history.memory.map((m) => m.replica))];
+  return replicas.map((replica) => {
+    const byProcess = new Map<number, Array<History['memory'][number]>>();
+    for (const m of history.memory) {
+      if (m.replica !== replica || !Number.isFinite(m.rss)) continue;
+      const samples = byProcess.get(m.pid);
+      if (samples) samples.push(m);
+      else byProcess.set(m.pid, [m]);
+    }
+    const span = (list: ReadonlyArray<{ readonly at: number }>) => (list.at(-1)?.at ?? 0) - (list[0]?.at ?? 0);
+    const samples = [...byProcess.values()].sort((a, b) => span(b) - span(a))[0] ?? [];
+    return {
+      replica,
+      samples: samples.length,
+      minutes: span(samples) / 60_000,
+      rssMbPerHour: slopeMbPerHour(samples.map((m) => ({ x: m.at, y: m.rss }))),
+      heapMbPerHour: slopeMbPerHour(samples.map((m) => ({ x: m.at, y: m.heap }))),
+    };
+  });
 }
