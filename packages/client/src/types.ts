@@ -68,7 +68,8 @@ export interface FollowOptions {
   /**
    * A stream that brings nothing for this long (no message, no keep-alive) is taken for dead and
    * reconnected. Default 30 s: the service's SSE keep-alive comes every 12 s, and over WebSocket
-   * the library pings every third of it.
+   * the library pings every third of it. Over SSE keep it above 12 s: below, an idle stream is
+   * reconnected every `deadAfterMs` for nothing.
    */
   readonly deadAfterMs?: number;
   /** The longest wait between attempts (default 10 s); the first retry after a stream that delivered is at once. */
