@@ -78,6 +78,11 @@ function open(config: RedisConfig, role: string, subscriber: boolean): RedisClie
     enableAutoPipelining: true,
     // A subscriber listens on every primary (sharded pub/sub); ioredis follows failovers and slot moves.
     shardedSubscribers: subscriber,
+    // How long the cluster may take to name its slots: ioredis asks CLUSTER SLOTS on a connection
+    // opened for it, whose handshake (AUTH, the name) is answered first, so two answers, each given
+    // a command's time. ioredis' own 1 s for both timed out every refresh on a busy machine, and
+    // a client stayed `connecting` as long as the load lasted while the nodes answered commands.
+    slotsRefreshTimeout: 2 * COMMAND_TIMEOUT_MS,
     // Redirections and failovers are retried by ioredis itself, a little apart, within the command timeout.
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 200,

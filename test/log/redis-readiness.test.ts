@@ -20,6 +20,7 @@ import { createRedisConnection } from '../../src/redis/redis-from-config.js';
 import { eventually } from '../support/graphql.js';
 import { openRedisShape, stopRedisShapes } from '../support/redis-shapes.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { incoming, uniqueId } from './storage-contract.js';
 
 const PASSWORD = 'readiness-password';
@@ -183,6 +184,27 @@ describe('readiness on a Redis Cluster', () => {
       await eventually(async () => (await readiness(opened.log)) === 'ready', 30_000, 'the log to be ready again');
     } finally {
       await opened.close();
+      await shape.close();
+    }
+  });
+
+  it('connects to a cluster that takes more than a second to name its slots (a loaded or distant one)', { timeout: 60_000 }, async () => {
+    const shape = await openRedisShape('cluster');
+    const seeds = shape.cluster?.seeds ?? [];
+    // Every seed answers 1.2 s late: a refresh's two answers (its connection's handshake, then
+    // CLUSTER SLOTS) take 2.4 s, past ioredis' own 1 s, within a command's time for each.
+    const proxies = await Promise.all(seeds.map((seed) => startTcpProxy(Number(seed.split(':').at(-1)), { latencyMs: 1_200 })));
+    const env = { ...shape.env, REDIS_CLUSTER_NODES: proxies.map((proxy) => new URL(proxy.url).host).join(',') };
+    const client = createRedisConnection(loadConfig(env).redis, createSilentLogger(), `slow-seeds-${process.pid}`);
+    try {
+      await eventually(() => client.status === 'ready', 30_000, 'the cluster client to be ready');
+      // The slots it learnt name the nodes themselves: commands go there, at full speed.
+      const key = `${prefix}-slow-seeds`;
+      await client.set(key, 'named', 'EX', 60);
+      expect(await client.get(key)).toBe('named');
+    } finally {
+      client.disconnect();
+      await Promise.all(proxies.map((proxy) => proxy.close()));
       await shape.close();
     }
   });

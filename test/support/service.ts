@@ -113,7 +113,9 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
       await eventually(
         async () => {
           const { ready, checks } = await service.readiness();
-          return ready && joined(checks.consumer) && joined(checks.requests);
+          if (ready && joined(checks.consumer) && joined(checks.requests)) return true;
+          // Said by the timeout, so that a run that fails here tells which check held it.
+          throw new Error(`readiness ${ready ? 'ok' : 'not ready'}: ${JSON.stringify(checks)}`);
         },
         30_000,
         'consumer to join its group',

@@ -1,8 +1,9 @@
 /**
  * A TCP proxy in front of a service, for the faults a client meets between it and the server: the
  * connections dropped (a network cut, a load balancer's reload), the connections silenced (a
- * network that stops carrying packets and sends no reset), and the target moved (a request landing
- * on another replica, or on the same one restarted on another port).
+ * network that stops carrying packets and sends no reset), the target moved (a request landing
+ * on another replica, or on the same one restarted on another port), and a server slow to answer
+ * (a loaded or distant one: what it sends reaches the client `latencyMs` later).
  */
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 
@@ -21,8 +22,15 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
+/** Options of {@link startTcpProxy}. */
+export interface TcpProxyOptions {
+  /** What the server sends reaches the client this much later, in order (default 0: at once). */
+  readonly latencyMs?: number;
+}
+
 /** Starts a proxy on a free port to `target` (`http://127.0.0.1:<port>` or a port). */
-export async function startTcpProxy(target: string | number): Promise<TcpProxy> {
+export async function startTcpProxy(target: string | number, options: TcpProxyOptions = {}): Promise<TcpProxy> {
+  const latencyMs = options.latencyMs ?? 0;
   let port = typeof target === 'number' ? target : Number(new URL(target).port);
   const open = new Set<{ client: Socket; upstream: Socket }>();
   const silent = new Set<{ client: Socket; upstream: Socket }>();
@@ -33,7 +41,12 @@ export async function startTcpProxy(target: string | number): Promise<TcpProxy> 
     const pair = { client, upstream };
     open.add(pair);
     client.pipe(upstream);
-    upstream.pipe(client);
+    if (latencyMs === 0) upstream.pipe(client);
+    else {
+      // The same delay for every chunk keeps them in order.
+      upstream.on('data', (chunk: Buffer) => setTimeout(() => client.writable && client.write(chunk), latencyMs));
+      upstream.on('end', () => setTimeout(() => client.end(), latencyMs));
+    }
     const drop = () => {
       open.delete(pair);
       client.destroy();
