@@ -8,10 +8,8 @@
  * other kafkajs release it changes nothing (test/unit/ingest/kafkajs-queue-timer.test.ts then
  * fails, so the next upgrade looks at it again).
  */
-import { createRequire } from 'node:module';
+import { kafkajsIsPatchedRelease, requireKafkajsModule } from './kafkajs-internals.js';
 
-/** The kafkajs release whose request queue this replaces a method of. */
-export const PATCHED_KAFKAJS = '2.2.4';
 /** kafkajs's own interval for re-checking a queue that has pending requests. */
 const CHECK_PENDING_REQUESTS_INTERVAL = 10;
 
@@ -23,14 +21,11 @@ interface RequestQueue {
   scheduleCheckPendingRequests(): void;
 }
 
-const require = createRequire(import.meta.url);
-const { version } = require('kafkajs/package.json') as { version: string };
-
 /** True when the request queue of the installed kafkajs has the clamped timer. */
-export const kafkajsQueueTimerPatched = version === PATCHED_KAFKAJS;
+export const kafkajsQueueTimerPatched = kafkajsIsPatchedRelease;
 
 if (kafkajsQueueTimerPatched) {
-  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: RequestQueue };
+  const RequestQueue = requireKafkajsModule<{ prototype: RequestQueue }>('kafkajs/src/network/requestQueue/index.js');
   // kafkajs's method as it stands in 2.2.4, but for Math.max(1, …).
   RequestQueue.prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: RequestQueue) {
     let scheduleAt = this.throttledUntil - Date.now();

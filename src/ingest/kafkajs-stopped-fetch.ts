@@ -13,10 +13,7 @@
  * nothing (test/unit/ingest/kafkajs-stopped-fetch.test.ts then fails, so the next upgrade looks at
  * it again).
  */
-import { createRequire } from 'node:module';
-
-/** The kafkajs release whose consumer runner this replaces a method of. */
-export const PATCHED_KAFKAJS = '2.2.4';
+import { kafkajsIsPatchedRelease, requireKafkajsModule } from './kafkajs-internals.js';
 
 /** What this patch touches of kafkajs's consumer runner (its `Runner` class). */
 interface Runner {
@@ -25,14 +22,11 @@ interface Runner {
   fetch(nodeId: number): Promise<unknown[]>;
 }
 
-const require = createRequire(import.meta.url);
-const { version } = require('kafkajs/package.json') as { version: string };
-
 /** True when the installed kafkajs's runner has the stopped-fetch fix. */
-export const kafkajsStoppedFetchPatched = version === PATCHED_KAFKAJS;
+export const kafkajsStoppedFetchPatched = kafkajsIsPatchedRelease;
 
 if (kafkajsStoppedFetchPatched) {
-  const Runner = require('kafkajs/src/consumer/runner.js') as { prototype: Runner };
+  const Runner = requireKafkajsModule<{ prototype: Runner }>('kafkajs/src/consumer/runner.js');
   const fetch = Runner.prototype.fetch;
   Runner.prototype.fetch = function stoppedAwareFetch(this: Runner, nodeId: number) {
     if (!this.running) {
