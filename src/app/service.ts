@@ -143,9 +143,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     const checks: Record<string, string> = { eventLoop: loop.detail };
     let healthy = loop.ok;
     if (consumes) {
-      const gaveUp = broker.consumer.activity().gaveUp;
-      checks.consumer = gaveUp === undefined ? 'ok' : `gave up: ${gaveUp}`;
-      healthy &&= gaveUp === undefined;
+      // Either consumer, the requests one of the replicated mode too: no replacement will come.
+      const consumers = { consumer: broker.consumer, ...(broker.requests ? { requests: broker.requests } : {}) };
+      for (const [name, consumer] of Object.entries(consumers)) {
+        const gaveUp = consumer.activity().gaveUp;
+        checks[name] = gaveUp === undefined ? 'ok' : `gave up: ${gaveUp}`;
+        healthy &&= gaveUp === undefined;
+      }
     }
     return { healthy, checks };
   };

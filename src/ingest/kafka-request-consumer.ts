@@ -82,7 +82,10 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
   return {
     stats,
     state: () => machine.state(),
-    activity: () => machine.activity(),
+    activity: () => {
+      const gaveUp = loop.gaveUp();
+      return { ...machine.activity(), ...(gaveUp === undefined ? {} : { gaveUp }) };
+    },
     start: () => loop.start(),
     dispose: () => loop.dispose(),
   };

@@ -28,6 +28,7 @@ describe('a consumer that cannot be made', () => {
   it('gives the requests consumer up the same way, instead of throwing out of start()', async () => {
     const consumer = createKafkaRequestConsumer({ kafka, groupId: '', topic: 'requests', onRequests: async () => undefined, logger });
     expect(() => consumer.start()).not.toThrow();
+    expect(consumer.activity().gaveUp).toMatch(/groupId must be a non-empty string/);
     expect(consumer.state()).toMatchObject({ state: 'crashed', reason: expect.stringMatching(/groupId/) });
     await consumer.dispose();
     expect(consumer.state().state).toBe('stopped');
