@@ -89,7 +89,7 @@ export function createConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     listen(c);
     machine.enter('connecting');
     // Not awaited: startup completes while the consumer connects and catches up.
-    options.run(c).catch((error: unknown) => replace(c, error));
+    (async () => options.run(c))().catch((error: unknown) => replace(c, error));
   }
 
   function listen(c: Consumer): void {

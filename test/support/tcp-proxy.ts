@@ -41,19 +41,23 @@ export async function startTcpProxy(target: string | number, options: TcpProxyOp
     const pair = { client, upstream };
     open.add(pair);
     client.pipe(upstream);
-    if (latencyMs === 0) upstream.pipe(client);
-    else {
-      // The same delay for every chunk keeps them in order.
-      upstream.on('data', (chunk: Buffer) => setTimeout(() => client.writable && client.write(chunk), latencyMs));
-      upstream.on('end', () => setTimeout(() => client.end(), latencyMs));
-    }
     const drop = () => {
       open.delete(pair);
       client.destroy();
       upstream.destroy();
     };
     client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
+    if (latencyMs === 0) {
+      upstream.pipe(client);
+      upstream.on('error', drop).on('close', drop);
+    } else {
+      // Everything the server does reaches the client as late: its data (the same delay for every
+      // chunk keeps them in order), its end and its close. A silenced or closed pair gets nothing more.
+      const later = (step: () => void) => setTimeout(() => open.has(pair) && step(), latencyMs).unref();
+      upstream.on('data', (chunk: Buffer) => later(() => client.write(chunk)));
+      upstream.on('end', () => later(() => client.end()));
+      upstream.on('error', () => later(drop)).on('close', () => later(drop));
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
