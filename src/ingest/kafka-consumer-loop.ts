@@ -11,6 +11,7 @@ import type { Consumer, ConsumerCrashEvent, ConsumerFetchEvent, ConsumerFetchSta
 import type { Logger } from '../base/logger.js';
 import type { Disposable } from '../lifecycle/disposable.js';
 import type { ConsumerStateMachine } from './consumer-state-machine.js';
+import type { ConsumerActivity } from './consumer.js';
 import { silenceError, watchForStall } from './consumer-stall-watch.js';
 import { describeKafkaError } from './describe-kafka-error.js';
 
@@ -47,8 +48,11 @@ export interface ConsumerLoop {
   current(): Consumer | undefined;
   /** Whether the loop is stopping. */
   stopping(): boolean;
-  /** Why the loop ended with no consumer running and none to come: not even a kafkajs consumer could be made (until a `start()` makes one). */
-  gaveUp(): string | undefined;
+  /**
+   * The state machine's activity, with `gaveUp` when the loop ended with no consumer running and
+   * none to come: not even a kafkajs consumer could be made (until a `start()` makes one).
+   */
+  activity(): ConsumerActivity;
   /**
    * Stops the watch, lets `finish` end the current consumer's work (a last commit), disconnects it,
    * and enters `stopped`. Safe to call twice.
@@ -134,7 +138,7 @@ export function createConsumerLoop(options: ConsumerLoopOptions): ConsumerLoop {
     start,
     current: () => consumer,
     stopping: () => disposing !== undefined,
-    gaveUp: () => gaveUp,
+    activity: () => ({ ...machine.activity(), ...(gaveUp === undefined ? {} : { gaveUp }) }),
     dispose(finish) {
       disposing ??= (async () => {
         await stallWatch?.dispose();

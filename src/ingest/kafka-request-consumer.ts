@@ -82,10 +82,7 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
   return {
     stats,
     state: () => machine.state(),
-    activity: () => {
-      const gaveUp = loop.gaveUp();
-      return { ...machine.activity(), ...(gaveUp === undefined ? {} : { gaveUp }) };
-    },
+    activity: () => loop.activity(),
     start: () => loop.start(),
     dispose: () => loop.dispose(),
   };

@@ -113,10 +113,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     lag: () => [...batches.lag].flatMap(([topic, partitions]) => [...partitions].map(([partition, lag]) => ({ topic, partition, lag }))),
     delays: () => delays.snapshot(),
     state: () => machine.state(),
-    activity: () => {
-      const gaveUp = loop.gaveUp();
-      return { ...machine.activity(), ...(gaveUp === undefined ? {} : { gaveUp }) };
-    },
+    activity: () => loop.activity(),
     start: () => loop.start(),
     dispose() {
       commits.dispose();
