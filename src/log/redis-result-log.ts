@@ -18,8 +18,9 @@
  *                              them by sequence (src/domain/order.ts), and read a page as a range of
  *                              the list while `order` says it is in read order (redis-page-script.ts)
  *   {prefix}:{id}:notices      the channel of the test's notices
- * and for the whole log: the lists of tests (redis-test-index.ts), and the channel of changes
- * `{prefix}:changes` (redis-changes.ts).
+ * and for the whole log: the lists of tests (redis-test-index.ts), the channel of changes
+ * `{prefix}:changes` (redis-changes.ts), and the version of all of it, `{prefix}:format`
+ * (store-format.ts).
  */
 import type { Cluster } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
