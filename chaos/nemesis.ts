@@ -36,7 +36,11 @@ interface Fault {
 
 /** How long a replica may take to exit after SIGTERM: its `SHUTDOWN_DELAY_MS` and `SHUTDOWN_TIMEOUT_MS` (3 + 15 s), and some. */
 const EXIT_WITHIN_MS = 30_000;
-async function restartReplica(stack: Stack, replica: Replica, signal: 'SIGKILL' | 'SIGTERM', wedged: (replica: string) => void): Promise<void> {
+/**
+ * Stops `replica` with `signal` (killing it when it has not exited {@link EXIT_WITHIN_MS} after a
+ * SIGTERM, and telling `wedged`), then starts it again from its `root` and waits until it is ready.
+ */
+export async function restartReplica(stack: Stack, replica: Replica, signal: 'SIGKILL' | 'SIGTERM', wedged: (replica: string) => void): Promise<void> {
   const running = replica.process;
   running?.kill(signal);
   if (running !== undefined && (await Promise.race([running.exited.then(() => true), sleep(EXIT_WITHIN_MS).then(() => false)])) === false) {

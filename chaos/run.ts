@@ -1,6 +1,8 @@
 /**
- * The chaos run: `npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=api-2] [--faults=cut,frozen]`
- * (`--faults`: only the kinds of fault whose names contain one of the words). It starts the whole system
+ * The chaos run: `npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=api-2] [--faults=cut,frozen] [--upgrade-from=REF]`
+ * (`--faults`: only the kinds of fault whose names contain one of the words; `--upgrade-from`: the
+ * replicas start on the release REF names and are upgraded to this checkout halfway through,
+ * chaos/upgrade.ts, with the nemesis only when `--faults` is given too). It starts the whole system
  * (chaos/stack.ts: three Kafka nodes, a Redis Cluster, three service replicas, HAProxy), runs the
  * users (chaos/workload.ts) and the external system (chaos/external-system.ts) for N minutes while
  * the nemesis (chaos/nemesis.ts) injects faults, then lets the faults heal, the streams finish and
@@ -16,6 +18,7 @@ import { startNemesis } from './nemesis.js';
 import { reportStem, writeReport } from './report.js';
 import { startStack } from './stack.js';
 import { describeStuckFollowers } from './stuck-followers.js';
+import { checkoutRelease, rollingUpgrade } from './upgrade.js';
 import { startWorkload } from './workload.js';
 
 const option = (name: string, fallback: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -30,15 +33,19 @@ const settleMinutes = Number(option('settle', '3'));
 const kinds = option('faults', '')
   .split(',')
   .filter((word) => word !== '');
+const upgradeFrom = option('upgrade-from', '');
+// An upgrade run injects faults only when asked to: the roll is what it tests.
+const withFaults = upgradeFrom === '' || kinds.length > 0;
 if (!(minutes > 0) || !Number.isInteger(seed) || !(settleMinutes > 0)) {
-  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=REPLICA] [--faults=WORD,...] [--settle=MINUTES]');
+  console.error('usage: npm run chaos -- --minutes=N [--seed=S] [--out=DIR] [--steady=REPLICA] [--faults=WORD,...] [--settle=MINUTES] [--upgrade-from=REF]');
   process.exit(2);
 }
 
 const began = Date.now();
 const log = (line: string) => console.error(`[${((Date.now() - began) / 1000).toFixed(0).padStart(5)} s] ${line}`);
 const history = createHistory();
-const stack = await startStack(log, `${reportStem(out, history)}-logs`);
+const previous = upgradeFrom === '' ? undefined : checkoutRelease(upgradeFrom, log);
+const stack = await startStack(log, `${reportStem(out, history)}-logs`, previous === undefined ? {} : { root: previous });
 // Interrupted (Ctrl-C, a CI timeout): the replicas, HAProxy and the firewall table go with the run
 // (Kafka's and Redis's nodes have watchdogs of their own).
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -52,11 +59,17 @@ let failed: boolean;
 try {
   const external = await startExternalSystem(stack.kafka.bootstrapServers, history);
   const workload = startWorkload(stack, history);
-  const nemesis = startNemesis(stack, history, { seed, kinds, ...(steady === '' ? {} : { steady }) }, log);
+  const nemesis = withFaults ? startNemesis(stack, history, { seed, kinds, ...(steady === '' ? {} : { steady }) }, log) : undefined;
   log(`running for ${minutes} min, seed ${seed}`);
-  await sleep(minutes * 60_000);
+  const loadBegan = Date.now();
+  if (upgradeFrom !== '') {
+    history.notes.push(`The replicas started on ${upgradeFrom} and were upgraded to this checkout, one at a time, halfway through.`);
+    await sleep((minutes * 60_000) / 2);
+    await rollingUpgrade(stack, history, process.cwd(), upgradeFrom, log);
+    await sleep(Math.max(0, loadBegan + minutes * 60_000 - Date.now()));
+  } else await sleep(minutes * 60_000);
   log('stopping the faults and the load');
-  await nemesis.stop();
+  await nemesis?.stop();
   const healed = Date.now();
   const left = () => Math.max(0, healed + settleMinutes * 60_000 - Date.now());
   await workload.stopLoad(left());

@@ -26,6 +26,8 @@ export interface Replica {
   readonly port: number;
   /** The user it runs as, of its own when partitions can be had (their rules single it out by it). */
   readonly uid: number | undefined;
+  /** The checkout whose sources it runs when (re)started: this one, or an earlier release's until an upgrade moves it. */
+  root: string;
   process: ServiceProcess | undefined;
 }
 
@@ -48,9 +50,11 @@ export interface Stack {
 
 /**
  * Starts everything; `log` hears what is being started. Each replica's output, across its restarts,
- * is appended to `<logDir>/<replica>.log`.
+ * is appended to `<logDir>/<replica>.log`. `root`: the checkout the replicas run at first (this one
+ * by default; an earlier release's for an upgrade run, chaos/upgrade.ts).
  */
-export async function startStack(log: (line: string) => void, logDir: string): Promise<Stack> {
+export async function startStack(log: (line: string) => void, logDir: string, options: { readonly root?: string } = {}): Promise<Stack> {
+  const root = options.root ?? process.cwd();
   mkdirSync(logDir, { recursive: true });
   log('starting three Kafka nodes');
   const kafka = await startKafka({
@@ -83,9 +87,9 @@ export async function startStack(log: (line: string) => void, logDir: string): P
   const partitions = noPartitions === undefined ? await createPartitions() : undefined;
   const uidOf = (n: number) => (partitions === undefined ? undefined : partitionUid(n));
   const replicas: Replica[] = [
-    { name: 'consumer-1', role: 'consumer', port: await freePort(), uid: uidOf(1), process: undefined },
-    { name: 'api-1', role: 'api', port: await freePort(), uid: uidOf(2), process: undefined },
-    { name: 'api-2', role: 'api', port: await freePort(), uid: uidOf(3), process: undefined },
+    { name: 'consumer-1', role: 'consumer', port: await freePort(), uid: uidOf(1), root, process: undefined },
+    { name: 'api-1', role: 'api', port: await freePort(), uid: uidOf(2), root, process: undefined },
+    { name: 'api-2', role: 'api', port: await freePort(), uid: uidOf(3), root, process: undefined },
   ];
   const startReplica = async (replica: Replica) => {
     const uid = replica.uid === undefined ? {} : { uid: replica.uid };
@@ -94,7 +98,7 @@ export async function startStack(log: (line: string) => void, logDir: string): P
     replica.process = await spawnService(
       replica.name,
       { ...env, SERVICE_ROLE: replica.role, PORT: String(replica.port) },
-      { ...uid, logFile, listenWithinMs: 120_000 },
+      { ...uid, logFile, listenWithinMs: 120_000, root: replica.root },
     );
     await waitReady(replica.process, 120_000);
   };

@@ -32,14 +32,16 @@ process.once('exit', () => {
  * user it runs as (root only), so that firewall rules can single its connections out (`meta skuid`).
  * `logFile`: a file its output is also appended to (a long run keeps the logs of processes it killed).
  * `listenWithinMs` (30 s): how long it may take to listen (tsx compiles the sources as they load,
- * which on a machine loaded by a whole test run beside can take longer).
+ * which on a machine loaded by a whole test run beside can take longer). `root`: the checkout whose
+ * sources it runs (this one by default; the chaos run's upgrade runs an earlier release's).
  */
 export async function spawnService(
   name: string,
   env: Record<string, string>,
-  options: { readonly uid?: number; readonly logFile?: string; readonly listenWithinMs?: number } = {},
+  options: { readonly uid?: number; readonly logFile?: string; readonly listenWithinMs?: number; readonly root?: string } = {},
 ): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/app/main.ts'], {
+    ...(options.root === undefined ? {} : { cwd: options.root }),
     ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     env: {
       ...process.env,
