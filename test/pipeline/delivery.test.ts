@@ -62,6 +62,65 @@ describe.each(subscriptionTransports)('a delivery guarantee over $name', (transp
   });
 });
 
+// The same through the schema, for a client whose gateway forwards neither a request's nor a
+// response's extensions (Apollo Router, Cosmo): the argument asks, the `delivery` field tells.
+const FOLLOW_NOTED = `subscription($id: ID!, $guarantee: DeliveryGuarantee) {
+  testMessages(correlationId: $id, deliveryGuarantee: $guarantee) { sequence delivery { guarantee store durable catchingUp behind live } }
+}`;
+interface NotedPush {
+  readonly testMessages: { sequence: number; delivery: Record<string, unknown> | null };
+}
+
+describe.each(subscriptionTransports)('a delivery guarantee in the schema over $name', (transport) => {
+  it("is asked for by the argument and confirmed in the first push's delivery field, and in its extensions", async () => {
+    const id = await storedTest('guarantee-in-schema', [{ sequence: 1 }, { sequence: 2, final: true }]);
+    const client = transport.client(svc.url);
+    const sub = collect<NotedPush>(client, FOLLOW_NOTED, { id, guarantee: 'AT_LEAST_ONCE' });
+    await sub.done;
+    await client.dispose();
+    expect(sub.results.map((r) => r.data?.testMessages.delivery)).toEqual([
+      { guarantee: 'AT_LEAST_ONCE', store: 'memory', durable: 'none', catchingUp: false, behind: null, live: false },
+      null,
+    ]);
+    expect(sub.results[0]?.extensions).toEqual({ delivery: { guarantee: 'at-least-once', store: 'memory', durable: 'none' } });
+  });
+
+  it('tells each subscriber its own note, under the aliases it chose, beside one of the same operation that asked nothing', async () => {
+    const id = await storedTest('guarantee-shared', [{ sequence: 1 }]);
+    const client = transport.client(svc.url);
+    const query =
+      'subscription($id: ID!) { m: testMessages(correlationId: $id, deliveryGuarantee: AT_MOST_ONCE) { sequence note: delivery { g: guarantee } } }';
+    const plain = 'subscription($id: ID!) { m: testMessages(correlationId: $id) { sequence note: delivery { g: guarantee } } }';
+    const asked = collect<{ m: { sequence: number; note: unknown } }>(client, query, { id });
+    const other = collect<{ m: { sequence: number; note: unknown } }>(client, plain, { id });
+    await Promise.all([asked.waitFor(1), other.waitFor(1)]);
+    await svc.log.append([incoming(id, { sequence: 2, final: true })]);
+    await Promise.all([asked.done, other.done]);
+    await client.dispose();
+    expect(asked.results.map((r) => r.data?.m)).toEqual([
+      { sequence: 1, note: { g: 'AT_MOST_ONCE' } },
+      { sequence: 2, note: null },
+    ]);
+    expect(other.results.map((r) => r.data?.m)).toEqual([
+      { sequence: 1, note: null },
+      { sequence: 2, note: null },
+    ]);
+  });
+
+  it('refuses two guarantees that differ, and a value the enum does not know, with typed errors', async () => {
+    const id = await storedTest('guarantee-twice');
+    const twice = await transport.errors(
+      svc.url,
+      { query: FOLLOW_NOTED, extensions: { deliveryGuarantee: 'at-most-once' } },
+      { id, guarantee: 'AT_LEAST_ONCE' },
+    );
+    expect(twice[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'deliveryGuarantee' });
+    const unknown = await transport.errors(svc.url, { query: FOLLOW_NOTED }, { id, guarantee: 'EXACTLY_ONCE' });
+    // Refused as the same value in the extensions is, before the variables are coerced.
+    expect(unknown[0]?.extensions).toMatchObject({ code: 'DELIVERY_GUARANTEE_UNSUPPORTED' });
+  });
+});
+
 describe('a subscriber that falls behind', () => {
   /** The `extensions.delivery` of each push a raw WebSocket received, in order. */
   function notesOf(frames: string[]): Array<Record<string, unknown> | undefined> {
@@ -98,6 +157,41 @@ describe('a subscriber that falls behind', () => {
     expect(caughtUp.at(-1)?.[0]).toBe(40);
     expect(notes[40]).toEqual({ live: true });
     expect(notes.slice(0, (caughtUp[0]?.[0] ?? 1) - 1).every((note) => note === undefined)).toBe(true);
+  });
+
+  it('over WebSocket, in the schema: the same notes in the delivery field of each pushed message', async () => {
+    const id = await storedTest('behind-in-schema');
+    const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
+    await new Promise((resolve) => ws.once('message', resolve));
+    const frames: string[] = [];
+    ws.on('message', (data) => {
+      const text = String(data);
+      if (text.includes('"type":"next"')) frames.push(text);
+    });
+    const query = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload delivery { catchingUp behind live } } }';
+    ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables: { id } } }));
+    await eventually(() => svc.log.followers(id) === 1, 5000, 'the subscription');
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    for (let sequence = 1; sequence <= 40; sequence++) await svc.log.append([incoming(id, { sequence, payload: 'x'.repeat(40_000) })]);
+    await eventually(() => svc.log.followers(id) === 0, 5000, 'the subscriber paused');
+    (ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    await eventually(() => frames.length === 40, 15_000, 'every message');
+    await svc.log.append([incoming(id, { sequence: 41, payload: 'live', final: true })]);
+    await eventually(() => frames.length === 41, 5000, 'the live message');
+    ws.close();
+    const inData = frames.map(
+      (frame) =>
+        (JSON.parse(frame) as { payload: { data: { testMessages: { delivery: Record<string, unknown> | null } } } }).payload.data.testMessages.delivery,
+    );
+    const inExtensions = notesOf(frames);
+    const caughtUp = inData.filter((note) => note?.catchingUp === true);
+    expect(caughtUp.length).toBeGreaterThan(0);
+    expect(caughtUp.map((note) => note?.behind)).toEqual(caughtUp.map((_, i) => caughtUp.length - 1 - i));
+    expect(inData[40]).toEqual({ catchingUp: false, behind: null, live: true });
+    // The field says what the extensions say, push by push.
+    expect(inData.map((note) => note !== null)).toEqual(inExtensions.map((note) => note !== undefined));
   });
 
   it('over SSE: the same notes on the catch-up events', async () => {

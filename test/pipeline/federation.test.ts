@@ -410,6 +410,23 @@ describe('through Hive Gateway', () => {
     await eventually(() => results.log.followers(id!) === 0, 5000, 'the follower to end');
   });
 
+  it('forwards the delivery guarantee asked in the arguments and its confirmation in the delivery field, where extensions do not pass', async () => {
+    const [id] = await createTests('hive-guarantee', 1);
+    await append(id!, { sequence: 1, payload: 'stored' });
+    const token = await mintToken();
+    const client = createWsClient(hiveUrl, { connectionParams: { authorization: `Bearer ${token}` } });
+    const query = 'subscription($id: ID!) { testMessages(correlationId: $id, deliveryGuarantee: AT_LEAST_ONCE) { sequence delivery { guarantee durable } } }';
+    const sub = collect<{ testMessages: { sequence: number; delivery: unknown } }>(client, query, { id });
+    await sub.waitFor(1);
+    await append(id!, { sequence: 2, payload: 'final', final: true });
+    await sub.done;
+    await client.dispose();
+    expect(sub.results.map((result) => result.errors ?? result.data?.testMessages)).toEqual([
+      { sequence: 1, delivery: { guarantee: 'AT_LEAST_ONCE', durable: 'none' } },
+      { sequence: 2, delivery: null },
+    ]);
+  });
+
   it('forwards testChanges to a graphql-ws client: a test started, then its new status and message count', async () => {
     const changes = await subscribeChanges({
       url: hiveUrl,

@@ -1,6 +1,7 @@
 /**
  * What a subscriber is told about its delivery, in-band, in its pushes' `extensions.delivery`
- * (both transports; docs/delivery.md):
+ * (both transports; docs/delivery.md), and in the schema too, as the `delivery` field of the
+ * pushed `TestMessage`, for clients behind a gateway that drops a response's extensions:
  *
  * - the first push of a subscription that asked for a delivery guarantee confirms what it got:
  *   `{ guarantee, store, durable }`;
@@ -13,7 +14,9 @@
  * operation shares; a noted one is the shared result with the extensions spliced in.
  */
 
-import { requestedGuarantee } from '../pipeline/plugins/delivery-guarantee.js';
+import { execute, visit, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { askedGuarantee } from '../pipeline/plugins/delivery-guarantee.js';
+import type { PushSink, SharedResult, SubscriberSink } from './push-sink.js';
 
 /** What a subscription was granted, for its confirmation. */
 export interface DeliveryGrant {
@@ -28,9 +31,17 @@ export interface DeliveryGrant {
   readonly durable: 'none' | 'restarts' | 'failovers';
 }
 
-/** What a subscription that asked for a delivery guarantee (its request's `extensions`) was granted, or undefined; the lifecycle refused one it could not keep. */
-export function grantOf(extensions: Record<string, unknown> | null | undefined, store: Omit<DeliveryGrant, 'guarantee'>): DeliveryGrant | undefined {
-  const asked = requestedGuarantee(extensions);
+/**
+ * What a subscription that asked for a delivery guarantee (its request's `extensions`, or the
+ * `deliveryGuarantee` argument of `testMessages`) was granted, or undefined; the lifecycle refused
+ * one it could not keep.
+ */
+export function grantOf(
+  args: Pick<ExecutionArgs, 'document' | 'operationName' | 'variableValues'>,
+  extensions: Record<string, unknown> | null | undefined,
+  store: Omit<DeliveryGrant, 'guarantee'>,
+): DeliveryGrant | undefined {
+  const asked = askedGuarantee(args.document, args.operationName, args.variableValues, extensions);
   return typeof asked === 'string' ? { guarantee: asked, ...store } : undefined;
 }
 
@@ -70,4 +81,68 @@ export function withDeliveryNote(payload: Buffer, note: Record<string, unknown>)
   if (payload[payload.length - 1] !== CLOSE) return payload;
   const added = Buffer.from(`,"extensions":${JSON.stringify({ delivery: note })}}`);
   return Buffer.concat([payload.subarray(0, payload.length - 1), added]);
+}
+
+/** The note of a push as the schema's `DeliveryNote` has it (the guarantee as its enum value). */
+function schemaNote(note: Record<string, unknown>): Record<string, unknown> {
+  const guarantee = typeof note.guarantee === 'string' ? note.guarantee.toUpperCase().replaceAll('-', '_') : null;
+  return {
+    guarantee,
+    store: note.store ?? null,
+    durable: note.durable ?? null,
+    catchingUp: note.catchingUp === true,
+    behind: note.behind ?? null,
+    live: note.live === true,
+  };
+}
+
+/** The note each noted copy of a pushed message carries, for `TestMessage.delivery`. */
+const notesOf = new WeakMap<object, Record<string, unknown>>();
+
+/** The `delivery` of a message as a push resolves it: its note when it is a noted copy, null otherwise. */
+export function deliveryNoteOf(message: object): Record<string, unknown> | null {
+  return notesOf.get(message) ?? null;
+}
+
+/** Whether the operation selects a `delivery` field anywhere (its noted pushes are then executed with the note). */
+function selectsDelivery(args: ExecutionArgs): boolean {
+  let found = false;
+  visit(args.document, {
+    Field(node) {
+      if (node.name.value === 'delivery') found = true;
+    },
+  });
+  return found;
+}
+
+/**
+ * The sink the hub and its groups write to for one subscriber: each push's note is made here, from
+ * `behind`, in the order the pushes leave; a noted push of an operation that selects `delivery` is
+ * executed again for this subscriber with the note in its message (the shared result has it null),
+ * and the note goes into its `extensions` as well; every other push is the shared result as it is.
+ */
+export function notingSink(
+  sink: PushSink,
+  args: ExecutionArgs,
+  grant: DeliveryGrant | undefined,
+  sharedResult: (event: unknown, result: ExecutionResult) => SharedResult,
+): SubscriberSink {
+  const notes = createDeliveryNotes(grant);
+  const inData = selectsDelivery(args);
+  const noted = (shared: SharedResult, note: Record<string, unknown>): SharedResult => {
+    if (!inData || typeof shared.event !== 'object' || shared.event === null) return shared;
+    const copy = { ...shared.event };
+    notesOf.set(copy, schemaNote(note));
+    const result = execute({ ...args, rootValue: copy });
+    // Every field below `testMessages` resolves synchronously (a pure function of the message); a
+    // result that would not is left as shared, with the note in its extensions only.
+    return result instanceof Promise ? shared : sharedResult(copy, result);
+  };
+  return {
+    write(shared, behind) {
+      const note = notes.next(behind);
+      return note === undefined ? sink.write(shared) : sink.write(noted(shared, note), note);
+    },
+    whenWritable: (resume) => sink.whenWritable(resume),
+  };
 }

@@ -27,9 +27,10 @@ import { createChannel } from '../../base/channel.js';
 import type { Logger } from '../../base/logger.js';
 import { isFollower } from '../../log/follower.js';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
-import type { PushSink, SharedResult } from './push-sink.js';
+import { notingSink, type DeliveryGrant } from './delivery-notes.js';
+import type { PushSink, SharedResult, SubscriberSink } from './push-sink.js';
 import { createFollowerGroups, type GroupMember } from './follower-groups.js';
-import { createSharedResults } from './shared-results.js';
+import { createSharedResults, sharedResult } from './shared-results.js';
 
 /** One subscription in the hub, as its transport holds it. */
 export interface HubSubscription {
@@ -44,8 +45,9 @@ export interface FanoutHub {
   /**
    * Opens the subscription of `args` and pushes its results to `sink` once started; a subscription
    * refused as it opens (an unknown test, one the caller may not see) is answered as a result.
+   * `grant`: the delivery guarantee it was granted, which its first push confirms (delivery-notes.ts).
    */
-  subscribe(args: ExecutionArgs, sink: PushSink): Promise<HubSubscription | ExecutionResult>;
+  subscribe(args: ExecutionArgs, transportSink: PushSink, grant?: DeliveryGrant): Promise<HubSubscription | ExecutionResult>;
   /** Subscriptions of `testMessages` open now, live or paused (a paused one follows no test until it catches up). */
   readonly followers: number;
 }
@@ -69,9 +71,10 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
     get followers() {
       return followers;
     },
-    async subscribe(args, sink) {
+    async subscribe(args, transportSink, grant) {
       const opened = await createSourceEventStream(args);
       if (!isAsyncIterable(opened)) return opened;
+      const sink = notingSink(transportSink, args, grant, sharedResult);
       const source = opened[Symbol.asyncIterator]();
       const key = results.keyOf(args);
       const counted = isFollower(source);
@@ -147,7 +150,7 @@ function pushFollower(
 }
 
 /** Reads any other source one event at a time, waiting for the sink whenever it is full. */
-async function pump(source: AsyncIterator<unknown>, write: (event: unknown) => boolean, sink: PushSink): Promise<void> {
+async function pump(source: AsyncIterator<unknown>, write: (event: unknown) => boolean, sink: SubscriberSink): Promise<void> {
   for (let next = await source.next(); next.done !== true; next = await source.next()) {
     if (!write(next.value)) await new Promise<void>((resume) => sink.whenWritable(resume));
   }

@@ -15,7 +15,7 @@ import type { ExecutionArgs } from 'graphql';
 import { isFinished } from '../../domain/status.js';
 import type { TestMessageEvent } from '../../domain/types.js';
 import type { Follower } from '../../log/follower.js';
-import type { PushSink, SharedResult } from './push-sink.js';
+import type { SharedResult, SubscriberSink } from './push-sink.js';
 import type { SharedResults } from './shared-results.js';
 
 /** One subscriber, as its group knows it. */
@@ -24,7 +24,7 @@ export interface GroupMember {
   readonly args: ExecutionArgs;
   /** The operation's key (`SharedResults.keyOf`). */
   readonly key: string;
-  readonly sink: PushSink;
+  readonly sink: SubscriberSink;
   /** The test finished: its last message was written. */
   readonly end: () => void;
   /** Delivering failed (the operation's execution threw). */

@@ -17,14 +17,24 @@ export interface SharedResult {
   shared<T>(key: symbol, make: () => T): T;
 }
 
-/** Where one subscription's pushes go. */
+/** Where one subscription's pushes go: the transport's writer of its frames or events. */
 export interface PushSink {
   /**
    * Writes one result, synchronously; false when the subscriber can take no more for now (its
-   * socket or response is over its mark). `behind`: the push is part of a catch-up from the store,
-   * with that many messages still to come (the subscriber is told, `delivery-notes.ts`).
+   * socket or response is over its mark). `note`: what the subscriber is told with this push, for
+   * its `extensions.delivery` (`delivery-notes.ts`).
    */
-  write(shared: SharedResult, behind?: number): boolean;
+  write(shared: SharedResult, note?: Record<string, unknown>): boolean;
   /** Calls `resume` once the subscriber can take more again, after a write answered false. */
+  whenWritable(resume: () => void): void;
+}
+
+/**
+ * One subscriber's sink as the hub and its groups write to it (`delivery-notes.ts`' `notingSink`
+ * around the transport's {@link PushSink}). `behind`: the push is part of a catch-up from the store,
+ * with that many messages still to come (the subscriber is told).
+ */
+export interface SubscriberSink {
+  write(shared: SharedResult, behind?: number): boolean;
   whenWritable(resume: () => void): void;
 }

@@ -92,7 +92,7 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
 }
 
 /** A result with its bytes and shared values made on first use. */
-function sharedResult(event: unknown, result: ExecutionResult): SharedResult {
+export function sharedResult(event: unknown, result: ExecutionResult): SharedResult {
   let bytes: Buffer | undefined;
   const made = new Map<symbol, unknown>();
   return {

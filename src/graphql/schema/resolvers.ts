@@ -2,7 +2,8 @@
 import type { TestChangeEvent, TestMessage } from '../../domain/types.js';
 import { messageGlobalId } from '../../domain/types.js';
 import { ServiceError } from '../../base/errors.js';
-import type { Resolvers } from './generated/resolvers-types.js';
+import { deliveryNoteOf } from '../fanout/delivery-notes.js';
+import type { Resolvers, ResolversTypes } from './generated/resolvers-types.js';
 import { decodeCursor, encodeCursor, messageRange, paginateMessages, toMessagePage } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
 
@@ -103,5 +104,7 @@ export const resolvers: Resolvers = {
     id: (message: TestMessage) => messageGlobalId(message),
     // A pure function of the message, as every field below a subscription root must be (fanout/shared-results.ts).
     cursor: (message: TestMessage) => encodeCursor(message),
+    // Set on a push that tells its subscriber something (fanout/delivery-notes.ts), null otherwise.
+    delivery: (message: TestMessage) => deliveryNoteOf(message) as ResolversTypes['DeliveryNote'] | null,
   },
 };

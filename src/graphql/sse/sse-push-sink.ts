@@ -12,7 +12,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { ServerResponse } from 'node:http';
 import type { TestMessage } from '../../domain/types.js';
-import { createDeliveryNotes, withDeliveryNote, type DeliveryGrant } from '../fanout/delivery-notes.js';
+import { withDeliveryNote } from '../fanout/delivery-notes.js';
 import type { PushSink, SharedResult } from '../fanout/push-sink.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { encodeCursor } from '../schema/pagination.js';
@@ -27,8 +27,6 @@ export interface SsePushSinkOptions {
   readonly drainTimeoutMs: number;
   /** A result with errors as this subscriber gets it (through the lifecycle's error edge, under its request id), to serialize. */
   readonly withClientErrors: (result: ExecutionResult) => unknown;
-  /** What the subscription was granted, when it asked for a delivery guarantee: its first event confirms it. */
-  readonly grant?: DeliveryGrant | undefined;
 }
 
 const EVENT_TEXT = Symbol('the SSE next event');
@@ -45,12 +43,10 @@ export function createSsePushSink(options: SsePushSinkOptions): PushSink {
     cut.unref();
   };
   res.once('close', () => clearTimeout(cut));
-  const notes = createDeliveryNotes(options.grant);
   return {
-    write(shared, behind) {
+    write(shared, note) {
       if (res.destroyed || res.writableEnded) return true;
       const errors = shared.result.errors;
-      const note = notes.next(behind);
       const event =
         errors !== undefined && errors.length > 0
           ? nextEvent(shared, JSON.stringify(options.withClientErrors(shared.result)))

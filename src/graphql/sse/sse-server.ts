@@ -189,9 +189,8 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
           maxBufferedBytes: options.maxBufferedBytes,
           drainTimeoutMs: options.drainTimeoutMs,
           withClientErrors: (result) => ({ ...result, errors: clientErrors(result.errors ?? [], stream.requestId, pipeline.lifecycle.formatError) }),
-          grant: grantOf(stream.extensions, options.delivery),
         });
-        const subscription = await pipeline.hub.subscribe(args, sink);
+        const subscription = await pipeline.hub.subscribe(args, sink, grantOf(args, stream.extensions, options.delivery));
         if (!('stream' in subscription)) return subscription;
         stream.start = subscription.start;
         return endingSseStream(subscription.stream, {

@@ -14,7 +14,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
-import { createDeliveryNotes, withDeliveryNote, type DeliveryGrant } from '../fanout/delivery-notes.js';
+import { withDeliveryNote } from '../fanout/delivery-notes.js';
 import type { PushSink } from '../fanout/push-sink.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 
@@ -32,8 +32,6 @@ export interface WebSocketPushSinkOptions {
   readonly overMark: () => void;
   /** A result with errors as this subscriber gets it (through the lifecycle's error edge, under its request id), to serialize. */
   readonly withClientErrors: (result: ExecutionResult) => unknown;
-  /** What the subscription was granted, when it asked for a delivery guarantee: its first push confirms it. */
-  readonly grant?: DeliveryGrant | undefined;
 }
 
 const SUFFIX = 0x7d; // `}`
@@ -42,14 +40,12 @@ const SUFFIX = 0x7d; // `}`
 export function createWebSocketPushSink(options: WebSocketPushSinkOptions): PushSink {
   const { socket, wire, coalescer, highWaterMark } = options;
   const prefix = Buffer.from(`{"id":${JSON.stringify(options.id)},"type":"next","payload":`);
-  const notes = createDeliveryNotes(options.grant);
   return {
-    write(shared, behind) {
+    write(shared, note) {
       // Closing: graphql-ws ends the subscription (and the hub's stream) as the socket closes.
       if (socket.readyState !== socket.OPEN) return true;
       const errors = shared.result.errors;
       const payload = errors === undefined || errors.length === 0 ? shared.bytes() : Buffer.from(JSON.stringify(options.withClientErrors(shared.result)));
-      const note = notes.next(behind);
       coalescer.write(wire, textFrame(prefix, note === undefined ? payload : withDeliveryNote(payload, note)));
       if (socket.bufferedAmount < highWaterMark) return true;
       options.overMark();

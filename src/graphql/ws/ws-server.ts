@@ -176,9 +176,8 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
             highWaterMark: options.maxBufferedBytes,
             overMark: () => serverCleanup.watchDrain(ctx.extra.socket),
             withClientErrors: (result) => ({ ...result, errors: forClient(result.errors ?? [], requestIds.get(args)) }),
-            grant: grantOf(subscribers.get(args)?.payload.extensions, options.delivery),
           });
-          const subscription = await pipeline.hub.subscribe(args, sink);
+          const subscription = await pipeline.hub.subscribe(args, sink, grantOf(args, subscribers.get(args)?.payload.extensions, options.delivery));
           if (!('stream' in subscription)) return subscription;
           subscription.start();
           return subscription.stream;

@@ -21,6 +21,30 @@ export type Scalars = {
   JSON: { input: unknown; output: unknown; }
 };
 
+/** A delivery guarantee a `testMessages` subscription may ask for (docs/delivery.md). */
+export type DeliveryGuarantee =
+  /** A client that resumes from its last cursor misses nothing. */
+  | 'AT_LEAST_ONCE'
+  /** The same stream, named for a client that does not resume. */
+  | 'AT_MOST_ONCE';
+
+/** What a subscriber of `testMessages` is told about its delivery, on the push it concerns. */
+export type DeliveryNote = {
+  __typename?: 'DeliveryNote';
+  /** During a catch-up: the messages still to come after this one (0 on its last push). */
+  behind?: Maybe<Scalars['Int']['output']>;
+  /** True on each push of a catch-up from the store (the subscriber fell behind and is being brought up to date). */
+  catchingUp: Scalars['Boolean']['output'];
+  /** With `guarantee`: what a stored message outlives (`none`, `restarts` or `failovers`), so what a resume can count on. */
+  durable?: Maybe<Scalars['String']['output']>;
+  /** On the first push of a subscription that asked for a guarantee: the guarantee granted. */
+  guarantee?: Maybe<DeliveryGuarantee>;
+  /** True on the first push once the subscriber is live again after a catch-up. */
+  live: Scalars['Boolean']['output'];
+  /** With `guarantee`: where the messages are kept (`memory`, `redis` or `replicated`). */
+  store?: Maybe<Scalars['String']['output']>;
+};
+
 /** Starting external operations. */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -120,6 +144,7 @@ export type SubscriptionTestMessagesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   afterSequence?: InputMaybe<Scalars['Int']['input']>;
   correlationId: Scalars['ID']['input'];
+  deliveryGuarantee?: InputMaybe<DeliveryGuarantee>;
 };
 
 /**
@@ -202,6 +227,13 @@ export type TestMessage = {
    * to `testMessages` (or to `messages`) to continue right after this message.
    */
   cursor: Scalars['String']['output'];
+  /**
+   * On a push of `testMessages`: what this subscriber is told about its delivery with this push (the
+   * confirmation of its guarantee, a catch-up, being live again), the same as the push's
+   * `extensions.delivery`, for clients whose gateway drops a response's extensions. Null when the
+   * push has nothing to tell, and outside subscriptions.
+   */
+  delivery?: Maybe<DeliveryNote>;
   /** True when this message marked the test as finished. */
   final: Scalars['Boolean']['output'];
   /** Globally unique identifier: the correlation id and the message's deduplication key. */
@@ -328,6 +360,8 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 export type ResolversTypes = {
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  DeliveryGuarantee: DeliveryGuarantee;
+  DeliveryNote: ResolverTypeWrapper<DeliveryNote>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
@@ -353,6 +387,7 @@ export type ResolversTypes = {
 export type ResolversParentTypes = {
   Boolean: Scalars['Boolean']['output'];
   DateTime: Scalars['DateTime']['output'];
+  DeliveryNote: DeliveryNote;
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
   JSON: Scalars['JSON']['output'];
@@ -375,6 +410,15 @@ export type ResolversParentTypes = {
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
 }
+
+export type DeliveryNoteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeliveryNote'] = ResolversParentTypes['DeliveryNote']> = {
+  behind?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  catchingUp?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  durable?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  guarantee?: Resolver<Maybe<ResolversTypes['DeliveryGuarantee']>, ParentType, ContextType>;
+  live?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  store?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSON'], any> {
   name: 'JSON';
@@ -435,6 +479,7 @@ export type TestEdgeResolvers<ContextType = GraphQLContext, ParentType extends R
 export type TestMessageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TestMessage'] = ResolversParentTypes['TestMessage']> = {
   correlationId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  delivery?: Resolver<Maybe<ResolversTypes['DeliveryNote']>, ParentType, ContextType>;
   final?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   messageId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -459,6 +504,7 @@ export type TestMessageEdgeResolvers<ContextType = GraphQLContext, ParentType ex
 
 export type Resolvers<ContextType = GraphQLContext> = {
   DateTime?: GraphQLScalarType;
+  DeliveryNote?: DeliveryNoteResolvers<ContextType>;
   JSON?: GraphQLScalarType;
   Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
