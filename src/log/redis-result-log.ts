@@ -46,6 +46,7 @@ import { createRedisTails } from './redis-tail.js';
 import { createRedisTailReads } from './redis-tail-reads.js';
 import { createRedisTestIndex } from './redis-test-index.js';
 import { createUnreadableMessages } from './unreadable-messages.js';
+import { createStoreFormat } from './store-format.js';
 import { decodeTestCursor } from './test-page.js';
 
 /** Options of {@link createRedisResultLog}. */
@@ -109,6 +110,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
   redis.defineCommand('rcsPage', { lua: PAGE, numberOfKeys: 2 });
   const log = options.logger.child({ component: 'redis-result-log' });
+  const format = createStoreFormat({ redis, prefix });
   const unreadable = createUnreadableMessages(log);
   const skip = (id: string) => (position: number, reason: string) => unreadable.report(id, position, reason);
   const waitReplicas = options.waitReplicas ?? 0;
@@ -301,10 +303,14 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
     }
   };
-  /** Everything but the readiness check: waits up to RECONNECT_WAIT_MS for a reconnecting connection first. */
+  /**
+   * Everything but the readiness check: waits up to RECONNECT_WAIT_MS for a reconnecting
+   * connection first, and refuses a store whose format this release does not know (store-format.ts).
+   */
   const onceReady = <T>(operation: () => Promise<T>): Promise<T> =>
     wrap(async () => {
       await whenReady(redis, RECONNECT_WAIT_MS);
+      await format.assertSupported();
       return operation();
     });
 
@@ -408,8 +414,13 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       }),
 
     // Never waits: readiness says how things stand now. Both connections must be ready (live reads
-    // depend on the subscriber), and on Redis Cluster every slot's primary must answer (redis-health.ts).
-    check: () => wrap(() => checkRedis(redis, options.subscriber)),
+    // depend on the subscriber), and on Redis Cluster every slot's primary must answer (redis-health.ts);
+    // then the store must hold a format this release knows (store-format.ts).
+    check: () =>
+      wrap(async () => {
+        await checkRedis(redis, options.subscriber);
+        await format.check();
+      }),
 
     // The connections are injected and closed by their owner.
     dispose: disposeOnce(async () => {
