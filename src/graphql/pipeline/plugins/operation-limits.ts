@@ -19,6 +19,7 @@ import { ServiceError } from '../../../base/errors.js';
 import { MAX_PAGE_SIZE } from '../../schema/pagination.js';
 import { MAX_IDS_PER_QUERY, MAX_TESTS_PER_PAGE } from '../../schema/resolvers.js';
 import type { OperationPlugin } from '../operation-plugin.js';
+import { withOpaqueNames } from '../opaque-names.js';
 import { refusalError } from '../refusal-error.js';
 
 /** Budgets of one operation. */
@@ -92,11 +93,18 @@ export function depthRule(maxDepth: number): ValidationRule {
     // graphql-depth-limit follows fragment spreads without end on a cycle; graphql-js's own rule
     // refuses a document with one, and its depth is then not measured.
     if (validate(context.getSchema(), context.getDocument(), [NoFragmentCyclesRule]).length > 0) return {};
-    // graphql-depth-limit reports through the context it is given: a view of it whose
-    // reportError gives the refusal its code.
+    // It looks operations and fragments up by name in plain objects: it measures a copy whose
+    // names are ours (opaque-names.ts). A spread of an unknown fragment is graphql-js's to refuse.
+    const opaque = withOpaqueNames(context.getDocument());
+    if (opaque === undefined) return {};
+    // graphql-depth-limit reports through the context it is given: a view of it that hands it the
+    // copy, and whose reportError gives the refusal its code and the operation its own name back.
     const coded = Object.create(context) as ValidationContext;
-    coded.reportError = (error) =>
-      context.reportError(refusalError(new ServiceError('QUERY_TOO_DEEP', error.message, { details: { maxDepth } }), { nodes: error.nodes ?? [] }));
+    coded.getDocument = () => opaque.document;
+    coded.reportError = (error) => {
+      const message = error.message.replace(/^'([^']*)'/, (_all, name: string) => `'${opaque.original(name)}'`);
+      context.reportError(refusalError(new ServiceError('QUERY_TOO_DEEP', message, { details: { maxDepth } }), { nodes: error.nodes ?? [] }));
+    };
     rule(coded);
     // Its visitor does nothing: the depth was measured above, over the whole document.
     return {};
