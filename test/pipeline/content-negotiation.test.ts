@@ -1,10 +1,12 @@
 /**
  * Content negotiation on /graphql by the HTTP rules (the order and q-values of `Accept`): urql on
  * its default exchanges and settings (queries as GET, JSON listed before `text/event-stream`) for a
- * query, a mutation and a subscription; refusals, 401 included, in the media type the client asked
+ * query, a mutation and a subscription; Apollo Client 4 (its HttpLink) reading a refused token's
+ * code; refusals, 401 included, in the media type the client asked
  * for and with their reason phrase; graphql-sse's single connection mode refused with 405 and a
  * message naming the mode that is served. The service runs without a broker (the pipeline's harness).
  */
+import { ApolloClient, CombinedGraphQLErrors, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { Client, cacheExchange, fetchExchange, type OperationResult } from '@urql/core';
 import { createClient as createGraphQLSseClient, type NetworkError } from 'graphql-sse';
 import { STATUS_CODES } from 'node:http';
@@ -97,6 +99,37 @@ describe('urql on its defaults', () => {
     const result = await client.query('query Kind { __typename }', {}).toPromise();
     expect(result.error?.graphQLErrors[0]?.extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
     expect(result.error?.response?.status).toBe(401);
+  });
+});
+
+describe('Apollo Client 4 on its defaults (HttpLink)', () => {
+  const apolloClient = (token: string) =>
+    new ApolloClient({ link: new HttpLink({ uri: `${svc.url}/graphql`, headers: { authorization: `Bearer ${token}` } }), cache: new InMemoryCache() });
+  // A field the cache cannot answer by itself (it would answer a lone `__typename` without asking).
+  const KIND = gql`
+    query Missing {
+      test(correlationId: "none") {
+        correlationId
+      }
+    }
+  `;
+
+  it('runs a query', async () => {
+    const result = await apolloClient(await defaultToken()).query({ query: KIND });
+    expect(result.data).toEqual({ test: null });
+  });
+
+  it('surfaces a bad or expired token as a GraphQL error with UNAUTHENTICATED, not a bare ServerError', async () => {
+    for (const token of ['not-a-token', await mintToken({}, { expiresInSeconds: -60 })]) {
+      const failure: unknown = await apolloClient(token)
+        .query({ query: KIND })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(CombinedGraphQLErrors.is(failure)).toBe(true);
+      expect((failure as CombinedGraphQLErrors).errors[0]?.extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
+    }
   });
 });
 
