@@ -10,14 +10,13 @@
  *   KAFKA_BROKERS=host:9092 scripts/dev.sh   that cluster; no broker is started, missing topics are created
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { hashPassword } from '../src/auth/credentials.js';
+import { mkdirSync } from 'node:fs';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { createLogger } from '../src/base/logger.js';
 import { clusterEnv, sentinelEnv, startRedisCluster, startRedisSentinel } from '../tools/redis/redis-cluster.js';
 import { createSimulator, type Simulator } from '../tools/simulator/simulator.js';
+import { clientSecret, DEMO_CLIENT_ID, ensureDevIssuerFiles, tokenCommands } from './dev-issuer-files.js';
 import { startLocalBroker, type LocalBroker, type LocalBrokerKind } from './local-broker.js';
 
 const USAGE = 'usage: scripts/dev.sh [--kafka] [--redis-cluster | --redis-sentinel]   (with KAFKA_BROKERS set, that cluster is used and no broker is started)';
@@ -34,48 +33,22 @@ const external = (process.env.KAFKA_BROKERS ?? '').trim() !== '';
 const kind: LocalBrokerKind = external ? 'external' : process.argv.includes('--kafka') ? 'kafka' : 'mock';
 const port = process.env.PORT ?? '4000';
 
-// A demo client and user for the embedded issuer, created once and kept under .cache/dev/.
+// The demo clients and user for the embedded issuer, kept under .cache/dev/ and mended on every
+// start (dev-issuer-files.ts); the service reads OIDC_CLIENTS_FILE instead when it is set.
 const devDir = new URL('../.cache/dev/', import.meta.url);
 mkdirSync(devDir, { recursive: true });
-const clientsFile = new URL('clients.json', devDir);
-const usersFile = new URL('users.json', devDir);
-// The browser client signs in from GraphiQL and from the dashboard, each its own redirect URI
-// (under both local names); it gets refresh tokens, which the dashboard renews its token with.
-const demoWeb = {
-  client_id: 'demo-web',
-  grant_types: ['authorization_code', 'refresh_token'],
-  redirect_uris: ['localhost', '127.0.0.1'].flatMap((host) => [`http://${host}:${port}/graphql`, `http://${host}:${port}/dashboard/`]),
-  token_endpoint_auth_method: 'none',
-};
-if (!existsSync(clientsFile)) {
-  const secret = randomBytes(24).toString('base64url');
-  writeFileSync(
-    clientsFile,
-    JSON.stringify([{ client_id: 'demo', client_secret: secret, grant_types: ['client_credentials'], scope: 'tests:read tests:write' }, demoWeb], null, 2),
-  );
-  writeFileSync(
-    usersFile,
-    JSON.stringify(
-      [{ username: 'demo', password_hash: await hashPassword('demo-password'), sub: 'user-demo', name: 'Demo User', email: 'demo@example.com' }],
-      null,
-      2,
-    ),
-  );
-} else {
-  // Kept from an earlier run (the demo secret stays); the browser client follows this run's port.
-  const kept = JSON.parse(readFileSync(clientsFile, 'utf8')) as Array<{ client_id: string }>;
-  writeFileSync(clientsFile, JSON.stringify([...kept.filter((c) => c.client_id !== 'demo-web'), demoWeb], null, 2));
-}
-const demoSecret =
-  (JSON.parse(readFileSync(clientsFile, 'utf8')) as Array<{ client_id: string; client_secret?: string }>).find((c) => c.client_id === 'demo')?.client_secret ??
-  '';
+const ownClientsFile = new URL('clients.json', devDir).pathname;
+const usersFile = new URL('users.json', devDir).pathname;
+await ensureDevIssuerFiles({ clientsFile: ownClientsFile, usersFile }, port);
+const clientsFile = process.env.OIDC_CLIENTS_FILE ?? ownClientsFile;
+const demoSecret = clientSecret(clientsFile);
 
 // The service's own configuration decides the topics (and validates what the environment says).
 const baseEnv: Record<string, string | undefined> = {
   ...process.env,
   PORT: port,
-  OIDC_CLIENTS_FILE: process.env.OIDC_CLIENTS_FILE ?? new URL(clientsFile).pathname,
-  OIDC_USERS_FILE: process.env.OIDC_USERS_FILE ?? new URL(usersFile).pathname,
+  OIDC_CLIENTS_FILE: clientsFile,
+  OIDC_USERS_FILE: process.env.OIDC_USERS_FILE ?? usersFile,
   // GraphiQL and the dashboard with their sign-in, and CORS for the stack's own pages under both local names.
   GRAPHQL_IDE: process.env.GRAPHQL_IDE ?? 'true',
   GRAPHQL_IDE_CLIENT_ID: process.env.GRAPHQL_IDE_CLIENT_ID ?? 'demo-web',
@@ -179,10 +152,7 @@ ${
         .map(([k, v]) => `${k}=${v}`)
         .join(' ')}\n`
 }
-Get an access token (client "demo", client credentials; the secret is in .cache/dev/clients.json):
-  export TOKEN=$(npm run --silent token)
-  # the same by hand:
-  export TOKEN=$(curl -s -u demo:${demoSecret} -d grant_type=client_credentials -d 'scope=tests:read tests:write' ${url}/oauth/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
+${tokenHelp(url)}
 
 Start a test:
   curl -s -X POST ${url}/tests -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"name":"demo","parameters":{"steps":5}}'
@@ -202,6 +172,19 @@ them live; GraphiQL sends the token with every operation.
 
 Ctrl-C stops everything.
 `);
+
+/** How to get an access token: the demo client's commands, or why the clients file in use has none. */
+function tokenHelp(base: string): string {
+  if (demoSecret === undefined) {
+    return `No token command: the clients file in use (OIDC_CLIENTS_FILE=${clientsFile}) has no "${DEMO_CLIENT_ID}" client with a secret.
+  Add one with grant_types ["client_credentials"] and scope "tests:read tests:write", or unset OIDC_CLIENTS_FILE.`;
+  }
+  const commands = tokenCommands(base, clientsFile, demoSecret, ownClientsFile);
+  return `Get an access token (client "${DEMO_CLIENT_ID}", client credentials; the secret is in ${clientsFile === ownClientsFile ? '.cache/dev/clients.json' : clientsFile}):
+  ${commands.npm}
+  # the same by hand:
+  ${commands.curl}`;
+}
 
 /**
  * Starts the Redis topology the state lives in, in process groups of its own (a Ctrl-C reaches

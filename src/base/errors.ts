@@ -12,6 +12,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   /** A request Apollo Server refuses before any operation (CSRF prevention, a batch, a GET with no query). */
   | 'BAD_REQUEST'
+  /** A method /graphql does not serve (graphql-sse's single connection mode reserves its stream with PUT). */
+  | 'METHOD_NOT_ALLOWED'
   /** A valid document whose operation to run is not named (Apollo Server's code, over HTTP). */
   | 'OPERATION_RESOLUTION_FAILURE'
   | 'GRAPHQL_PARSE_FAILED'
@@ -70,6 +72,7 @@ const WIRE: Record<ErrorCode, { readonly status: number; readonly close: number 
   INPUT_TOO_LARGE: { status: 413, close: 4400 },
   PAYLOAD_TOO_LARGE: { status: 413, close: 4400 },
   BAD_REQUEST: { status: 400, close: 4400 },
+  METHOD_NOT_ALLOWED: { status: 405, close: 4400 },
   OPERATION_RESOLUTION_FAILURE: { status: 400, close: 4400 },
   GRAPHQL_PARSE_FAILED: { status: 400, close: 4400 },
   GRAPHQL_VALIDATION_FAILED: { status: 400, close: 4400 },

@@ -19,7 +19,7 @@ import { createCors } from './cors.js';
 import { createDashboardRoutes, type DashboardOptions } from './dashboard.js';
 import { createGraphiqlPage, createGraphiqlRoutes, wantsGraphiqlPage, type GraphiqlOptions } from './graphiql.js';
 import { sendProblem } from './problem.js';
-import { problemMembers } from './send-refusal.js';
+import { sendRefusal } from './send-refusal.js';
 import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
 import { assignRequestId, requestIdOf } from './request-id-header.js';
 import { securityHeaders } from './security-headers.js';
@@ -118,21 +118,22 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   });
 
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // On /graphql a GraphQL error body in the type asked for, a problem document elsewhere (send-refusal.ts).
     if (isServiceError(error)) {
       // Its details are safe to show (a limit, an argument's name), as extension members.
-      sendProblem(res, error.code, error.message, { instance: req.originalUrl, members: problemMembers(error) });
+      sendRefusal(req, res, error);
       return;
     }
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       // body-parser's errors: malformed JSON (400), too large (413), wrong charset (415).
       const code = (error as { type?: unknown }).type === 'entity.too.large' ? 'PAYLOAD_TOO_LARGE' : 'BAD_USER_INPUT';
-      sendProblem(res, code, (error as Error).message, { status, instance: req.originalUrl });
+      sendRefusal(req, res, new ServiceError(code, (error as Error).message), status);
       return;
     }
     const requestId = requestIdOf(res);
     options.logger.error({ err: error, requestId, method: req.method, path: req.path }, 'unexpected error in an HTTP request');
-    sendProblem(res, 'INTERNAL_SERVER_ERROR', 'Internal server error', { instance: req.originalUrl, members: { requestId } });
+    sendRefusal(req, res, new ServiceError('INTERNAL_SERVER_ERROR', 'Internal server error', { details: { requestId } }));
   });
 
   return app;

@@ -1,20 +1,27 @@
 /**
  * The HTTP edge of a refusal (a ServiceError answered before any route's own work: a refused token,
- * a spent budget), in one place for every guard: on /graphql the GraphQL error body its clients
- * parse, elsewhere an RFC 9457 problem document with the error's details as members; the status,
- * in both, is the code's.
+ * a spent budget, a body that does not parse), in one place for every guard: on /graphql the GraphQL
+ * error body its clients parse, in the GraphQL response type the request's `Accept` prefers (as
+ * Apollo Server answers its own refusals: Apollo Client 4 reads the code of a 401 only in
+ * `application/graphql-response+json`), elsewhere an RFC 9457 problem document with the error's
+ * details as members; the status, in both, is the code's unless the caller names another, and
+ * Express gives it its reason phrase.
  */
 import type { Request, Response } from 'express';
 import { graphQLErrorBody, type ServiceError } from '../base/errors.js';
+import { graphQLResponseType } from '../base/graphql-response-type.js';
 import { sendProblem } from './problem.js';
 
-/** Sends `error` in the shape the route's clients expect. */
-export function sendRefusal(req: Request, res: Response, error: ServiceError): void {
+/** Sends `error` in the shape the route's clients expect, with `status` (the code's by default). */
+export function sendRefusal(req: Request, res: Response, error: ServiceError, status = error.httpStatus): void {
   if (isGraphQLRoute(req)) {
-    res.status(error.httpStatus).json(graphQLErrorBody(error));
+    res
+      .status(status)
+      .type(graphQLResponseType((types) => req.accepts(types)))
+      .json(graphQLErrorBody(error));
     return;
   }
-  sendProblem(res, error.code, error.message, { instance: req.originalUrl, members: problemMembers(error) });
+  sendProblem(res, error.code, error.message, { status, instance: req.originalUrl, members: problemMembers(error) });
 }
 
 /** A ServiceError's details that a problem document can carry as members (a limit, an argument's name). */

@@ -1,6 +1,6 @@
 /**
  * One operation pipeline for HTTP, WebSocket and SSE: the same refusals with the same codes on
- * every transport, the HTTP-only rules (CSRF, GET, batching, statuses whatever the client accepts),
+ * every transport, the HTTP-only rules (CSRF and the bearer token, GET, batching, statuses whatever the client accepts),
  * and the error edge masking unexpected errors in production on all three. The services run
  * without a broker (the pipeline's harness): nothing here reads the results topic.
  */
@@ -94,15 +94,17 @@ describe('HTTP transport rules', () => {
   const get = async (query: string, headers: Record<string, string> = {}) =>
     fetch(`${svc.url}/graphql?query=${encodeURIComponent(query)}`, { headers: { authorization: `Bearer ${await defaultToken()}`, ...headers } });
 
-  // Apollo Server answers a request it blocks as a potential CSRF with 400 and BAD_REQUEST (its
-  // documented behaviour); only forged requests get that answer.
-  it('refuses a GET without a preflight-forcing header (CSRF), and runs a query with one', async () => {
-    const simple = await get('{ __typename }');
-    expect(simple.status).toBe(400);
-    expect(((await simple.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions.code).toBe('BAD_REQUEST');
-    const withHeader = await get('{ __typename }', { 'apollo-require-preflight': 'true' });
-    expect(withHeader.status).toBe(200);
-    expect(await withHeader.json()).toEqual({ data: { __typename: 'Query' } });
+  // The one credential /graphql takes is a bearer token in Authorization, a header a browser sends
+  // cross-site only after a CORS preflight: it counts as a preflight-forcing header (apollo-server.ts),
+  // so a GET as urql sends it by default is served, and a forged request, which cannot carry it, is
+  // refused before any operation.
+  it('serves a GET that carries only its bearer token, and refuses one without a token before any operation (CSRF)', async () => {
+    const bearerOnly = await get('{ __typename }');
+    expect(bearerOnly.status).toBe(200);
+    expect(await bearerOnly.json()).toEqual({ data: { __typename: 'Query' } });
+    const forged = await fetch(`${svc.url}/graphql?query=${encodeURIComponent('{ __typename }')}`);
+    expect(forged.status).toBe(401);
+    expect(((await forged.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions.code).toBe('UNAUTHENTICATED');
   });
 
   it('refuses a cross-site form post (text/plain) without the header', async () => {

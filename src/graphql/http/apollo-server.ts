@@ -32,8 +32,15 @@ export type HttpGraphQLServer = ApolloServer<GraphQLContext>;
 /**
  * Headers that force a browser to preflight a cross-site request: a request with a "simple"
  * content type (a form post) or none (a plain GET) must carry one of them (CSRF prevention).
+ *
+ * `Authorization` is one of them (it is not a CORS-safelisted header), and the only credential
+ * `/graphql` accepts is a bearer token in it: no cookie, no HTTP Basic, no client certificate, so
+ * there is no ambient credential a forged request could ride on. Every operation that reaches
+ * Apollo Server carries it (the edge answers 401 first), so a GET query as urql sends it by default
+ * (no content type, no custom header) is served; were a cookie ever accepted, a request carrying it
+ * without one of these headers would still be refused.
  */
-const PREFLIGHT_HEADERS = ['apollo-require-preflight', 'x-apollo-operation-name', 'graphql-require-preflight'];
+const PREFLIGHT_HEADERS = ['authorization', 'apollo-require-preflight', 'x-apollo-operation-name', 'graphql-require-preflight'];
 
 /** Creates (but does not start) the server for `pipeline`. */
 export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: Logger): HttpGraphQLServer {

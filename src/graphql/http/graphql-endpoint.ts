@@ -1,18 +1,27 @@
 /**
  * The GraphQL endpoint the HTTP edge mounts at `/graphql` (src/http/app.ts), once it has answered
  * a browser's page request, authenticated the operation, counted it against the caller's budget
- * and parsed its body, under the request id it assigned: a request that accepts
- * `text/event-stream` is served over SSE (graphql-sse); anything else arrives at the lifecycle
- * (`lifecycle.arrive`: an answer a plugin kept, the response cache's, is sent as is) and is
- * otherwise run by Apollo Server, followed by the plugins' observer when one asked to.
+ * and parsed its body, under the request id it assigned: a request whose `Accept` chooses an
+ * event stream (`transport-choice.ts`: content negotiation, then the operation's type) is served
+ * over SSE (graphql-sse); anything else arrives at the lifecycle (`lifecycle.arrive`: an answer a
+ * plugin kept, the response cache's, is sent as is) and is otherwise run by Apollo Server, followed
+ * by the plugins' observer when one asked to.
+ *
+ * Only GET and POST are served. graphql-sse's single connection mode (its client's
+ * `singleConnection: true`) reserves a stream with PUT and ends operations with DELETE; it is
+ * refused with 405 and a message naming the mode that is served (distinct connections, the
+ * client's default), in the GraphQL response type the client prefers.
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Principal } from '../../auth/principal.js';
+import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
+import { graphQLResponseType } from '../../base/graphql-response-type.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 import type { ArrivingOperation, KeptAnswer, OperationObserver, OperationRequest } from '../pipeline/operation-plugin.js';
 import type { GraphQLSse } from '../sse/sse-server.js';
 import type { HttpGraphQLServer } from './apollo-server.js';
+import { servesEventStream } from './transport-choice.js';
 
 /** Options of {@link createGraphQLEndpoint}. */
 export interface GraphQLEndpointOptions {
@@ -25,9 +34,22 @@ export interface GraphQLEndpointOptions {
   readonly principalOf: (res: Response) => Principal;
 }
 
-/** Whether a request lists `text/event-stream` among the types it accepts. */
-function acceptsEventStream(req: Request): boolean {
-  return (req.headers.accept ?? '').split(',').some((type) => type.split(';')[0]?.trim().toLowerCase() === 'text/event-stream');
+const SERVED_METHODS = 'GET, POST';
+
+/** The refusal of a method other than GET and POST (see the file header). */
+function refuseMethod(req: Request, res: Response): void {
+  const singleConnection = req.method === 'PUT' || req.method === 'DELETE';
+  const error = new ServiceError(
+    'METHOD_NOT_ALLOWED',
+    singleConnection
+      ? `${req.method} is not served: GraphQL over SSE is served in its distinct connections mode only (graphql-sse's client with singleConnection: false, the default), one operation per GET or POST.`
+      : `${req.method} is not served: send operations with GET or POST.`,
+  );
+  res
+    .status(error.httpStatus)
+    .setHeader('allow', SERVED_METHODS)
+    .type(graphQLResponseType((types) => req.accepts(types)))
+    .json(graphQLErrorBody(error));
 }
 
 /** The request as the lifecycle's `arrive` step sees it. */
@@ -63,7 +85,14 @@ export function createGraphQLEndpoint(options: GraphQLEndpointOptions): RequestH
   };
   return async (req, res, next) => {
     try {
-      if (acceptsEventStream(req)) await options.sse.handle(req, res, options.principalOf(res));
+      if (req.method !== 'GET' && req.method !== 'POST') refuseMethod(req, res);
+      else if (servesEventStream(req, lifecycle))
+        await options.sse.handle(
+          req,
+          res,
+          options.principalOf(res),
+          graphQLResponseType((types) => req.accepts(types)),
+        );
       else await serveHttp(req, res, next);
     } catch (error) {
       next(error);

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import { Kind, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import { GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { ServiceError } from '../../base/errors.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import { MAX_IDS_PER_QUERY, resolvers } from './resolvers.js';
@@ -30,7 +30,20 @@ export function loadTypeDefs(): string[] {
 /** Builds the executable schema. Built once per process and shared by HTTP, WebSocket and SSE. */
 export function createSchema(options: SchemaOptions = {}): GraphQLSchema {
   if (options.federation === true) return createSubgraphSchema();
-  return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: resolvers as never });
+  return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: sdlWorded(resolvers) as never });
+}
+
+/**
+ * The resolver map with each custom scalar reduced to its coercion. Both builders (graphql-tools,
+ * @apollo/subgraph) copy every property of a scalar resolver onto the SDL's type, its description
+ * and `specifiedByURL` too, so a whole GraphQLScalarType would replace the SDL's words with its own
+ * (graphql-scalars' ECMA-404 note for JSON, none for DateTime): schema/*.graphql alone describes.
+ */
+function sdlWorded<T extends object>(map: T): T {
+  const entries = Object.entries(map).map(([name, value]) =>
+    value instanceof GraphQLScalarType ? [name, { serialize: value.serialize, parseValue: value.parseValue, parseLiteral: value.parseLiteral }] : [name, value],
+  );
+  return Object.fromEntries(entries) as T;
 }
 
 /**
@@ -63,7 +76,7 @@ function createSubgraphSchema(): GraphQLSchema {
     {
       typeDefs: subgraphTypeDefs(),
       resolvers: {
-        ...resolvers,
+        ...sdlWorded(resolvers),
         Test: {
           ...testResolvers,
           // The loader answers null for a test the caller may not see (context.ts).

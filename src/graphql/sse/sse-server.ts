@@ -8,7 +8,8 @@
  * - Each operation is prepared by the lifecycle (`../pipeline/operation-lifecycle.ts`): its
  *   plugins' budgets, document resolution, parse (cached), validation with every limit,
  *   admission (scope, cost) and context. A refusal before the stream opens is an
- *   HTTP answer with its status and a GraphQL error body, as for any HTTP request.
+ *   HTTP answer with its status, its reason phrase (graphql-sse's client shows it) and a GraphQL
+ *   error body in the JSON type the endpoint negotiated, as for any HTTP request.
  * - The caps are the WebSocket's: at most `maxStreamsPerPrincipal` streams open at once, and the
  *   lifecycle's budget of operations (shared with graphql-ws).
  * - Every message event carries its cursor as the event `id:`; a client that reconnects with
@@ -24,7 +25,7 @@
 import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createHandler, type Request as SseRequest, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
 import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
@@ -58,8 +59,12 @@ export interface GraphQLSseOptions {
 
 /** The SSE endpoint, mounted by the HTTP edge behind its authentication. */
 export interface GraphQLSse {
-  /** Serves one authenticated request that accepts `text/event-stream`; `req.body` is the parsed JSON body, if any. */
-  handle(req: IncomingMessage & { body?: unknown }, res: ServerResponse, principal: Principal): Promise<void>;
+  /**
+   * Serves one authenticated request the endpoint chose to stream; `req.body` is the parsed JSON
+   * body, if any, and `refusalType` the media type of a refusal before the stream opens (the
+   * GraphQL response type the request's `Accept` prefers; `application/json` by default).
+   */
+  handle(req: IncomingMessage & { body?: unknown }, res: ServerResponse, principal: Principal, refusalType?: string): Promise<void>;
   /** Open streams, for metrics and tests. */
   readonly streams: number;
   /** Cuts every open stream (its clients reconnect with `Last-Event-ID` elsewhere) and refuses new ones with 503 SHUTTING_DOWN. */
@@ -72,6 +77,8 @@ interface Stream {
   readonly res: ServerResponse;
   readonly requestId: string;
   readonly resumeAfter: string | undefined;
+  /** The content type of a refusal before the stream opens. */
+  readonly refusalType: string;
   /** The request's `extensions` (a delivery guarantee asked for). */
   extensions?: Record<string, unknown> | undefined;
   /** Starts the hub's pushes of the stream's subscription, once the response head is out. */
@@ -91,12 +98,13 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
     get streams() {
       return responses.size;
     },
-    async handle(req, res, principal) {
+    async handle(req, res, principal, refusalType = 'application/json') {
+      const refusalContentType = `${refusalType}; charset=utf-8`;
       if (disposed) {
         // Draining: the load balancer sends new streams elsewhere once readiness says so; one that
         // still arrives is told to reconnect rather than opened and cut.
         const error = new ServiceError('SHUTTING_DOWN', 'The service is shutting down: reconnect to resume (Last-Event-ID).');
-        res.writeHead(error.httpStatus, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
+        res.writeHead(error.httpStatus, STATUS_CODES[error.httpStatus], { 'content-type': refusalContentType, 'retry-after': '1' });
         res.end(JSON.stringify(graphQLErrorBody(error)));
         return;
       }
@@ -106,13 +114,14 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
         res,
         requestId: currentRequestId() ?? randomUUID(),
         resumeAfter: typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined,
+        refusalType: refusalContentType,
       };
       const request: SseRequest<IncomingMessage, Stream> = {
         method: req.method ?? 'GET',
         url: req.url ?? '/',
         headers: {
-          // The edge has already chosen this transport for any Accept that lists text/event-stream;
-          // graphql-sse takes only the exact value as a request for a stream.
+          // The endpoint has already chosen this transport by content negotiation; graphql-sse
+          // takes only the exact value as a request for a stream.
           get: (key) => (key === 'accept' ? 'text/event-stream' : headerValue(req.headers[key])),
         },
         body: () => (req.body ?? null) as Record<PropertyKey, unknown> | null,
@@ -122,7 +131,7 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
       responses.add(res);
       res.once('close', () => responses.delete(res));
       const [body, init]: SseResponse = await handler(request);
-      res.writeHead(init.status, init.statusText, init.headers);
+      res.writeHead(init.status, init.statusText || STATUS_CODES[init.status], refusalHeaders(init, refusalContentType));
       stream.start?.();
       await writeBody(res, body, log);
       // Ended, but what it holds must still leave: a client that never reads is cut after the bound.
@@ -221,10 +230,13 @@ function refusal(errors: readonly GraphQLError[], pipeline: OperationPipeline, s
   const original = error.originalError;
   const http = error.extensions.http as { status?: number; headers?: Map<string, string> } | undefined;
   const status = original instanceof ServiceError ? original.httpStatus : (http?.status ?? fallbackStatus);
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...Object.fromEntries(http?.headers ?? []) };
+  const headers: Record<string, string> = { 'content-type': stream.refusalType, ...Object.fromEntries(http?.headers ?? []) };
   const retryAfter = error.extensions.retryAfterSeconds;
   if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
-  return [JSON.stringify({ errors: clientErrors(errors, stream.requestId, pipeline.lifecycle.formatError) }), { status, statusText: '', headers }];
+  return [
+    JSON.stringify({ errors: clientErrors(errors, stream.requestId, pipeline.lifecycle.formatError) }),
+    { status, statusText: STATUS_CODES[status] ?? '', headers },
+  ];
 }
 
 /** Writes graphql-sse's body (its first comment, keep-alives, a query's result, a last error, `complete`). */
@@ -256,6 +268,13 @@ function cutIfNotDrained(res: ServerResponse, timeoutMs: number): void {
   const done = () => clearTimeout(cut);
   res.once('finish', done);
   res.once('close', done);
+}
+
+/** graphql-sse's headers, with a JSON refusal of its own (a request it cannot read) in the negotiated type. */
+function refusalHeaders(init: SseResponse[1], contentType: string): Record<string, string> | undefined {
+  const headers = init.headers as Record<string, string> | undefined;
+  if (init.status < 400 || headers === undefined || !/^application\/json\b/i.test(headers['content-type'] ?? '')) return headers;
+  return { ...headers, 'content-type': contentType };
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

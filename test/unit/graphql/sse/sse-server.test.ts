@@ -62,6 +62,8 @@ describe('the SSE binding at shutdown', () => {
     await sse.dispose();
     const after = await ask();
     expect(after.status).toBe(503);
+    // With its reason phrase, which graphql-sse's client shows ("Server responded with 503: Service Unavailable").
+    expect(after.statusText).toBe('Service Unavailable');
     expect(after.headers.get('retry-after')).toBe('1');
     expect(await after.json()).toEqual({ errors: [{ message: expect.stringMatching(/shutting down/), extensions: { code: 'SHUTTING_DOWN' } }] });
   });

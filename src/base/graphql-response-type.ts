@@ -1,0 +1,20 @@
+/**
+ * The media type of a GraphQL response body sent outside Apollo Server (a refusal at the HTTP edge,
+ * before an event stream opens), chosen as Apollo Server chooses its own (GraphQL over HTTP): by the
+ * request's `Accept` under the HTTP rules (q-values, then specificity, then the order listed), with
+ * `application/json` when there is no `Accept`, on a tie, or when neither type is acceptable (a
+ * client that accepts only `text/event-stream` still needs a body it can read). Apollo Client 4 reads
+ * the `errors` of a non-2xx answer only in `application/graphql-response+json`, which it prefers.
+ */
+
+/** The two GraphQL response types, `application/json` first (the default and the winner of a tie). */
+export const GRAPHQL_RESPONSE_TYPES: readonly string[] = ['application/json', 'application/graphql-response+json'];
+
+/**
+ * The bare media type (no parameters) for a GraphQL response to a request, given its negotiator:
+ * Express's `req.accepts` (jshttp's `accepts` over `negotiator`), which answers the best of the
+ * types offered, the first one without `Accept`, and false when none is acceptable.
+ */
+export function graphQLResponseType(accepts: (types: string[]) => string | false): string {
+  return accepts([...GRAPHQL_RESPONSE_TYPES]) || 'application/json';
+}

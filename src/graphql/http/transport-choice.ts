@@ -1,0 +1,71 @@
+/**
+ * Which transport answers a request to `/graphql`, by content negotiation under the HTTP rules
+ * (RFC 9110 §12.5.1: q-values first, then the most specific range, then the order listed), through
+ * Express's `req.accepts` (jshttp's `accepts` over `negotiator`) rather than by looking for a type's
+ * name anywhere in `Accept`:
+ *
+ * - an event stream (graphql-sse) when the client prefers `text/event-stream` to both GraphQL
+ *   response types (graphql-sse's client sends it alone, urql's subscriptions list it first);
+ * - an event stream for a subscription whenever `text/event-stream` is acceptable at all (through a
+ *   wildcard, or listed after JSON): a subscription has no single response to give, and over plain HTTP it is refused;
+ * - otherwise one GraphQL response (Apollo Server), in the JSON type the client prefers: urql lists
+ *   JSON first and `text/event-stream` fourth for its queries and mutations, and reads them as JSON.
+ *
+ * Only a document that names `subscription` is parsed here (with the pipeline's parse limits), so
+ * the usual query costs one scan of its text; a document sent by id is looked up, never registered.
+ */
+import { getOperationAST, parse } from 'graphql';
+import type { Request } from 'express';
+import { GRAPHQL_RESPONSE_TYPES } from '../../base/graphql-response-type.js';
+import type { OperationLifecycle } from '../pipeline/operation-lifecycle.js';
+import type { OperationRequest } from '../pipeline/operation-plugin.js';
+
+const EVENT_STREAM = 'text/event-stream';
+
+/** Whether `req` is served as an event stream; see the file header. */
+export function servesEventStream(req: Request, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parseOptions'>): boolean {
+  if (req.accepts([...GRAPHQL_RESPONSE_TYPES, EVENT_STREAM]) === EVENT_STREAM) return true;
+  return req.accepts(EVENT_STREAM) === EVENT_STREAM && isSubscription(operationRequestOf(req), lifecycle);
+}
+
+/** The operation's parameters as sent: a POST's JSON body, or a GET's URL. */
+function operationRequestOf(req: Request): OperationRequest {
+  if (req.method !== 'GET') {
+    const body: unknown = req.body;
+    return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as OperationRequest) : {};
+  }
+  const search = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1));
+  return {
+    query: search.get('query'),
+    operationName: search.get('operationName'),
+    documentId: search.get('documentId') ?? undefined,
+    extensions: jsonObject(search.get('extensions')),
+  };
+}
+
+/** Whether the operation `request` selects is a subscription; anything unreadable is left for the transport to refuse. */
+function isSubscription(request: OperationRequest, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parseOptions'>): boolean {
+  let text = typeof request.query === 'string' && request.query !== '' ? request.query : undefined;
+  if (text === undefined) {
+    // Only an id: the persisted document it names (an unknown one is refused by the transport).
+    const resolved = lifecycle.resolve({ ...request, query: undefined });
+    text = resolved instanceof Error ? undefined : (resolved.query ?? undefined);
+  }
+  if (text === undefined || !text.includes('subscription')) return false;
+  try {
+    const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
+    return getOperationAST(parse(text, lifecycle.parseOptions), operationName)?.operation === 'subscription';
+  } catch {
+    return false;
+  }
+}
+
+function jsonObject(text: string | null): Record<string, unknown> | undefined {
+  if (text === null) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
