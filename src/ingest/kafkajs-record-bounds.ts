@@ -89,8 +89,8 @@ export function shapeRefusal(decoder: Decoder, count: number, limits: RecordBoun
 
 /**
  * kafkajs's header object, built in linear time: the record decoder reduces the array it is given
- * with a spread per header; this array's own `reduce` builds the same object directly. Names are
- * defined (never assigned), so `__proto__` is an own name as in kafkajs's literal, and a name is
+ * with a spread per header; this array's own `reduce` builds the same object directly. `__proto__`
+ * is defined (never assigned), so it is an own name as in kafkajs's literal, and a name is
  * looked up as kafkajs looks it up (inherited ones included: `constructor` becomes `[Object, value]`).
  */
 function linearHeaders(headers: Header[]): Header[] {
@@ -104,7 +104,9 @@ function linearHeaders(headers: Header[]): Header[] {
         if (before === undefined) after = value;
         else if (Array.isArray(before) && owned.has(before)) (after = before).push(value);
         else owned.add((after = Array.isArray(before) ? [...(before as unknown[]), value] : [before, value]) as unknown[]);
-        Object.defineProperty(object, key, { value: after, writable: true, enumerable: true, configurable: true });
+        // Assigned where that is the same (no other name has a setter on Object.prototype): faster.
+        if (key === '__proto__') Object.defineProperty(object, key, { value: after, writable: true, enumerable: true, configurable: true });
+        else object[key] = after;
       }
       return object;
     },
