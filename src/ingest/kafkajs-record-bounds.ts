@@ -77,7 +77,9 @@ export function shapeRefusal(decoder: Decoder, count: number, limits: RecordBoun
   const headerBytes = decoder.buffer.length - decoder.offset;
   if (count > limits.maxHeaders) return `record has ${count} headers, more than ${limits.maxHeaders}`;
   if (headerBytes > limits.maxHeaderBytes) return `record headers take ${headerBytes} bytes, more than ${limits.maxHeaderBytes}`;
-  // The key is the fourth field of a record: attributes, timestamp delta, offset delta, key.
+  // The key is within what precedes the headers: only a record whose key and value together pass
+  // the bound has its key's length read (the fourth field: attributes, timestamp delta, offset delta, key).
+  if (decoder.offset <= limits.maxKeyBytes) return undefined;
   const prefix = new (decoder.constructor as new (buffer: Buffer) => Decoder)(decoder.buffer);
   prefix.readInt8();
   prefix.readVarLong();
@@ -114,6 +116,9 @@ function linearHeaders(headers: Header[]): Header[] {
   return headers;
 }
 
+/** Header counts above which the linear reduction replaces kafkajs's own. */
+const LINEAR_FROM = 8;
+
 /** True when the installed kafkajs decodes records with these bounds. */
 export const kafkajsRecordBoundsPatched = kafkajsIsPatchedRelease;
 
@@ -127,7 +132,11 @@ if (kafkajsRecordBoundsPatched) {
     const count = this.readVarInt();
     this.offset = start;
     const reason = shapeRefusal(this, count);
-    if (reason === undefined) return linearHeaders(readVarIntArray.call(this, reader) as Header[]) as T[];
+    if (reason === undefined) {
+      const headers = readVarIntArray.call(this, reader) as Header[];
+      // A few headers cost kafkajs's own reduction next to nothing: most records keep it.
+      return (count > LINEAR_FROM ? linearHeaders(headers) : headers) as T[];
+    }
     // Skipped: nothing of the headers is read, and the record ends with them.
     this.offset = this.buffer.length;
     const mark = Object.freeze({ reason });
