@@ -108,6 +108,9 @@ describe.each(TEST_BROKERS)('a record of 12,000 headers on $name', (kind) => {
       expect(loopHeldMs).toBeLessThan(LOOP_HELD_BOUND_MS);
       expect(svc.service.broker.consumer.stats).toMatchObject({ malformed: 1, oversized: 1, stored: 3 });
       await eventually(() => svc?.service.broker.consumer.stats.deadLettered === 1, 20_000, 'the dead letter');
+      const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+      expect(metrics).toMatch(/^rcs_records_total\{outcome="oversized"\} 1$/m);
+      expect(metrics).toMatch(/^rcs_records_total\{outcome="malformed"\} 1$/m);
       // Past the hostile record and the three results: a restart reads none of them again.
       await eventually(async () => (await committed()) === 4, 20_000, 'the offset past the hostile record committed');
 
