@@ -6,6 +6,13 @@ import type { Reader } from './reader.js';
 import { ConfigError } from '../base/errors.js';
 import { readKafkaSasl, readKafkaSsl, type KafkaSaslConfig, type KafkaSslConfig } from './kafka-security.js';
 
+/** What a record may carry before it is decoded (headers, key); a record over them is refused and dead-lettered. */
+export interface KafkaRecordBounds {
+  readonly maxHeaders: number;
+  readonly maxHeaderBytes: number;
+  readonly maxKeyBytes: number;
+}
+
 /** Broker connection and topics. */
 export interface KafkaConfig {
   readonly brokers: readonly string[];
@@ -37,6 +44,8 @@ export interface KafkaConfig {
   readonly maxResultBytes: number;
   /** Most bytes one compressed batch may decompress to (`KAFKA_MAX_BATCH_BYTES`). */
   readonly maxBatchBytes: number;
+  /** Headers and key of one record, checked before kafkajs decodes them (`KAFKA_RECORD_MAX_*`). */
+  readonly recordBounds: KafkaRecordBounds;
   /** False in replicated mode: the group never commits, so every start reads from the earliest record. */
   readonly commitOffsets: boolean;
   /**
@@ -83,6 +92,11 @@ export function readKafka(read: Reader, stateKind: 'memory' | 'redis' | 'replica
     deadLetterTopic: read.string('KAFKA_DEAD_LETTER_TOPIC', '') || null,
     maxResultBytes: read.int('RESULT_MAX_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     maxBatchBytes: read.int('KAFKA_MAX_BATCH_BYTES', 64 * 1024 * 1024, { min: 1024 * 1024 }),
+    recordBounds: {
+      maxHeaders: read.int('KAFKA_RECORD_MAX_HEADERS', 64, { min: 1, max: 10_000 }),
+      maxHeaderBytes: read.int('KAFKA_RECORD_MAX_HEADER_BYTES', 16 * 1024, { min: 256, max: 1024 * 1024 }),
+      maxKeyBytes: read.int('KAFKA_RECORD_MAX_KEY_BYTES', 4 * 1024, { min: 256, max: 1024 * 1024 }),
+    },
     commitOffsets: stateKind !== 'replicated',
     // A group apart from the results one: kafkajs assigns a group's topics as if every member
     // subscribed to all of them.

@@ -156,6 +156,26 @@ export const SETTINGS = {
     description:
       'Largest result record value, in bytes after decompression (1 KiB to 64 MiB). A larger record is refused before it is parsed: logged, counted as malformed and copied to the dead-letter topic. Its payload is stored as it came, so this bounds each message the state holds.',
   },
+  KAFKA_RECORD_MAX_HEADERS: {
+    section: 'kafka',
+    type: 'integer',
+    default: 64,
+    description:
+      'Most headers one record may carry (1–10000). Checked before the client decodes them: a record with more is not decoded further but refused, counted as malformed (and `oversized`), copied to the dead-letter topic without its headers, and committed (see [Record bounds](kafka.md#record-bounds)).',
+  },
+  KAFKA_RECORD_MAX_HEADER_BYTES: {
+    section: 'kafka',
+    type: 'integer',
+    default: 16384,
+    description:
+      'Most bytes the headers of one record may take, names, values and their lengths (256 B to 1 MiB). A record over it is refused like one with too many headers.',
+  },
+  KAFKA_RECORD_MAX_KEY_BYTES: {
+    section: 'kafka',
+    type: 'integer',
+    default: 4096,
+    description: 'Longest record key, in bytes (256 B to 1 MiB). A record over it is refused like one with too many headers; its dead-letter copy has no key.',
+  },
   KAFKA_DEAD_LETTER_TOPIC: {
     section: 'kafka',
     type: 'string',

@@ -16,6 +16,11 @@ export interface BrokerRecord {
    * prototype: every name the record carries is a plain name, and no name reaches Object.prototype.
    */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /**
+   * Why the record was refused before it was decoded (its headers or key over the bounds of
+   * kafkajs-record-bounds.ts); its headers were not read, so `headers` is empty. Absent otherwise.
+   */
+  readonly refused?: string;
 }
 
 /** `topic/partition/offset`, for logs and the fallback deduplication key. */

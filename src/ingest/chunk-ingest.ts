@@ -65,7 +65,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     let sends: Array<Promise<void>> | undefined;
     let sampled: SampledRecord[] | undefined;
     for (const record of records) {
-      const decoded = decodeResult(record, options.maxRecordBytes);
+      const decoded = record.refused === undefined ? decodeResult(record, options.maxRecordBytes) : refusedShape(record);
       if (decoded.ok) {
         const traceparent = record.headers.traceparent;
         if (carriesSampledTrace(traceparent))
@@ -77,12 +77,24 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
       stats.malformed += 1;
       log.warn({ record: recordCoordinates(record), reason: decoded.reason }, 'skipping malformed result record');
       // The sink sends one record at a time, in the order handed over.
-      if (deadLetter !== undefined) (sends ??= []).push(deadLetter(record, decoded.reason).then(() => void (stats.deadLettered += 1)));
+      if (deadLetter !== undefined) (sends ??= []).push(deadLetter(deadLetterCopy(record), decoded.reason).then(() => void (stats.deadLettered += 1)));
     }
     const deadLettered = sends === undefined ? settled : Promise.all(sends).then(() => undefined);
     // Awaited by the loop later, after the store; until then a failed send must not count as unhandled.
     deadLettered.catch(() => undefined);
     return sampled === undefined ? { messages, records: kept, deadLettered } : { messages, records: kept, deadLettered, sampled };
+  }
+
+  /** A record refused before it was decoded: counted apart too, never parsed. */
+  function refusedShape(record: BrokerRecord): { readonly ok: false; readonly reason: string } {
+    stats.oversized = (stats.oversized ?? 0) + 1;
+    return { ok: false, reason: record.refused as string };
+  }
+
+  /** What is copied to the dead-letter topic: a refused record's value only within its bound, so the copy is bounded too. */
+  function deadLetterCopy(record: BrokerRecord): BrokerRecord {
+    if (record.refused === undefined || record.value === null || record.value.length <= (options.maxRecordBytes ?? Infinity)) return record;
+    return { ...record, value: null };
   }
 
   async function store(chunk: DecodedChunk): Promise<void> {

@@ -53,6 +53,8 @@ export interface ConsumerStats {
   malformed: number;
   /** Malformed records written to the dead-letter topic (a subset of `malformed`). */
   deadLettered: number;
+  /** Records refused before they were decoded, their headers or key over the bounds (a subset of `malformed`). */
+  oversized?: number;
   overLimit: number;
 }
 

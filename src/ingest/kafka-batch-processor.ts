@@ -24,6 +24,7 @@ import type { BrokerRecord } from './broker-record.js';
 import type { ChunkIngest, DecodedChunk } from './chunk-ingest.js';
 import type { IngestDelays } from './ingest-delays.js';
 import type { OffsetCommits } from './kafka-offset-commits.js';
+import { recordBounds, recordRefusal } from './kafkajs-record-bounds.js';
 
 /**
  * Records handed to the state at once: one call, and for Redis one round trip, per chunk. On Redis
@@ -277,6 +278,12 @@ export function toBrokerRecord(message: KafkaMessage, topic: string, partition: 
   // No prototype: the names are the record's, and `__proto__` or `constructor` must be plain names.
   const headers: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
   const raw = message.headers;
+  const refused = recordRefusal(raw);
+  if (refused !== undefined) {
+    // Its headers were never read; a key over its bound is not carried on (to the dead letter).
+    const key = message.key !== null && message.key.length > recordBounds().maxKeyBytes ? null : message.key;
+    return { topic, partition, offset: message.offset, key, value: message.value, headers, refused };
+  }
   if (raw !== undefined) {
     for (const name of Object.keys(raw)) {
       const value = raw[name];

@@ -11,6 +11,7 @@ import { registerKafkaCodecs } from './kafka-codecs.js';
 // Before any connection: kafkajs's request queue timer without Node's negative-delay warning.
 import './kafkajs-queue-timer.js';
 import './kafkajs-stopped-fetch.js';
+import { setRecordBounds } from './kafkajs-record-bounds.js';
 
 const TLS_CONNECTION_TIMEOUT_MS = 5000;
 
@@ -28,7 +29,7 @@ const ROUTINE_BROKER_ANSWERS = new Set([
 
 /** Creates one kafkajs client; the producer and consumer of a process share it. */
 export function createKafkaClient(
-  config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl' | 'maxBatchBytes'>>,
+  config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl' | 'maxBatchBytes' | 'recordBounds'>>,
   logger: Logger,
 ): Kafka {
   const log = logger.child({ component: 'kafka' });
@@ -57,6 +58,8 @@ export function createKafkaClient(
   // at startup, and again by the consumer if a batch ever needs it.
   for (const { codec, reason } of registerKafkaCodecs({}, config.maxBatchBytes).missing)
     log.warn({ codec, reason }, `${codec} codec unavailable: ${codec}-compressed batches cannot be read`);
+  // Before any fetch: a record over these is refused before kafkajs decodes its headers.
+  if (config.recordBounds !== undefined) setRecordBounds(config.recordBounds);
   return new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],

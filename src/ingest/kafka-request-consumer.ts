@@ -45,7 +45,7 @@ export function createKafkaRequestConsumer(options: KafkaRequestConsumerOptions)
     const requests: TestRequest[] = [];
     for (const message of batch.messages) {
       const record = toBrokerRecord(message, batch.topic, batch.partition);
-      const decoded = decodeRequest(record);
+      const decoded = record.refused === undefined ? decodeRequest(record) : { ok: false as const, reason: record.refused };
       if (decoded.ok) requests.push(decoded.request);
       else {
         stats.malformed += 1;

@@ -74,7 +74,7 @@ interface Parts {
 /** Creates the results consumer over an injected kafkajs client. */
 export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): ResultConsumer {
   const log = options.logger.child({ component: 'consumer', topic: options.topic, groupId: options.groupId });
-  const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
+  const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0, oversized: 0 };
   // A batch that cannot be decompressed: reported by readiness until fetches decode again.
   const codecFaults = createCodecFaultWatch({
     topic: options.topic,

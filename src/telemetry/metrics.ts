@@ -115,7 +115,7 @@ function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): 
   registerDelayHistogram(registry, consumer);
   new Counter({
     name: 'rcs_records_total',
-    help: 'Result records consumed, by outcome: stored, duplicate (redelivery, not stored again), malformed, dead_lettered (malformed and copied to the dead-letter topic), over_limit.',
+    help: 'Result records consumed, by outcome: stored, duplicate (redelivery, not stored again), malformed, dead_lettered (malformed and copied to the dead-letter topic), oversized (malformed: headers or key over their bounds, refused before they were decoded), over_limit.',
     labelNames: ['outcome'],
     registers: [registry],
     collect() {
@@ -126,6 +126,7 @@ function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): 
       this.inc({ outcome: 'malformed' }, s.malformed);
       this.inc({ outcome: 'dead_lettered' }, s.deadLettered);
       this.inc({ outcome: 'over_limit' }, s.overLimit);
+      this.inc({ outcome: 'oversized' }, s.oversized ?? 0);
     },
   });
   new Counter({

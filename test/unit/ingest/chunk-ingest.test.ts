@@ -109,4 +109,34 @@ describe('createChunkIngest', () => {
     const chunk = chunks.decode([record({ correlationId: 'd', sequence: 1 }), record({ correlationId: 'd', sequence: 2 })]);
     await expect(chunks.store(chunk)).rejects.toThrow('1 outcomes for 2 messages');
   });
+
+  it('refuses a record marked over its shape bounds without decoding it, counts it oversized, and dead-letters a bounded copy', async () => {
+    const store = createMemoryResultLog({ ttlSeconds: 60, maxTests: 10, maxMessagesPerTest: 100 });
+    const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
+    const sent: Array<[BrokerRecord, string]> = [];
+    const chunks = createChunkIngest({
+      onEvents: createResultRecorder({ log: store }),
+      deadLetter: async (dead, reason) => void sent.push([dead, reason]),
+      stats,
+      maxRecordBytes: 64,
+      log: createSilentLogger(),
+    });
+    const refused = (value: object): BrokerRecord => ({ ...record(value), refused: 'record has 9000 headers, more than 64' });
+    // Well-formed values: only the mark refuses them. The second one's value is over the bound, and is not copied.
+    const records = [
+      refused({ correlationId: 'r', sequence: 1 }),
+      refused({ correlationId: 'r', sequence: 2, pad: 'x'.repeat(100) }),
+      record({ correlationId: 'r', sequence: 3 }),
+    ];
+    const chunk = chunks.decode(records);
+    await chunks.store(chunk);
+    await chunk.deadLettered;
+    expect(stats).toEqual({ consumed: 3, stored: 1, duplicates: 0, malformed: 2, deadLettered: 2, overLimit: 0, oversized: 2 });
+    const reason = 'record has 9000 headers, more than 64';
+    expect(sent).toEqual([
+      [records[0], reason],
+      [{ ...records[1], value: null }, reason],
+    ]);
+    expect((await store.get('r'))?.messages.map((m) => m.sequence)).toEqual([3]);
+  });
 });
