@@ -6,4 +6,15 @@ export { follow } from './follow.js';
 export { createMemoryCursorStore } from './memory-cursor-store.js';
 export { createIndexedDbCursorStore, type IndexedDbCursorStoreOptions } from './indexed-db-cursor-store.js';
 export { createWebStorageCursorStore, type CursorStorage, type SyncCursorStore } from './web-storage-cursor-store.js';
-export type { CursorStore, DeliveryGranted, FollowEnd, FollowOptions, FollowState, FollowedMessage, Following } from './types.js';
+export { SERVICE_ERROR_CODES, type ServiceErrorCode } from './service-error-codes.js';
+export type {
+  CursorStore,
+  DeliveryGranted,
+  FollowEnd,
+  FollowFailureCode,
+  FollowOptions,
+  FollowState,
+  FollowedMessage,
+  Following,
+  LibraryErrorCode,
+} from './types.js';
