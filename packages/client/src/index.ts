@@ -3,6 +3,7 @@
  * test to the application once, resuming by cursor on every reconnect, over graphql-ws or SSE.
  */
 export { follow } from './follow.js';
+export { FollowError, followIterator, type FollowIteratorOptions } from './follow-iterator.js';
 export { createMemoryCursorStore } from './memory-cursor-store.js';
 export { createIndexedDbCursorStore, type IndexedDbCursorStoreOptions } from './indexed-db-cursor-store.js';
 export { createWebStorageCursorStore, type CursorStorage, type SyncCursorStore } from './web-storage-cursor-store.js';

@@ -87,6 +87,11 @@ export interface FollowOptions {
   readonly maxRetryWaitMs?: number;
   /** Consecutive attempts refused for the token (each after a new `getToken`) before the follow fails (default 3). */
   readonly maxAuthRetries?: number;
+  /**
+   * Stops the follow when aborted, as {@link Following.stop} does (the message being handed over is
+   * taken first); a signal aborted already ends it `stopped` before it connects.
+   */
+  readonly signal?: AbortSignal;
   /** A WebSocket implementation where there is no global one (older Node): `ws`'s class. */
   readonly webSocketImpl?: unknown;
   /** A fetch where the global one will not do. */
