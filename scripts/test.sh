@@ -9,6 +9,8 @@ echo "== Node $(node -v) ($(command -v node))" >&2
 echo "== type check" >&2
 npx tsc --noEmit -p .
 npx tsc --noEmit -p packages/client
+echo "== the client library builds (packages/client/dist/, what npm pack ships)" >&2
+npm run --silent build --workspace packages/client
 echo "== lint (eslint.config.js), formatting (.prettierrc.json) and import boundaries (.dependency-cruiser.cjs)" >&2
 npm run --silent lint
 echo "== generated types (resolvers, the dashboard's and the client library's operations) are up to date with schema/" >&2
