@@ -53,7 +53,7 @@ beforeAll(async () => {
   const peers = ['graphql-ws', 'graphql-sse', 'graphql'].map((name) => `${name}@${installed(name)}`);
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, packed.filename), ...peers], { cwd: project, maxBuffer: 1 << 24 });
   writeFileSync(join(project, 'follow.ts'), readmeSnippet('node'));
-  writeFileSync(join(project, 'page.ts'), readmeSnippet('browser'));
+  writeFileSync(join(project, 'index.ts'), readmeSnippet('browser'));
 }, 300_000);
 
 afterAll(() => {
@@ -94,7 +94,7 @@ describe('the packed client library', () => {
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     const options = ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', 'es2023,dom,dom.iterable'];
     const types = ['--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types')];
-    const checked = await run(process.execPath, [tsc, ...options, ...types, 'follow.ts', 'page.ts'], { cwd: project }).then(
+    const checked = await run(process.execPath, [tsc, ...options, ...types, 'follow.ts', 'index.ts'], { cwd: project }).then(
       () => '',
       (error: { stdout?: string }) => error.stdout ?? String(error),
     );
@@ -147,7 +147,7 @@ describe("the README's page snippet, bundled from the installed package, in Chro
   let browser: Browser;
   beforeAll(async () => {
     const bundle = await build({
-      entryPoints: ['page.ts'],
+      entryPoints: ['index.ts'],
       absWorkingDir: project,
       bundle: true,
       format: 'esm',
