@@ -1,14 +1,15 @@
 /**
  * Exact resume inside urql: its `subscriptionExchange` over a graphql-ws client (reconnecting on
- * its own, as the package README sets it up) wrapped in the library's `withResume`, following a
+ * its own, as the package README sets it up) or graphql-sse's client (its defaults), wrapped in the library's `withResume`, following a
  * test through the TCP proxy while it drops the connection mid-stream twice: every message once, in
  * order. The same client without `withResume` is shown to start over after a drop (each message
  * again), which is what the wrapper is for.
  */
 import { Client, gql, subscriptionExchange } from '@urql/core';
-import { createClient, type Client as WsClient } from 'graphql-ws';
+import { createClient as createSseClient } from 'graphql-sse';
+import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withResume } from '@result-collection-service/client';
+import { withResume, type SubscribingClient } from '@result-collection-service/client';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { incoming, storedTest } from '../log/storage-contract.js';
 import { eventually } from '../support/graphql.js';
@@ -39,8 +40,8 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-/** urql on its defaults but for the subscription exchange, forwarding to `ws` as urql's docs show. */
-function urqlOver(ws: WsClient): Client {
+/** urql on its defaults but for the subscription exchange, forwarding to `ws` (graphql-ws's or graphql-sse's client) as urql's docs show. */
+function urqlOver(ws: SubscribingClient & { dispose(): unknown }): Client {
   return new Client({
     url: `${proxy.url}/graphql`,
     exchanges: [
@@ -54,7 +55,7 @@ function urqlOver(ws: WsClient): Client {
 }
 
 /** Follows `id` with urql and cuts the connection after the 2nd and the 4th message, adding the rest meanwhile. */
-async function followWithDrops(ws: WsClient, id: string): Promise<Array<number | null>> {
+async function followWithDrops(ws: SubscribingClient & { dispose(): unknown }, id: string): Promise<Array<number | null>> {
   const sequences: Array<number | null> = [];
   const subscription = urqlOver(ws)
     .subscription(FOLLOW, { id })
@@ -90,15 +91,20 @@ const wsClient = () =>
     shouldRetry: () => true,
   });
 
-describe('urql over graphql-ws, through dropped connections', () => {
+/** graphql-sse's client (distinct connections), on its defaults: it reconnects after a dropped stream. */
+const sseClient = () => createSseClient({ url: `${proxy.url}/graphql`, headers: async () => ({ authorization: `Bearer ${await defaultToken()}` }) });
+
+const clients = { ws: wsClient, sse: sseClient } as const;
+
+describe.each(['ws', 'sse'] as const)('urql over %s, through dropped connections', (transport) => {
   it('with withResume: every message once, in order', async () => {
-    const id = await storedTest(log, 'urql-resume', [{ sequence: 1 }, { sequence: 2 }]);
-    expect(await followWithDrops(withResume(wsClient()), id)).toEqual([1, 2, 3, 4, 5, 6]);
+    const id = await storedTest(log, `urql-resume-${transport}`, [{ sequence: 1 }, { sequence: 2 }]);
+    expect(await followWithDrops(withResume(clients[transport]()), id)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
-  it('without it: graphql-ws subscribes again from the start after a drop, handing messages again', async () => {
-    const id = await storedTest(log, 'urql-plain', [{ sequence: 1 }, { sequence: 2 }]);
-    const sequences = await followWithDrops(wsClient(), id);
+  it('without it: the client subscribes again from the start after a drop, handing messages again', async () => {
+    const id = await storedTest(log, `urql-plain-${transport}`, [{ sequence: 1 }, { sequence: 2 }]);
+    const sequences = await followWithDrops(clients[transport](), id);
     expect(sequences.slice(0, 4)).toEqual([1, 2, 1, 2]);
   });
 });

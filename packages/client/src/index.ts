@@ -4,7 +4,7 @@
  */
 export { follow } from './follow.js';
 export { FollowError, followIterator, type FollowIteratorOptions } from './follow-iterator.js';
-export { withResume } from './with-resume.js';
+export { withResume, type SubscribingClient } from './with-resume.js';
 export { createMemoryCursorStore } from './memory-cursor-store.js';
 export { createIndexedDbCursorStore, type IndexedDbCursorStoreOptions } from './indexed-db-cursor-store.js';
 export { createWebStorageCursorStore, type CursorStorage, type SyncCursorStore } from './web-storage-cursor-store.js';
