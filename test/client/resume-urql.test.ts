@@ -1,8 +1,8 @@
 /**
  * Exact resume inside urql: its `subscriptionExchange` over a graphql-ws client (reconnecting on
- * its own, as the package README sets it up) or graphql-sse's client (its defaults), wrapped in the library's `withResume`, following a
- * test through the TCP proxy while it drops the connection mid-stream twice: every message once, in
- * order. The same client without `withResume` is shown to start over after a drop (each message
+ * its own, as the package README sets it up) or graphql-sse's client (its defaults), wrapped in the
+ * library's `withResume`, following a test through the TCP proxy while it drops the connection
+ * mid-stream twice: every message once, in order. The same client without `withResume` is shown to start over after a drop (each message
  * again), which is what the wrapper is for.
  */
 import { Client, gql, subscriptionExchange } from '@urql/core';
