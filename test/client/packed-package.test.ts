@@ -20,6 +20,8 @@ import { startPipelineService, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 
 const run = promisify(execFile);
+/** tsc over a fresh program, a Node process and a browser page are slow on a loaded machine: bounds that suit one. */
+const SLOW_MS = 180_000;
 const ROOT = process.cwd();
 const PACKAGE = '@result-collection-service/client';
 const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A test's messages</title>
@@ -90,16 +92,20 @@ describe('the packed client library', () => {
     expect(outside).toEqual([]);
   });
 
-  it("type-checks the README's snippets against the installed declarations", async () => {
-    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    const options = ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', 'es2023,dom,dom.iterable'];
-    const types = ['--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types')];
-    const checked = await run(process.execPath, [tsc, ...options, ...types, 'follow.ts', 'index.ts'], { cwd: project }).then(
-      () => '',
-      (error: { stdout?: string }) => error.stdout ?? String(error),
-    );
-    expect(checked).toBe('');
-  });
+  it(
+    "type-checks the README's snippets against the installed declarations",
+    async () => {
+      const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+      const options = ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', 'es2023,dom,dom.iterable'];
+      const types = ['--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types')];
+      const checked = await run(process.execPath, [tsc, ...options, ...types, 'follow.ts', 'index.ts'], { cwd: project }).then(
+        () => '',
+        (error: { stdout?: string }) => error.stdout ?? String(error),
+      );
+      expect(checked).toBe('');
+    },
+    SLOW_MS,
+  );
 });
 
 describe("the README's Node snippet, run from the installed package", () => {
@@ -111,34 +117,38 @@ describe("the README's Node snippet, run from the installed package", () => {
     await svc?.stop();
   });
 
-  it('follows a real test to its end: every message once, in order, stored then live', async () => {
-    const id = await storedTest(svc.log, 'packed-node', [{ sequence: 1 }, { sequence: 2 }]);
-    const child = spawn(process.execPath, ['follow.ts', id], {
-      cwd: project,
-      env: { ...process.env, RCS_URL: svc.url, RCS_TOKEN: await defaultToken() },
-    });
-    let out = '';
-    let err = '';
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<number | null>((done) => child.on('exit', done));
-    const twoLines = new Promise<void>((enough) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.split('\n').length > 2) enough();
+  it(
+    'follows a real test to its end: every message once, in order, stored then live',
+    async () => {
+      const id = await storedTest(svc.log, 'packed-node', [{ sequence: 1 }, { sequence: 2 }]);
+      const child = spawn(process.execPath, ['follow.ts', id], {
+        cwd: project,
+        env: { ...process.env, RCS_URL: svc.url, RCS_TOKEN: await defaultToken() },
       });
-    });
-    await Promise.race([twoLines, exited.then((code) => Promise.reject(new Error(`the script exited (${code}) before two messages: ${err}`)))]);
-    await svc.log.append([incoming(id, { sequence: 3 })]);
-    await svc.log.append([incoming(id, { sequence: 4, final: true })]);
-    expect(await exited, err).toBe(0);
-    const lines = out
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { sequence: number; final: boolean; payload: unknown });
-    expect(lines.map((line) => line.sequence)).toEqual([1, 2, 3, 4]);
-    expect(lines.map((line) => line.final)).toEqual([false, false, false, true]);
-    expect(lines[0]?.payload).toEqual({ n: 1 });
-  });
+      let out = '';
+      let err = '';
+      child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      const exited = new Promise<number | null>((done) => child.on('exit', done));
+      const twoLines = new Promise<void>((enough) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.split('\n').length > 2) enough();
+        });
+      });
+      await Promise.race([twoLines, exited.then((code) => Promise.reject(new Error(`the script exited (${code}) before two messages: ${err}`)))]);
+      await svc.log.append([incoming(id, { sequence: 3 })]);
+      await svc.log.append([incoming(id, { sequence: 4, final: true })]);
+      expect(await exited, err).toBe(0);
+      const lines = out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { sequence: number; final: boolean; payload: unknown });
+      expect(lines.map((line) => line.sequence)).toEqual([1, 2, 3, 4]);
+      expect(lines.map((line) => line.final)).toEqual([false, false, false, true]);
+      expect(lines[0]?.payload).toEqual({ n: 1 });
+    },
+    SLOW_MS,
+  );
 });
 
 describe("the README's page snippet, bundled from the installed package, in Chromium", () => {
@@ -163,26 +173,30 @@ describe("the README's page snippet, bundled from the installed package, in Chro
     });
     svc = await startPipelineService({ env: { CORS_ALLOWED_ORIGINS: site.origin } });
     browser = await launchChromium();
-  }, 120_000);
+  }, SLOW_MS);
   afterAll(async () => {
     await browser?.close();
     await svc?.stop();
     await site?.close();
   });
 
-  it.each(['ws', 'sse'] as const)('follows a real test over %s to its end, every message once and in order', async (transport) => {
-    const id = await storedTest(svc.log, `packed-page-${transport}`, [{ sequence: 1, status: 'RUNNING' }, { sequence: 2 }]);
-    const page = await browser.newPage();
-    try {
-      await page.goto(`${site.origin}/?${new URLSearchParams({ test: id, service: svc.url, transport }).toString()}`);
-      await page.waitForFunction(() => document.querySelectorAll('#messages li').length >= 2, undefined, { timeout: 20_000 });
-      await svc.log.append([incoming(id, { sequence: 3, final: true, status: 'COMPLETED' })]);
-      await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'completed', undefined, { timeout: 20_000 });
-      const items = await page.locator('#messages li').allTextContents();
-      await screenshot(page, `packed-client-${transport}`);
-      expect(items.map((item) => item.split(' ')[0])).toEqual(['1', '2', '3']);
-    } finally {
-      await page.close();
-    }
-  });
+  it.each(['ws', 'sse'] as const)(
+    'follows a real test over %s to its end, every message once and in order',
+    async (transport) => {
+      const id = await storedTest(svc.log, `packed-page-${transport}`, [{ sequence: 1, status: 'RUNNING' }, { sequence: 2 }]);
+      const page = await browser.newPage();
+      try {
+        await page.goto(`${site.origin}/?${new URLSearchParams({ test: id, service: svc.url, transport }).toString()}`);
+        await page.waitForFunction(() => document.querySelectorAll('#messages li').length >= 2, undefined, { timeout: 60_000 });
+        await svc.log.append([incoming(id, { sequence: 3, final: true, status: 'COMPLETED' })]);
+        await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'completed', undefined, { timeout: 60_000 });
+        const items = await page.locator('#messages li').allTextContents();
+        await screenshot(page, `packed-client-${transport}`);
+        expect(items.map((item) => item.split(' ')[0])).toEqual(['1', '2', '3']);
+      } finally {
+        await page.close();
+      }
+    },
+    SLOW_MS,
+  );
 });
