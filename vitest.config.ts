@@ -1,4 +1,8 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
+
+/** The client library's export that points at its TypeScript source (packages/client/package.json): tests run what is in the tree, not a stale build. */
+const clientSource = '@result-collection-service/source';
 
 export default defineConfig({
   resolve: {
@@ -7,7 +11,9 @@ export default defineConfig({
     // would pick index.mjs for our sources. Two copies of graphql refuse each other's schemas, so
     // the tests load the one Node loads in production.
     alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
+    conditions: [clientSource, ...defaultServerConditions],
   },
+  ssr: { resolve: { conditions: [clientSource, ...defaultServerConditions] } },
   test: {
     include: ['test/**/*.test.ts'],
     // The tests' own kafkajs clients get the service's clamp of kafkajs's negative timer.

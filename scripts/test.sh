@@ -9,6 +9,8 @@ echo "== Node $(node -v) ($(command -v node))" >&2
 echo "== type check" >&2
 npx tsc --noEmit -p .
 npx tsc --noEmit -p packages/client
+echo "== the client library builds (packages/client/dist/, what npm pack ships)" >&2
+npm run --silent build --workspace packages/client
 echo "== lint (eslint.config.js), formatting (.prettierrc.json) and import boundaries (.dependency-cruiser.cjs)" >&2
 npm run --silent lint
 echo "== generated types (resolvers, the dashboard's and the client library's operations) are up to date with schema/" >&2
@@ -16,6 +18,8 @@ if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
   echo "src/graphql/schema/generated/, web/dashboard/gql/ or packages/client/src/gql/ is stale: run 'npm run codegen' and commit the result" >&2
   exit 1
 fi
+echo "== the client library's error codes (packages/client/src/service-error-codes.ts) are up to date with src/base/errors.ts" >&2
+npx tsx scripts/client-error-codes.ts --check
 echo "== the configuration reference (docs/configuration.md) is up to date with src/config/settings.ts" >&2
 npx tsx scripts/config-reference.ts --check
 echo "== every file a comment or a document names exists (scripts/check-paths.ts)" >&2

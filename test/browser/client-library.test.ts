@@ -1,6 +1,6 @@
 /**
- * The client library in Chromium, as a page on its own origin uses it (bundled from
- * packages/client/src with esbuild, as an application's bundler would): it follows a test with the
+ * The client library in Chromium, as a page on its own origin uses it (bundled by its package name
+ * from packages/client/src with esbuild, as an application's bundler would): it follows a test with the
  * IndexedDB cursor store over the browser's own WebSocket and fetch, the page is reloaded in the
  * middle, and the next page's follow hands over only what the first did not take, each message
  * once; the store keeps only its last `maxTests` tests, across a reload too.
@@ -24,7 +24,9 @@ let token: string;
 
 beforeAll(async () => {
   const bundle = await build({
-    entryPoints: ['packages/client/src/index.ts'],
+    // The package by its name, as an application imports it; the repository's export condition picks its source.
+    stdin: { contents: "export * from '@result-collection-service/client';", resolveDir: process.cwd(), loader: 'ts' },
+    conditions: ['@result-collection-service/source'],
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -52,7 +54,7 @@ async function followOnPage(page: Page, id: string, transport: 'ws' | 'sse'): Pr
   await page.waitForFunction(() => (window as unknown as { loaded?: boolean }).loaded === true);
   await page.evaluate(
     ([api, t, correlationId, via]) => {
-      const w = window as unknown as { client: typeof import('../../packages/client/src/index.js'); taken: number[]; end?: unknown };
+      const w = window as unknown as { client: typeof import('@result-collection-service/client'); taken: number[]; end?: unknown };
       w.taken = [];
       const following = w.client.follow(correlationId, {
         url: api,
@@ -108,7 +110,7 @@ describe('the IndexedDB cursor store in Chromium', () => {
       await page.goto(`${site.origin}/`);
       await page.waitForFunction(() => (window as unknown as { loaded?: boolean }).loaded === true);
       const kept = await page.evaluate(async () => {
-        const { client } = window as unknown as { client: typeof import('../../packages/client/src/index.js') };
+        const { client } = window as unknown as { client: typeof import('@result-collection-service/client') };
         const store = client.createIndexedDbCursorStore({ name: 'bound', maxTests: 2 });
         await store.set('a', 'a1');
         await store.set('b', 'b1');
@@ -120,7 +122,7 @@ describe('the IndexedDB cursor store in Chromium', () => {
       await page.reload();
       await page.waitForFunction(() => (window as unknown as { loaded?: boolean }).loaded === true);
       const reread = await page.evaluate(async () => {
-        const { client } = window as unknown as { client: typeof import('../../packages/client/src/index.js') };
+        const { client } = window as unknown as { client: typeof import('@result-collection-service/client') };
         const store = client.createIndexedDbCursorStore({ name: 'bound', maxTests: 2 });
         return Promise.all(['a', 'b', 'c'].map((id) => store.get(id)));
       });

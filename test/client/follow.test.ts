@@ -16,7 +16,7 @@ import {
   type FollowOptions,
   type FollowState,
   type FollowedMessage,
-} from '../../packages/client/src/index.js';
+} from '@result-collection-service/client';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { incoming, storedTest as storeTest } from '../log/storage-contract.js';

@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { follow, type FollowState, type FollowedMessage } from '../../packages/client/src/index.js';
+import { follow, type FollowState, type FollowedMessage } from '@result-collection-service/client';
 import { freePort } from '../../tools/free-port.js';
 import type { MockCluster } from '../../tools/mock-cluster/mock-cluster.js';
 import { incoming, uniqueId } from '../log/storage-contract.js';

@@ -5,7 +5,7 @@
  * the dashboard's Chromium tests and the library's reload case (test/client/follow.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { createWebStorageCursorStore } from '../../packages/client/src/index.js';
+import { createWebStorageCursorStore } from '@result-collection-service/client';
 
 function mapStorage() {
   const kept = new Map<string, string>();

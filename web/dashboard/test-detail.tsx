@@ -5,7 +5,7 @@
  */
 import { useEffect } from 'react';
 import { useQuery } from 'urql';
-import type { FollowState, FollowedMessage } from '../../packages/client/src/index.js';
+import type { FollowState, FollowedMessage } from '@result-collection-service/client';
 import { ArrivalsChart } from './arrivals-chart.js';
 import { OneTest } from './operations.js';
 import { PayloadView } from './payload-view.js';

@@ -5,7 +5,7 @@
  * page keeps the messages it shows for as long as it lives, and a reload starts both over together.
  */
 import { useEffect, useState } from 'react';
-import { follow, type FollowState, type FollowedMessage } from '../../packages/client/src/index.js';
+import { follow, type FollowState, type FollowedMessage } from '@result-collection-service/client';
 import { addMessage } from './merge.js';
 import type { TokenKeeper } from './token-keeper.js';
 

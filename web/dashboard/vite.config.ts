@@ -4,11 +4,14 @@
  * `npm run build:web`; scripts/setup.sh runs it.
  */
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig } from 'vite';
 
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/dashboard/',
+  // The client library (an npm workspace) from its source, as the type check and the tests take it:
+  // the dashboard never ships a stale build of it (packages/client/package.json's export condition).
+  resolve: { conditions: ['@result-collection-service/source', ...defaultClientConditions] },
   logLevel: 'error',
   build: {
     outDir: fileURLToPath(new URL('../../dist/web/dashboard/', import.meta.url)),

@@ -168,8 +168,16 @@ export function follow(correlationId: string, options: FollowOptions): Following
     removeEventListener?: (type: string, listener: () => void) => void;
   };
   events.addEventListener?.('online', online);
+  // An aborted signal stops the follow as stop() does; one aborted already stops it before it connects.
+  const { signal } = options;
+  const aborted = () => void stop();
+  if (signal?.aborted === true) stopped = true;
+  else signal?.addEventListener('abort', aborted, { once: true });
   const done = run()
-    .finally(() => events.removeEventListener?.('online', online))
+    .finally(() => {
+      events.removeEventListener?.('online', online);
+      signal?.removeEventListener('abort', aborted);
+    })
     .then(
       (end) => {
         tell(end);
@@ -181,16 +189,14 @@ export function follow(correlationId: string, options: FollowOptions): Following
         return end;
       },
     );
-  return {
-    done,
-    // Not to be awaited inside onMessage: it waits for that very hand-over to finish.
-    stop: async () => {
-      stopped = true;
-      interrupt?.();
-      await done;
-      await handing;
-    },
-  };
+  // Not to be awaited inside onMessage: it waits for that very hand-over to finish.
+  async function stop(): Promise<void> {
+    stopped = true;
+    interrupt?.();
+    await done;
+    await handing;
+  }
+  return { done, stop };
 }
 
 /** At once after an attempt that handed something over; then 250 ms doubling to `max`, with up to a fifth more at random (replicas are not all hit at once). */

@@ -6,14 +6,15 @@
  * that is not there or not the caller's, a request the service refuses as it is).
  */
 import type { AttemptEnd, ServiceErrorShape } from './attempt.js';
+import type { ServiceErrorCode } from './service-error-codes.js';
 
 /** Resume (after renewing the token, or waiting at least `waitMs`), or stop with a code. */
 export type NextStep =
   | { readonly resume: true; readonly renewToken: boolean; readonly waitMs?: number; readonly reason: string }
   | { readonly resume: false; readonly code: string; readonly message: string };
 
-/** Error codes a resume can cure; any other code ends the follow. */
-const RESUMABLE = new Set([
+/** Error codes a resume can cure; any other code ends the follow. Typed by the service's union (generated), so a code it no longer sends fails the build. */
+const RESUMABLE: ReadonlySet<string> = new Set<ServiceErrorCode>([
   'SHUTTING_DOWN',
   'STORE_UNAVAILABLE',
   'BROKER_UNAVAILABLE',
@@ -22,7 +23,7 @@ const RESUMABLE = new Set([
   'SUBSCRIBER_TOO_SLOW',
   'NOT_ACKNOWLEDGED',
 ]);
-const RATE_LIMITS = new Set(['RATE_LIMITED', 'TOO_MANY_SUBSCRIPTIONS']);
+const RATE_LIMITS: ReadonlySet<string> = new Set<ServiceErrorCode>(['RATE_LIMITED', 'TOO_MANY_SUBSCRIPTIONS']);
 
 /**
  * WebSocket close codes that end the follow: the request as sent will never be served (graphql-ws's
@@ -33,7 +34,7 @@ const RATE_LIMITS = new Set(['RATE_LIMITED', 'TOO_MANY_SUBSCRIPTIONS']);
 const FINAL_CLOSES = new Set([4400, 4406]);
 
 /** HTTP statuses of an SSE request that end the follow (the body's code, when there is one, is reported). */
-const FINAL_STATUSES = new Map([
+const FINAL_STATUSES = new Map<number, ServiceErrorCode>([
   [400, 'BAD_REQUEST'],
   [403, 'FORBIDDEN'],
   [404, 'NOT_FOUND'],
@@ -52,7 +53,8 @@ export function nextStep(end: AttemptEnd): NextStep {
     case 'errors':
       return fromErrors(end.errors, undefined);
     case 'closed':
-      if (FINAL_CLOSES.has(end.code)) return { resume: false, code: 'BAD_REQUEST', message: `the connection was closed: ${end.code} ${end.reason}` };
+      if (FINAL_CLOSES.has(end.code))
+        return { resume: false, code: 'BAD_REQUEST' satisfies ServiceErrorCode, message: `the connection was closed: ${end.code} ${end.reason}` };
       return { resume: true, renewToken: end.code === 4403, ...(end.code === 4429 ? { waitMs: 1000 } : {}), reason: `closed ${end.code} ${end.reason}`.trim() };
     case 'refused':
       return fromRefusal(end.status, end.errors, end.retryAfterSeconds);
@@ -76,7 +78,7 @@ function fromErrors(errors: readonly ServiceErrorShape[], retryAfterSeconds: num
   const first = errors[0];
   const code = typeof first?.extensions?.code === 'string' ? first.extensions.code : 'UNKNOWN';
   const message = first?.message ?? 'the stream ended with an error';
-  if (code === 'UNAUTHENTICATED') return { resume: true, renewToken: true, reason: `${code}: ${message}` };
+  if (code === ('UNAUTHENTICATED' satisfies ServiceErrorCode)) return { resume: true, renewToken: true, reason: `${code}: ${message}` };
   if (RATE_LIMITS.has(code)) {
     const seconds = typeof first?.extensions?.retryAfterSeconds === 'number' ? first.extensions.retryAfterSeconds : (retryAfterSeconds ?? 1);
     return { resume: true, renewToken: false, waitMs: seconds * 1000, reason: `${code}: ${message}` };

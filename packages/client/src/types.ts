@@ -4,6 +4,7 @@
  * application never sees graphql-ws or graphql-sse.
  */
 import type { FollowTestSubscription } from './gql/graphql.js';
+import type { ServiceErrorCode } from './service-error-codes.js';
 
 /** One message of a test, as the service sends it (typed from the schema). */
 export type FollowedMessage = FollowTestSubscription['testMessages'];
@@ -38,12 +39,22 @@ export type FollowState =
   | { readonly status: 'reconnecting'; readonly attempt: number; readonly waitMs: number; readonly reason: string }
   | FollowEnd;
 
+/** Codes the library ends a follow with on its own account (the application's handler or store failed, a fault of its own, an error with no code). */
+export type LibraryErrorCode = 'HANDLER_FAILED' | 'CURSOR_STORE_FAILED' | 'CLIENT_FAILED' | 'UNKNOWN';
+
+/**
+ * Why a follow failed: one of the service's codes (generated from its code union), one of the
+ * library's, or a code a newer service sends that this version does not know yet (kept as sent).
+ */
+// `string & {}` keeps the known codes offered by editors while any string still fits.
+export type FollowFailureCode = ServiceErrorCode | LibraryErrorCode | (string & {});
+
 /** How a follow ended: for good, in every case. */
 export type FollowEnd =
   /** The test's stream completed: the final message was taken (now or by an earlier follow). */
   | { readonly status: 'completed' }
   /** What cannot be resumed: `code` is the service's (`CURSOR_EXPIRED`, `TEST_EXPIRED`, `NOT_FOUND`, `FORBIDDEN`...) or the library's own (`HANDLER_FAILED`, `CURSOR_STORE_FAILED`, `UNAUTHENTICATED` after renewals that did not help or no token to be had). */
-  | { readonly status: 'failed'; readonly code: string; readonly message: string }
+  | { readonly status: 'failed'; readonly code: FollowFailureCode; readonly message: string }
   /** The application stopped it. */
   | { readonly status: 'stopped' };
 
@@ -76,6 +87,11 @@ export interface FollowOptions {
   readonly maxRetryWaitMs?: number;
   /** Consecutive attempts refused for the token (each after a new `getToken`) before the follow fails (default 3). */
   readonly maxAuthRetries?: number;
+  /**
+   * Stops the follow when aborted, as {@link Following.stop} does (the message being handed over is
+   * taken first); a signal aborted already ends it `stopped` before it connects.
+   */
+  readonly signal?: AbortSignal;
   /** A WebSocket implementation where there is no global one (older Node): `ws`'s class. */
   readonly webSocketImpl?: unknown;
   /** A fetch where the global one will not do. */
