@@ -10,6 +10,8 @@ export type ServiceErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   /** A request Apollo Server refuses before any operation (CSRF prevention, a batch, a GET with no query). */
   | 'BAD_REQUEST'
+  /** A method /graphql does not serve (graphql-sse's single connection mode reserves its stream with PUT). */
+  | 'METHOD_NOT_ALLOWED'
   /** A valid document whose operation to run is not named (Apollo Server's code, over HTTP). */
   | 'OPERATION_RESOLUTION_FAILURE'
   | 'GRAPHQL_PARSE_FAILED'
@@ -61,6 +63,7 @@ export const SERVICE_ERROR_CODES: readonly ServiceErrorCode[] = [
   'INPUT_TOO_LARGE',
   'PAYLOAD_TOO_LARGE',
   'BAD_REQUEST',
+  'METHOD_NOT_ALLOWED',
   'OPERATION_RESOLUTION_FAILURE',
   'GRAPHQL_PARSE_FAILED',
   'GRAPHQL_VALIDATION_FAILED',
