@@ -94,7 +94,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const consumes = config.role !== 'api';
   const broker = options.createBrokerSide({
     onEvents: createResultRecorder({ log }),
-    onRequests: createStartRecorder({ log, maxInputBytes: config.resultLog.maxInputBytes, logger }),
+    onRequests: createStartRecorder({ log, maxInputBytes: config.resultLog.maxInputBytes, jsonShape: config.resultLog.jsonShape, logger }),
   });
   const httpServer = createServer();
   const api = config.role === 'consumer' ? undefined : await createApiSide(options, broker, httpServer);
@@ -205,7 +205,13 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
   const { config, logger, log, auth } = options;
   const rateLimits = options.rateLimits ?? NO_RATE_LIMITS;
   if (auth === undefined) throw new Error(`startService: the ${config.role} role serves the API and needs auth`);
-  const starter = createTestStarter({ log, publisher: broker.publisher, logger, maxInputBytes: config.resultLog.maxInputBytes });
+  const starter = createTestStarter({
+    log,
+    publisher: broker.publisher,
+    logger,
+    maxInputBytes: config.resultLog.maxInputBytes,
+    jsonShape: config.resultLog.jsonShape,
+  });
   const access = createAccessPolicy({ adminScope: config.auth.adminScope });
   const deps: GraphQLDeps = { log, starter, subscriptionQueueLimit: config.subscriptionQueueLimit, access };
 

@@ -8,6 +8,8 @@ export type ErrorCode =
   | 'BAD_USER_INPUT'
   /** A test's input over the size limit (`TEST_INPUT_MAX_BYTES`), on every way of starting one. */
   | 'INPUT_TOO_LARGE'
+  /** A test's input nested deeper than `JSON_MAX_DEPTH`, on every way of starting one. */
+  | 'INPUT_TOO_DEEP'
   /** A request body over the size the endpoint accepts. */
   | 'PAYLOAD_TOO_LARGE'
   /** A request Apollo Server refuses before any operation (CSRF prevention, a batch, a GET with no query). */
@@ -70,6 +72,7 @@ export type ErrorCode =
 const WIRE: Record<ErrorCode, { readonly status: number; readonly close: number }> = {
   BAD_USER_INPUT: { status: 400, close: 4400 },
   INPUT_TOO_LARGE: { status: 413, close: 4400 },
+  INPUT_TOO_DEEP: { status: 413, close: 4400 },
   PAYLOAD_TOO_LARGE: { status: 413, close: 4400 },
   BAD_REQUEST: { status: 400, close: 4400 },
   METHOD_NOT_ALLOWED: { status: 405, close: 4400 },

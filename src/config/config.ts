@@ -6,6 +6,7 @@ import { readAuth, readIssuer, type AuthConfig, type IssuerConfig } from './auth
 import { createReader, type Env, type Reader } from './reader.js';
 import { ConfigError } from '../base/errors.js';
 import { readKafka, type KafkaConfig } from './kafka.js';
+import { MAX_JSON_DEPTH, type JsonShapeLimits } from '../base/json-shape.js';
 import { readPersistedOperations, type PersistedOperationsConfig } from './persisted-documents.js';
 import { readRedisConfig, type RedisConfig } from './redis.js';
 import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
@@ -79,6 +80,8 @@ export interface ResultLogConfig {
   readonly maxInputBytes: number;
   /** Bytes the tests held in this process may hold (memory and replicated state), `STORE_MAX_BYTES`. */
   readonly maxBytes: number;
+  /** The shape limits of every stored JSON value, inputs and payloads (`JSON_MAX_*`); the same as `kafka.jsonShape`. */
+  readonly jsonShape: JsonShapeLimits;
 }
 
 /** Limits of GraphQL operations. */
@@ -194,6 +197,13 @@ export function loadConfig(env: Env = process.env): Config {
   const persistedOperations = readPersistedOperations(read, production);
   // With trusted documents the IDE could run nothing (its own introspection query included).
   const browser = readBrowser(read, production || persistedOperations.trustedDocuments !== null);
+  // One set of shape limits for both doors: what a start accepts and what ingest stores.
+  const jsonShape: JsonShapeLimits = {
+    maxDepth: read.int('JSON_MAX_DEPTH', 64, { min: 1, max: MAX_JSON_DEPTH }),
+    maxKeys: read.int('JSON_MAX_KEYS', 10_000, { min: 1 }),
+    maxArrayLength: read.int('JSON_MAX_ARRAY_LENGTH', 100_000, { min: 1 }),
+    maxStringLength: read.int('JSON_MAX_STRING_LENGTH', 1_048_576, { min: 1 }),
+  };
   return {
     role,
     port,
@@ -201,7 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readTrustProxy(read),
     production,
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    kafka: readKafka(read, stateKind),
+    kafka: { ...readKafka(read, stateKind), jsonShape },
     resultLog: {
       kind: stateKind,
       ttlSeconds: read.int('STORE_TTL_SECONDS', 86_400, { min: 1 }),
@@ -209,6 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxMessagesPerTest: read.int('STORE_MAX_MESSAGES_PER_TEST', 10_000, { min: 1 }),
       maxInputBytes: read.int('TEST_INPUT_MAX_BYTES', 64 * 1024, { min: 16, max: 1024 * 1024 }),
       maxBytes: read.int('STORE_MAX_BYTES', 512 * 1024 * 1024, { min: 1024 * 1024 }),
+      jsonShape,
     },
     // Checked only where it is used: a process that keeps nothing in Redis never connects to it.
     redis: readRedisConfig(read, usesRedis),

@@ -2,6 +2,7 @@
  * The Kafka part of the configuration: brokers, topics, consumer group timing, and (through
  * kafka-security.ts) TLS and SASL. Read through the configuration's reader.
  */
+import type { JsonShapeLimits } from '../base/json-shape.js';
 import type { Reader } from './reader.js';
 import { ConfigError } from '../base/errors.js';
 import { readKafkaSasl, readKafkaSsl, type KafkaSaslConfig, type KafkaSslConfig } from './kafka-security.js';
@@ -42,6 +43,8 @@ export interface KafkaConfig {
   readonly deadLetterTopic: string | null;
   /** Largest result record value, uncompressed, that is decoded; larger ones are malformed (`RESULT_MAX_BYTES`). */
   readonly maxResultBytes: number;
+  /** Shape limits of a result's payload, the same as a test's input's (`JSON_MAX_*`); a payload past them is malformed. */
+  readonly jsonShape?: JsonShapeLimits;
   /** Most bytes one compressed batch may decompress to (`KAFKA_MAX_BATCH_BYTES`). */
   readonly maxBatchBytes: number;
   /** Headers and key of one record, checked before kafkajs decodes them (`KAFKA_RECORD_MAX_*`). */

@@ -275,6 +275,34 @@ export const SETTINGS = {
     description:
       'Largest input of a test, as JSON text in bytes (at most 1 MiB), the same on every way of starting one: the `startTest` mutation and `POST /tests` answer `INPUT_TOO_LARGE` (413) past it, and in the replicated mode a start request over it is logged and not recorded.',
   },
+  JSON_MAX_DEPTH: {
+    section: 'state',
+    type: 'integer',
+    default: 64,
+    description:
+      "Deepest nesting of objects and arrays (1 to 1000) in every JSON value the service stores and serves back: a test's input and a result's payload. A deeper input is refused with `INPUT_TOO_DEEP` (413) by the `startTest` mutation and `POST /tests`; a deeper result record is counted as malformed and copied to the dead-letter topic. A read skips and counts a stored value deeper than 1000 levels (written before the limit existed) instead of failing.",
+  },
+  JSON_MAX_KEYS: {
+    section: 'state',
+    type: 'integer',
+    default: 10000,
+    description:
+      'Most members in one object of a stored JSON value (an input or a payload); past it an input is refused with `INPUT_TOO_LARGE` (413) and a result record is malformed, as past `JSON_MAX_DEPTH`.',
+  },
+  JSON_MAX_ARRAY_LENGTH: {
+    section: 'state',
+    type: 'integer',
+    default: 100000,
+    description:
+      'Most items in one array of a stored JSON value (an input or a payload); past it an input is refused with `INPUT_TOO_LARGE` (413) and a result record is malformed, as past `JSON_MAX_DEPTH`.',
+  },
+  JSON_MAX_STRING_LENGTH: {
+    section: 'state',
+    type: 'integer',
+    default: 1048576,
+    description:
+      'Longest string, key or value, in UTF-16 code units, in a stored JSON value (an input or a payload); past it an input is refused with `INPUT_TOO_LARGE` (413) and a result record is malformed, as past `JSON_MAX_DEPTH`.',
+  },
   STORE_MAX_BYTES: {
     section: 'state',
     type: 'integer',

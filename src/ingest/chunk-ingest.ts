@@ -10,6 +10,7 @@
  * lookup each.
  */
 import type { IncomingMessage } from '../domain/types.js';
+import { DEFAULT_JSON_SHAPE, type JsonShapeLimits } from '../base/json-shape.js';
 import type { Logger } from '../base/logger.js';
 import { carriesSampledTrace, traceChunkStore, type SampledRecord } from '../telemetry/trace-context.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
@@ -49,6 +50,8 @@ export interface ChunkIngestOptions {
   readonly stats: ConsumerStats;
   /** Largest record value (uncompressed bytes) decoded; larger ones are malformed. */
   readonly maxRecordBytes?: number;
+  /** Shape limits of a payload (`JSON_MAX_*`); a record past them is malformed. */
+  readonly jsonShape?: JsonShapeLimits;
   readonly log: Logger;
 }
 
@@ -57,6 +60,7 @@ const settled = Promise.resolve();
 /** Creates the chunk handling of one consumer. */
 export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
   const { stats, log, deadLetter } = options;
+  const shape = options.jsonShape ?? DEFAULT_JSON_SHAPE;
 
   function decode(records: readonly BrokerRecord[]): DecodedChunk {
     stats.consumed += records.length;
@@ -65,7 +69,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     let sends: Array<Promise<void>> | undefined;
     let sampled: SampledRecord[] | undefined;
     for (const record of records) {
-      const decoded = record.refused === undefined ? decodeResult(record, options.maxRecordBytes) : refusedShape(record);
+      const decoded = record.refused === undefined ? decodeResult(record, options.maxRecordBytes, shape) : refusedShape(record);
       if (decoded.ok) {
         const traceparent = record.headers.traceparent;
         if (carriesSampledTrace(traceparent))

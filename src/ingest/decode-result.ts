@@ -4,6 +4,7 @@
  * checked here.
  */
 import type { IncomingMessage, TestStatus } from '../domain/types.js';
+import { DEFAULT_JSON_SHAPE, jsonShapeFault, type JsonShapeLimits } from '../base/json-shape.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
 import { payloadText } from './payload-text.js';
 import { MAX_ID_LENGTH, readEnvelope } from './record-envelope.js';
@@ -34,9 +35,10 @@ const STATUS_ALIASES: ReadonlyMap<string, TestStatus> = new Map([
 
 /**
  * Decodes one result record; see docs/kafka.md, "Results". A value over `maxBytes` (uncompressed,
- * `RESULT_MAX_BYTES`) is refused like any malformed record.
+ * `RESULT_MAX_BYTES`) is refused like any malformed record, and so is a payload past the shape
+ * limits of every stored JSON value (`JSON_MAX_*`): stored, it could never be served back.
  */
-export function decodeResult(record: BrokerRecord, maxBytes = Infinity): DecodeResult {
+export function decodeResult(record: BrokerRecord, maxBytes = Infinity, shape: JsonShapeLimits = DEFAULT_JSON_SHAPE): DecodeResult {
   const envelope = readEnvelope(record, maxBytes);
   if (!envelope.ok) return envelope;
   const { bytes, text, value, correlationId } = envelope;
@@ -65,6 +67,8 @@ export function decodeResult(record: BrokerRecord, maxBytes = Infinity): DecodeR
   const seq = typeof sequence === 'number' ? sequence : null;
   // A record without a `payload` field is kept whole, so nothing the external system sent is lost.
   const hasPayload = 'payload' in value;
+  const fault = jsonShapeFault(hasPayload ? value.payload : value, shape);
+  if (fault !== undefined) return fail(`payload is ${fault.reason}`);
   return {
     ok: true,
     message: {

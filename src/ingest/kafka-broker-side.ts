@@ -31,6 +31,7 @@ export function createKafkaBrokerSide(options: { config: KafkaConfig; logger: Lo
     commitOffsets: options.config.commitOffsets,
     commitIntervalMs: options.config.commitIntervalMs,
     maxRecordBytes: options.config.maxResultBytes,
+    ...(options.config.jsonShape === undefined ? {} : { jsonShape: options.config.jsonShape }),
     onEvents: options.onEvents,
     ...(deadLetter ? { deadLetter: deadLetter.sink } : {}),
     logger: options.logger,

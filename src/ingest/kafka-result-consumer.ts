@@ -11,6 +11,7 @@
  */
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../base/logger.js';
+import type { JsonShapeLimits } from '../base/json-shape.js';
 import { createChunkIngest } from './chunk-ingest.js';
 import { createCodecFaultWatch, pendingPartitions, type CodecFaultWatch } from './codec-fault.js';
 import { createConsumerStateMachine } from './consumer-state-machine.js';
@@ -57,6 +58,8 @@ export interface KafkaResultConsumerOptions {
   readonly deadLetter?: DeadLetterSink;
   /** Largest record value (uncompressed bytes) decoded; larger ones are malformed (`RESULT_MAX_BYTES`). */
   readonly maxRecordBytes?: number;
+  /** Shape limits of a payload (`JSON_MAX_*`); a record past them is malformed. */
+  readonly jsonShape?: JsonShapeLimits;
   readonly logger: Logger;
 }
 
@@ -93,6 +96,7 @@ export function createKafkaResultConsumer(options: KafkaResultConsumerOptions): 
     stats,
     log,
     ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }),
+    ...(options.jsonShape === undefined ? {} : { jsonShape: options.jsonShape }),
   });
   const delays = createIngestDelays();
   const batches = createBatchProcessor({ chunks, commits, consumer: () => loop.current(), delays, log });

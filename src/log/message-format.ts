@@ -14,6 +14,7 @@
  *   (redis-append-script.ts builds it with cjson), is a JSON object naming the test and its state
  *   after the change: everything a test summary holds, without reading the test again.
  */
+import { jsonShapeFault, SERVABLE_JSON_SHAPE } from '../base/json-shape.js';
 import { statusOf } from '../domain/status.js';
 import type { ChangedTest, IncomingMessage, TestChangeEvent, TestMessage, TestStatus, TestSummary } from '../domain/types.js';
 
@@ -54,7 +55,33 @@ function unreadable(value: unknown): string | undefined {
   if (typeof m.final !== 'boolean') return 'final is not a boolean';
   if (!('payload' in m)) return 'no payload';
   if (!isTime(m.producedAt) || typeof m.receivedAt !== 'number' || !Number.isFinite(m.receivedAt)) return 'a time is not a number';
+  // Stored before the shape limits existed, or by another release: serializing it would fail the read.
+  const fault = jsonShapeFault(m.payload, SERVABLE_JSON_SHAPE);
+  if (fault !== undefined) return `payload is ${fault.reason}`;
   return undefined;
+}
+
+/** Position reported to an `onUnreadable` callback for a test's stored input (messages count from 0). */
+export const INPUT_POSITION = -1;
+
+/**
+ * The input a stored JSON text holds, or null when it holds none this version can serve (not
+ * JSON, or past the widest shape limits: written before they existed or by another release), said
+ * to `onUnreadable`. One such input never fails a read of its test, nor a list it is in.
+ */
+export function readStoredInput(stored: string | null | undefined, onUnreadable?: (reason: string) => void): unknown {
+  if (stored === null || stored === undefined) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(stored);
+  } catch {
+    onUnreadable?.('input is not JSON');
+    return null;
+  }
+  const fault = jsonShapeFault(value, SERVABLE_JSON_SHAPE);
+  if (fault === undefined) return value;
+  onUnreadable?.(`input is ${fault.reason}`);
+  return null;
 }
 
 /** The message a stored text of test `correlationId` holds (its `arrival`-th), or why it holds none. */
@@ -125,7 +152,7 @@ export function decodeChange(text: string): PublishedChange | null {
     const test: ChangedTest = {
       correlationId: change.id,
       status: statusOf(change.finishedAs === '' ? null : (change.finishedAs as TestStatus), count),
-      ...(change.input === undefined ? {} : { input: JSON.parse(change.input) as unknown }),
+      ...(change.input === undefined ? {} : { input: readStoredInput(change.input) }),
       owner: change.owner === '' ? null : change.owner,
       createdAt: Number(change.createdAt),
       updatedAt: Number(change.updatedAt),

@@ -6,7 +6,7 @@
 import { orderArrivals } from '../domain/order.js';
 import { statusOf } from '../domain/status.js';
 import type { IncomingMessage, TestMessage, TestRecord, TestStatus, TestSummary } from '../domain/types.js';
-import { decodeMessages } from './message-format.js';
+import { decodeMessages, INPUT_POSITION, readStoredInput } from './message-format.js';
 
 /** The named fields of the meta hash. */
 export const META_FIELDS = ['createdAt', 'updatedAt', 'input', 'owner', 'finishedAs'] as const;
@@ -43,7 +43,7 @@ export function toRecord(
   return {
     correlationId,
     status: statusOf((meta.finishedAs as TestStatus | undefined) ?? null, arrivals.length),
-    input: JSON.parse(meta.input ?? 'null'),
+    input: readStoredInput(meta.input, (reason) => onUnreadable(INPUT_POSITION, reason)),
     owner: meta.owner ? meta.owner : null,
     createdAt,
     // Every append that stores something stores messages received at its own instant.
@@ -57,13 +57,18 @@ export function toRecord(
  * read or not); null for a test not there. Its `updatedAt` is the meta field every write sets, as
  * the lists of tests read it.
  */
-export function toSummary(correlationId: string, meta: Record<string, string>, count: number): TestSummary | null {
+export function toSummary(
+  correlationId: string,
+  meta: Record<string, string>,
+  count: number,
+  onUnreadable?: (position: number, reason: string) => void,
+): TestSummary | null {
   if (meta.createdAt === undefined) return null;
   const createdAt = Number(meta.createdAt);
   return {
     correlationId,
     status: statusOf((meta.finishedAs as TestStatus | undefined) ?? null, count),
-    input: JSON.parse(meta.input ?? 'null'),
+    input: readStoredInput(meta.input, onUnreadable === undefined ? undefined : (reason) => onUnreadable(INPUT_POSITION, reason)),
     owner: meta.owner ? meta.owner : null,
     createdAt,
     updatedAt: meta.updatedAt === undefined ? createdAt : Number(meta.updatedAt),

@@ -134,7 +134,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   };
   const pubsub = createRedisPubSub(options.subscriber);
   const channels = createRedisChannels(prefix, redis.isCluster);
-  const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf });
+  const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf, onUnreadable: (id, position, reason) => unreadable.report(id, position, reason) });
   const changes = createRedisChanges({ pubsub, channels: channels.changeChannels, logger: options.logger });
   /**
    * Sends the list entries (first, so on one node they are written before the script) and the
@@ -249,7 +249,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       .llen(k.msgs)
       .exec();
     for (const [error] of results ?? []) if (error) throw error;
-    return toSummary(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), Number(results?.[1]?.[1]));
+    return toSummary(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), Number(results?.[1]?.[1]), skip(correlationId));
   };
 
   /**

@@ -33,6 +33,7 @@ import { statusOf } from '../domain/status.js';
 import type { TestListPage, TestStatus, TestSummary } from '../domain/types.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import type { ListOptions } from './result-log.js';
+import { INPUT_POSITION, readStoredInput } from './message-format.js';
 import { compareIds, decodeTestCursor, encodeTestCursor, selectPage, toListPage, type PageCandidate } from './test-page.js';
 
 /** Options of {@link createRedisTestIndex}. */
@@ -42,6 +43,8 @@ export interface RedisTestIndexOptions {
   readonly ttlSeconds: number;
   /** The keys of a test (redis-result-log.ts). */
   readonly keysOf: (correlationId: string) => { readonly meta: string; readonly msgs: string };
+  /** Told of a listed test whose stored input cannot be served (it is listed with a null input). */
+  readonly onUnreadable?: (correlationId: string, position: number, reason: string) => void;
 }
 
 /** The test lists of one Redis log. */
@@ -169,7 +172,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       place = entries.at(-1) as Entry;
     }
     if (gone.length > 0) await redis.zrem(key, ...gone);
-    const edges = live.slice(0, listOptions.first).map(({ entry, test }) => ({ cursor: encodeTestCursor(entry), node: toSummary(test) }));
+    const edges = live.slice(0, listOptions.first).map(({ entry, test }) => ({ cursor: encodeTestCursor(entry), node: toSummary(test, options.onUnreadable) }));
     return { edges, hasNextPage: live.length > listOptions.first, totalCount: Math.max(0, (await total) - gone.length) };
   }
 
@@ -181,7 +184,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     const { page, hasNextPage, totalCount } = selectPage(found, listOptions);
     const inputs = await Promise.all(page.map((test) => redis.hget(keysOf(test.correlationId).meta, 'input')));
     return toListPage(
-      page.map((test, i) => toSummary({ ...test, input: inputs[i] ?? null })),
+      page.map((test, i) => toSummary({ ...test, input: inputs[i] ?? null }, options.onUnreadable)),
       hasNextPage,
       totalCount,
     );
@@ -245,7 +248,8 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
 }
 
 /** The summary of a listed test whose input was read. */
-function toSummary(test: Candidate): TestSummary {
+function toSummary(test: Candidate, onUnreadable?: (correlationId: string, position: number, reason: string) => void): TestSummary {
   const { correlationId, status, owner, createdAt, updatedAt, messageCount } = test;
-  return { correlationId, status, input: JSON.parse(test.input ?? 'null') as unknown, owner, createdAt, updatedAt, messageCount };
+  const input = readStoredInput(test.input, onUnreadable === undefined ? undefined : (reason) => onUnreadable(correlationId, INPUT_POSITION, reason));
+  return { correlationId, status, input, owner, createdAt, updatedAt, messageCount };
 }

@@ -8,7 +8,8 @@ import type { StartTestResult } from '../domain/types.js';
 import type { RequestPublisher } from '../ingest/request-publisher.js';
 import type { Logger } from '../base/logger.js';
 import type { ResultLog } from '../log/result-log.js';
-import { checkInputSize } from './input-size.js';
+import { DEFAULT_JSON_SHAPE, type JsonShapeLimits } from '../base/json-shape.js';
+import { checkInput } from './input-size.js';
 
 /** Starts tests. */
 export interface TestStarter {
@@ -40,7 +41,10 @@ export function createTestStarter(options: {
   logger: Logger;
   /** Largest input (its JSON, in bytes); larger is refused with INPUT_TOO_LARGE. */
   maxInputBytes: number;
+  /** Shape limits of the input (depth, members, items, string length); past them it is refused. */
+  jsonShape?: JsonShapeLimits;
 }): TestStarter {
+  const shape = options.jsonShape ?? DEFAULT_JSON_SHAPE;
   /** Refuses the caller's id unless it is a UUID that is free, or names this owner's test started with this input. */
   const claim = async (correlationId: string, input: unknown, owner: string) => {
     if (!UUID.test(correlationId)) throw new ServiceError('BAD_USER_INPUT', 'correlationId must be a UUID.', { details: { argument: 'correlationId' } });
@@ -58,7 +62,7 @@ export function createTestStarter(options: {
   return {
     maxInputBytes: options.maxInputBytes,
     async start(input, owner, chosen) {
-      checkInputSize(input, options.maxInputBytes);
+      checkInput(input, options.maxInputBytes, shape);
       const value = input ?? null;
       if (chosen !== undefined) await claim(chosen, value, owner);
       const correlationId = chosen ?? randomUUID();

@@ -26,7 +26,11 @@ describe('loadConfig', () => {
       maxMessagesPerTest: 10_000,
       maxInputBytes: 64 * 1024,
       maxBytes: 512 * 1024 * 1024,
+      jsonShape: { maxDepth: 64, maxKeys: 10_000, maxArrayLength: 100_000, maxStringLength: 1_048_576 },
     });
+    // One set of shape limits for both doors.
+    expect(config.kafka.jsonShape).toBe(config.resultLog.jsonShape);
+    expect(() => loadConfig({ JSON_MAX_DEPTH: '1001' })).toThrow(/JSON_MAX_DEPTH/);
     expect(config.redis).toEqual({
       url: 'redis://127.0.0.1:6379',
       tlsCa: null,
