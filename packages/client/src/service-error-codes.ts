@@ -6,6 +6,8 @@ export type ServiceErrorCode =
   | 'BAD_USER_INPUT'
   /** A test's input over the size limit (`TEST_INPUT_MAX_BYTES`), on every way of starting one. */
   | 'INPUT_TOO_LARGE'
+  /** A test's input nested deeper than `JSON_MAX_DEPTH`, on every way of starting one. */
+  | 'INPUT_TOO_DEEP'
   /** A request body over the size the endpoint accepts. */
   | 'PAYLOAD_TOO_LARGE'
   /** A request Apollo Server refuses before any operation (CSRF prevention, a batch, a GET with no query). */
@@ -61,6 +63,7 @@ export type ServiceErrorCode =
 export const SERVICE_ERROR_CODES: readonly ServiceErrorCode[] = [
   'BAD_USER_INPUT',
   'INPUT_TOO_LARGE',
+  'INPUT_TOO_DEEP',
   'PAYLOAD_TOO_LARGE',
   'BAD_REQUEST',
   'METHOD_NOT_ALLOWED',
