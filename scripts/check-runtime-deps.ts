@@ -47,12 +47,14 @@ function jsFiles(dir: string): string[] {
   });
 }
 
-/** Every bare import under `appDir`/dist whose package is not in `appDir`/node_modules. */
+/** Every bare import under `appDir`/dist (but dist/web/, the browser bundles) whose package is not in `appDir`/node_modules. */
 export function missingRuntimeImports(appDir: string): MissingImport[] {
   const dist = join(appDir, 'dist');
   if (!existsSync(dist)) throw new Error(`${dist} does not exist: nothing to check`);
   const missing: MissingImport[] = [];
-  for (const file of jsFiles(dist)) {
+  // dist/web/ holds the browser pages' bundles (vite), which Node never imports.
+  const files = jsFiles(dist).filter((file) => !relative(dist, file).startsWith(`web/`));
+  for (const file of files) {
     for (const specifier of bareImports(readFileSync(file, 'utf8'))) {
       if (!existsSync(join(appDir, 'node_modules', packageName(specifier), 'package.json'))) {
         missing.push({ file: relative(appDir, file), specifier });

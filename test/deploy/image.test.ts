@@ -10,7 +10,7 @@
  * it (scripts/build-image.sh; cached layers make that cheap after the first time).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -43,7 +43,9 @@ beforeAll(async () => {
   if (!img.canRunContainers(image)) mounted = img.mountImage(image);
   cluster = await startTopicsCluster(topics);
   secrets = await mkdtemp(join(tmpdir(), 'image-secrets-'));
-  await writeFile(join(secrets, 'clients.json'), JSON.stringify([CLIENT]));
+  await writeFile(join(secrets, 'clients.json'), JSON.stringify([CLIENT]), { mode: 0o644 });
+  // Readable by the image's user, as a secret volume mounted into the pod is.
+  await chmod(secrets, 0o755);
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
@@ -72,7 +74,11 @@ beforeAll(async () => {
   });
   const run = booted;
   try {
-    await eventually(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, 120_000, 'the image to be ready');
+    const exited = run.exited.then((code) => Promise.reject(new Error(`the image exited with ${String(code)}`)));
+    await Promise.race([
+      eventually(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, 120_000, 'the image to be ready'),
+      exited,
+    ]);
   } catch (error) {
     throw new Error(`${(error as Error).message}; it logged:\n${run.output()}`, { cause: error });
   }
