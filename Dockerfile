@@ -12,6 +12,8 @@ COPY tsconfig.json tsconfig.build.json codegen.yml ./
 COPY schema ./schema
 COPY src ./src
 COPY web ./web
+# The codegen check reads the client library's operations; the dashboard imports the library too.
+COPY packages ./packages
 # dist/web/: the static files of GraphiQL (GRAPHQL_IDE) and the dashboard (DASHBOARD), served by the service itself.
 RUN npx graphql-codegen --config codegen.yml --check && npm run build && npm run build:web
 

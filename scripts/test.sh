@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: setup, type check, lint and import boundaries,
-# generated-code freshness, file paths named in words, tests.
+# generated-code freshness, file paths named in words, the image (full run only), tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/use-node.sh
@@ -22,6 +22,8 @@ echo "== the client library's error codes (packages/client/src/service-error-cod
 npx tsx scripts/client-error-codes.ts --check
 echo "== the configuration reference (docs/configuration.md) is up to date with src/config/settings.ts" >&2
 npx tsx scripts/config-reference.ts --check
+echo "== the runtime dependencies' licences (docs/runtime-licences.md) are up to date and accepted" >&2
+npx tsx scripts/runtime-licences.ts --check
 echo "== every file a comment or a document names exists (scripts/check-paths.ts)" >&2
 npx tsx scripts/check-paths.ts
 echo "== deployment files lint" >&2
@@ -29,6 +31,12 @@ bash scripts/lint-deploy.sh
 if [ $# -eq 0 ]; then
   echo "== benchmark harness, smoke mode (keeps it working; its figures mean nothing)" >&2
   npx tsx bench/run.ts --smoke >&2
+fi
+if [ $# -eq 0 ]; then
+  # A Dockerfile that cannot build fails the run; test/deploy/image.test.ts boots what was built.
+  echo "== the image builds (scripts/build-image.sh)" >&2
+  RCS_IMAGE=$(bash scripts/build-image.sh)
+  export RCS_IMAGE
 fi
 echo "== tests" >&2
 npx vitest run "$@"
