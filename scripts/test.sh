@@ -16,6 +16,8 @@ if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
   echo "src/graphql/schema/generated/, web/dashboard/gql/ or packages/client/src/gql/ is stale: run 'npm run codegen' and commit the result" >&2
   exit 1
 fi
+echo "== the GraphQL schema breaks nothing of the last release unless the major version says so (scripts/check-schema.ts)" >&2
+npx tsx scripts/check-schema.ts
 echo "== the configuration reference (docs/configuration.md) is up to date with src/config/settings.ts" >&2
 npx tsx scripts/config-reference.ts --check
 echo "== every file a comment or a document names exists (scripts/check-paths.ts)" >&2
