@@ -20,6 +20,8 @@ if ! npx graphql-codegen --config codegen.yml --check >/dev/null 2>&1; then
 fi
 echo "== the client library's error codes (packages/client/src/service-error-codes.ts) are up to date with src/base/errors.ts" >&2
 npx tsx scripts/client-error-codes.ts --check
+echo "== the GraphQL schema breaks nothing of the last release unless the major version says so (scripts/check-schema.ts)" >&2
+npx tsx scripts/check-schema.ts
 echo "== the configuration reference (docs/configuration.md) is up to date with src/config/settings.ts" >&2
 npx tsx scripts/config-reference.ts --check
 echo "== the runtime dependencies' licences (docs/runtime-licences.md) are up to date and accepted" >&2
