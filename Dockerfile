@@ -7,6 +7,8 @@ ARG NODE_VERSION=26.10.0
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The client library is a workspace of the root: the dashboard imports it by its package name.
+COPY packages/client/package.json ./packages/client/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json codegen.yml ./
 COPY schema ./schema

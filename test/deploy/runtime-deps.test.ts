@@ -36,7 +36,7 @@ describe('check-runtime-deps', () => {
         'app/main.js': "import { createServer } from 'node:http';\nimport express from 'express';\nimport './local.js';\n",
         'app/local.js': "export const t = await import('vitest');\nexport * from '@graphql-tools/schema';\n",
         // The browser bundles served as files: Node never imports them.
-        'web/page.js': "import 'some-module';\n",
+        [['web', 'page.js'].join('/')]: "import 'some-module';\n",
       },
       ['express', '@graphql-tools/schema'],
     );
