@@ -7,8 +7,10 @@ import { createHash } from 'node:crypto';
 import {
   GraphQLError,
   NoFragmentCyclesRule,
+  Kind,
   getOperationAST,
   validate,
+  visit,
   type DocumentNode,
   type GraphQLSchema,
   type ValidationContext,
@@ -92,14 +94,72 @@ export function depthRule(maxDepth: number): ValidationRule {
     // graphql-depth-limit follows fragment spreads without end on a cycle; graphql-js's own rule
     // refuses a document with one, and its depth is then not measured.
     if (validate(context.getSchema(), context.getDocument(), [NoFragmentCyclesRule]).length > 0) return {};
-    // graphql-depth-limit reports through the context it is given: a view of it whose
-    // reportError gives the refusal its code.
+    // graphql-depth-limit indexes operations and fragments by name in plain objects, so a name
+    // such as `__proto__` or an undefined `...toString` would reach Object.prototype: it sees only
+    // names of ours. A document it cannot be shown (an unknown or repeated name) is refused by
+    // graphql-js's own rules (KnownFragmentNames, UniqueFragmentNames, UniqueOperationNames).
+    const renamed = withOwnNames(context.getDocument());
+    if (renamed === undefined) return {};
+    // It reports through the context it is given: a view of it that shows the renamed document,
+    // and whose reportError gives the refusal its code and the operation's own name back.
     const coded = Object.create(context) as ValidationContext;
-    coded.reportError = (error) =>
-      context.reportError(refusalError(new ServiceError('QUERY_TOO_DEEP', error.message, { details: { maxDepth } }), { nodes: error.nodes ?? [] }));
+    coded.getDocument = () => renamed.document;
+    coded.reportError = (error) => {
+      const operation = error.nodes?.[0] === undefined ? undefined : renamed.operationOf(error.message);
+      const message = operation === undefined ? error.message : error.message.replace(operation.alias, operation.name);
+      context.reportError(refusalError(new ServiceError('QUERY_TOO_DEEP', message, { details: { maxDepth } }), { nodes: error.nodes ?? [] }));
+    };
     rule(coded);
     // Its visitor does nothing: the depth was measured above, over the whole document.
     return {};
+  };
+}
+
+/** A document whose operations and fragments carry names of ours, and the way back to the client's. */
+interface RenamedDocument {
+  readonly document: DocumentNode;
+  /** The operation a library message names (`'o0' exceeds …`), with its own name. */
+  operationOf(message: string): { alias: string; name: string } | undefined;
+}
+
+/**
+ * `document` with its operations named `o0`, `o1`… and its fragments `f0`, `f1`… (spreads too),
+ * so that a library indexing them by name in a plain object meets no name a client chose;
+ * undefined when a spread names no fragment or a name is defined twice.
+ */
+export function withOwnNames(document: DocumentNode): RenamedDocument | undefined {
+  const fragments = new Map<string, string>();
+  const operations = new Map<string, string>();
+  let operationCount = 0;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) {
+      if (fragments.has(definition.name.value)) return undefined;
+      fragments.set(definition.name.value, `f${fragments.size}`);
+    } else if (definition.kind === Kind.OPERATION_DEFINITION) {
+      const name = definition.name?.value ?? '';
+      if (operations.has(name)) return undefined;
+      operations.set(name, `o${operationCount++}`);
+    }
+  }
+  let unknown = false;
+  const renamed = visit(document, {
+    OperationDefinition: (node) => ({ ...node, name: { kind: Kind.NAME, value: operations.get(node.name?.value ?? '') ?? '' } }),
+    FragmentDefinition: (node) => ({ ...node, name: { ...node.name, value: fragments.get(node.name.value) ?? '' } }),
+    FragmentSpread: (node) => {
+      const own = fragments.get(node.name.value);
+      if (own === undefined) unknown = true;
+      return { ...node, name: { ...node.name, value: own ?? '' } };
+    },
+  });
+  if (unknown) return undefined;
+  const byAlias = new Map([...operations].map(([name, alias]) => [alias, name]));
+  return {
+    document: renamed,
+    operationOf: (message) => {
+      const alias = /^'(o\d+)'/.exec(message)?.[1];
+      const name = alias === undefined ? undefined : byAlias.get(alias);
+      return alias === undefined || name === undefined ? undefined : { alias: `'${alias}'`, name: `'${name}'` };
+    },
   };
 }
 
