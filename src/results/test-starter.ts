@@ -9,6 +9,7 @@ import type { RequestPublisher } from '../ingest/request-publisher.js';
 import type { Logger } from '../base/logger.js';
 import type { ResultLog } from '../log/result-log.js';
 import { checkInputSize } from './input-size.js';
+import { canonicalCorrelationId, isUuid } from '../domain/correlation-id.js';
 
 /** Starts tests. */
 export interface TestStarter {
@@ -30,9 +31,6 @@ export interface TestStarter {
   readonly maxInputBytes: number;
 }
 
-/** A correlation id a caller may choose: a UUID (any version), so that ids stay unguessable and alike. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Creates the {@link TestStarter}. */
 export function createTestStarter(options: {
   log: ResultLog;
@@ -43,7 +41,8 @@ export function createTestStarter(options: {
 }): TestStarter {
   /** Refuses the caller's id unless it is a UUID that is free, or names this owner's test started with this input. */
   const claim = async (correlationId: string, input: unknown, owner: string) => {
-    if (!UUID.test(correlationId)) throw new ServiceError('BAD_USER_INPUT', 'correlationId must be a UUID.', { details: { argument: 'correlationId' } });
+    // A correlation id a caller may choose: a UUID (any version), so that ids stay unguessable and alike.
+    if (!isUuid(correlationId)) throw new ServiceError('BAD_USER_INPUT', 'correlationId must be a UUID.', { details: { argument: 'correlationId' } });
     const [existing] = await options.log.getMany([correlationId]);
     if (existing === null || existing === undefined) return;
     // Another's, or seen only through its results (not to be claimed): taken either way, and said alike.
@@ -57,7 +56,9 @@ export function createTestStarter(options: {
   };
   return {
     maxInputBytes: options.maxInputBytes,
-    async start(input, owner, chosen) {
+    async start(input, owner, spelled) {
+      // Either case names one test: the id is claimed, stored and published lower-cased.
+      const chosen = spelled === undefined ? undefined : canonicalCorrelationId(spelled);
       checkInputSize(input, options.maxInputBytes);
       const value = input ?? null;
       if (chosen !== undefined) await claim(chosen, value, owner);

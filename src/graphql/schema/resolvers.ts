@@ -5,6 +5,7 @@ import { ServiceError } from '../../base/errors.js';
 import type { Resolvers } from './generated/resolvers-types.js';
 import { decodeCursor, encodeCursor, messageRange, paginateMessages, toMessagePage } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
+import { canonicalCorrelationId } from '../../domain/correlation-id.js';
 
 /** Most ids one `tests` query may ask for. */
 export const MAX_IDS_PER_QUERY = 100;
@@ -52,7 +53,8 @@ export const resolvers: Resolvers = {
 
   Subscription: {
     testMessages: {
-      subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, visibility, resumeAfter }) => {
+      subscribe: (_root, { correlationId: spelled, afterSequence, after }, { log, subscriptionQueueLimit, visibility, resumeAfter }) => {
+        const correlationId = canonicalCorrelationId(spelled);
         // A reconnect's Last-Event-ID is later than whatever the first request resumed from.
         const cursor = resumeAfter ?? after;
         const resumed = cursor === null || cursor === undefined ? null : decodeCursor(cursor, correlationId);
