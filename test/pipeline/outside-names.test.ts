@@ -3,9 +3,11 @@
  * `Object.prototype` members (which graphql-depth-limit indexes in plain objects) get an ordinary
  * result or a typed refusal over HTTP, graphql-ws and SSE, on the memory and the Redis store.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPipelineService, type TestService } from '../support/service.js';
 import { postGraphQL, sseErrors, wsErrors, type ClientErrors } from '../support/graphql.js';
+import { authedFetch } from '../support/tokens.js';
 import { useRedisLogs } from '../support/redis-logs.js';
 import { PROTOTYPE_NAMES } from '../support/prototype-names.js';
 
@@ -25,7 +27,11 @@ interface Outcome {
 type Request = { query: string; operationName?: string };
 
 async function overHttp(url: string, request: Request): Promise<Outcome> {
-  const { status, body } = await postGraphQL(url, request);
+  return overHttpWith(url, request);
+}
+
+async function overHttpWith(url: string, request: Request, variables?: Record<string, unknown>): Promise<Outcome> {
+  const { status, body } = await postGraphQL(url, request, variables);
   return {
     status,
     codes: (body.errors ?? []).map((e) => String(e.extensions?.code)),
@@ -78,5 +84,109 @@ describe.each(stores)('outside names on the $name store', (store) => {
       expect(outcome.codes).toEqual([]);
       if (transport.name === 'HTTP') expect(outcome).toMatchObject({ status: 200, typename: 'Query' });
     });
+  });
+
+  describe('property: any names on the request path', () => {
+    /** A GraphQL name, an Object.prototype member three times in four. */
+    const name = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...PROTOTYPE_NAMES) },
+      { weight: 1, arbitrary: fc.stringMatching(/^[_A-Za-z][_0-9A-Za-z]{0,8}$/) },
+    );
+    const operation = fc.record({
+      op: name,
+      frag: name,
+      spread: fc.option(name, { nil: undefined }),
+      alias: name,
+      variable: name,
+      directive: fc.option(name, { nil: undefined }),
+      argument: fc.option(name, { nil: undefined }),
+      operationName: fc.option(name, { nil: undefined }),
+      extraVariable: name,
+    });
+    const toRequest = (o: Record<string, string | undefined>) => {
+      const directive = o.directive === undefined ? `@include(if: $${o.variable})` : `@${o.directive}`;
+      const argument = o.argument === undefined ? '' : `, ${o.argument}: 1`;
+      const query =
+        `query ${o.op}($${o.variable}: Boolean = true) { ${o.alias}: __typename ${directive} ...${o.spread ?? o.frag} ` +
+        `test(correlationId: "${o.frag}"${argument}) { correlationId } } fragment ${o.frag} on Query { __typename }`;
+      return {
+        query,
+        ...(o.operationName === undefined ? {} : { operationName: o.operationName }),
+        variables: { [o.variable as string]: true, [o.extraVariable as string]: 1 },
+      };
+    };
+    /** Every error is typed, none is the masked internal one, and HTTP never answers 5xx. */
+    const typed = (outcome: Outcome) => {
+      if (outcome.status !== undefined) expect(outcome.status).toBeLessThan(500);
+      for (const code of outcome.codes) {
+        expect(code).not.toBe('undefined');
+        expect(code).not.toBe('INTERNAL_SERVER_ERROR');
+      }
+    };
+
+    it.each(transports)(
+      'over $name: an ordinary result or a typed refusal',
+      async (transport) => {
+        await fc.assert(
+          fc.asyncProperty(operation, async (o) => {
+            const { variables, ...request } = toRequest(o);
+            const outcome =
+              transport.name === 'HTTP'
+                ? await overHttpWith(svc.url, request, variables)
+                : transport.name === 'graphql-ws'
+                  ? codesOf(await wsErrors(svc.url, request, variables))
+                  : codesOf(await sseErrors(svc.url, request, variables));
+            typed(outcome);
+          }),
+          { numRuns: 40 },
+        );
+      },
+      30_000,
+    );
+
+    it('POST /tests: JSON keys, header names and Idempotency-Keys with any names', async () => {
+      const json = fc.letrec((tie) => ({
+        value: fc.oneof(
+          { depthSize: 'small' },
+          fc.integer(),
+          fc.string({ maxLength: 4 }),
+          fc.dictionary(name, tie('value'), { maxKeys: 3 }),
+          fc.array(tie('value'), { maxLength: 2 }),
+        ),
+      })).value;
+      await fc.assert(
+        fc.asyncProperty(
+          name,
+          json,
+          name,
+          fc.option(
+            fc.oneof(
+              name,
+              fc.uuid().map((u) => u.toUpperCase()),
+            ),
+            { nil: undefined },
+          ),
+          async (key, parameters, header, idempotencyKey) => {
+            const response = await authedFetch(`${svc.url}/tests`, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                [`x-${header}`]: '1',
+                ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+              },
+              body: JSON.stringify({ name: key, parameters: { [key]: parameters } }),
+            });
+            const body = (await response.json()) as { code?: unknown; correlationId?: unknown };
+            expect(response.status === 202 || (response.status >= 400 && response.status < 500)).toBe(true);
+            if (response.status === 202) {
+              expect(typeof body.correlationId).toBe('string');
+              const read = await authedFetch(`${svc.url}/tests/${body.correlationId as string}`);
+              expect(read.status).toBe(200);
+            } else expect(typeof body.code).toBe('string');
+          },
+        ),
+        { numRuns: 40 },
+      );
+    }, 30_000);
   });
 });
