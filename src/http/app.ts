@@ -24,6 +24,7 @@ import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
 import { assignRequestId, requestIdOf } from './request-id-header.js';
 import { securityHeaders } from './security-headers.js';
 import { messageQuery, testToJson } from './test-json.js';
+import { canonicalCorrelationId } from '../domain/correlation-id.js';
 
 /** The answer of the readiness probe. */
 export interface Readiness {
@@ -184,7 +185,8 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
   // One page of the test's messages, as GraphQL's `messages` reads: its summary first, for the
   // ownership check, then that page alone.
   app.get('/tests/:correlationId', ...authenticated, requireScope(SCOPES.read), async (req, res) => {
-    const correlationId = req.params.correlationId as string;
+    // Either spelling of a UUID names the one test.
+    const correlationId = canonicalCorrelationId(req.params.correlationId as string);
     const range = messageQuery(req.query, correlationId);
     const [test] = await api.log.getMany([correlationId]);
     // Another subject's test is answered exactly like an unknown one, and none of its messages is read.

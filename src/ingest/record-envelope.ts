@@ -3,6 +3,7 @@
  * id, from the `correlation_id` header or else the value's `correlationId` field. Read once here
  * for the result and the request decoders alike. Pure: no I/O.
  */
+import { canonicalCorrelationId } from '../domain/correlation-id.js';
 import type { BrokerRecord } from './broker-record.js';
 
 /** Header that carries the correlation id (the JSON field `correlationId` is the fallback). */
@@ -36,11 +37,13 @@ export function readEnvelope(record: BrokerRecord, maxBytes = Infinity): RecordE
   const header = record.headers[CORRELATION_HEADER];
   const field = value.correlationId;
   if (field !== undefined && typeof field !== 'string') return fail('correlationId is not a string');
-  if (header !== undefined && field !== undefined && header !== field) return fail('header correlation_id and field correlationId differ');
+  if (header !== undefined && field !== undefined && canonicalCorrelationId(header) !== canonicalCorrelationId(field))
+    return fail('header correlation_id and field correlationId differ');
   const correlationId = header ?? field;
   if (correlationId === undefined || correlationId === '') return fail('no correlation id (header correlation_id or field correlationId)');
   if (correlationId.length > MAX_ID_LENGTH) return fail(`correlation id longer than ${MAX_ID_LENGTH} characters`);
-  return { ok: true, bytes, text, value, correlationId };
+  // One spelling per id: an upper-cased UUID reaches the test its lower-case spelling names.
+  return { ok: true, bytes, text, value, correlationId: canonicalCorrelationId(correlationId) };
 }
 
 function fail(reason: string): RecordEnvelope {

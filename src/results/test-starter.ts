@@ -10,6 +10,7 @@ import type { Logger } from '../base/logger.js';
 import type { ResultLog } from '../log/result-log.js';
 import { DEFAULT_JSON_SHAPE, type JsonShapeLimits } from '../base/json-shape.js';
 import { checkInput } from './input-size.js';
+import { canonicalCorrelationId, isUuid } from '../domain/correlation-id.js';
 
 /** Starts tests. */
 export interface TestStarter {
@@ -31,9 +32,6 @@ export interface TestStarter {
   readonly maxInputBytes: number;
 }
 
-/** A correlation id a caller may choose: a UUID (any version), so that ids stay unguessable and alike. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Creates the {@link TestStarter}. */
 export function createTestStarter(options: {
   log: ResultLog;
@@ -47,7 +45,8 @@ export function createTestStarter(options: {
   const shape = options.jsonShape ?? DEFAULT_JSON_SHAPE;
   /** Refuses the caller's id unless it is a UUID that is free, or names this owner's test started with this input. */
   const claim = async (correlationId: string, input: unknown, owner: string) => {
-    if (!UUID.test(correlationId)) throw new ServiceError('BAD_USER_INPUT', 'correlationId must be a UUID.', { details: { argument: 'correlationId' } });
+    // A correlation id a caller may choose: a UUID (any version), so that ids stay unguessable and alike.
+    if (!isUuid(correlationId)) throw new ServiceError('BAD_USER_INPUT', 'correlationId must be a UUID.', { details: { argument: 'correlationId' } });
     const [existing] = await options.log.getMany([correlationId]);
     if (existing === null || existing === undefined) return;
     // Another's, or seen only through its results (not to be claimed): taken either way, and said alike.
@@ -61,7 +60,9 @@ export function createTestStarter(options: {
   };
   return {
     maxInputBytes: options.maxInputBytes,
-    async start(input, owner, chosen) {
+    async start(input, owner, spelled) {
+      // Either case names one test: the id is claimed, stored and published lower-cased.
+      const chosen = spelled === undefined ? undefined : canonicalCorrelationId(spelled);
       checkInput(input, options.maxInputBytes, shape);
       const value = input ?? null;
       if (chosen !== undefined) await claim(chosen, value, owner);

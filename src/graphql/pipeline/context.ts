@@ -9,6 +9,7 @@ import type { TestSummary } from '../../domain/types.js';
 import type { ResultLog } from '../../log/result-log.js';
 import type { TestStarter } from '../../results/test-starter.js';
 import type { OperationObserver } from './operation-plugin.js';
+import { canonicalCorrelationId } from '../../domain/correlation-id.js';
 
 /** Long-lived parts the resolvers use; built once per process. */
 export interface GraphQLDeps {
@@ -80,7 +81,8 @@ export function createGraphQLContext(
     loaders: {
       test: new DataLoader<string, TestSummary | null>(
         async (ids) => {
-          const tests = await deps.log.getMany(ids);
+          // Either spelling of a UUID reads the one test it names.
+          const tests = await deps.log.getMany(ids.map(canonicalCorrelationId));
           observer?.read(ids, tests);
           return tests.map((test) => (test !== null && visibility.canSee(test) ? test : null));
         },

@@ -6,6 +6,7 @@ import { deliveryNoteOf } from '../fanout/delivery-notes.js';
 import type { Resolvers, ResolversTypes } from './generated/resolvers-types.js';
 import { decodeCursor, encodeCursor, messageRange, paginateMessages, toMessagePage } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
+import { canonicalCorrelationId } from '../../domain/correlation-id.js';
 
 /** Most ids one `tests` query may ask for. */
 export const MAX_IDS_PER_QUERY = 100;
@@ -53,7 +54,8 @@ export const resolvers: Resolvers = {
 
   Subscription: {
     testMessages: {
-      subscribe: (_root, { correlationId, afterSequence, after }, { log, subscriptionQueueLimit, visibility, resumeAfter }) => {
+      subscribe: (_root, { correlationId: spelled, afterSequence, after }, { log, subscriptionQueueLimit, visibility, resumeAfter }) => {
+        const correlationId = canonicalCorrelationId(spelled);
         // A reconnect's Last-Event-ID is later than whatever the first request resumed from.
         const cursor = resumeAfter ?? after;
         const resumed = cursor === null || cursor === undefined ? null : decodeCursor(cursor, correlationId);

@@ -1,0 +1,19 @@
+/**
+ * The one spelling of a correlation id. A UUID names the same thing in any case (RFC 9562), so a
+ * test must not have two ids that differ in case alone: every door (REST, GraphQL arguments,
+ * cursors, result and request records) reads an id through {@link canonicalCorrelationId}, which
+ * lower-cases a UUID and leaves any other id, compared byte for byte, as it is.
+ */
+
+/** A UUID of any version, in either case. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `id` is a UUID (any version, either case). */
+export function isUuid(id: string): boolean {
+  return UUID.test(id);
+}
+
+/** `id` in its one spelling: a UUID lower-cased (as `randomUUID` makes them), any other id unchanged. */
+export function canonicalCorrelationId(id: string): string {
+  return id.length === 36 && UUID.test(id) ? id.toLowerCase() : id;
+}

@@ -1,0 +1,105 @@
+/**
+ * One spelling per id: a UUID names one test in either case, at every door. Another client's id
+ * upper-cased is not a new test (REST `Idempotency-Key`, `startTest(correlationId:)`), and reads
+ * (`test`, `tests`, `testMessages`, `GET /tests/{id}`, cursors) find the test whichever case they
+ * spell its id in. On the memory and the Redis store. (Result records: test/unit/ingest.)
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MemoryBrokerSide } from '../support/memory-broker-side.js';
+import { incoming } from '../log/storage-contract.js';
+import { collect, createWsClient, postGraphQL } from '../support/graphql.js';
+import { startPipelineService, type TestService } from '../support/service.js';
+import { useRedisLogs } from '../support/redis-logs.js';
+import { authedFetch, mintToken } from '../support/tokens.js';
+
+const redis = useRedisLogs('one-spelling');
+
+const START = 'mutation($id: ID) { startTest(input: { name: "n" }, correlationId: $id) { correlationId } }';
+const post = (url: string, key: string, token?: string) =>
+  authedFetch(`${url}/tests`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: '{"name":"n"}',
+    ...(token === undefined ? {} : { token }),
+  });
+
+describe.each(['memory', 'redis'] as const)('one spelling per id (%s store)', (store) => {
+  let svc: TestService;
+  let broker: MemoryBrokerSide;
+  beforeAll(async () => {
+    svc = await startPipelineService(store === 'redis' ? { log: redis.createLog() } : {});
+    broker = svc.memoryBroker as MemoryBrokerSide;
+  }, 60_000);
+  afterAll(() => svc?.stop());
+
+  it('REST: another client cannot claim a test by upper-casing its Idempotency-Key, and its owner retries in either case', async () => {
+    const id = randomUUID();
+    const first = await post(svc.url, id);
+    expect(first.status).toBe(202);
+    const other = await post(svc.url, id.toUpperCase(), await mintToken({ sub: 'someone-else' }));
+    expect(other.status).toBe(400);
+    expect(await other.json()).toMatchObject({ code: 'BAD_USER_INPUT' });
+    const retry = await post(svc.url, id.toUpperCase());
+    expect(retry.status).toBe(202);
+    expect(await retry.json()).toMatchObject({ correlationId: id });
+    expect(retry.headers.get('location')).toBe(`/tests/${id}`);
+    expect(await svc.log.get(id.toUpperCase())).toBeNull();
+    expect(broker.published.filter((r) => r.correlationId.toLowerCase() === id).map((r) => r.correlationId)).toEqual([id, id]);
+  });
+
+  it('GraphQL: startTest(correlationId:) upper-cased starts the test under its lower-case id, which every read finds in either case', async () => {
+    const id = randomUUID();
+    const upper = id.toUpperCase();
+    const started = await postGraphQL(svc.url, START, { id: upper });
+    expect(started.body.data?.startTest).toEqual({ correlationId: id });
+    const other = await postGraphQL(svc.url, START, { id }, { token: await mintToken({ sub: 'someone-else' }) });
+    expect(other.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    await broker.deliver([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 })]);
+
+    const read = await postGraphQL(
+      svc.url,
+      'query($a: ID!, $b: ID!) { a: test(correlationId: $a) { correlationId } tests(correlationIds: [$a, $b]) { correlationId } }',
+      { a: upper, b: id },
+    );
+    expect(read.body.errors).toBeUndefined();
+    expect(read.body.data).toEqual({ a: { correlationId: id }, tests: [{ correlationId: id }, { correlationId: id }] });
+
+    const page = await postGraphQL(svc.url, 'query($a: ID!) { test(correlationId: $a) { messages(first: 1) { edges { cursor } } } }', { a: id });
+    const cursor = page.body.data?.test.messages.edges[0].cursor as string;
+    const after = await postGraphQL(
+      svc.url,
+      'query($a: ID!, $c: String) { test(correlationId: $a) { messages(first: 5, after: $c) { edges { node { sequence } } } } }',
+      { a: upper, c: cursor },
+    );
+    expect(after.body.errors).toBeUndefined();
+    expect(after.body.data?.test.messages.edges).toEqual([{ node: { sequence: 2 } }]);
+
+    const rest = await authedFetch(`${svc.url}/tests/${upper}`);
+    expect(rest.status).toBe(200);
+    expect(await rest.json()).toMatchObject({ correlationId: id });
+  });
+
+  it('testMessages(correlationId:) upper-cased follows the test, from a cursor too', async () => {
+    const id = randomUUID();
+    await postGraphQL(svc.url, START, { id });
+    await broker.deliver([incoming(id, { sequence: 1 })]);
+    const page = await postGraphQL(svc.url, 'query($a: ID!) { test(correlationId: $a) { messages(first: 1) { edges { cursor } } } }', { a: id });
+    const cursor = page.body.data?.test.messages.edges[0].cursor as string;
+    const ws = createWsClient(svc.url);
+    try {
+      const run = collect<{ testMessages: { sequence: number } }>(
+        ws,
+        'subscription($id: ID!, $c: String) { testMessages(correlationId: $id, after: $c) { sequence } }',
+        { id: id.toUpperCase(), c: cursor },
+      );
+      await broker.deliver([incoming(id, { sequence: 2 })]);
+      await run.waitFor(1);
+      expect(run.results[0]?.errors).toBeUndefined();
+      expect(run.results.map((r) => r.data?.testMessages.sequence)).toEqual([2]);
+      run.unsubscribe();
+    } finally {
+      await ws.dispose();
+    }
+  });
+});
