@@ -127,8 +127,13 @@ describe('a subscriber that falls behind', () => {
     return frames.map((frame) => (JSON.parse(frame) as { payload: { extensions?: { delivery?: Record<string, unknown> } } }).payload.extensions?.delivery);
   }
 
-  it('over WebSocket: is told it is catching up, how far behind, and when it is live again', async () => {
-    const id = await storedTest('behind');
+  /**
+   * Follows a new test with `query` over a raw WebSocket that stops reading while 40 messages of
+   * 40 kB arrive (over its 64 kB mark: the subscriber is paused), then reads again and gets one live
+   * message: the `next` frames it received, in order.
+   */
+  async function fallBehindOverWebSocket(label: string, query: string): Promise<string[]> {
+    const id = await storedTest(label);
     const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
     await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
     ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
@@ -138,39 +143,6 @@ describe('a subscriber that falls behind', () => {
       const text = String(data);
       if (text.includes('"type":"next"')) frames.push(text);
     });
-    ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: FOLLOW, variables: { id } } }));
-    await eventually(() => svc.log.followers(id) === 1, 5000, 'the subscription');
-    // Stop reading: 40 messages of 40 kB put the socket over its mark (64 kB), and the subscriber is paused.
-    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    for (let sequence = 1; sequence <= 40; sequence++) await svc.log.append([incoming(id, { sequence, payload: 'x'.repeat(40_000) })]);
-    await eventually(() => svc.log.followers(id) === 0, 5000, 'the subscriber paused');
-    (ws as unknown as { _socket: { resume(): void } })._socket.resume();
-    await eventually(() => frames.length === 40, 15_000, 'every message');
-    await svc.log.append([incoming(id, { sequence: 41, payload: 'live', final: true })]);
-    await eventually(() => frames.length === 41, 5000, 'the live message');
-    ws.close();
-    const notes = notesOf(frames);
-    const caughtUp = notes.map((note, i) => [i + 1, note] as const).filter(([, note]) => note?.catchingUp === true);
-    // Some pushes came before the pause, without a note; the catch-up counts down to 0; then live.
-    expect(caughtUp.length).toBeGreaterThan(0);
-    expect(caughtUp.map(([, note]) => note?.behind)).toEqual(caughtUp.map((_, i) => caughtUp.length - 1 - i));
-    expect(caughtUp.at(-1)?.[0]).toBe(40);
-    expect(notes[40]).toEqual({ live: true });
-    expect(notes.slice(0, (caughtUp[0]?.[0] ?? 1) - 1).every((note) => note === undefined)).toBe(true);
-  });
-
-  it('over WebSocket, in the schema: the same notes in the delivery field of each pushed message', async () => {
-    const id = await storedTest('behind-in-schema');
-    const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
-    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
-    ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
-    await new Promise((resolve) => ws.once('message', resolve));
-    const frames: string[] = [];
-    ws.on('message', (data) => {
-      const text = String(data);
-      if (text.includes('"type":"next"')) frames.push(text);
-    });
-    const query = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload delivery { catchingUp behind live } } }';
     ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables: { id } } }));
     await eventually(() => svc.log.followers(id) === 1, 5000, 'the subscription');
     (ws as unknown as { _socket: { pause(): void } })._socket.pause();
@@ -181,6 +153,23 @@ describe('a subscriber that falls behind', () => {
     await svc.log.append([incoming(id, { sequence: 41, payload: 'live', final: true })]);
     await eventually(() => frames.length === 41, 5000, 'the live message');
     ws.close();
+    return frames;
+  }
+
+  it('over WebSocket: is told it is catching up, how far behind, and when it is live again', async () => {
+    const notes = notesOf(await fallBehindOverWebSocket('behind', FOLLOW));
+    const caughtUp = notes.map((note, i) => [i + 1, note] as const).filter(([, note]) => note?.catchingUp === true);
+    // Some pushes came before the pause, without a note; the catch-up counts down to 0; then live.
+    expect(caughtUp.length).toBeGreaterThan(0);
+    expect(caughtUp.map(([, note]) => note?.behind)).toEqual(caughtUp.map((_, i) => caughtUp.length - 1 - i));
+    expect(caughtUp.at(-1)?.[0]).toBe(40);
+    expect(notes[40]).toEqual({ live: true });
+    expect(notes.slice(0, (caughtUp[0]?.[0] ?? 1) - 1).every((note) => note === undefined)).toBe(true);
+  });
+
+  it('over WebSocket, in the schema: the same notes in the delivery field of each pushed message', async () => {
+    const query = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload delivery { catchingUp behind live } } }';
+    const frames = await fallBehindOverWebSocket('behind-in-schema', query);
     const inData = frames.map(
       (frame) =>
         (JSON.parse(frame) as { payload: { data: { testMessages: { delivery: Record<string, unknown> | null } } } }).payload.data.testMessages.delivery,
