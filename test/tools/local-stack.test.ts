@@ -68,9 +68,10 @@ describe.each([
       expect(output).toContain(`${url}/graphql`);
       expect(output).toMatch(new RegExp(`GraphiQL \\(open in a browser\\) +${url}/graphql\n`));
       expect(output).toContain(`${url}/graphql?sign-in`);
-      // The banner's and README's token command, run as written.
-      expect(output).toContain('export TOKEN=$(npm run --silent token)');
-      const printed = await promisify(execFile)('bash', ['-c', 'npm run --silent token'], { env: { ...process.env, PORT: String(port) } });
+      // The banner's token command, run as written (it names the stack's address; the README's, without
+      // one, asks port 4000's).
+      expect(output).toContain(`export TOKEN=$(npm run --silent token -- ${url})`);
+      const printed = await promisify(execFile)('bash', ['-c', `npm run --silent token -- ${url}`], { env: { ...process.env } });
       expect(printed.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
       const viaHelper = await fetch(`${url}/tests/none`, { headers: { authorization: `Bearer ${printed.stdout.trim()}` } });
       expect(viaHelper.status).toBe(404);
