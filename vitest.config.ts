@@ -3,6 +3,13 @@ import { defineConfig } from 'vitest/config';
 
 /** The client library's export that points at its TypeScript source (packages/client/package.json): tests run what is in the tree, not a stale build. */
 const clientSource = '@result-collection-service/source';
+/**
+ * The server conditions with the library's added, less `module`: the test processes get these as
+ * Node's own `--conditions`, and under `module` Node loads packages' bundler builds, which Node
+ * cannot run (@opentelemetry/semantic-conventions 1.28's ESM imports its files without extensions,
+ * and @apollo/gateway failed to load in the federation suite).
+ */
+const conditions = [clientSource, ...defaultServerConditions.filter((condition) => condition !== 'module')];
 
 export default defineConfig({
   resolve: {
@@ -11,9 +18,9 @@ export default defineConfig({
     // would pick index.mjs for our sources. Two copies of graphql refuse each other's schemas, so
     // the tests load the one Node loads in production.
     alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
-    conditions: [clientSource, ...defaultServerConditions],
+    conditions,
   },
-  ssr: { resolve: { conditions: [clientSource, ...defaultServerConditions] } },
+  ssr: { resolve: { conditions } },
   test: {
     include: ['test/**/*.test.ts'],
     // The tests' own kafkajs clients get the service's clamp of kafkajs's negative timer.
