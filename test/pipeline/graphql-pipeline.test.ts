@@ -82,6 +82,43 @@ describe('the same refusals on both transports', () => {
     expect(await overSse(svc.url, '{ __schema { queryType { name } } }')).toEqual([]);
   });
 
+  it('refuses variables the client got wrong with BAD_USER_INPUT on every transport, before anything runs (400 over HTTP and SSE)', async () => {
+    const cases: Array<[string, Record<string, unknown> | undefined]> = [
+      ['query($b: Boolean = true) { __typename @include(if: $b) }', { b: 1 }],
+      ['query($id: ID!) { test(correlationId: $id) { correlationId } }', undefined],
+      ['subscription($id: ID! = "x") { testMessages(correlationId: $id) { cursor } }', { id: null }],
+      ['query($n: Int) { recentTests(first: $n) { pageInfo { hasNextPage } } }', { n: 'twenty' }],
+    ];
+    for (const [query, variables] of cases) {
+      if (!query.startsWith('subscription')) {
+        const http = await postGraphQL(svc.url, query, variables);
+        expect(http.status, query).toBe(400);
+        expect(http.body.errors?.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+      }
+      const ws = await overWebSocket(svc.url, query, variables);
+      expect(ws.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+      const sse = await overSse(svc.url, query, variables);
+      expect(sse.status, query).toBe(400);
+      expect(sse.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+      expect(sse[0]?.message, query).toBe(ws[0]?.message);
+    }
+  });
+
+  it("answers an argument the client's variables left null with BAD_USER_INPUT on every transport, not as the service's failure", async () => {
+    for (const query of [
+      'query($ids: [ID!] = ["a"]) { tests(correlationIds: $ids) { correlationId } }',
+      'query($id: ID = "a") { tests(correlationIds: [$id]) { correlationId } }',
+    ]) {
+      const variables = { ids: null, id: null };
+      const http = await postGraphQL(svc.url, query, variables);
+      expect(http.body.errors?.map((e) => [e.extensions?.code, e.path]), query).toEqual([['BAD_USER_INPUT', ['tests']]]);
+      const ws = await overWebSocket(svc.url, query, variables);
+      expect(ws.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+      const sse = await overSse(svc.url, query, variables);
+      expect(sse.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+    }
+  });
+
   it("never sends the pipeline's internal extensions (HTTP status, headers) to WebSocket and SSE clients", async () => {
     for (const [error] of [await overWebSocket(svc.url, '{ nonsense }'), await overSse(svc.url, '{ nonsense }')]) {
       expect(error?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');

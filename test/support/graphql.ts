@@ -12,6 +12,19 @@ export interface HttpGraphQLResponse<T = Record<string, any>> {
 }
 
 /**
+ * Throws unless every error carries a string `extensions.code`: the service's promise to clients
+ * (docs/api.md), checked on every answer these helpers read, over every transport.
+ */
+export function expectCoded(errors: unknown, where: string): void {
+  if (!Array.isArray(errors)) return;
+  const uncoded = errors.filter((error: { extensions?: { code?: unknown } } | null) => typeof error?.extensions?.code !== 'string');
+  if (uncoded.length > 0) throw new UncodedErrors(`${where} answered an error without extensions.code: ${JSON.stringify(uncoded)}`);
+}
+
+/** What {@link expectCoded} throws: a broken promise of the service, never an answer to compare. */
+export class UncodedErrors extends Error {}
+
+/**
  * An operation's request parameters besides `variables`: `query`, or a document id
  * (`documentId`, `extensions.persistedQuery`) for persisted operations.
  */
@@ -33,7 +46,9 @@ export async function postGraphQL<T = Record<string, any>>(
     headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...options.headers },
     body: JSON.stringify({ ...(typeof request === 'string' ? { query: request } : request), variables }),
   });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as HttpGraphQLResponse<T>['body'] };
+  const body = (await response.json()) as HttpGraphQLResponse<T>['body'];
+  expectCoded(body.errors, 'HTTP');
+  return { status: response.status, headers: response.headers, body };
 }
 
 /**
@@ -50,7 +65,9 @@ export async function getGraphQL<T = Record<string, any>>(
   const response = await fetch(`${url}/graphql?${search.toString()}`, {
     headers: { authorization: `Bearer ${await defaultToken()}`, 'graphql-require-preflight': '1' },
   });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as HttpGraphQLResponse<T>['body'] };
+  const body = (await response.json()) as HttpGraphQLResponse<T>['body'];
+  expectCoded(body.errors, 'HTTP');
+  return { status: response.status, headers: response.headers, body };
 }
 
 /**
@@ -116,6 +133,11 @@ export function collect<T = Record<string, any>>(client: Subscriber, request: st
       { ...(typeof request === 'string' ? { query: request } : { query: '', ...request }), ...(variables ? { variables } : {}) },
       {
         next: (value) => {
+          try {
+            expectCoded(value.errors, 'A subscription');
+          } catch (error) {
+            reject(error);
+          }
           results.push(value);
           for (const w of waiters.filter((x) => results.length >= x.n)) w.resolve();
         },
@@ -174,6 +196,8 @@ async function errorsOf(
     (errors: unknown) => errors,
   );
   await client.dispose();
+  if (outcome instanceof UncodedErrors) throw outcome;
+  expectCoded(outcome, 'An operation');
   return outcome as ClientErrors;
 }
 
@@ -213,6 +237,7 @@ export async function sseErrors(
         const response = (error as { response?: Response }).response;
         if (response === undefined) throw error;
         const body = (await response.json()) as { errors: ClientErrors };
+        expectCoded(body.errors, 'A refused SSE request');
         return Object.assign(body.errors, { status: response.status });
       },
     );

@@ -3,7 +3,9 @@
  * `formatError`, which the graphql-ws and graphql-sse bindings call too):
  *
  * - errors the service raised on purpose, and client errors found by parsing, validation and
- *   coercion, keep their message and `extensions.code`; a rule's own code (QUERY_TOO_MANY_ALIASES,
+ *   coercion, keep their message and `extensions.code`; a client error graphql-js raised without a
+ *   code (a variable or an argument the client's variables made invalid) gets BAD_USER_INPUT, never
+ *   none and never Apollo Server's default INTERNAL_SERVER_ERROR; a rule's own code (QUERY_TOO_MANY_ALIASES,
  *   QUERY_TOO_DEEP, …) is restored where Apollo Server wrapped it in GRAPHQL_VALIDATION_FAILED, and
  *   graphql-js's token-limit syntax error becomes QUERY_TOO_MANY_TOKENS, so every transport answers alike;
  * - anything else is logged once and masked, carrying the request id (`extensions.requestId`) of
@@ -13,7 +15,7 @@
  * Stack traces (and the file paths in them and in unexpected messages) reach clients only when
  * `debug` asks for them (GRAPHQL_DEBUG_ERRORS), in any environment.
  */
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, isValueNode, type GraphQLFormattedError } from 'graphql';
 import { ServiceError, type ErrorCode } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
@@ -28,7 +30,7 @@ export function createErrorFormatter(options: { debug: boolean; logger: Logger }
   const log = options.logger.child({ component: 'graphql' });
   return (formatted, error) => {
     if (isUnexpected(error)) return masked(formatted, error, options.debug, log);
-    const extensions: Record<string, unknown> = { ...formatted.extensions, ...ruleExtensions(error) };
+    const extensions: Record<string, unknown> = { ...formatted.extensions, ...ruleExtensions(error), ...uncodedInput(error) };
     delete extensions.http;
     const tokens = tokenLimitRefusal(formatted);
     if (tokens !== undefined) return { ...formatted, message: tokens.message, extensions: { ...extensions, ...tokens.extensions } };
@@ -67,6 +69,17 @@ function ruleExtensions(error: unknown): Record<string, unknown> | undefined {
 }
 
 /**
+ * BAD_USER_INPUT for a client error that has no code of its own: graphql-js raises variable and
+ * argument coercion errors bare (Apollo Server codes the first kind only, and only over HTTP).
+ */
+function uncodedInput(error: unknown): { code: ErrorCode } | undefined {
+  if (!(error instanceof GraphQLError) || typeof error.extensions.code === 'string') return undefined;
+  const original = error.originalError;
+  if (original instanceof ServiceError || (original instanceof GraphQLError && typeof original.extensions.code === 'string')) return undefined;
+  return { code: 'BAD_USER_INPUT' };
+}
+
+/**
  * Any error as a GraphQL error, keeping it as the original error (so the edge sees what it was)
  * and a ServiceError's code; masked later, where the operation's request id is known, if unexpected.
  */
@@ -83,7 +96,24 @@ export function isUnexpected(error: unknown): boolean {
   const original = error.originalError;
   // No original error: raised by parsing, validation or coercion (a client error), or by us.
   if (original === undefined || original === null) return false;
+  if (error.path !== undefined && isBareGraphQLError(original)) return !atArgumentValue(original);
   return isUnexpected(original);
+}
+
+/** A GraphQL error graphql-js raised itself: no code, no cause. */
+function isBareGraphQLError(error: Error): error is GraphQLError {
+  return error instanceof GraphQLError && error.originalError == null && error.extensions.code === undefined;
+}
+
+/**
+ * True when graphql-js located a field's error at an argument's value: an argument the client's
+ * variables made invalid (null for a non-null argument, a variable never given, a list holding
+ * one). Its other bare errors during execution have no location of their own: a value the service
+ * could not serialize, a bug.
+ */
+function atArgumentValue(error: GraphQLError): boolean {
+  const node = error.nodes?.[0];
+  return node !== undefined && isValueNode(node);
 }
 
 /**

@@ -12,6 +12,7 @@
 import {
   GraphQLError,
   getOperationAST,
+  getVariableValues,
   parse,
   specifiedRules,
   validate,
@@ -187,9 +188,10 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     if (invalid.length > 0) return invalid;
     const operationName = resolved.operationName ?? null;
     const variables = resolved.variables ?? null;
+    const operation = getOperationAST(document, operationName);
     const refusal = lifecycle.admit({
       document,
-      operation: getOperationAST(document, operationName),
+      operation,
       operationName,
       variables,
       extensions: resolved.extensions ?? null,
@@ -197,6 +199,8 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
       transport,
     });
     if (refusal !== undefined) return [refusal];
+    const coerced = getVariableValues(schema, operation?.variableDefinitions ?? [], variables ?? {}, { maxErrors: lifecycle.validationOptions.maxErrors });
+    if (coerced.errors !== undefined) return coerced.errors.map((error) => coded(error, 'BAD_USER_INPUT'));
     return { schema, document, variableValues: variables, operationName, contextValue: options.createContext(principal, resumeAfter) };
   };
 }

@@ -1,9 +1,9 @@
 /**
  * The one error edge of every transport: a rule's own code survives Apollo Server's wrapping, the
  * token limit's syntax error becomes QUERY_TOO_MANY_TOKENS, an unexpected error is masked with the
- * request id of its one log line, and internal extensions never leave.
+ * request id of its one log line, internal extensions never leave, and every client error has a code.
  */
-import { GraphQLError, parse } from 'graphql';
+import { buildSchema, execute, GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../../src/base/errors.js';
@@ -79,5 +79,43 @@ describe('the error edge', () => {
     const [shown] = clientErrors([new GraphQLError('boom', { originalError: new Error('boom') })], 'req-3', formatError);
     expect(shown?.message).toBe('boom');
     expect(shown?.extensions).toMatchObject({ code: 'INTERNAL_SERVER_ERROR', requestId: 'req-3', stacktrace: expect.any(Array) });
+  });
+
+  describe("graphql-js's own errors during execution, as it raises them", () => {
+    const schema = buildSchema('type Query { echo(ids: [ID!]!): [ID!]! broken: Int }');
+    const run = async (query: string, variableValues: Record<string, unknown>) => {
+      const result = await execute({ schema, document: parse(query), variableValues, rootValue: { echo: ({ ids }: { ids: string[] }) => ids, broken: 'not a number' } });
+      return result.errors ?? [];
+    };
+    /** As Apollo Server hands it over: every error without a code of its own formatted as INTERNAL_SERVER_ERROR. */
+    const apolloFormatted = (error: GraphQLError): GraphQLFormattedError => ({ ...error.toJSON(), extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+
+    it('gives an argument the variables made invalid BAD_USER_INPUT, never none and never INTERNAL_SERVER_ERROR', async () => {
+      const { formatError, lines } = edge();
+      for (const query of ['query($ids: [ID!] = ["a"]) { echo(ids: $ids) }', 'query($id: ID = "a") { echo(ids: [$id]) }']) {
+        const [error] = await run(query, { ids: null, id: null });
+        expect(error?.message, query).toMatch(/^Argument "ids"/);
+        expect(formatError(error!.toJSON(), error).extensions, query).toEqual({ code: 'BAD_USER_INPUT' });
+        expect(formatError(apolloFormatted(error!), error).extensions, query).toEqual({ code: 'BAD_USER_INPUT' });
+      }
+      expect(lines).toHaveLength(0);
+    });
+
+    it('masks a value the service could not serialize (a bug), and logs it', async () => {
+      const { formatError, lines } = edge();
+      const [error] = await run('{ broken }', {});
+      expect(error?.message).toMatch(/Int cannot represent/);
+      const [shown] = clientErrors([error!], 'req-4', formatError);
+      expect(shown).toMatchObject({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'req-4' } });
+      expect(lines).toHaveLength(1);
+    });
+
+    it('gives a bare client error BAD_USER_INPUT, and keeps any code an error has', () => {
+      const { formatError } = edge();
+      const bare = new GraphQLError('Variable "$b" got invalid value 1; Boolean cannot represent a non boolean value: 1');
+      expect(formatError(bare.toJSON(), bare).extensions).toEqual({ code: 'BAD_USER_INPUT' });
+      const coded = new GraphQLError('Unknown persisted document.', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } });
+      expect(formatError(coded.toJSON(), coded).extensions).toEqual({ code: 'PERSISTED_QUERY_NOT_FOUND' });
+    });
   });
 });
