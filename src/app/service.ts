@@ -21,6 +21,8 @@ import type { OperationPlugin } from '../graphql/pipeline/operation-plugin.js';
 import { servicePlugins } from '../graphql/pipeline/plugins/index.js';
 import { createSchema } from '../graphql/schema/schema.js';
 import { createGraphQLSse } from '../graphql/sse/sse-server.js';
+import { createGraphQLMultipart } from '../graphql/multipart/multipart-server.js';
+import { createPrincipalSlots } from '../graphql/pipeline/principal-slots.js';
 import { createWriteCoalescer } from '../graphql/fanout/write-coalescer.js';
 import { attachGraphQLWebSocket } from '../graphql/ws/ws-server.js';
 import { createMetrics, type ClientSources } from '../telemetry/metrics.js';
@@ -269,15 +271,18 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
     maxConnectionsPerPrincipal: config.websocket.maxConnectionsPerPrincipal,
     rateLimits,
   });
-  const sse = createGraphQLSse({
+  // SSE and multipart responses are both streams over HTTP: one cap per principal over the two.
+  const httpStreams = {
     coalescer,
     delivery,
     pipeline,
-    logger,
     maxStreamsPerPrincipal: config.sse.maxStreamsPerPrincipal,
+    slots: createPrincipalSlots(config.sse.maxStreamsPerPrincipal),
     maxBufferedBytes: config.websocket.maxBufferedBytes,
     drainTimeoutMs: config.websocket.drainTimeoutMs,
-  });
+  };
+  const sse = createGraphQLSse({ ...httpStreams, logger });
+  const multipart = createGraphQLMultipart(httpStreams);
   return {
     routes: {
       log,
@@ -289,7 +294,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
       corsAllowedOrigins: config.browser.corsAllowedOrigins,
       graphiql: { enabled: config.browser.graphqlIde, signInClientId: auth.issuer ? config.browser.graphqlIdeClientId : null, signInScope: BROWSER_SCOPE },
       dashboard: { enabled: config.browser.dashboard, signInClientId: auth.issuer ? config.browser.dashboardClientId : null, signInScope: BROWSER_SCOPE },
-      graphql: createGraphQLEndpoint({ http: apollo, pipeline, sse, principalOf }),
+      graphql: createGraphQLEndpoint({ http: apollo, pipeline, sse, multipart, principalOf }),
     },
     clients: {
       // The hub's: a subscriber paused while it catches up follows no test, but is still subscribed.
@@ -301,7 +306,7 @@ async function createApiSide(options: ServiceOptions, broker: BrokerSide, httpSe
     async stop() {
       // WebSockets first (closed with 1001) and event streams (cut: their clients reconnect with
       // Last-Event-ID elsewhere), then in-flight HTTP requests drain.
-      await Promise.all([ws.dispose(), sse.dispose()]);
+      await Promise.all([ws.dispose(), sse.dispose(), multipart.dispose()]);
       await closeHttpServer(httpServer, drainGraceMs(config));
       // Nothing is in flight any more: Apollo Server's own stop hooks run last.
       await apollo.stop();

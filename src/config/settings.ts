@@ -620,7 +620,8 @@ export const SETTINGS = {
     section: 'sse',
     type: 'integer',
     default: 20,
-    description: 'GraphQL-over-SSE streams one principal may hold open at once in one process; the next is refused with 429 `TOO_MANY_SUBSCRIPTIONS`.',
+    description:
+      'Streams over HTTP (GraphQL over SSE and multipart HTTP subscriptions together) one principal may hold open at once in one process; the next is refused with 429 `TOO_MANY_SUBSCRIPTIONS`.',
   },
   RATE_LIMITS: {
     section: 'rate-limits',
@@ -645,7 +646,7 @@ export const SETTINGS = {
     section: 'rate-limits',
     type: 'integer',
     default: 120,
-    description: 'GraphQL operations started over WebSocket or SSE per principal per minute, over all its connections and streams.',
+    description: 'GraphQL operations started over WebSocket, SSE or multipart HTTP per principal per minute, over all its connections and streams.',
   },
   RATE_LIMIT_WS_CONNECTIONS_PER_MINUTE: {
     section: 'rate-limits',

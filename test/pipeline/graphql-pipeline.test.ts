@@ -93,13 +93,22 @@ describe('the same refusals on both transports', () => {
       if (!query.startsWith('subscription')) {
         const http = await postGraphQL(svc.url, query, variables);
         expect(http.status, query).toBe(400);
-        expect(http.body.errors?.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+        expect(
+          http.body.errors?.map((e) => e.extensions?.code),
+          query,
+        ).toEqual(['BAD_USER_INPUT']);
       }
       const ws = await overWebSocket(svc.url, query, variables);
-      expect(ws.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+      expect(
+        ws.map((e) => e.extensions?.code),
+        query,
+      ).toEqual(['BAD_USER_INPUT']);
       const sse = await overSse(svc.url, query, variables);
       expect(sse.status, query).toBe(400);
-      expect(sse.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+      expect(
+        sse.map((e) => e.extensions?.code),
+        query,
+      ).toEqual(['BAD_USER_INPUT']);
       expect(sse[0]?.message, query).toBe(ws[0]?.message);
     }
   });
@@ -111,11 +120,20 @@ describe('the same refusals on both transports', () => {
     ]) {
       const variables = { ids: null, id: null };
       const http = await postGraphQL(svc.url, query, variables);
-      expect(http.body.errors?.map((e) => [e.extensions?.code, e.path]), query).toEqual([['BAD_USER_INPUT', ['tests']]]);
+      expect(
+        http.body.errors?.map((e) => [e.extensions?.code, e.path]),
+        query,
+      ).toEqual([['BAD_USER_INPUT', ['tests']]]);
       const ws = await overWebSocket(svc.url, query, variables);
-      expect(ws.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+      expect(
+        ws.map((e) => e.extensions?.code),
+        query,
+      ).toEqual(['BAD_USER_INPUT']);
       const sse = await overSse(svc.url, query, variables);
-      expect(sse.map((e) => e.extensions?.code), query).toEqual(['BAD_USER_INPUT']);
+      expect(
+        sse.map((e) => e.extensions?.code),
+        query,
+      ).toEqual(['BAD_USER_INPUT']);
     }
   });
 

@@ -2,8 +2,8 @@
  * The GraphQL endpoint the HTTP edge mounts at `/graphql` (src/http/app.ts), once it has answered
  * a browser's page request, authenticated the operation, counted it against the caller's budget
  * and parsed its body, under the request id it assigned: a request whose `Accept` chooses an
- * event stream (`transport-choice.ts`: content negotiation, then the operation's type) is served
- * over SSE (graphql-sse); anything else arrives at the lifecycle (`lifecycle.arrive`: an answer a
+ * stream (`transport-choice.ts`: content negotiation, then the operation's type) is served over
+ * SSE (graphql-sse) or Apollo's multipart subscription protocol; anything else arrives at the lifecycle (`lifecycle.arrive`: an answer a
  * plugin kept, the response cache's, is sent as is) and is otherwise run by Apollo Server, followed
  * by the plugins' observer when one asked to.
  *
@@ -19,9 +19,10 @@ import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
 import { graphQLResponseType } from '../../base/graphql-response-type.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
 import type { ArrivingOperation, KeptAnswer, OperationObserver, OperationRequest } from '../pipeline/operation-plugin.js';
+import type { GraphQLMultipart } from '../multipart/multipart-server.js';
 import type { GraphQLSse } from '../sse/sse-server.js';
 import type { HttpGraphQLServer } from './apollo-server.js';
-import { servesEventStream } from './transport-choice.js';
+import { streamingTransport } from './transport-choice.js';
 
 /** Options of {@link createGraphQLEndpoint}. */
 export interface GraphQLEndpointOptions {
@@ -30,6 +31,8 @@ export interface GraphQLEndpointOptions {
   /** The pipeline Apollo Server was built on: its lifecycle and context factory. */
   readonly pipeline: OperationPipeline;
   readonly sse: GraphQLSse;
+  /** Apollo's multipart subscription protocol. */
+  readonly multipart: GraphQLMultipart;
   /** The principal the HTTP edge verified. */
   readonly principalOf: (res: Response) => Principal;
 }
@@ -85,15 +88,15 @@ export function createGraphQLEndpoint(options: GraphQLEndpointOptions): RequestH
   };
   return async (req, res, next) => {
     try {
-      if (req.method !== 'GET' && req.method !== 'POST') refuseMethod(req, res);
-      else if (servesEventStream(req, lifecycle))
-        await options.sse.handle(
-          req,
-          res,
-          options.principalOf(res),
-          graphQLResponseType((types) => req.accepts(types)),
-        );
-      else await serveHttp(req, res, next);
+      if (req.method !== 'GET' && req.method !== 'POST') return refuseMethod(req, res);
+      const streaming = streamingTransport(req, lifecycle);
+      if (streaming === undefined) return await serveHttp(req, res, next);
+      await options[streaming].handle(
+        req,
+        res,
+        options.principalOf(res),
+        graphQLResponseType((types) => req.accepts(types)),
+      );
     } catch (error) {
       next(error);
     }

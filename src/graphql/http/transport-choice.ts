@@ -6,6 +6,8 @@
  *
  * - an event stream (graphql-sse) when the client prefers `text/event-stream` to both GraphQL
  *   response types (graphql-sse's client sends it alone, urql's subscriptions list it first);
+ * - for a subscription, Apollo's multipart protocol when `Accept` lists `multipart/mixed` with
+ *   `subscriptionSpec=1.0` (Apollo Client's `HttpLink`) and does not prefer `text/event-stream` to it;
  * - an event stream for a subscription whenever `text/event-stream` is acceptable at all (through a
  *   wildcard, or listed after JSON): a subscription has no single response to give, and over plain HTTP it is refused;
  * - otherwise one GraphQL response (Apollo Server), in the JSON type the client prefers: urql lists
@@ -14,6 +16,7 @@
  * Only a document that names `subscription` is parsed here (with the pipeline's parse limits), so
  * the usual query costs one scan of its text; a document sent by id is looked up, never registered.
  */
+import { parse as parseMediaType } from 'content-type';
 import { getOperationAST, parse } from 'graphql';
 import type { Request } from 'express';
 import { GRAPHQL_RESPONSE_TYPES } from '../../base/graphql-response-type.js';
@@ -22,10 +25,44 @@ import type { OperationRequest } from '../pipeline/operation-plugin.js';
 
 const EVENT_STREAM = 'text/event-stream';
 
-/** Whether `req` is served as an event stream; see the file header. */
-export function servesEventStream(req: Request, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parseOptions'>): boolean {
-  if (req.accepts([...GRAPHQL_RESPONSE_TYPES, EVENT_STREAM]) === EVENT_STREAM) return true;
-  return req.accepts(EVENT_STREAM) === EVENT_STREAM && isSubscription(operationRequestOf(req), lifecycle);
+/** The streaming transport that answers `req`, or undefined for one GraphQL response; see the file header. */
+export function streamingTransport(req: Request, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parseOptions'>): 'sse' | 'multipart' | undefined {
+  let subscription: boolean | undefined;
+  const isSubscriptionRequest = () => (subscription ??= isSubscription(operationRequestOf(req), lifecycle));
+  if (multipartPreferred(req.headers.accept) === true && isSubscriptionRequest()) return 'multipart';
+  if (req.accepts([...GRAPHQL_RESPONSE_TYPES, EVENT_STREAM]) === EVENT_STREAM) return 'sse';
+  return req.accepts(EVENT_STREAM) === EVENT_STREAM && isSubscriptionRequest() ? 'sse' : undefined;
+}
+
+const MULTIPART = 'multipart/mixed';
+
+/**
+ * Whether `accept` prefers `multipart/mixed; subscriptionSpec=1.0` to an explicit
+ * `text/event-stream` (by q-value, then order); undefined when it lists no such multipart range.
+ */
+function multipartPreferred(accept: string | undefined): boolean | undefined {
+  if (accept === undefined || !/subscriptionspec/i.test(accept)) return undefined;
+  let multipart: { q: number; at: number } | undefined;
+  let eventStream: { q: number; at: number } | undefined;
+  accept.split(',').forEach((range, at) => {
+    const parsed = mediaRange(range);
+    if (parsed === undefined) return;
+    if (parsed.type === MULTIPART && parsed.parameters.subscriptionspec === '1.0') multipart ??= { q: parsed.q, at };
+    if (parsed.type === EVENT_STREAM) eventStream ??= { q: parsed.q, at };
+  });
+  if (multipart === undefined || multipart.q <= 0) return undefined;
+  return eventStream === undefined || multipart.q > eventStream.q || (multipart.q === eventStream.q && multipart.at < eventStream.at);
+}
+
+/** One range of an `Accept` header, by jshttp's `content-type` parser; undefined when unreadable. */
+function mediaRange(range: string): { type: string; parameters: Record<string, string>; q: number } | undefined {
+  try {
+    const parsed = parseMediaType(range.trim());
+    const q = parsed.parameters.q === undefined ? 1 : Number(parsed.parameters.q);
+    return { ...parsed, q: Number.isFinite(q) ? q : 0 };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The operation's parameters as sent: a POST's JSON body, or a GET's URL. */

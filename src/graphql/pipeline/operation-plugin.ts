@@ -18,7 +18,7 @@ import type { ServiceError } from '../../base/errors.js';
 import type { TestSummary } from '../../domain/types.js';
 
 /** How an operation reached the service. */
-export type Transport = 'http' | 'websocket' | 'sse';
+export type Transport = 'http' | 'websocket' | 'sse' | 'multipart';
 
 /** An operation's parameters as a client sends them, over any transport. */
 export interface OperationRequest {

@@ -15,7 +15,7 @@
  * - Every message event carries its cursor as the event `id:`; a client that reconnects with
  *   `Last-Event-ID` resumes right after it (the pipeline's context carries it to `testMessages`).
  * - A subscription's results are pushed by the fan-out hub (`../fanout/`), which writes each
- *   `next` event to the response itself (`sse-push-sink.ts`), once the response head is out; the
+ *   `next` event to the response itself (`sse-push-sink.ts`' framing), once the response head is out; the
  *   response's buffer is the one backpressure point (a subscriber over it pauses and catches up
  *   from the store), and a response that stays over it for `drainTimeoutMs` (a client that stopped
  *   reading) is cut, so it holds no memory for longer.
@@ -33,10 +33,12 @@ import type { Logger } from '../../base/logger.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
-import { createPrincipalSlots } from '../pipeline/principal-slots.js';
+import { createPrincipalSlots, type PrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
+import { streamRefusal } from '../pipeline/stream-refusal.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
-import { createSsePushSink } from './sse-push-sink.js';
+import { SSE_FRAMING } from './sse-push-sink.js';
+import { createResponsePushSink } from '../fanout/response-push-sink.js';
 import { endingSseStream } from './sse-stream.js';
 import { grantOf, type DeliveryGrant } from '../fanout/delivery-notes.js';
 
@@ -46,6 +48,8 @@ export interface GraphQLSseOptions {
   readonly pipeline: OperationPipeline;
   /** Streams one principal may hold open at once in this process. */
   readonly maxStreamsPerPrincipal: number;
+  /** The per-principal slots, when shared with another streaming binding (multipart); else its own. */
+  readonly slots?: PrincipalSlots;
   /** Bytes waiting to be sent to one client past which its stream waits for it to read. */
   readonly maxBufferedBytes: number;
   /** How long a response may stay over `maxBufferedBytes` (a client that stopped reading) before it is cut. */
@@ -147,7 +151,7 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
 /** graphql-sse's handler, with every operation prepared by the pipeline. */
 function createOperationHandler(options: GraphQLSseOptions): Handler {
   const { pipeline } = options;
-  const slots = createPrincipalSlots(options.maxStreamsPerPrincipal);
+  const slots = options.slots ?? createPrincipalSlots(options.maxStreamsPerPrincipal);
   const streamOf = new WeakMap<ExecutionArgs, Stream>();
   return createHandler<IncomingMessage, Stream, Context>({
     // Distinct connections only (one operation per stream): no single-connection reservations. By
@@ -192,8 +196,9 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
     subscribe: (args) =>
       endOnFailure(async () => {
         const stream = streamOf.get(args)!;
-        const sink = createSsePushSink({
+        const sink = createResponsePushSink({
           res: stream.res,
+          framing: SSE_FRAMING,
           coalescer: options.coalescer,
           maxBufferedBytes: options.maxBufferedBytes,
           drainTimeoutMs: options.drainTimeoutMs,
@@ -221,22 +226,15 @@ function endedWithError(error: unknown): ExecutionResult {
   return { errors: [asGraphQLError(error)] };
 }
 
-/**
- * A refusal before the stream opens: a GraphQL error body (through the pipeline's error edge) with
- * the refusal's HTTP status and headers (a scope challenge, the seconds to wait when rate limited).
- */
+/** A refusal before the stream opens, as graphql-sse's handler answers it (`../pipeline/stream-refusal.ts`). */
 function refusal(errors: readonly GraphQLError[], pipeline: OperationPipeline, stream: Stream, fallbackStatus = 400): SseResponse {
-  const error = errors[0]!;
-  const original = error.originalError;
-  const http = error.extensions.http as { status?: number; headers?: Map<string, string> } | undefined;
-  const status = original instanceof ServiceError ? original.httpStatus : (http?.status ?? fallbackStatus);
-  const headers: Record<string, string> = { 'content-type': stream.refusalType, ...Object.fromEntries(http?.headers ?? []) };
-  const retryAfter = error.extensions.retryAfterSeconds;
-  if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
-  return [
-    JSON.stringify({ errors: clientErrors(errors, stream.requestId, pipeline.lifecycle.formatError) }),
-    { status, statusText: STATUS_CODES[status] ?? '', headers },
-  ];
+  const refused = streamRefusal(errors, {
+    requestId: stream.requestId,
+    contentType: stream.refusalType,
+    formatError: pipeline.lifecycle.formatError,
+    fallbackStatus,
+  });
+  return [refused.body, { status: refused.status, statusText: refused.statusText, headers: refused.headers }];
 }
 
 /** Writes graphql-sse's body (its first comment, keep-alives, a query's result, a last error, `complete`). */

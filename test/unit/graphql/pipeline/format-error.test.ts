@@ -84,7 +84,12 @@ describe('the error edge', () => {
   describe("graphql-js's own errors during execution, as it raises them", () => {
     const schema = buildSchema('type Query { echo(ids: [ID!]!): [ID!]! broken: Int }');
     const run = async (query: string, variableValues: Record<string, unknown>) => {
-      const result = await execute({ schema, document: parse(query), variableValues, rootValue: { echo: ({ ids }: { ids: string[] }) => ids, broken: 'not a number' } });
+      const result = await execute({
+        schema,
+        document: parse(query),
+        variableValues,
+        rootValue: { echo: ({ ids }: { ids: string[] }) => ids, broken: 'not a number' },
+      });
       return result.errors ?? [];
     };
     /** As Apollo Server hands it over: every error without a code of its own formatted as INTERNAL_SERVER_ERROR. */
