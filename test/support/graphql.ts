@@ -1,4 +1,9 @@
-/** GraphQL clients for tests: plain HTTP POSTs, a real graphql-ws client, graphql-sse's client and a raw event-stream reader. */
+/**
+ * GraphQL clients for tests: plain HTTP POSTs, a real graphql-ws client, graphql-sse's client,
+ * Apollo Client's HttpLink (multipart HTTP subscriptions) and a raw event-stream reader.
+ */
+import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
+import { parse } from 'graphql';
 import { createClient as createGraphQLSseClient, type Client as SseClient } from 'graphql-sse';
 import { createClient, type Client, type FormattedExecutionResult as ExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -329,8 +334,48 @@ export interface SubscriptionTransport {
   errors(url: string, request: string | OperationRequest, variables?: Record<string, unknown>): Promise<ClientErrors>;
 }
 
+/**
+ * Apollo Client's `HttpLink` on its own (no cache between it and the results): subscriptions over
+ * Apollo's multipart HTTP protocol, exactly as Apollo Client sends and reads them. A refusal
+ * before the response opens reaches `error` as its GraphQL errors, as graphql-ws's client gives them.
+ */
+export function createMultipartClient(url: string, options: { token?: string } = {}): Subscriber & { dispose(): void } {
+  const token = options.token === undefined ? defaultToken() : Promise.resolve(options.token);
+  const link = new HttpLink({
+    uri: `${url}/graphql`,
+    fetch: async (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${await token}` } }),
+  });
+  const client = new ApolloClient({ link, cache: new InMemoryCache() });
+  return {
+    subscribe(payload, sink) {
+      const request = { query: parse(payload.query), variables: payload.variables ?? {}, extensions: payload.extensions ?? {} };
+      const subscription = ApolloLink.execute(link, request, { client }).subscribe({
+        next: (result) => sink.next(result as never),
+        error: (error: unknown) => sink.error(ServerError.is(error) ? refusalErrors(error.bodyText) : error),
+        complete: () => sink.complete(),
+      });
+      return () => subscription.unsubscribe();
+    },
+    dispose: () => client.stop(),
+  };
+}
+
+/** The GraphQL errors of a refusal's body, or the body itself when it holds none. */
+function refusalErrors(bodyText: string): unknown {
+  try {
+    return (JSON.parse(bodyText) as { errors?: unknown }).errors ?? bodyText;
+  } catch {
+    return bodyText;
+  }
+}
+
 /** Every transport subscriptions are served over. */
 export const subscriptionTransports: readonly SubscriptionTransport[] = [
   { name: 'graphql-ws', client: (url) => createWsClient(url), errors: wsErrors },
   { name: 'graphql-sse', client: (url) => createSseClient(url), errors: sseErrors },
+  {
+    name: 'multipart HTTP (Apollo Client)',
+    client: (url) => createMultipartClient(url),
+    errors: (url, request, variables) => errorsOf(createMultipartClient(url), request, variables),
+  },
 ];
