@@ -94,7 +94,10 @@ export function createGraphQLMultipart(options: GraphQLMultipartOptions): GraphQ
 
   /** The operation's execution arguments and its request's extensions, or why it is refused. */
   const prepare = async (req: IncomingMessage & { body?: unknown }, res: ServerResponse, principal: Principal) => {
-    if (disposed) return [asGraphQLError(new ServiceError('SHUTTING_DOWN', 'The service is shutting down: subscribe again.'))];
+    // Draining: the load balancer sends new requests elsewhere once readiness says so; one that
+    // still arrives is told to subscribe again (in a second) rather than opened and cut.
+    if (disposed)
+      return [asGraphQLError(new ServiceError('SHUTTING_DOWN', 'The service is shutting down: subscribe again.', { details: { retryAfterSeconds: 1 } }))];
     const params = readOperationRequest(req);
     if (params instanceof ServiceError) return [asGraphQLError(params)];
     if (!slots.take(principal, res)) {
