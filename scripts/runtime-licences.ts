@@ -1,7 +1,7 @@
 /**
  * Writes docs/runtime-licences.md: every package the image installs (`npm ci --omit=dev`), its
- * version and licence, read from package-lock.json: every installed package not marked `dev` there,
- * with the licence the lock records for it. Not from `npm sbom --omit dev`: npm 11's leaves some
+ * version and licence, read from package-lock.json: every package the root's production
+ * dependencies reach there (`runtimeComponents`), with the licence the lock records for it. Not from `npm sbom --omit dev`: npm 11's leaves some
  * production packages out (graphql, ws, jose, pino and dataloader among them, found by comparing
  * with the image's node_modules). A licence outside the accepted list fails, so a new dependency's
  * licence is a decision, not an accident.
@@ -25,19 +25,60 @@ interface Component {
 }
 
 /** What package-lock.json records of an installed package. */
-interface Lock {
-  readonly packages: Readonly<Record<string, { version?: string; license?: string; dev?: boolean; link?: boolean }>>;
+interface LockEntry {
+  readonly version?: string;
+  readonly license?: string;
+  readonly link?: boolean;
+  readonly dependencies?: Readonly<Record<string, string>>;
+  readonly optionalDependencies?: Readonly<Record<string, string>>;
+  readonly peerDependencies?: Readonly<Record<string, string>>;
 }
 
-/** The packages `npm ci --omit=dev` installs from `lock`, as components. */
+/** package-lock.json: its root (`""`) and every installed package by path. */
+interface Lock {
+  readonly packages: Readonly<Record<string, LockEntry>>;
+}
+
+/**
+ * The packages `npm ci --omit=dev` installs from `lock` in the image, as components: those the
+ * root's production dependencies reach, through dependencies, optional dependencies and the peers
+ * the lock holds, found where Node would (the nearest `node_modules` up the path). Not every entry
+ * the lock leaves unmarked `dev`: the client library's workspace, which the image does not hold,
+ * marks its optional peers (Apollo Client) `devOptional`, as are some the service does install.
+ */
 export function runtimeComponents(lock: Lock): Component[] {
-  return Object.entries(lock.packages)
-    .filter(([path, entry]) => path.includes('node_modules/') && entry.dev !== true && entry.link !== true)
-    .map(([path, entry]) => ({
-      name: path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length),
-      version: entry.version ?? 'unknown',
-      ...(entry.license === undefined ? {} : { licenses: [{ expression: entry.license }] }),
-    }));
+  const reached = new Set<string>();
+  const visit = (from: string, names: Iterable<string>) => {
+    for (const name of names) {
+      const path = resolveIn(lock, from, name);
+      if (path === undefined || reached.has(path)) continue;
+      reached.add(path);
+      const entry = lock.packages[path]!;
+      visit(path, [...Object.keys(entry.dependencies ?? {}), ...Object.keys(entry.optionalDependencies ?? {}), ...Object.keys(entry.peerDependencies ?? {})]);
+    }
+  };
+  const root = lock.packages[''] ?? {};
+  visit('', [...Object.keys(root.dependencies ?? {}), ...Object.keys(root.optionalDependencies ?? {})]);
+  return [...reached]
+    .filter((path) => lock.packages[path]!.link !== true)
+    .sort()
+    .map((path) => {
+      const entry = lock.packages[path]!;
+      return {
+        name: path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length),
+        version: entry.version ?? 'unknown',
+        ...(entry.license === undefined ? {} : { licenses: [{ expression: entry.license }] }),
+      };
+    });
+}
+
+/** Where Node finds `name` from the package at `from`: its own node_modules, then each one up. */
+function resolveIn(lock: Lock, from: string, name: string): string | undefined {
+  for (let base = from; ; base = base.slice(0, Math.max(0, base.lastIndexOf('/node_modules/')))) {
+    const path = `${base === '' ? '' : `${base}/`}node_modules/${name}`;
+    if (lock.packages[path] !== undefined) return path;
+    if (base === '') return undefined;
+  }
 }
 
 /** The licence a component declares (an SPDX id or expression), or `UNKNOWN`. */

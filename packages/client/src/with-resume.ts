@@ -6,6 +6,8 @@
  * every message again. The client {@link withResume} returns keeps each subscription's `after` at the
  * cursor of the last result it passed on, so the next subscribe resumes right after it.
  */
+import { cursorOf } from './cursor-of.js';
+
 /** What a result goes to: graphql-ws's and graphql-sse's `Sink`. */
 interface ResultSink {
   next(value: never): void;
@@ -17,17 +19,6 @@ interface ResultSink {
 export interface SubscribingClient {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each client's own sink and extra arguments pass through untouched
   subscribe(request: { readonly query: string; readonly variables?: Record<string, unknown> | null }, sink: any, ...rest: any[]): () => void;
-}
-
-/** The cursor a result carries: `cursor` of its first top-level field that has one (`testMessages { cursor }`). */
-function cursorOf(result: unknown): string | undefined {
-  const data = (result as { data?: unknown } | null)?.data;
-  if (typeof data !== 'object' || data === null) return undefined;
-  for (const field of Object.values(data)) {
-    const cursor = (field as { cursor?: unknown } | null)?.cursor;
-    if (typeof cursor === 'string') return cursor;
-  }
-  return undefined;
 }
 
 /**
