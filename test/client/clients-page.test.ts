@@ -2,8 +2,9 @@
  * docs/clients.md, run as written: each snippet marked `<!-- tested: name -->` is written to a
  * module of its own and imported from there, and the client it makes starts a test, reads it, and
  * follows it to its final message through a TCP proxy that drops the connection once mid-stream:
- * every message once, in order. The codegen config generates types from the running service with
- * its token, and fails without one.
+ * every message once, in order. The Apollo Client and urql snippets do the same bundled into a page
+ * in Chromium. The codegen config generates types from the running service with its token, and
+ * fails without one.
  */
 import { gql, type ApolloClient } from '@apollo/client';
 import type { Client as UrqlClient } from '@urql/core';
@@ -13,8 +14,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Environment, RequestParameters } from 'relay-runtime';
+import { build } from 'esbuild';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { incoming } from '../log/storage-contract.js';
+import { incoming, storedTest } from '../log/storage-contract.js';
+import { launchChromium, screenshot, servePages, type PageSite } from '../support/browser.js';
 import { eventually, postGraphQL } from '../support/graphql.js';
 import { startPipelineService, type TestService } from '../support/service.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -217,4 +221,90 @@ describe('docs/clients.md: the codegen config', () => {
     await expect(codegen({ RCS_URL: svc.url, RCS_TOKEN: 'not-a-token' })).rejects.toThrow(/Command failed/);
     expect(existsSync(join(project, 'src/gql/graphql.ts'))).toBe(false);
   }, 120_000);
+});
+
+/** A page that follows `?test=` at `?service=` with the snippet's client `?client=` (apollo or urql), listing each message's sequence. */
+const DRIVER = `
+import { gql } from '@apollo/client';
+import { createApolloClient } from './apollo.ts';
+import { createUrqlClient } from './urql.ts';
+
+const params = new URLSearchParams(location.search);
+const [url, id] = [params.get('service') ?? '', params.get('test') ?? ''];
+const token = await (await fetch('/token')).text();
+const list = document.querySelector('#messages');
+const show = (sequence) => list.insertAdjacentHTML('beforeend', '<li>' + sequence + '</li>');
+const ended = () => (document.querySelector('#status').textContent = 'completed');
+const FOLLOW = ${JSON.stringify(FOLLOW)};
+if (params.get('client') === 'apollo') {
+  createApolloClient(url, token).subscribe({ query: gql(FOLLOW), variables: { id } }).subscribe({
+    next: (result) => result.data && show(result.data.testMessages.sequence),
+    complete: ended,
+  });
+} else {
+  createUrqlClient(url, token).subscription(FOLLOW, { id }).subscribe((result) => {
+    if (result.data && result.hasNext) show(result.data.testMessages.sequence);
+    if (result.hasNext === false) ended();
+  });
+}
+`;
+
+describe('docs/clients.md in Chromium: the snippets bundled into a page', () => {
+  let page: PageSite;
+  let browser: Browser;
+  let service: TestService;
+  let carried: TcpProxy;
+  beforeAll(async () => {
+    for (const name of ['apollo', 'urql']) writeFileSync(join(WORK, `${name}.ts`), snippet(name));
+    writeFileSync(join(WORK, 'driver.ts'), DRIVER);
+    const bundle = await build({
+      entryPoints: [join(WORK, 'driver.ts')],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      conditions: ['@result-collection-service/source'],
+      define: { 'process.env.NODE_ENV': '"production"' },
+      write: false,
+    });
+    page = await servePages({
+      '/': {
+        type: 'text/html; charset=utf-8',
+        body: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Follow</title><script type="module" src="/page.js"></script></head><body><p id="status"></p><ol id="messages"></ol></body></html>',
+      },
+      '/page.js': { type: 'text/javascript', body: bundle.outputFiles[0]?.text ?? '' },
+      '/token': { type: 'text/plain', body: await defaultToken() },
+    });
+    service = await startPipelineService({ env: { CORS_ALLOWED_ORIGINS: page.origin } });
+    carried = await startTcpProxy(service.url);
+    browser = await launchChromium();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await carried?.close();
+    await service?.stop();
+    await page?.close();
+  });
+
+  it.each(['apollo', 'urql'])(
+    '%s follows a test through a dropped connection: every message once, in order',
+    async (client) => {
+      const id = await storedTest(service.log, `clients-page-${client}`, [{ sequence: 1 }]);
+      const tab = await browser.newPage();
+      try {
+        await tab.goto(`${page.origin}/?${new URLSearchParams({ test: id, service: carried.url, client }).toString()}`);
+        await tab.waitForFunction(() => document.querySelectorAll('#messages li').length >= 1, undefined, { timeout: 60_000 });
+        carried.cut();
+        await service.log.append([incoming(id, { sequence: 2 })]);
+        await tab.waitForFunction(() => document.querySelectorAll('#messages li').length >= 2, undefined, { timeout: 60_000 });
+        await service.log.append([incoming(id, { sequence: 3, final: true })]);
+        await tab.waitForFunction(() => document.querySelector('#status')?.textContent === 'completed', undefined, { timeout: 60_000 });
+        await screenshot(tab, `clients-page-${client}`);
+        expect(await tab.locator('#messages li').allTextContents()).toEqual(['1', '2', '3']);
+      } finally {
+        await tab.close();
+      }
+    },
+    180_000,
+  );
 });
