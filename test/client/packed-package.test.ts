@@ -66,7 +66,16 @@ describe('the packed client library', () => {
   it('holds the built code, its declarations and the README, and imports only what it declares', () => {
     const paths = packed.files.map((file) => file.path);
     expect(paths).toEqual(
-      expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/follow-iterator.js', 'dist/service-error-codes.d.ts', 'dist/apollo.js', 'dist/apollo.d.ts']),
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/follow-iterator.js',
+        'dist/service-error-codes.d.ts',
+        'dist/apollo.js',
+        'dist/apollo.d.ts',
+      ]),
     );
     expect(paths.filter((path) => !/^(dist|src)\/|^(package\.json|README\.md)$/.test(path))).toEqual([]);
     const root = join(project, 'node_modules', PACKAGE);
