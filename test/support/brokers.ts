@@ -87,7 +87,8 @@ export const MOCK_BROKER: BrokerKind = {
   },
 };
 
-const kafka: BrokerKind = {
+/** Apache Kafka itself (one node), as the conformance suite runs it. */
+export const KAFKA_BROKER: BrokerKind = {
   name: 'kafka',
   async start(topics) {
     const cluster = await startKafka({ nodes: 1, topics: topics.map((t) => ({ ...t })) });
@@ -119,5 +120,5 @@ export const TEST_BROKERS: readonly BrokerKind[] = (() => {
     .filter(Boolean);
   const unknown = wanted.filter((w) => w !== 'mock' && w !== 'kafka');
   if (unknown.length > 0) throw new Error(`TEST_BROKERS names unknown brokers: ${unknown.join(', ')} (known: mock, kafka)`);
-  return [MOCK_BROKER, kafka].filter((b) => wanted.includes(b.name));
+  return [MOCK_BROKER, KAFKA_BROKER].filter((b) => wanted.includes(b.name));
 })();

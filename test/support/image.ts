@@ -7,7 +7,7 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The parts of an image's configuration a start reads. */
@@ -131,4 +131,22 @@ export function manifestShutdown(files: readonly string[]): { graceSeconds: numb
   }
   if (graces.length === 0) throw new Error(`no terminationGracePeriodSeconds in ${files.join(', ')}`);
   return { graceSeconds: Math.min(...graces), env };
+}
+
+/** Every package under `nodeModules`, nested ones included, as `name@version` from its own package.json. */
+export function installedPackages(nodeModules: string): Set<string> {
+  const found = new Set<string>();
+  const walk = (dir: string) => {
+    if (!existsSync(dir)) return;
+    for (const entry of readdirSync(dir)) {
+      if (entry.startsWith('.')) continue;
+      for (const name of entry.startsWith('@') ? readdirSync(join(dir, entry)).map((inner) => `${entry}/${inner}`) : [entry]) {
+        const manifest = JSON.parse(readFileSync(join(dir, name, 'package.json'), 'utf8')) as { name: string; version: string };
+        found.add(`${manifest.name}@${manifest.version}`);
+        walk(join(dir, name, 'node_modules'));
+      }
+    }
+  };
+  walk(nodeModules);
+  return found;
 }
