@@ -204,22 +204,25 @@ describe.each(Object.keys(clients))('docs/clients.md: %s', (name) => {
 
 describe('docs/clients.md: the codegen config', () => {
   const project = join(WORK, 'codegen');
+  /** The user's project's own folders, where the config looks: its sources and the generated types. */
+  const sources = join(project, 'src');
+  const generated = join(sources, 'gql');
   const codegen = (env: Record<string, string>) =>
     run(resolve('node_modules/.bin/graphql-codegen'), ['--config', 'codegen.ts'], { cwd: project, env: { ...process.env, ...env }, maxBuffer: 1 << 24 });
 
   beforeAll(() => {
-    mkdirSync(join(project, 'src'), { recursive: true });
+    mkdirSync(sources, { recursive: true });
     writeFileSync(join(project, 'codegen.ts'), snippet('codegen'));
-    writeFileSync(join(project, 'src/status.ts'), `import { graphql } from './gql';\nexport const Status = graphql(\`${STATUS}\`);\n`);
+    writeFileSync(join(sources, 'status.ts'), `import { graphql } from './gql';\nexport const Status = graphql(\`${STATUS}\`);\n`);
   });
 
   it('generates typed operations from the running service with the token, and is refused without one', async () => {
     await codegen({ RCS_URL: svc.url, RCS_TOKEN: token });
-    expect(readFileSync(join(project, 'src/gql/graphql.ts'), 'utf8')).toMatch(/export type StatusQuery = /);
-    rmSync(join(project, 'src/gql'), { recursive: true });
+    expect(readFileSync(join(generated, 'graphql.ts'), 'utf8')).toMatch(/export type StatusQuery = /);
+    rmSync(generated, { recursive: true });
     // Introspection needs a token: with a bad one the service answers 401 and codegen exits non-zero, writing nothing.
     await expect(codegen({ RCS_URL: svc.url, RCS_TOKEN: 'not-a-token' })).rejects.toThrow(/Command failed/);
-    expect(existsSync(join(project, 'src/gql/graphql.ts'))).toBe(false);
+    expect(existsSync(join(generated, 'graphql.ts'))).toBe(false);
   }, 120_000);
 });
 
@@ -256,9 +259,9 @@ describe('docs/clients.md in Chromium: the snippets bundled into a page', () => 
   let carried: TcpProxy;
   beforeAll(async () => {
     for (const name of ['apollo', 'urql']) writeFileSync(join(WORK, `${name}.ts`), snippet(name));
-    writeFileSync(join(WORK, 'driver.ts'), DRIVER);
+    writeFileSync(join(WORK, 'driver.js'), DRIVER);
     const bundle = await build({
-      entryPoints: [join(WORK, 'driver.ts')],
+      entryPoints: [join(WORK, 'driver.js')],
       bundle: true,
       format: 'esm',
       platform: 'browser',
