@@ -6,7 +6,9 @@
  * that owns its channel's slot only, not broadcast over the cluster bus to every node. ioredis keeps
  * one subscriber connection per primary (`shardedSubscribers`) and subscribes them again after a
  * failover or a slot move (`subscribersReady`). An SSUBSCRIBE may name the channels of one slot
- * only, so channels are subscribed one command each.
+ * only, so channels are subscribed one command each. A subscribe made while the connection is
+ * still being opened (as a replica starts) waits for it, up to {@link FIRST_CONNECT_WAIT_MS}: with
+ * no offline queue, the command would otherwise fail at once.
  */
 import type { Redis } from 'ioredis';
 import type { RedisClient } from '../redis/redis-client.js';
@@ -49,6 +51,7 @@ export function createRedisPubSub(subscriber: RedisClient): RedisPubSub {
         return;
       }
       try {
+        await firstConnection(subscriber);
         if (sharded) await each(fresh, (channel) => subscriber.ssubscribe(channel));
         else await subscriber.subscribe(...fresh);
       } catch (error) {
@@ -114,4 +117,29 @@ export function createRedisPubSub(subscriber: RedisClient): RedisPubSub {
       };
     },
   };
+}
+
+/** How long a subscribe waits for a connection that is still being opened: the command timeout's 2 s. */
+export const FIRST_CONNECT_WAIT_MS = 2000;
+
+/** Resolves once `client` has opened its first connection (at once when it has, or when it lost one since). */
+function firstConnection(client: RedisClient): Promise<void> {
+  if (client.status !== 'wait' && client.status !== 'connecting' && client.status !== 'connect') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error) => {
+      clearTimeout(timer);
+      client.off('ready', ready);
+      client.off('end', ended);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const ready = () => settle();
+    const ended = () => settle(new Error('the subscriber connection ended before it was ready'));
+    const timer = setTimeout(
+      () => settle(new Error(`the subscriber connection was not ready within ${FIRST_CONNECT_WAIT_MS} ms (${client.status})`)),
+      FIRST_CONNECT_WAIT_MS,
+    );
+    client.once('ready', ready);
+    client.once('end', ended);
+  });
 }
