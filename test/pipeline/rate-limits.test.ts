@@ -1,6 +1,6 @@
 /**
  * Rate limits over real connections, per principal, on one service's memory budgets: on /tests and
- * /graphql (429, Retry-After, RATE_LIMITED), on WebSocket and SSE operations (one budget) and new
+ * /graphql (429, Retry-After, RATE_LIMITED), on WebSocket, SSE and multipart operations (one budget) and new
  * WebSocket connections (close code 4429). The service runs without a broker (the pipeline's
  * harness); the issuer's limits and the budget two replicas share through Redis are in
  * e2e/rate-limits.test.ts.
@@ -88,6 +88,34 @@ describe('per principal on WebSocket', () => {
     expect(refused.status).toBe(429);
     expect(refused[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED' });
     expect(refused[0]?.extensions?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+  });
+
+  it('counts multipart HTTP subscriptions against the same budget: past it one is refused with 429, Retry-After and RATE_LIMITED', async () => {
+    const token = await mintToken({ sub: `multipart-ops-${randomUUID()}` });
+    const client = createWsClient(svc.url, { connectionParams: { authorization: `Bearer ${token}` } });
+    await collect(client, '{ __typename }').done;
+    await client.dispose();
+    const subscribe = (signal?: AbortSignal) =>
+      fetch(`${svc.url}/graphql`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/json',
+        },
+        body: JSON.stringify({ query: 'subscription { testChanges { kind } }' }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    const open = new AbortController();
+    const first = await subscribe(open.signal);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+    open.abort();
+    const refused = await subscribe();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const body = (await refused.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect(body.errors[0]?.extensions.code).toBe('RATE_LIMITED');
   });
 
   it('closes the connection over the budget of new connections with 4429', async () => {
