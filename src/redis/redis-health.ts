@@ -4,7 +4,8 @@
  * own state), since with no offline queue every command sent while one of them connects or
  * reconnects is refused ("Cluster isn't ready and enableOfflineQueue options is false", "Stream
  * isn't writeable") even when Redis itself is fine. Then Redis: one node (standalone, or the
- * primary Sentinel names) answers PING; a Redis Cluster, the cluster's own view, `CLUSTER INFO` as
+ * primary Sentinel names) answers PING; a Redis Cluster, every primary the client knows answers PING
+ * (a hung one holds its slots long before the cluster notices), and the cluster's own view, `CLUSTER INFO` as
  * the first primary to answer gives it, must have every slot served (`cluster_slots_ok` 16384): from
  * the moment the other nodes flag a primary as failing (`cluster-node-timeout`) until its replica
  * is promoted, the slots it held can be neither read nor written, which is an outage for the tests
@@ -32,7 +33,17 @@ export async function checkRedis(redis: RedisClient, subscriber?: RedisClient): 
     await redis.ping();
     return;
   }
-  const info = String(await Promise.any((redis as Cluster).nodes('master').map((node) => node.cluster('INFO'))));
+  const masters = (redis as Cluster).nodes('master');
+  // Every primary answers: one that hangs (a paused or wedged process) holds its slots' reads and
+  // writes until the command timeout, long before the cluster flags it as failing.
+  await Promise.all(
+    masters.map((node) =>
+      node.ping().catch((error: unknown) => {
+        throw new Error(`the primary ${node.options.host ?? '?'}:${node.options.port ?? '?'} does not answer (${(error as Error).message})`);
+      }),
+    ),
+  );
+  const info = String(await Promise.any(masters.map((node) => node.cluster('INFO'))));
   const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
   const served = Number(field('cluster_slots_ok'));
   if (field('cluster_state') !== 'ok' || served < SLOTS) {
