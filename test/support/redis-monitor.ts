@@ -1,5 +1,4 @@
 /** A MONITOR connection to the machine's shared Redis, for tests that look at the commands a step sends. */
-import { once } from 'node:events';
 import { Redis } from 'ioredis';
 
 /**
@@ -13,7 +12,14 @@ import { Redis } from 'ioredis';
 export async function openMonitor(): Promise<Redis> {
   const monitor = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { lazyConnect: true, monitor: true });
   monitor.on('error', () => undefined);
-  const monitoring = once(monitor, 'monitoring');
+  // Not `events.once`: it rejects on the first `error`, which is such a line arriving first.
+  const monitoring = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('MONITOR did not start within 10 s')), 10_000);
+    monitor.once('monitoring', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
   await monitor.connect();
   await monitoring;
   return monitor;
