@@ -28,12 +28,11 @@ import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
 import { ServiceError } from '../../base/errors.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
-import { grantOf, type DeliveryGrant } from '../fanout/delivery-notes.js';
+import { grantOf } from '../fanout/delivery-notes.js';
+import type { HttpStreamOptions } from '../fanout/http-stream-options.js';
 import { createResponsePushSink, type ResponseFraming } from '../fanout/response-push-sink.js';
-import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
-import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
-import { createPrincipalSlots, type PrincipalSlots } from '../pipeline/principal-slots.js';
+import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { streamRefusal } from '../pipeline/stream-refusal.js';
 import { endingSseStream } from '../sse/sse-stream.js';
 import { readOperationRequest } from './operation-request.js';
@@ -47,16 +46,7 @@ const part = (json: string): string => `\r\ncontent-type: application/json; char
 const CLOSING = '--\r\n';
 
 /** Options of {@link createGraphQLMultipart}. */
-export interface GraphQLMultipartOptions {
-  readonly pipeline: OperationPipeline;
-  /** Streams one principal may hold open at once in this process (with `slots`: the cap they share with SSE). */
-  readonly maxStreamsPerPrincipal: number;
-  /** The per-principal slots, when shared with another streaming binding; else its own. */
-  readonly slots?: PrincipalSlots;
-  readonly maxBufferedBytes: number;
-  readonly drainTimeoutMs: number;
-  readonly coalescer: WriteCoalescer;
-  readonly delivery: Omit<DeliveryGrant, 'guarantee'>;
+export interface GraphQLMultipartOptions extends HttpStreamOptions {
   /** How often a heartbeat part leaves (default 5000, the protocol's). */
   readonly heartbeatMs?: number;
 }
@@ -148,8 +138,7 @@ interface Streamed {
 /** Opens the response and streams the operation's results on it until it ends or the client leaves. */
 async function stream(options: GraphQLMultipartOptions, args: ExecutionArgs, streamed: Streamed): Promise<void> {
   const { res, requestId } = streamed;
-  const formatted = (result: ExecutionResult): unknown =>
-    result.errors === undefined ? result : { ...result, errors: clientErrors(result.errors, requestId, options.pipeline.lifecycle.formatError) };
+  const formatted = withClientErrors(options, requestId);
   const last = (result: ExecutionResult) => options.coalescer.write(res, payloadPart(JSON.stringify(formatted(result))));
   res.writeHead(200, STATUS_CODES[200], { 'content-type': MULTIPART_CONTENT_TYPE, 'cache-control': 'no-cache, no-store' });
   res.write(BOUNDARY);
@@ -169,6 +158,12 @@ async function stream(options: GraphQLMultipartOptions, args: ExecutionArgs, str
   }
 }
 
+/** A result as this stream's client gets it: its errors through the lifecycle's edge, under the request's id. */
+function withClientErrors(options: GraphQLMultipartOptions, requestId: string): (result: ExecutionResult) => unknown {
+  return (result) =>
+    result.errors === undefined ? result : { ...result, errors: clientErrors(result.errors, requestId, options.pipeline.lifecycle.formatError) };
+}
+
 /** The hub's pushes of a subscription, then its last result (why it ended), until the client leaves. */
 async function pushes(options: GraphQLMultipartOptions, args: ExecutionArgs, streamed: Streamed, lastPart: (result: ExecutionResult) => void): Promise<void> {
   const { res, principal, requestId } = streamed;
@@ -178,7 +173,7 @@ async function pushes(options: GraphQLMultipartOptions, args: ExecutionArgs, str
     coalescer: options.coalescer,
     maxBufferedBytes: options.maxBufferedBytes,
     drainTimeoutMs: options.drainTimeoutMs,
-    withClientErrors: (result) => ({ ...result, errors: clientErrors(result.errors ?? [], requestId, options.pipeline.lifecycle.formatError) }),
+    withClientErrors: withClientErrors(options, requestId),
   });
   const subscription = await withRequestId(requestId, () => options.pipeline.hub.subscribe(args, sink, grantOf(args, streamed.extensions, options.delivery)));
   if (!('stream' in subscription)) {

@@ -33,31 +33,17 @@ import type { Logger } from '../../base/logger.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
-import { createPrincipalSlots, type PrincipalSlots } from '../pipeline/principal-slots.js';
+import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
 import { streamRefusal } from '../pipeline/stream-refusal.js';
-import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { SSE_FRAMING } from './sse-push-sink.js';
 import { createResponsePushSink } from '../fanout/response-push-sink.js';
 import { endingSseStream } from './sse-stream.js';
-import { grantOf, type DeliveryGrant } from '../fanout/delivery-notes.js';
+import { grantOf } from '../fanout/delivery-notes.js';
+import type { HttpStreamOptions } from '../fanout/http-stream-options.js';
 
 /** Options of {@link createGraphQLSse}. */
-export interface GraphQLSseOptions {
-  /** The operation pipeline: document resolution, rules, context, error edge, shared subscriptions. */
-  readonly pipeline: OperationPipeline;
-  /** Streams one principal may hold open at once in this process. */
-  readonly maxStreamsPerPrincipal: number;
-  /** The per-principal slots, when shared with another streaming binding (multipart); else its own. */
-  readonly slots?: PrincipalSlots;
-  /** Bytes waiting to be sent to one client past which its stream waits for it to read. */
-  readonly maxBufferedBytes: number;
-  /** How long a response may stay over `maxBufferedBytes` (a client that stopped reading) before it is cut. */
-  readonly drainTimeoutMs: number;
-  /** Where subscription pushes are written, to leave together (the process's, shared with the WebSocket). */
-  readonly coalescer: WriteCoalescer;
-  /** Where messages are kept, for the confirmation of a delivery guarantee a subscription asks for. */
-  readonly delivery: Omit<DeliveryGrant, 'guarantee'>;
+export interface GraphQLSseOptions extends HttpStreamOptions {
   readonly logger: Logger;
 }
 
