@@ -6,7 +6,6 @@
 import type { IncomingMessage, TestStatus } from '../domain/types.js';
 import { DEFAULT_JSON_SHAPE, jsonShapeFault, type JsonShapeLimits } from '../base/json-shape.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
-import { payloadText } from './payload-text.js';
 import { MAX_ID_LENGTH, readEnvelope } from './record-envelope.js';
 
 /** The outcome of decoding one record. */
@@ -41,7 +40,7 @@ const STATUS_ALIASES: ReadonlyMap<string, TestStatus> = new Map([
 export function decodeResult(record: BrokerRecord, maxBytes = Infinity, shape: JsonShapeLimits = DEFAULT_JSON_SHAPE): DecodeResult {
   const envelope = readEnvelope(record, maxBytes);
   if (!envelope.ok) return envelope;
-  const { bytes, text, value, correlationId } = envelope;
+  const { value, correlationId } = envelope;
 
   const messageId = value.messageId;
   if (messageId !== undefined && messageId !== null && (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID_LENGTH)) {
@@ -80,8 +79,6 @@ export function decodeResult(record: BrokerRecord, maxBytes = Infinity, shape: J
       final: final === true,
       payload: hasPayload ? value.payload : value,
       producedAt,
-      // The payload's text as it arrived, so that the store need not serialize the parsed value again.
-      payloadJson: payloadText(bytes, text, hasPayload),
     },
   };
 }

@@ -12,10 +12,9 @@ export const CORRELATION_HEADER = 'correlation_id';
 /** Longest correlation id (and message id) accepted. */
 export const MAX_ID_LENGTH = 256;
 
-/** A record's value as bytes, text and a JSON object, and its correlation id; or why it has none. */
+/** A record's value as a JSON object, and its correlation id; or why it has none. */
 export type RecordEnvelope =
-  | { readonly ok: true; readonly bytes: Buffer; readonly text: string; readonly value: Record<string, unknown>; readonly correlationId: string }
-  | { readonly ok: false; readonly reason: string };
+  { readonly ok: true; readonly value: Record<string, unknown>; readonly correlationId: string } | { readonly ok: false; readonly reason: string };
 
 /**
  * Reads the JSON object and the correlation id of `record`. A value over `maxBytes` is refused
@@ -43,7 +42,7 @@ export function readEnvelope(record: BrokerRecord, maxBytes = Infinity): RecordE
   if (correlationId === undefined || correlationId === '') return fail('no correlation id (header correlation_id or field correlationId)');
   if (correlationId.length > MAX_ID_LENGTH) return fail(`correlation id longer than ${MAX_ID_LENGTH} characters`);
   // One spelling per id: an upper-cased UUID reaches the test its lower-case spelling names.
-  return { ok: true, bytes, text, value, correlationId: canonicalCorrelationId(correlationId) };
+  return { ok: true, value, correlationId: canonicalCorrelationId(correlationId) };
 }
 
 function fail(reason: string): RecordEnvelope {

@@ -104,6 +104,8 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
    * they cannot (`keep` alone holds too much).
    */
   const makeRoom = (more: number, keep: Entry | undefined): boolean => {
+    // The common case (room to spare) without an iterator: this runs for every message stored.
+    if (bytes + more <= maxBytes) return true;
     for (const [id, entry] of entries) {
       if (bytes + more <= maxBytes) return true;
       if (entry !== keep) drop(id, entry, 'evicted');
@@ -213,7 +215,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       const earlier = findStored(entry.messages, incoming, kind);
       return { outcome: 'duplicate', status: entry.status, message: earlier };
     }
-    const message = compactMessage(incoming, at, entry.compact, entry.arrived + 1);
+    const message = compactMessage(incoming, at, entry.compact, entry.arrived + 1, kind);
     const size = messageBytes(message, incoming);
     if (entry.messages.length >= options.maxMessagesPerTest || !makeRoom(size, entry)) {
       return { outcome: 'over-limit', status: entry.status, message };

@@ -35,7 +35,6 @@ describe('decodeResult', () => {
         final: false,
         payload: { p: 1 },
         producedAt: Date.parse('2026-01-02T03:04:05.000Z'),
-        payloadJson: '{"p":1}',
       },
     });
   });
