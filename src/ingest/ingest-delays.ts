@@ -3,7 +3,7 @@
  * (`rcs_ingest_delay_seconds`): from a record's timestamp (its producer's clock, or the broker's
  * where the topic uses `LogAppendTime`) to when the consumer fetched it, and to when it was stored.
  * Observed once per stored chunk, for its first and so oldest record, so the cost is a few
- * additions per chunk (`CHUNK`, 1,000 records) and the figures lean to the slow side. Plain bucket counts, read at
+ * additions per chunk (`CHUNK`, 2,000 records) and the figures lean to the slow side. Plain bucket counts, read at
  * scrape time like the consumer's other counters.
  */
 import type { DelayHistogram, IngestStage } from './consumer.js';
