@@ -1,0 +1,69 @@
+/**
+ * The ingest benchmark's workers of two checkouts, run in alternate order on one pre-produced
+ * topic and one broker, so that a change's before and after share the machine's moods: each round
+ * runs every mode of one checkout and then of the other, the first checkout alternating. Prints the
+ * rates of every round and the medians as JSON.
+ *
+ * Usage: npx tsx bench/ingest-before-after.ts <before checkout> [after checkout, default this one]
+ * (a checkout is a directory with the worker at bench/workers/ingest.ts and its node_modules; a
+ * `git worktree add <dir> <commit>` with a link to this checkout's node_modules will do).
+ * BENCH_BROKER=kafka|mock (default kafka), BENCH_RECORDS (100,000), BENCH_ROUNDS (5),
+ * BENCH_MODES (bare,memory,peer-memory,bare-redis,redis).
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startBroker, type BrokerKind } from './lib/broker.js';
+import { produceIngestTopic } from './lib/ingest-topic.js';
+
+const [beforeTree, afterTree = fileURLToPath(new URL('../', import.meta.url))] = process.argv.slice(2);
+if (beforeTree === undefined) {
+  console.error('usage: ingest-before-after.ts <before checkout> [after checkout]');
+  process.exit(2);
+}
+const records = Number(process.env.BENCH_RECORDS ?? 100_000);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const modes = (process.env.BENCH_MODES ?? 'bare,memory,peer-memory,bare-redis,redis').split(',');
+const trees = { before: beforeTree, after: afterTree } as const;
+
+/** One worker run in `cwd`: its final JSON line. */
+function run(cwd: string, args: string[]): Promise<{ rate: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/workers/ingest.ts', ...args], {
+      cwd,
+      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1) as string) as { rate: number }) : reject(new Error(`worker in ${cwd} exited with ${code}`)),
+    );
+  });
+}
+
+const broker = await startBroker((process.env.BENCH_BROKER ?? 'kafka') as BrokerKind, 20);
+const rates = new Map<string, number[]>();
+try {
+  const topic = await produceIngestTopic(broker, 'bench-before-after', 12, records);
+  for (let round = 0; round < rounds; round++) {
+    const order: Array<keyof typeof trees> = round % 2 === 0 ? ['before', 'after'] : ['after', 'before'];
+    for (const tree of order)
+      for (const mode of modes) {
+        const result = await run(trees[tree], [mode, broker.bootstrapServers.join(','), topic, String(records)]);
+        const key = `${tree} ${mode}`;
+        rates.set(key, [...(rates.get(key) ?? []), Math.round(result.rate)]);
+      }
+  }
+} finally {
+  await broker.stop();
+}
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+const medians = Object.fromEntries(
+  (['before', 'after'] as const).map((tree) => {
+    const of = (mode: string) => median(rates.get(`${tree} ${mode}`) ?? [NaN]);
+    const ratios = { memoryToBare: of('memory') / of('bare'), memoryToPeer: of('memory') / of('peer-memory'), redisToCeiling: of('redis') / of('bare-redis') };
+    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios }];
+  }),
+);
+console.log(JSON.stringify({ records, rounds, at: new Date().toISOString(), trees, rates: Object.fromEntries(rates), medians }, null, 1));
+process.exit(0);
