@@ -8,18 +8,17 @@
  */
 import { insertOrdered } from '../domain/order.js';
 import { nextStatus } from '../domain/status.js';
-import type { AppendResult, IncomingMessage, TestMessage, TestRecord, TestStatus, TestSummary } from '../domain/types.js';
+import type { AppendResult, IncomingMessage } from '../domain/types.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import { createChangeFeed } from './change-feed.js';
-import { compactMessage, keyKind, type CompactTest } from './compact-message.js';
+import { compactMessage, keyKind } from './compact-message.js';
+import { addKey, findStored, hasKey, inputBytes, messageBytes, snapshot, summaryOf, TEST_OVERHEAD, type Entry } from './memory-test-entry.js';
 import { openFollower, type FollowSource } from './follower.js';
 import { testExpired, type GoneReason } from './test-expired.js';
 import { createLocalFanout } from './local-fanout.js';
 import { sliceMessages } from './message-slice.js';
 import { expiryCheckInterval, type NewTest, type ResultLog } from './result-log.js';
 import { selectPage, toListPage } from './test-page.js';
-
-type KeyKind = ReturnType<typeof keyKind>;
 
 /** Bounds and clock of the memory log. */
 export interface MemoryResultLogOptions {
@@ -37,51 +36,6 @@ export interface MemoryResultLogOptions {
   readonly now?: () => number;
   /** How often expired tests are swept (default: a tenth of the TTL, between 1 s and 60 s). */
   readonly sweepIntervalMs?: number;
-}
-
-interface Entry {
-  readonly correlationId: string;
-  status: TestStatus;
-  // Filled in by a create on a test first seen through its results (see `started`).
-  input: unknown;
-  owner: string | null;
-  createdAt: number;
-  updatedAt: number;
-  /** Whether a create recorded it (started), rather than only its results (seen). */
-  started: boolean;
-  readonly messages: TestMessage[];
-  /** Messages stored so far: the next one's place in the order of arrival is one more (each message holds its own). */
-  arrived: number;
-  /** What the test's compact messages share. */
-  readonly compact: CompactTest;
-  /** Deduplication keys, by kind, so that the common kinds add no string per message. */
-  readonly keys: DedupeKeys;
-  /** What the test holds, as counted against `maxBytes`. */
-  bytes: number;
-}
-
-/** Bytes a stored message holds beyond its texts: its compact object and its place in the arrays and sets. */
-const MESSAGE_OVERHEAD = 160;
-/** Bytes a test holds beyond its messages and input: its entry, its map slot, its key sets. */
-const TEST_OVERHEAD = 400;
-
-/** What a stored message holds, about: its payload's text, its own key or id (UTF-16), and its object. */
-function messageBytes(message: TestMessage & { readonly payloadJson?: string }, incoming: IncomingMessage): number {
-  return MESSAGE_OVERHEAD + 2 * ((incoming.payloadJson ?? message.payloadJson ?? '').length + incoming.key.length);
-}
-
-/** What a test's input holds, about: its JSON text's length twice over (as a parsed value it is no smaller). */
-function inputBytes(input: unknown): number {
-  return input === null || input === undefined ? 0 : 2 * (JSON.stringify(input)?.length ?? 0);
-}
-
-interface DedupeKeys {
-  /** `m:<id>` keys, held as the message id itself (already held by the message). */
-  ids: Set<string> | null;
-  /** `s:<sequence>` keys, as numbers. */
-  sequences: Set<number> | null;
-  /** Any other key, as it is. */
-  others: Set<string> | null;
 }
 
 /** Creates an in-memory {@link ResultLog}; `size` is the number of tests held, for metrics. */
@@ -335,45 +289,4 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       changes.clear();
     }),
   };
-}
-
-/** The stored copy of a duplicate; compares cheap own fields before building a stored key. */
-function findStored(messages: readonly TestMessage[], incoming: IncomingMessage, kind: KeyKind): TestMessage {
-  const { key, messageId, sequence } = incoming;
-  const found =
-    kind === 'id'
-      ? messages.find((m) => m.messageId === messageId && m.key === key)
-      : kind === 'sequence'
-        ? messages.find((m) => m.sequence === sequence && m.key === key)
-        : messages.find((m) => m.key === key);
-  return found as TestMessage;
-}
-
-function hasKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): boolean {
-  if (kind === 'id') return keys.ids?.has(message.messageId as string) === true;
-  if (kind === 'sequence') return keys.sequences?.has(message.sequence as number) === true;
-  return keys.others?.has(message.key) === true;
-}
-
-function addKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): void {
-  if (kind === 'id') (keys.ids ??= new Set()).add(message.messageId as string);
-  else if (kind === 'sequence') (keys.sequences ??= new Set()).add(message.sequence as number);
-  else (keys.others ??= new Set()).add(message.key);
-}
-
-function snapshot(entry: Entry): TestRecord {
-  return {
-    correlationId: entry.correlationId,
-    status: entry.status,
-    input: entry.input,
-    owner: entry.owner,
-    createdAt: entry.createdAt,
-    updatedAt: entry.updatedAt,
-    messages: entry.messages.slice(),
-  };
-}
-
-function summaryOf(entry: Entry): TestSummary {
-  const { correlationId, status, input, owner, createdAt, updatedAt } = entry;
-  return { correlationId, status, input, owner, createdAt, updatedAt, messageCount: entry.messages.length };
 }
