@@ -24,17 +24,17 @@
  */
 import type { Cluster } from 'ioredis';
 import { orderArrivals } from '../domain/order.js';
-import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
-import type { AppendResult, IncomingMessage, TestRecord, TestStatus } from '../domain/types.js';
+import type { TestRecord } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { openFollower } from './follower.js';
-import { decodeMessages, encodeMessage, storedTextStart } from './message-format.js';
+import { decodeMessages, storedTextStart } from './message-format.js';
 import { cursorExpired, sliceMessages } from './message-slice.js';
 import { APPEND, CREATE } from './redis-append-script.js';
+import { createRedisAppend, listedThen, listRefresher } from './redis-append.js';
 import { PAGE } from './redis-page-script.js';
-import { dedupeField, META_FIELDS, metaFields, storedMessage, toRecord, toSummary } from './redis-record.js';
+import { dedupeField, META_FIELDS, metaFields, toRecord, toSummary } from './redis-record.js';
 import { expiryCheckInterval, type MessageRange, type MessageSlice, type NewTest, type ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
@@ -136,93 +136,18 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const channels = createRedisChannels(prefix, redis.isCluster);
   const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf, onUnreadable: (id, position, reason) => unreadable.report(id, position, reason) });
   const changes = createRedisChanges({ pubsub, channels: channels.changeChannels, logger: options.logger });
-  /**
-   * Sends the list entries (first, so on one node they are written before the script) and the
-   * script together, and answers the script's reply once both are stored. On Redis Cluster the
-   * lists live on other shards: both are awaited before the append counts as stored.
-   */
-  const listedThen = async <T>(listed: Promise<void>, script: Promise<T>): Promise<T> => (await Promise.all([listed, script]))[1];
-  /** Pushes the expiry of the lists back; a failure only leaves it as it was (the next write retries). */
-  const refreshLists = (owners: Iterable<string>) =>
-    index.refresh(owners).catch((error: unknown) => log.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
-
-  /** What an append wrote to, for the lists of tests: the owners of the tests it stored messages for. */
-  interface Written {
-    readonly owners: Set<string>;
-    /** Whether the append stored any message. */
-    stored: boolean;
-  }
-
-  /** Appends the messages of the given tests in one script call; answers per test, in order. */
-  const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number, written: Written): Promise<AppendResult[][]> => {
-    const keys: string[] = [];
-    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, pubsub.publishCommand];
-    for (const [id, messages] of tests) {
-      const k = keysOf(id);
-      keys.push(k.meta, k.msgs);
-      args.push(id, k.channel, channels.changeChannelOf(k.meta), messages.length);
-      // The few messages that finish the test, by position; most messages finish nothing.
-      const finishing: Array<string | number> = [];
-      messages.forEach((message, i) => {
-        const status = finishingStatus(message);
-        if (status !== null) finishing.push(i + 1, status);
-      });
-      args.push(finishing.length / 2, ...finishing);
-      for (const message of messages) args.push(dedupeField(message.key), message.sequence ?? '', encodeMessage(message, now));
-    }
-    const reply = await (tests.length === 1
-      ? run<Array<string | number>>('rcsAppendOne', [...keys, ...args])
-      : run<Array<string | number>>('rcsAppend', [keys.length, ...keys, ...args]));
-    let at = 0;
-    return tests.map(([, messages]) => {
-      // The status moves message by message, by the domain's rule, from where the test stood.
-      let status = statusOf(reply[at] === '' ? null : (reply[at] as TestStatus), Number(reply[at + 1]));
-      // What the call stores goes to the end of the list, in order: the n-th one inserted is the test's (count + n)-th.
-      let arrival = Number(reply[at + 1]);
-      if (reply[at + 2] !== '') written.owners.add(String(reply[at + 2]));
-      const letters = String(reply[at + 3]);
-      if (letters.includes('i')) written.stored = true;
-      at += 4;
-      return messages.map((incoming, i) => {
-        const letter = letters[i];
-        if (letter === 'i') status = nextStatus(status, incoming);
-        const outcome = letter === 'i' ? 'inserted' : letter === 'o' ? 'over-limit' : 'duplicate';
-        // A duplicate's place is its stored copy's, which the reply does not say; 0 stands for it (nobody reads it).
-        const place = letter === 'i' ? ++arrival : 0;
-        return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(reply[at++]) : now, place) };
-      });
-    });
-  };
-
-  const append = async (batch: readonly IncomingMessage[]): Promise<AppendResult[]> => {
-    if (batch.length === 0) return [];
-    const now = Date.now();
-    const byTest = new Map<string, number[]>();
-    batch.forEach((message, i) => {
-      const positions = byTest.get(message.correlationId);
-      if (positions === undefined) byTest.set(message.correlationId, [i]);
-      else positions.push(i);
-    });
-    const tests = [...byTest].map(([id, positions]) => [id, positions.map((i) => batch[i] as IncomingMessage)] as const);
-    // One call for the whole batch on a single primary; on Redis Cluster one call per test (its
-    // keys share a slot), all sent at once.
-    const written: Written = { owners: new Set(), stored: false };
-    // Every test listed (if new) in one command, sent first: in the same round trip as, and
-    // before, the script calls on one node.
-    const listed = index.stage(
-      tests.map(([id]) => ({ correlationId: id, owner: null })),
-      now,
-    );
-    const answers = await listedThen(
-      listed,
-      callPerTest ? Promise.all(tests.map((test) => appendCall([test], now, written))).then((all) => all.flat()) : appendCall(tests, now, written),
-    );
-    // The lists live as long as their tests.
-    if (written.stored) await refreshLists(written.owners);
-    const results = new Array<AppendResult>(batch.length);
-    [...byTest.values()].forEach((positions, t) => positions.forEach((position, i) => (results[position] = answers[t]?.[i] as AppendResult)));
-    return results;
-  };
+  const refreshLists = listRefresher(index, log);
+  const append = createRedisAppend({
+    keysOf,
+    channels,
+    publishCommand: pubsub.publishCommand,
+    run: (name, args) => run(name, args),
+    index,
+    ttlSeconds,
+    maxMessagesPerTest,
+    callPerTest,
+    logger: log,
+  });
 
   const read = async (correlationId: string): Promise<TestRecord | null> => (await readArrivals(correlationId)).record;
   /** A test and the length of its list (unreadable entries included): a follower's snapshot. */
