@@ -20,11 +20,10 @@
 import type { Batch, Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { isServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
-import type { BrokerRecord } from './broker-record.js';
 import type { ChunkIngest, DecodedChunk } from './chunk-ingest.js';
 import type { IngestDelays } from './ingest-delays.js';
 import type { OffsetCommits } from './kafka-offset-commits.js';
-import { recordBounds, recordRefusal } from './kafkajs-record-bounds.js';
+import { toBrokerRecord } from './kafkajs-broker-record.js';
 
 /**
  * Records handed to the state at once: one call, and for Redis one round trip, per chunk. On Redis
@@ -274,31 +273,4 @@ function quietly(step: () => void): void {
   } catch {
     // Nothing to do: the lane has already been failed.
   }
-}
-
-/** The headers of a record that carries none (or whose headers were not read): empty, frozen, without a prototype. */
-const NO_HEADERS: Readonly<Record<string, string | undefined>> = Object.freeze(Object.create(null) as Record<string, string | undefined>);
-
-/** The record in a shape that names no broker client (what the decoder and the dead-letter sink take). */
-export function toBrokerRecord(message: KafkaMessage, topic: string, partition: number): BrokerRecord {
-  const raw = message.headers;
-  const refused = recordRefusal(raw);
-  if (refused !== undefined) {
-    // Its headers were never read; a key over its bound is not carried on (to the dead letter).
-    const key = message.key !== null && message.key.length > recordBounds().maxKeyBytes ? null : message.key;
-    return { topic, partition, offset: message.offset, key, value: message.value, headers: NO_HEADERS, refused };
-  }
-  const names = raw === undefined ? [] : Object.keys(raw);
-  // Most records carry no header: they share one empty object instead of a dictionary each.
-  if (raw === undefined || names.length === 0) return { topic, partition, offset: message.offset, key: message.key, value: message.value, headers: NO_HEADERS };
-  // No prototype: the names are the record's, and `__proto__` or `constructor` must be plain names.
-  const headers: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
-  for (const name of names) {
-    const value = raw[name];
-    // kafkajs collects a repeated header into an array; it also puts what an object literal
-    // inherits there (`constructor`: [Object, value]), so only the Buffers are values.
-    const first = (Array.isArray(value) ? value : [value]).find((item): item is Buffer => Buffer.isBuffer(item));
-    headers[name] = first === undefined ? undefined : first.toString();
-  }
-  return { topic, partition, offset: message.offset, key: message.key, value: message.value, headers };
 }

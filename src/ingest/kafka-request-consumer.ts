@@ -13,7 +13,7 @@ import { recordCoordinates } from './broker-record.js';
 import { createConsumerStateMachine } from './consumer-state-machine.js';
 import { defaultStallLimitMs } from './consumer-stall-watch.js';
 import { decodeRequest } from './decode-request.js';
-import { toBrokerRecord } from './kafka-batch-processor.js';
+import { toBrokerRecord } from './kafkajs-broker-record.js';
 import { createConsumerLoop } from './kafka-consumer-loop.js';
 import type { RequestConsumer, RequestConsumerStats, StartRequestHandler } from './request-consumer.js';
 import type { TestRequest } from './request-publisher.js';

@@ -14,7 +14,7 @@ import {
   REFUSED_RECORD_HEADER,
   setRecordBounds,
 } from '../../../src/ingest/kafkajs-record-bounds.js';
-import { toBrokerRecord } from '../../../src/ingest/kafka-batch-processor.js';
+import { toBrokerRecord } from '../../../src/ingest/kafkajs-broker-record.js';
 
 const require = createRequire(import.meta.url);
 type Headers = Record<string, Buffer | Buffer[] | string | string[]>;
