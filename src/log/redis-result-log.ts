@@ -23,19 +23,17 @@
  * (store-format.ts).
  */
 import type { Cluster } from 'ioredis';
-import { orderArrivals } from '../domain/order.js';
 import type { TestRecord } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
 import { disposeOnce } from '../lifecycle/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { openFollower } from './follower.js';
-import { decodeMessages, storedTextStart } from './message-format.js';
-import { cursorExpired, sliceMessages } from './message-slice.js';
 import { APPEND, CREATE } from './redis-append-script.js';
-import { createRedisAppend, listedThen, listRefresher } from './redis-append.js';
+import { createRedisAppend, listRefresher } from './redis-append.js';
+import { createRedisReads } from './redis-reads.js';
+import { createRedisNewTest } from './redis-new-test.js';
 import { PAGE } from './redis-page-script.js';
-import { dedupeField, META_FIELDS, metaFields, toRecord, toSummary } from './redis-record.js';
-import { expiryCheckInterval, type MessageRange, type MessageSlice, type NewTest, type ResultLog } from './result-log.js';
+import { expiryCheckInterval, type NewTest, type ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
 import { checkRedis } from '../redis/redis-health.js';
@@ -112,7 +110,6 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const log = options.logger.child({ component: 'redis-result-log' });
   const format = createStoreFormat({ redis, prefix });
   const unreadable = createUnreadableMessages(log);
-  const skip = (id: string) => (position: number, reason: string) => unreadable.report(id, position, reason);
   const waitReplicas = options.waitReplicas ?? 0;
   const waitTimeoutMs = options.waitTimeoutMs ?? 1000;
   const scripts = redis as unknown as Scripts;
@@ -149,52 +146,24 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     logger: log,
   });
 
+  const { readArrivals, summary, page } = createRedisReads({
+    redis,
+    keysOf,
+    page: (k, first, field, start) => onceReady(() => scripts.rcsPage(k.meta, k.msgs, first, field, start)),
+    unreadable,
+  });
   const read = async (correlationId: string): Promise<TestRecord | null> => (await readArrivals(correlationId)).record;
-  /** A test and the length of its list (unreadable entries included): a follower's snapshot. */
-  const readArrivals = async (correlationId: string): Promise<{ record: TestRecord | null; arrivals: number }> => {
-    const k = keysOf(correlationId);
-    // One MULTI: the meta and the messages as of one instant (a test's keys share a slot). The
-    // named fields only: the meta hash holds the deduplication keys too.
-    const results = await redis
-      .multi()
-      .hmget(k.meta, ...META_FIELDS)
-      .lrange(k.msgs, 0, -1)
-      .exec();
-    for (const [error] of results ?? []) if (error) throw error;
-    const stored = results?.[1]?.[1] as string[];
-    return { record: toRecord(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), stored, skip(correlationId)), arrivals: stored.length };
-  };
-
-  /** A test's summary: its meta fields and the length of its list, as of one instant (one MULTI). */
-  const summary = async (correlationId: string) => {
-    const k = keysOf(correlationId);
-    const results = await redis
-      .multi()
-      .hmget(k.meta, ...META_FIELDS)
-      .llen(k.msgs)
-      .exec();
-    for (const [error] of results ?? []) if (error) throw error;
-    return toSummary(correlationId, metaFields(results?.[0]?.[1] as Array<string | null>), Number(results?.[1]?.[1]), skip(correlationId));
-  };
-
-  /**
-   * A page of a test's messages (redis-page-script.ts): the page's range of the list while the list
-   * is in read order, else the whole list, ordered here.
-   */
-  const page = async (correlationId: string, range: MessageRange): Promise<MessageSlice | null> => {
-    const k = keysOf(correlationId);
-    const afterKey = range.afterKey ?? null;
-    const first = Math.max(0, range.first);
-    const reply = await onceReady(() =>
-      scripts.rcsPage(k.meta, k.msgs, first, afterKey === null ? '' : dedupeField(afterKey), afterKey === null ? '' : storedTextStart(afterKey)),
-    );
-    if (reply === null) return null;
-    const [length, start, stored] = reply;
-    if (start === -2) throw cursorExpired();
-    if (start === -1) return sliceMessages(orderArrivals(decodeMessages(stored, correlationId, skip(correlationId))), range);
-    const messages = decodeMessages(stored, correlationId, (position, reason) => unreadable.report(correlationId, start + position, reason), start);
-    return { messages, hasNextPage: start + first < length, totalCount: length };
-  };
+  const newTest = createRedisNewTest({
+    keysOf,
+    run: (args) => run<[string[], string[]]>('rcsCreate', args),
+    index,
+    refreshLists,
+    changeChannelOf: (meta) => channels.changeChannelOf(meta),
+    publishCommand: pubsub.publishCommand,
+    ttlSeconds,
+    unreadable,
+    logger: log,
+  });
 
   const tailReads = createRedisTailReads({
     redis,
@@ -240,41 +209,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     });
 
   return {
-    create: (test: NewTest) =>
-      onceReady(async () => {
-        const k = keysOf(test.correlationId);
-        const now = Date.now();
-        // Listed (if new) in the same round trip, before the script writes it.
-        const listedAt = test.createdAt ?? now;
-        const [meta, messages] = await listedThen(
-          index.stage([test], listedAt),
-          run<[string[], string[]]>('rcsCreate', [
-            k.meta,
-            k.msgs,
-            now,
-            ttlSeconds,
-            JSON.stringify(test.input ?? null),
-            test.owner ?? '',
-            channels.changeChannelOf(k.meta),
-            test.correlationId,
-            test.createdAt ?? '',
-            pubsub.publishCommand,
-          ]),
-        );
-        await refreshLists(test.owner === null ? [] : [test.owner]);
-        // Prototype-free: the hash also holds fields named by record keys (`~key`).
-        const fields: Record<string, string> = Object.create(null) as Record<string, string>;
-        for (let i = 0; i < meta.length; i += 2) fields[meta[i] as string] = meta[i + 1] as string;
-        // A test first seen through its results (it holds messages) is listed at the time it was
-        // seen, and now keeps that time or takes its start's; one listed at another time than it
-        // holds is moved too. Lists are read in their own order: they must say what the test says.
-        if (fields.createdAt !== undefined && (messages.length > 0 || Number(fields.createdAt) !== listedAt)) {
-          await index
-            .place(test.correlationId, test.owner, Number(fields.createdAt))
-            .catch((error: unknown) => log.warn({ err: error }, 'could not move a test in the lists of tests'));
-        }
-        return toRecord(test.correlationId, fields, messages, skip(test.correlationId)) as TestRecord;
-      }),
+    create: (test: NewTest) => onceReady(() => newTest(test)),
 
     get: (correlationId) => onceReady(() => read(correlationId)),
 
