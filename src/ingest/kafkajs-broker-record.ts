@@ -19,9 +19,14 @@ export function toBrokerRecord(message: KafkaMessage, topic: string, partition: 
     const key = message.key !== null && message.key.length > recordBounds().maxKeyBytes ? null : message.key;
     return { topic, partition, offset: message.offset, key, value: message.value, headers: NO_HEADERS, refused };
   }
+  return { topic, partition, offset: message.offset, key: message.key, value: message.value, headers: decodeHeaders(raw) };
+}
+
+/** A record's headers decoded as UTF-8, the first value of a repeated one; {@link NO_HEADERS} when it carries none. */
+function decodeHeaders(raw: KafkaMessage['headers']): BrokerRecord['headers'] {
   const names = raw === undefined ? [] : Object.keys(raw);
   // Most records carry no header: they share one empty object instead of a dictionary each.
-  if (raw === undefined || names.length === 0) return { topic, partition, offset: message.offset, key: message.key, value: message.value, headers: NO_HEADERS };
+  if (raw === undefined || names.length === 0) return NO_HEADERS;
   // No prototype: the names are the record's, and `__proto__` or `constructor` must be plain names.
   const headers: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
   for (const name of names) {
@@ -31,5 +36,5 @@ export function toBrokerRecord(message: KafkaMessage, topic: string, partition: 
     const first = (Array.isArray(value) ? value : [value]).find((item): item is Buffer => Buffer.isBuffer(item));
     headers[name] = first === undefined ? undefined : first.toString();
   }
-  return { topic, partition, offset: message.offset, key: message.key, value: message.value, headers };
+  return headers;
 }
