@@ -165,10 +165,11 @@ module.exports = {
     },
     {
       name: 'no-circular',
-      comment: 'Import cycles inside src/ make the layers meaningless. Cycles made only of type imports are let through: they vanish at run time.',
+      comment:
+        'Import cycles inside src/ make the layers meaningless. Type imports count too: a circle of types is still two files that cannot be read one without the other (shared types go in a seam file).',
       severity: 'error',
       from: { path: '^src/' },
-      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
     },
     {
       name: 'not-to-unresolvable',

@@ -8,7 +8,7 @@
 import { decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { InvalidTokenError } from './auth-error.js';
 import { createKeyResolver, type KeySource } from './key-source.js';
-import type { Principal } from './principal.js';
+import type { VerifyAccessToken } from './principal.js';
 import { translateJoseError } from './translate-jose-error.js';
 import { cacheVerifiedTokens } from './verified-token-cache.js';
 
@@ -30,9 +30,6 @@ export interface AccessTokenVerifierOptions {
   readonly cacheSeconds?: number;
   readonly now?: () => number;
 }
-
-/** Turns a bearer token into a {@link Principal}, or throws InvalidTokenError / AUTH_UNAVAILABLE. */
-export type VerifyAccessToken = (token: string) => Promise<Principal>;
 
 // Headers that point at a key of the sender's choosing. Keys come only from our configuration, so
 // a token that names its own key is refused outright rather than merely failing its signature.

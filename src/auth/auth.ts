@@ -4,7 +4,7 @@
  */
 import type { RequestHandler } from 'express';
 import type { Disposable } from '../lifecycle/disposable.js';
-import type { VerifyAccessToken } from './access-token-verifier.js';
+import type { VerifyAccessToken } from './principal.js';
 
 /** The authentication side of one process; disposing it releases what the issuer holds. */
 export interface Auth extends Disposable {

@@ -12,6 +12,9 @@ export interface Principal {
   readonly issuer: string;
 }
 
+/** Turns a bearer token into a {@link Principal}, or throws InvalidTokenError / AUTH_UNAVAILABLE (access-token-verifier.ts makes one). */
+export type VerifyAccessToken = (token: string) => Promise<Principal>;
+
 /** Scope names of this API. */
 export const SCOPES = {
   read: 'tests:read',

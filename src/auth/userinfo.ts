@@ -5,7 +5,7 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { isServiceError, type ServiceError } from '../base/errors.js';
-import type { VerifyAccessToken } from './access-token-verifier.js';
+import type { VerifyAccessToken } from './principal.js';
 import { bearerChallenge, InvalidTokenError } from './auth-error.js';
 import { bearerToken } from './bearer.js';
 import type { UserEntry } from './credentials.js';

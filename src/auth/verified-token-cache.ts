@@ -6,8 +6,7 @@
  * cache is bounded in entries and in bytes (a token is as long as the request lets it be, and is
  * the key): past `maxEntries` or `maxBytes` the oldest entries go first.
  */
-import type { VerifyAccessToken } from './access-token-verifier.js';
-import type { Principal } from './principal.js';
+import type { Principal, VerifyAccessToken } from './principal.js';
 
 /** Options of {@link cacheVerifiedTokens}. */
 export interface VerifiedTokenCacheOptions {

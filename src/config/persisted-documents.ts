@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Reader } from './config.js';
+import type { Reader } from './reader.js';
 import { ConfigError } from '../base/errors.js';
 
 /** Operations a client may name by id instead of sending their text. */

@@ -6,8 +6,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AccessPolicy } from '../auth/access.js';
 import type { TrustProxy } from '../config/config.js';
-import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
-import { SCOPES } from '../auth/principal.js';
+import { SCOPES, type VerifyAccessToken } from '../auth/principal.js';
 import { ServiceError, isServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';

@@ -5,9 +5,8 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { bearerChallenge } from '../auth/auth-error.js';
-import type { VerifyAccessToken } from '../auth/access-token-verifier.js';
 import { bearerToken } from '../auth/bearer.js';
-import type { Principal } from '../auth/principal.js';
+import type { Principal, VerifyAccessToken } from '../auth/principal.js';
 import { isServiceError, type ServiceError } from '../base/errors.js';
 import { sendRefusal } from './send-refusal.js';
 

@@ -8,7 +8,7 @@ import { finishingStatus, isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent } from '../domain/types.js';
 import { createChannel } from '../base/channel.js';
 import { ServiceError } from '../base/errors.js';
-import type { Follower, FollowSnapshot, FollowSource, FollowTarget } from './follower.js';
+import type { Follower, FollowSnapshot, FollowSource, FollowTarget } from './follower-types.js';
 import { testExpired } from './test-expired.js';
 import type { FollowOptions } from './result-log.js';
 

@@ -1,7 +1,7 @@
 /** The listeners of each test in this process, and the delivery of an event to them. */
 import type { TestMessageEvent } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
-import type { EventListener, ListenOptions } from './follower.js';
+import type { EventListener, ListenOptions } from './follower-types.js';
 
 /** Listeners by correlation id. */
 export interface LocalFanout {

@@ -23,7 +23,7 @@ import { nextStatus } from '../domain/status.js';
 import type { TestMessage, TestStatus } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
-import type { EventListener, ListenOptions } from './follower.js';
+import type { EventListener, ListenOptions } from './follower-types.js';
 import { startExpiryChecks } from './redis-tail-expiry.js';
 import { testExpired } from './test-expired.js';
 import { createLocalFanout } from './local-fanout.js';

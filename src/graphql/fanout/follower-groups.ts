@@ -14,7 +14,7 @@
 import type { ExecutionArgs } from 'graphql';
 import { isFinished } from '../../domain/status.js';
 import type { TestMessageEvent } from '../../domain/types.js';
-import type { Follower } from '../../log/follower.js';
+import type { Follower } from '../../log/follower-types.js';
 import type { SharedResult, SubscriberSink } from './push-sink.js';
 import type { SharedResults } from './shared-results.js';
 

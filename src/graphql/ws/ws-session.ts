@@ -27,10 +27,9 @@
  * the server. The token is never echoed back either.
  */
 import type { WebSocket } from 'ws';
-import type { VerifyAccessToken } from '../../auth/access-token-verifier.js';
 import { bearerToken } from '../../auth/bearer.js';
 import { InvalidTokenError } from '../../auth/auth-error.js';
-import type { Principal } from '../../auth/principal.js';
+import type { Principal, VerifyAccessToken } from '../../auth/principal.js';
 import { isServiceError, ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { delayUntil } from '../pipeline/stream-endings.js';

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidTokenError } from '../../../src/auth/auth-error.js';
-import type { VerifyAccessToken } from '../../../src/auth/access-token-verifier.js';
-import type { Principal } from '../../../src/auth/principal.js';
+import type { Principal, VerifyAccessToken } from '../../../src/auth/principal.js';
 import { cacheVerifiedTokens } from '../../../src/auth/verified-token-cache.js';
 
 function setup(expiresAt: number) {

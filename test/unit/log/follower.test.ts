@@ -5,7 +5,8 @@
  * implementations.)
  */
 import { describe, expect, it } from 'vitest';
-import { openFollower, type EventListener, type FollowSource } from '../../../src/log/follower.js';
+import { openFollower } from '../../../src/log/follower.js';
+import type { EventListener, FollowSource } from '../../../src/log/follower-types.js';
 import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
 import { take } from '../../log/follow-contract.js';
 import { incoming } from '../../log/storage-contract.js';

@@ -5,8 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { VerifyAccessToken } from '../../../../src/auth/access-token-verifier.js';
-import type { Principal } from '../../../../src/auth/principal.js';
+import type { Principal, VerifyAccessToken } from '../../../../src/auth/principal.js';
 import { ServiceError } from '../../../../src/base/errors.js';
 import { createWebSocketSessions, TOKEN_EXPIRED_REASON } from '../../../../src/graphql/ws/ws-session.js';
 import { createSilentLogger } from '../../../../src/base/logger.js';
