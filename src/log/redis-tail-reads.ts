@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readStoredMessage } from './message-format.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { whenReady } from '../redis/redis-ready.js';
-import type { TailReads } from './redis-tail.js';
+import type { TailReads } from './redis-tail-catch-up.js';
 
 /** Options of {@link createRedisTailReads}. */
 export interface RedisTailReadsOptions {
