@@ -18,7 +18,7 @@ const KAFKA_ROOT = '^src/app/start-from-config\\.ts$';
  */
 const REDIS_FILES = ['^src/(log|auth|rate-limits)/redis-[^/]+\\.ts$', '^src/redis/'];
 /** Files and folders of the base layer outside src/domain/. */
-const BASE_FILES = ['^src/base/', '^src/config/', '^src/lifecycle/', '^src/telemetry/(trace-context|start-telemetry)\\.ts$'];
+const BASE_FILES = ['^src/base/', '^src/config/', '^src/process/', '^src/telemetry/(trace-context|start-telemetry)\\.ts$'];
 /** The one file that loads the OpenTelemetry SDK, its instrumentations and the loader hook. */
 const TELEMETRY_BOOTSTRAP = '^src/telemetry/start-telemetry\\.ts$';
 /** Packages of the Kafka client: kafkajs and the codecs that plug into it. */

@@ -4,7 +4,7 @@
  */
 import type { RateLimitConfig } from '../config/config.js';
 import type { RedisConfig } from '../config/redis.js';
-import { disposeOnce, type Disposable } from '../lifecycle/disposable.js';
+import { disposeOnce, type Disposable } from '../process/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { createMemoryRateLimits } from '../rate-limits/memory-rate-limits.js';
 import { NO_RATE_LIMITS, type RateLimits } from '../rate-limits/rate-limits.js';

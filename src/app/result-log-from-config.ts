@@ -3,8 +3,8 @@
  * Redis connections it needs (owned and closed here, opened by redis-from-config.ts).
  */
 import type { Config } from '../config/config.js';
-import type { Disposable } from '../lifecycle/disposable.js';
-import { disposeOnce } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
+import { disposeOnce } from '../process/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { createMemoryResultLog } from '../log/memory-result-log.js';
 import { createRedisResultLog } from '../log/redis-result-log.js';

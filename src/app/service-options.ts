@@ -4,7 +4,7 @@ import type { Logger } from '../base/logger.js';
 import type { Config } from '../config/config.js';
 import type { OperationPlugin } from '../graphql/pipeline/operation-plugin.js';
 import type { BrokerHandlers, BrokerSide } from '../ingest/broker-side.js';
-import type { Lifecycle } from '../lifecycle/lifecycle.js';
+import type { StopPhases } from '../process/stop-phases.js';
 import type { ResultLog } from '../log/result-log.js';
 import type { RateLimits } from '../rate-limits/rate-limits.js';
 
@@ -27,5 +27,5 @@ export interface ServiceOptions {
    * Where the parts this process stops are registered; the caller may have registered its own
    * (e.g. connections). A fresh one by default. `Service.stop()` stops it.
    */
-  readonly lifecycle?: Lifecycle;
+  readonly stopPhases?: StopPhases;
 }

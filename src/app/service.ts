@@ -1,8 +1,8 @@
 /**
- * Composition and lifecycle of one service process. The role decides which parts run: the API
+ * Composition, start and stop of one service process. The role decides which parts run: the API
  * (HTTP, WebSocket and SSE on one port, the issuer, the request publisher), the consumer in the
  * background, or both; health, readiness and metrics are always served. Every long-lived part is
- * registered in the process's lifecycle with its stop phase (see src/lifecycle/lifecycle.ts):
+ * registered in the process's stop phases with its phase (see src/process/stop-phases.ts):
  * HTTP, WebSockets and event streams drain first, then the consumer commits and the producers flush, then the result
  * log and issuer let go, and the connections close last.
  */
@@ -12,10 +12,10 @@ import { createMetrics } from '../telemetry/metrics.js';
 import { createHttpApp, type Readiness } from '../http/app.js';
 import type { ConsumerState } from '../ingest/consumer.js';
 import type { BrokerSide } from '../ingest/broker-side.js';
-import { disposeOnce } from '../lifecycle/disposable.js';
-import { createEventLoopWatch } from '../lifecycle/event-loop-watch.js';
+import { disposeOnce } from '../process/disposable.js';
+import { createEventLoopWatch } from '../process/event-loop-watch.js';
 import type { Health } from '../http/app.js';
-import { createLifecycle } from '../lifecycle/lifecycle.js';
+import { createStopPhases } from '../process/stop-phases.js';
 import { createApiSide } from './api-side.js';
 import type { ServiceOptions } from './service-options.js';
 
@@ -42,7 +42,7 @@ export interface Service {
  */
 export async function startService(options: ServiceOptions): Promise<Service> {
   const { config, logger, log } = options;
-  const lifecycle = options.lifecycle ?? createLifecycle({ logger });
+  const stopPhases = options.stopPhases ?? createStopPhases({ logger });
   const consumes = config.role !== 'api';
   const broker = options.createBrokerSide({
     onEvents: createResultRecorder({ log }),
@@ -51,11 +51,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const httpServer = createServer();
   const api = config.role === 'consumer' ? undefined : await createApiSide(options, broker, httpServer);
 
-  lifecycle.register('drain', 'http', { dispose: api ? () => api.stop() : () => closeHttpServer(httpServer, drainGraceMs(config)) });
+  stopPhases.register('drain', 'http', { dispose: api ? () => api.stop() : () => closeHttpServer(httpServer, drainGraceMs(config)) });
   // The consumer commits what it stored as it leaves the group.
-  lifecycle.register('ingest', 'broker', broker);
-  lifecycle.register('state', 'result log', log);
-  if (options.auth) lifecycle.register('state', 'auth', options.auth);
+  stopPhases.register('ingest', 'broker', broker);
+  stopPhases.register('state', 'result log', log);
+  if (options.auth) stopPhases.register('state', 'auth', options.auth);
 
   let stopping = false;
   const storeCheck = () =>
@@ -89,7 +89,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   // Liveness: only what the process cannot recover from by itself. A broker or store outage is
   // waited out (and reported by readiness and the metrics), never a reason for a restart.
   const eventLoop = createEventLoopWatch({ maxDelayMs: config.healthMaxEventLoopDelayMs });
-  lifecycle.register('connections', 'event loop watch', eventLoop);
+  stopPhases.register('connections', 'event loop watch', eventLoop);
   const health = (): Health => {
     const loop = eventLoop.check();
     const checks: Record<string, string> = { eventLoop: loop.detail };
@@ -138,7 +138,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     // Readiness already answers 503. Load balancers notice on their next probe; until then they
     // still send requests here, which are served rather than refused.
     if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
-    await lifecycle.stop();
+    await stopPhases.stop();
     logger.info('stopped');
   });
 

@@ -7,7 +7,7 @@ import { createAuth } from '../auth/create-auth.js';
 import type { EmbeddedAuthOptions } from '../auth/embedded-issuer.js';
 import type { Config } from '../config/config.js';
 import { createKafkaBrokerSide } from '../ingest/kafka-broker-side.js';
-import { createLifecycle, type Lifecycle } from '../lifecycle/lifecycle.js';
+import { createStopPhases, type StopPhases } from '../process/stop-phases.js';
 import type { Logger } from '../base/logger.js';
 import { startService, type Service } from './service.js';
 import { createRateLimitsFromConfig } from './rate-limits-from-config.js';
@@ -24,29 +24,29 @@ export interface RunningService {
 
 /** Starts the configured service; `prepare` runs on the state before the service starts. */
 export async function startFromConfig(config: Config, logger: Logger, prepare?: (state: ConfiguredResultLog) => Promise<void>): Promise<RunningService> {
-  const lifecycle = createLifecycle({ logger });
+  const stopPhases = createStopPhases({ logger });
   const state = createResultLogFromConfig(config, logger);
   // The Redis connections close after every part that uses them has stopped.
-  lifecycle.register('connections', 'state connections', state);
+  stopPhases.register('connections', 'state connections', state);
   const limits = createRateLimitsFromConfig(config.rateLimits, config.redis, logger);
-  lifecycle.register('connections', 'rate-limit connection', limits);
+  stopPhases.register('connections', 'rate-limit connection', limits);
   try {
     await prepare?.(state);
     const service = await startService({
       config,
       logger,
-      lifecycle,
+      stopPhases,
       log: state.log,
       rateLimits: limits.rateLimits,
       ...(state.storedTests ? { storedTests: state.storedTests } : {}),
       createBrokerSide: (handlers) => createKafkaBrokerSide({ config: config.kafka, logger, ...handlers }),
       // A consumer-only process serves no API, so it verifies no token and runs no issuer.
-      ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger, await issuerStorage(config, logger, lifecycle)) }),
+      ...(config.role === 'consumer' ? {} : { auth: await createAuth(config, logger, await issuerStorage(config, logger, stopPhases)) }),
     });
     return { service, state, stop: () => service.stop() };
   } catch (error) {
     // Whatever was registered before the failure (connections at least) is released.
-    await lifecycle.stop();
+    await stopPhases.stop();
     throw error;
   }
 }
@@ -56,14 +56,14 @@ export async function startFromConfig(config: Config, logger: Logger, prepare?: 
  * sessions, grants, codes and refresh tokens in Redis, on a connection of its own, so they survive
  * restarts and every replica honours them; otherwise oidc-provider keeps them in memory.
  */
-async function issuerStorage(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<EmbeddedAuthOptions> {
+async function issuerStorage(config: Config, logger: Logger, stopPhases: StopPhases): Promise<EmbeddedAuthOptions> {
   if (config.issuer.store !== 'redis' || config.auth.mode !== 'embedded') return {};
   // Loaded only when used, like the issuer itself (it loads oidc-provider).
   const { createRedisOidcAdapter } = await import('../auth/redis-oidc-adapter.js');
   // Like the state's connections: no offline queue and a command timeout, so a Redis that is down
   // or hangs fails token requests at once instead of piling them up.
   const redis = createRedisConnection(config.redis, logger, 'issuer');
-  lifecycle.register('connections', 'issuer connection', {
+  stopPhases.register('connections', 'issuer connection', {
     dispose: () =>
       redis.quit().then(
         () => undefined,

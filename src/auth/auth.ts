@@ -3,7 +3,7 @@
  * are verified (an external issuer's keys, a shared secret, or the embedded issuer).
  */
 import type { RequestHandler } from 'express';
-import type { Disposable } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
 import type { VerifyAccessToken } from './principal.js';
 
 /** The authentication side of one process; disposing it releases what the issuer holds. */

@@ -25,7 +25,7 @@ export interface PersistedOperationsConfig {
 export interface TrustedDocuments {
   /** Where it was read from, for logs. */
   readonly file: string;
-  /** Document text by id ({@link documentKey} of the manifest's id), the text exactly as the manifest holds it. */
+  /** Document text by id ({@link persistedIdKey} of the manifest's id), the text exactly as the manifest holds it. */
   readonly documents: ReadonlyMap<string, string>;
 }
 
@@ -67,7 +67,7 @@ export function sha256Hex(text: string): string {
  * writes it, or `sha256:<hex>`, as the client preset and GraphQL over HTTP write it; any case) is its
  * lower-case hex digest, so a manifest of one kind serves clients of the other; other ids are kept.
  */
-export function documentKey(id: string): string {
+export function persistedIdKey(id: string): string {
   return SHA256_ID.exec(id)?.[1]?.toLowerCase() ?? id;
 }
 
@@ -96,7 +96,7 @@ export function loadManifest(file: string): ReadonlyMap<string, string> {
   const documents = new Map<string, string>();
   for (const [id, body] of entries) {
     checkEntry(file, id, body);
-    documents.set(documentKey(id), body);
+    documents.set(persistedIdKey(id), body);
   }
   return documents;
 }
@@ -119,7 +119,7 @@ function manifestEntries(file: string, json: unknown): Array<[string, unknown]> 
 
 function checkEntry(file: string, id: string, body: unknown): asserts body is string {
   if (typeof body !== 'string' || body.trim() === '') throw new ConfigError(TRUSTED, `"${file}": the document of "${id}" is not a GraphQL document string`);
-  if (SHA256_ID.test(id) && documentKey(id) !== sha256Hex(body)) {
+  if (SHA256_ID.test(id) && persistedIdKey(id) !== sha256Hex(body)) {
     throw new ConfigError(TRUSTED, `"${file}": "${id}" is not the SHA-256 digest of its document (the manifest was edited or mixes hash functions)`);
   }
 }

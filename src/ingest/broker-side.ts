@@ -2,7 +2,7 @@
  * The broker-facing parts of one process, as the service sees them: the seams and their
  * shutdown. Built by kafka-broker-side.ts (the only place that wires kafkajs together).
  */
-import type { Disposable } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
 import type { ResultConsumer, ResultEventHandler } from './consumer.js';
 import type { RequestConsumer, StartRequestHandler } from './request-consumer.js';
 import type { RequestPublisher } from './request-publisher.js';

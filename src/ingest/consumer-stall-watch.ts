@@ -10,7 +10,7 @@
  * A broker outage that long costs nothing more than a new consumer that waits for the brokers.
  */
 import { ServiceError } from '../base/errors.js';
-import type { Disposable } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
 import type { ConsumerStateMachine } from './consumer-state-machine.js';
 
 /** Options of {@link watchForStall}. */

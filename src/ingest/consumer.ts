@@ -4,7 +4,7 @@
  * kafka-result-consumer.ts; nothing outside this folder imports it except the composition root.
  */
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
-import type { Disposable } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
 import type { BrokerRecord } from './broker-record.js';
 
 /**

@@ -3,7 +3,7 @@
  * (consumer and request publisher) and never a kafkajs type.
  */
 import type { KafkaConfig } from '../config/config.js';
-import { disposeOnce } from '../lifecycle/disposable.js';
+import { disposeOnce } from '../process/disposable.js';
 import type { Logger } from '../base/logger.js';
 import type { BrokerSide, BrokerHandlers } from './broker-side.js';
 import { createKafkaClient } from './kafka-client.js';

@@ -9,7 +9,7 @@
  */
 import type { Consumer, ConsumerCrashEvent, ConsumerFetchEvent, ConsumerFetchStartEvent, ConsumerGroupJoinEvent } from 'kafkajs';
 import type { Logger } from '../base/logger.js';
-import type { Disposable } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
 import type { ConsumerStateMachine } from './consumer-state-machine.js';
 import type { ConsumerActivity } from './consumer.js';
 import { silenceError, watchForStall } from './consumer-stall-watch.js';

@@ -3,7 +3,7 @@
  * came from and why it was refused in headers, so it can be inspected and replayed later.
  */
 import { Partitioners, type Kafka } from 'kafkajs';
-import { disposeOnce, type Disposable } from '../lifecycle/disposable.js';
+import { disposeOnce, type Disposable } from '../process/disposable.js';
 import type { BrokerRecord } from './broker-record.js';
 import type { DeadLetterSink } from './consumer.js';
 

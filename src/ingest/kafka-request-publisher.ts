@@ -7,7 +7,7 @@
  */
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import { ServiceError } from '../base/errors.js';
-import { disposeOnce } from '../lifecycle/disposable.js';
+import { disposeOnce } from '../process/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { withPublishSpan } from '../telemetry/trace-context.js';
 import { CORRELATION_HEADER } from './record-envelope.js';

@@ -4,7 +4,7 @@
  * time wherever the test was started. Types only, naming no broker client; the Kafka
  * implementation lives in kafka-request-consumer.ts.
  */
-import type { Disposable } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
 import type { ConsumerActivity, ConsumerState } from './consumer.js';
 import type { TestRequest } from './request-publisher.js';
 

@@ -2,7 +2,7 @@
  * The request seam: GraphQL and REST start tests through this (via results/test-starter.ts),
  * never through the broker client. The Kafka implementation lives in kafka-request-publisher.ts.
  */
-import type { Disposable } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
 
 /** What the external system receives for each started test. */
 export interface TestRequest {

@@ -9,14 +9,14 @@
 import { insertOrdered } from '../domain/order.js';
 import { nextStatus } from '../domain/status.js';
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
-import { disposeOnce } from '../lifecycle/disposable.js';
+import { disposeOnce } from '../process/disposable.js';
 import { createChangeFeed } from './change-feed.js';
 import { compactMessage, keyKind } from './compact-message.js';
 import { addKey, findStored, hasKey, inputBytes, messageBytes, snapshot, summaryOf, TEST_OVERHEAD, type Entry } from './memory-test-entry.js';
 import { openFollower } from './follower.js';
 import type { FollowSource } from './follower-types.js';
 import { testExpired, type GoneReason } from './test-expired.js';
-import { createLocalFanout } from './local-fanout.js';
+import { createTestListeners } from './test-listeners.js';
 import { sliceMessages } from './message-slice.js';
 import { expiryCheckInterval, type NewTest, type ResultLog } from './result-log.js';
 import { selectPage, toListPage } from './test-page.js';
@@ -52,7 +52,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
   const drop = (id: string, entry: Entry, reason: GoneReason) => {
     if (!entries.delete(id)) return;
     bytes -= entry.bytes;
-    fanout.gone(id, testExpired(id, reason));
+    listeners.gone(id, testExpired(id, reason));
   };
   /**
    * Evicts the least recently updated tests other than `keep` until `more` bytes fit; false when
@@ -72,7 +72,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
   const sweeper = setInterval(sweep, sweepEvery);
   sweeper.unref();
   // Followers in this process; an append hands them what it stored, synchronously.
-  const fanout = createLocalFanout();
+  const listeners = createTestListeners();
   // Subscribers to the change feed in this process; an append or a create emits to them synchronously.
   const changes = createChangeFeed();
   const source: FollowSource = {
@@ -80,7 +80,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       const entry = live(correlationId);
       return entry === undefined ? null : snapshot(entry);
     },
-    listen: async (correlationId, listener, listenOptions) => fanout.add(correlationId, listener, listenOptions).remove,
+    listen: async (correlationId, listener, listenOptions) => listeners.add(correlationId, listener, listenOptions).remove,
     readFrom: async (correlationId, passed) => {
       const entry = live(correlationId);
       if (entry === undefined) return null;
@@ -246,8 +246,8 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       // Delivered in the order stored, only what is new; a test nobody follows costs one lookup.
       for (let i = 0; i < results.length; i++) {
         const result = results[i] as AppendResult;
-        if (result.outcome === 'inserted' && fanout.has(result.message.correlationId))
-          fanout.emit(result.message.correlationId, { message: result.message, status: result.status, arrival: arrivalAt[i] as number });
+        if (result.outcome === 'inserted' && listeners.has(result.message.correlationId))
+          listeners.emit(result.message.correlationId, { message: result.message, status: result.status, arrival: arrivalAt[i] as number });
       }
       if (changes.count() > 0) emitChanges(results, created);
       return results;
@@ -267,7 +267,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     follow: (correlationId, followOptions) => openFollower(source, correlationId, followOptions),
 
-    followers: (correlationId) => fanout.count(correlationId),
+    followers: (correlationId) => listeners.count(correlationId),
 
     changeSubscribers: () => changes.clients(),
 
@@ -286,7 +286,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       clearInterval(sweeper);
       entries.clear();
       bytes = 0;
-      fanout.clear();
+      listeners.clear();
       changes.clear();
     }),
   };

@@ -25,7 +25,7 @@
 import type { Cluster } from 'ioredis';
 import type { TestRecord } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
-import { disposeOnce } from '../lifecycle/disposable.js';
+import { disposeOnce } from '../process/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { openFollower } from './follower.js';
 import { APPEND, CREATE } from './redis-append-script.js';

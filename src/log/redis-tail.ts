@@ -25,7 +25,7 @@ import type { Logger } from '../base/logger.js';
 import type { EventListener, ListenOptions } from './follower-types.js';
 import { startExpiryChecks } from './redis-tail-expiry.js';
 import { testExpired } from './test-expired.js';
-import { createLocalFanout } from './local-fanout.js';
+import { createTestListeners } from './test-listeners.js';
 import { decodeNotice } from './message-format.js';
 import type { RedisPubSub } from './redis-pubsub.js';
 import { createTailCatchUp, newTail, type Tail, type TailReads } from './redis-tail-catch-up.js';
@@ -59,7 +59,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
   const log = options.logger.child({ component: 'redis-tail' });
   const tails = new Map<string, Tail>();
   const byChannel = new Map<string, Tail>();
-  const fanout = createLocalFanout((correlationId) => {
+  const listeners = createTestListeners((correlationId) => {
     const tail = tails.get(correlationId);
     if (tail === undefined) return;
     clearTimeout(tail.retry);
@@ -68,7 +68,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
     pubsub.unsubscribe([channelOf(correlationId)]).catch((error: unknown) => log.warn({ err: error, correlationId }, 'unsubscribe failed'));
   });
   const current = (tail: Tail) => tails.get(tail.correlationId) === tail;
-  const catchUp = createTailCatchUp({ reads, log, current, emit: (tail, event) => fanout.emit(tail.correlationId, event) });
+  const catchUp = createTailCatchUp({ reads, log, current, emit: (tail, event) => listeners.emit(tail.correlationId, event) });
 
   const onMessage = (channel: string, notice: string) => {
     const tail = byChannel.get(channel);
@@ -106,7 +106,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
           exists: (id) => reads.exists(id),
           gone: (id) => {
             const tail = tails.get(id);
-            if (tail !== undefined && tail.next >= 0) fanout.gone(id, testExpired(id, 'expired'));
+            if (tail !== undefined && tail.next >= 0) listeners.gone(id, testExpired(id, 'expired'));
           },
         });
 
@@ -119,7 +119,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
 
   return {
     async listen(correlationId, listener, listenOptions) {
-      // A test's tail lives as long as it has listeners (the fanout's `onLast` removes it).
+      // A test's tail lives as long as it has listeners (the listeners' `onLast` removes it).
       let tail = tails.get(correlationId);
       if (tail === undefined) {
         tail = newTail(correlationId);
@@ -128,7 +128,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       }
       const own = tail;
       const joined = own.losses;
-      const { remove, first } = fanout.add(
+      const { remove, first } = listeners.add(
         correlationId,
         (event) => {
           // A message lost in a failover after this listener came, stored again: it has it already.
@@ -145,7 +145,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       }
       return remove;
     },
-    count: (correlationId) => fanout.count(correlationId),
+    count: (correlationId) => listeners.count(correlationId),
     dispose() {
       stopMessages();
       stopResubscribed();
@@ -154,7 +154,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       for (const tail of tails.values()) clearTimeout(tail.retry);
       tails.clear();
       byChannel.clear();
-      fanout.clear();
+      listeners.clear();
     },
   };
 }

@@ -6,7 +6,7 @@
  * implementation passes the contract suite in test/log/.
  */
 import type { AppendResult, IncomingMessage, TestChangeEvent, TestListPage, TestMessage, TestRecord, TestStatus, TestSummary } from '../domain/types.js';
-import type { Disposable } from '../lifecycle/disposable.js';
+import type { Disposable } from '../process/disposable.js';
 
 /**
  * How often a log checks for tests that expired (a tenth of the TTL, between 1 s and 60 s): how

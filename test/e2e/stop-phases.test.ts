@@ -1,5 +1,5 @@
 /**
- * A real service stops through its lifecycle: a part that fails to stop is logged with its phase
+ * A real service stops through its stop phases: a part that fails to stop is logged with its phase
  * and name, and every other part still stops (the consumer leaves, the HTTP listener closes); a
  * second stop() waits for the first and stops nothing twice.
  */

@@ -11,7 +11,7 @@
  * Nothing phones home and no per-field hook runs: the landing page, usage and schema reporting,
  * inline traces and cache control are off. Apollo's APQ is off too (the pipeline's resolver serves
  * APQ and trusted documents on every transport), and so is its handling of termination signals:
- * the service's lifecycle drains HTTP and then stops the server.
+ * the service's stop phases drain HTTP and then stop the server.
  */
 import { ApolloServer, type ApolloServerPlugin, type GraphQLRequest } from '@apollo/server';
 import {

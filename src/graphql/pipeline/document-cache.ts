@@ -32,7 +32,7 @@ export function documentBytes(document: DocumentNode): number {
 }
 
 /** The key of a document's text. */
-export function documentKey(text: string): string {
+export function documentTextKey(text: string): string {
   return createHash('sha256').update(text).digest('base64');
 }
 
@@ -77,8 +77,8 @@ function sizedDocuments(maxBytes: number): {
 export function createDocumentCache(maxBytes: number): DocumentCache {
   const documents = sizedDocuments(maxBytes);
   return {
-    get: (text) => documents.get(documentKey(text)),
-    set: (text, document) => documents.set(documentKey(text), document),
+    get: (text) => documents.get(documentTextKey(text)),
+    set: (text, document) => documents.set(documentTextKey(text), document),
     get bytes() {
       return documents.bytes;
     },

@@ -13,7 +13,7 @@
  */
 import { GraphQLError, parse } from 'graphql';
 import { ConfigError, ServiceError, type ErrorCode } from '../../../base/errors.js';
-import { documentKey, sha256Hex, type PersistedOperationsConfig } from '../../../config/persisted-documents.js';
+import { persistedIdKey, sha256Hex, type PersistedOperationsConfig } from '../../../config/persisted-documents.js';
 import type { OperationPlugin, OperationRequest } from '../operation-plugin.js';
 import { refusalError } from '../refusal-error.js';
 
@@ -49,12 +49,12 @@ export function createOperationResolver(config: PersistedOperationsConfig): Reso
       throw refused('PERSISTED_QUERY_NOT_SUPPORTED', 'This service keeps no persisted queries: send the document in "query".');
     }
     if (query === undefined) {
-      const known = registered.get(documentKey(id));
+      const known = registered.get(persistedIdKey(id));
       if (known === undefined) throw refused('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound: send the document in "query" with its hash to register it.');
       return known;
     }
-    if (documentKey(id) !== sha256Hex(query)) throw refused('PERSISTED_QUERY_MISMATCH', 'The hash is not the SHA-256 digest of "query".');
-    registered.set(documentKey(id), query);
+    if (persistedIdKey(id) !== sha256Hex(query)) throw refused('PERSISTED_QUERY_MISMATCH', 'The hash is not the SHA-256 digest of "query".');
+    registered.set(persistedIdKey(id), query);
     return query;
   };
   return (request) => {
@@ -71,7 +71,7 @@ function trustedDocument(documents: ReadonlyMap<string, string>, id: string | un
       'Only trusted documents run here: send the document\'s id in "documentId" (or extensions.persistedQuery.sha256Hash) instead of its text.',
     );
   }
-  const document = documents.get(documentKey(id));
+  const document = documents.get(persistedIdKey(id));
   if (document === undefined) throw refused('PERSISTED_QUERY_NOT_FOUND', 'No trusted document has this id.');
   // An APQ client retries with the text: it may come along, but must be the listed document.
   if (query !== undefined && query !== document) throw refused('PERSISTED_QUERY_MISMATCH', 'The "query" sent is not the trusted document with this id.');

@@ -4,7 +4,7 @@ import type { ServiceError } from '../base/errors.js';
 import type { EventListener, ListenOptions } from './follower-types.js';
 
 /** Listeners by correlation id. */
-export interface LocalFanout {
+export interface TestListeners {
   /** Adds a listener; returns its removal (safe to call twice), and whether it is the test's first. */
   add(correlationId: string, listener: EventListener, options?: ListenOptions): { readonly remove: () => void; readonly first: boolean };
   /** Delivers `event` to every current listener of its test, synchronously, in the order added. */
@@ -19,10 +19,10 @@ export interface LocalFanout {
 }
 
 /**
- * Creates a {@link LocalFanout}. `onLast` is called when the last listener of a test is removed
+ * Creates a {@link TestListeners}. `onLast` is called when the last listener of a test is removed
  * (the Redis log then stops listening to that test's channel).
  */
-export function createLocalFanout(onLast?: (correlationId: string) => void): LocalFanout {
+export function createTestListeners(onLast?: (correlationId: string) => void): TestListeners {
   const topics = new Map<string, Set<EventListener>>();
   // Only the listeners with options: every other counts for one and is not told that its test went.
   const extras = new Map<EventListener, ListenOptions>();

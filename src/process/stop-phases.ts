@@ -20,7 +20,7 @@ export const STOP_PHASES = ['drain', 'ingest', 'state', 'connections'] as const;
 export type StopPhase = (typeof STOP_PHASES)[number];
 
 /** The parts of a process and their shutdown. Disposing it is stopping it. */
-export interface Lifecycle extends Disposable {
+export interface StopPhases extends Disposable {
   /**
    * Adds a part to stop in `phase`. A part added once the phase has begun (or the whole stop has
    * ended) is stopped at once, so nothing registered late is left running.
@@ -35,9 +35,9 @@ interface Part {
   readonly part: Disposable;
 }
 
-/** Creates an empty lifecycle. */
-export function createLifecycle(options: { logger: Logger }): Lifecycle {
-  const log = options.logger.child({ component: 'lifecycle' });
+/** Creates the stop phases of a process, with no part registered yet. */
+export function createStopPhases(options: { logger: Logger }): StopPhases {
+  const log = options.logger.child({ component: 'stop-phases' });
   const parts = new Map<StopPhase, Part[]>(STOP_PHASES.map((phase) => [phase, []]));
   const begun = new Set<StopPhase>();
   // Parts registered after their phase began; stop() waits for them as well.

@@ -1,9 +1,9 @@
-/** The lifecycle stops parts phase by phase, the parts of a phase together, and never twice. */
+/** The stop phases stop parts phase by phase, the parts of a phase together, and never twice. */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Disposable } from '../../../src/lifecycle/disposable.js';
-import { createLifecycle, STOP_PHASES } from '../../../src/lifecycle/lifecycle.js';
+import type { Disposable } from '../../../src/process/disposable.js';
+import { createStopPhases, STOP_PHASES } from '../../../src/process/stop-phases.js';
 
 interface LogLine {
   level: number;
@@ -43,27 +43,27 @@ function part(name: string, events: string[], options: { fail?: boolean } = {}) 
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('lifecycle', () => {
+describe('stop phases', () => {
   it('runs the phases in order: drain, ingest, state, connections', () => {
     expect(STOP_PHASES).toEqual(['drain', 'ingest', 'state', 'connections']);
   });
 
   it('stops a phase only once every part of the one before has stopped, and the parts of a phase together', async () => {
     const events: string[] = [];
-    const lifecycle = createLifecycle({ logger: capture().logger });
+    const stopPhases = createStopPhases({ logger: capture().logger });
     // Registered out of order on purpose: the phase decides, not the order of registration.
     const redis = part('redis', events);
     const store = part('store', events);
     const issuer = part('issuer', events);
     const consumer = part('consumer', events);
     const http = part('http', events);
-    lifecycle.register('connections', 'redis', redis.disposable);
-    lifecycle.register('state', 'store', store.disposable);
-    lifecycle.register('state', 'issuer', issuer.disposable);
-    lifecycle.register('ingest', 'consumer', consumer.disposable);
-    lifecycle.register('drain', 'http', http.disposable);
+    stopPhases.register('connections', 'redis', redis.disposable);
+    stopPhases.register('state', 'store', store.disposable);
+    stopPhases.register('state', 'issuer', issuer.disposable);
+    stopPhases.register('ingest', 'consumer', consumer.disposable);
+    stopPhases.register('drain', 'http', http.disposable);
 
-    const stopped = lifecycle.stop();
+    const stopped = stopPhases.stop();
     await tick();
     expect(events).toEqual(['http:start']);
     http.release();
@@ -87,16 +87,16 @@ describe('lifecycle', () => {
   it('logs a part that fails to stop and goes on with the others and the later phases', async () => {
     const events: string[] = [];
     const { lines, logger } = capture();
-    const lifecycle = createLifecycle({ logger });
+    const stopPhases = createStopPhases({ logger });
     const broken = part('producer', events, { fail: true });
     const consumer = part('consumer', events);
     const store = part('store', events);
-    lifecycle.register('ingest', 'producer', broken.disposable);
-    lifecycle.register('ingest', 'consumer', consumer.disposable);
-    lifecycle.register('state', 'store', store.disposable);
+    stopPhases.register('ingest', 'producer', broken.disposable);
+    stopPhases.register('ingest', 'consumer', consumer.disposable);
+    stopPhases.register('state', 'store', store.disposable);
     for (const p of [broken, consumer, store]) p.release();
 
-    await expect(lifecycle.stop()).resolves.toBeUndefined();
+    await expect(stopPhases.stop()).resolves.toBeUndefined();
     expect(events).toEqual(['producer:start', 'consumer:start', 'producer:end', 'consumer:end', 'store:start', 'store:end']);
     const failure = lines.find((l) => l.part === 'producer');
     expect(failure).toMatchObject({ level: 50, phase: 'ingest', err: { message: 'producer could not stop' } });
@@ -104,29 +104,29 @@ describe('lifecycle', () => {
 
   it('a part that throws before its first await is caught too', async () => {
     const { lines, logger } = capture();
-    const lifecycle = createLifecycle({ logger });
+    const stopPhases = createStopPhases({ logger });
     let stoppedAfter = false;
-    lifecycle.register('drain', 'sync-throw', {
+    stopPhases.register('drain', 'sync-throw', {
       dispose: () => {
         throw new Error('thrown at once');
       },
     });
-    lifecycle.register('state', 'store', { dispose: async () => void (stoppedAfter = true) });
-    await lifecycle.stop();
+    stopPhases.register('state', 'store', { dispose: async () => void (stoppedAfter = true) });
+    await stopPhases.stop();
     expect(stoppedAfter).toBe(true);
     expect(lines.find((l) => l.part === 'sync-throw')?.err?.message).toBe('thrown at once');
   });
 
   it('stops each part once when stopped twice, and the second call waits for the first', async () => {
     const events: string[] = [];
-    const lifecycle = createLifecycle({ logger: capture().logger });
+    const stopPhases = createStopPhases({ logger: capture().logger });
     const http = part('http', events);
     const store = part('store', events);
-    lifecycle.register('drain', 'http', http.disposable);
-    lifecycle.register('state', 'store', store.disposable);
+    stopPhases.register('drain', 'http', http.disposable);
+    stopPhases.register('state', 'store', store.disposable);
 
-    const first = lifecycle.stop();
-    const second = lifecycle.dispose();
+    const first = stopPhases.stop();
+    const second = stopPhases.dispose();
     let secondDone = false;
     void second.then(() => (secondDone = true));
     http.release();
@@ -135,24 +135,24 @@ describe('lifecycle', () => {
     store.release();
     await Promise.all([first, second]);
     expect(secondDone).toBe(true);
-    await lifecycle.stop();
+    await stopPhases.stop();
     expect([http.calls(), store.calls()]).toEqual([1, 1]);
   });
 
   it('stops at once a part registered after its phase began, and stop() waits for it', async () => {
     const events: string[] = [];
     const { lines, logger } = capture();
-    const lifecycle = createLifecycle({ logger });
+    const stopPhases = createStopPhases({ logger });
     const store = part('store', events);
-    lifecycle.register('state', 'store', store.disposable);
-    const stopped = lifecycle.stop();
+    stopPhases.register('state', 'store', store.disposable);
+    const stopped = stopPhases.stop();
     await tick();
     // Registered while the state phase runs: its own phase has begun, so it stops now.
     const lateDrain = part('late-http', events);
-    lifecycle.register('drain', 'late-http', lateDrain.disposable);
+    stopPhases.register('drain', 'late-http', lateDrain.disposable);
     // Registered in a phase that has not begun yet: it waits for its turn.
     const redis = part('redis', events);
-    lifecycle.register('connections', 'redis', redis.disposable);
+    stopPhases.register('connections', 'redis', redis.disposable);
     await tick();
     expect(events).toEqual(['store:start', 'late-http:start']);
     let done = false;
@@ -169,12 +169,12 @@ describe('lifecycle', () => {
   });
 
   it('stops at once a part registered after the whole stop has ended', async () => {
-    const lifecycle = createLifecycle({ logger: capture().logger });
-    await lifecycle.stop();
+    const stopPhases = createStopPhases({ logger: capture().logger });
+    await stopPhases.stop();
     const events: string[] = [];
     const late = part('late', events);
     late.release();
-    lifecycle.register('connections', 'late', late.disposable);
+    stopPhases.register('connections', 'late', late.disposable);
     await tick();
     expect(events).toEqual(['late:start', 'late:end']);
     expect(late.calls()).toBe(1);
