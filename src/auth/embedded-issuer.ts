@@ -18,7 +18,7 @@
  * invalidates refresh tokens (access tokens stay valid until they expire when the signing key is
  * configured).
  */
-import express, { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { AdapterFactory, ClientMetadata, Configuration, KoaContextWithOIDC } from 'oidc-provider';
@@ -27,10 +27,10 @@ import { ConfigError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import { createAccessTokenVerifier } from './access-token-verifier.js';
 import type { Auth } from './auth.js';
-import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, verifyPassword, type ClientEntry } from './credentials.js';
+import { HASHED_SECRET_PREFIX, clientSecretMatches, loadClients, loadUsers, type ClientEntry } from './credentials.js';
 import { createGrantableScopes, type TokenHolder } from './grantable-scopes.js';
 import { followExpressProxyTrust } from './issuer-proxy-trust.js';
-import { loginPage } from './login-page.js';
+import { addInteractionRoutes } from './issuer-interactions.js';
 import { errors as oidcErrors, Provider } from './oidc-provider.js';
 import { userinfoHandler } from './userinfo.js';
 
@@ -178,60 +178,7 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
     next();
   };
 
-  router.get('/interaction/:uid', noStore, async (req, res, next) => {
-    try {
-      const details = await provider.interactionDetails(req, res);
-      if (details.prompt.name === 'login') {
-        res.type('html').send(loginPage(details.uid, String(details.params.client_id)));
-        return;
-      }
-      if (details.prompt.name === 'consent') {
-        // First-party API: what the client may have is fixed by configuration, so no consent screen.
-        const missing = details.prompt.details as {
-          missingOIDCScope?: string[];
-          missingOIDCClaims?: string[];
-          missingResourceScopes?: Record<string, string[]>;
-        };
-        const grant = details.grantId
-          ? ((await provider.Grant.find(details.grantId)) as InstanceType<typeof provider.Grant>)
-          : new provider.Grant({ accountId: details.session?.accountId as string, clientId: String(details.params.client_id) });
-        if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
-        if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-        for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
-        const grantId = await grant.save();
-        await provider.interactionFinished(req, res, { consent: details.grantId ? {} : { grantId } }, { mergeWithLastSubmission: true });
-        return;
-      }
-      res.status(400).json({ error: 'invalid_request', error_description: `unsupported prompt ${details.prompt.name}` });
-    } catch (error) {
-      next(error);
-    }
-  });
-
-  router.post('/interaction/:uid', noStore, express.urlencoded({ extended: false, limit: '8kb' }), async (req, res, next) => {
-    try {
-      const details = await provider.interactionDetails(req, res);
-      if (details.prompt.name !== 'login') {
-        res.status(400).json({ error: 'invalid_request', error_description: 'no sign-in is pending' });
-        return;
-      }
-      const username = String(req.body?.username ?? '');
-      const user = usersByName.get(username);
-      // Verify against a fixed hash for unknown names too, so timing does not reveal which exist.
-      const ok = await verifyPassword(String(req.body?.password ?? ''), user?.passwordHash ?? UNKNOWN_USER_HASH);
-      if (user === undefined || !ok) {
-        log.warn({ username: username.slice(0, 64) }, 'failed sign-in');
-        res
-          .status(401)
-          .type('html')
-          .send(loginPage(details.uid, String(details.params.client_id), 'Wrong username or password.'));
-        return;
-      }
-      await provider.interactionFinished(req, res, { login: { accountId: user.sub } }, { mergeWithLastSubmission: false });
-    } catch (error) {
-      next(error);
-    }
-  });
+  addInteractionRoutes(router, { provider, usersByName, log, noStore });
 
   router.get('/userinfo', userinfoHandler({ verifyAccessToken, usersBySub }));
 
@@ -250,9 +197,6 @@ function tokenHolder(ctx: KoaContextWithOIDC): TokenHolder {
   // The account of the grant at the token endpoint; the session's at the authorization endpoint.
   return { kind: 'user', sub: ctx.oidc.account?.accountId ?? ctx.oidc.session?.accountId };
 }
-
-// A valid scrypt hash of a random password, checked when the username is unknown.
-const UNKNOWN_USER_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
 function toProviderClient(client: ClientEntry): ClientMetadata {
   const codeFlow = client.grant_types.includes('authorization_code');

@@ -131,23 +131,6 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     return { found, gone };
   }
 
-  /** Up to `count` entries of `key` after `place` (from the newest when null), in the list's order. */
-  async function entriesAfter(key: string, place: Entry | null, count: number): Promise<Entry[]> {
-    const [older, tied] = await Promise.all([
-      redis.zrange(key, place === null ? '+inf' : `(${place.createdAt}`, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count, 'WITHSCORES'),
-      // The entries of the same millisecond as the place (a batch's tests first seen through their
-      // results share it): those after it by id.
-      place === null ? Promise.resolve([] as string[]) : redis.zrange(key, place.createdAt, String(place.createdAt), 'BYSCORE'),
-    ]);
-    const entries: Entry[] = tied
-      .filter((id) => place !== null && compareIds(id, place.correlationId) < 0)
-      .sort((a, b) => compareIds(b, a))
-      .map((correlationId) => ({ correlationId, createdAt: (place as Entry).createdAt }));
-    for (let i = 0; i + 1 < older.length && entries.length < count; i += 2)
-      entries.push({ correlationId: older[i] as string, createdAt: Number(older[i + 1]) });
-    return entries;
-  }
-
   /** A page without a status filter: read in the list's order, as far as the page (and one more) goes. */
   async function readPage(key: string, owner: string | undefined, listOptions: ListOptions): Promise<TestListPage> {
     const want = listOptions.first + 1;
@@ -156,7 +139,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     const live: Array<{ entry: Entry; test: Candidate }> = [];
     const gone: string[] = [];
     for (let ask = want; ; ask = Math.min(CHUNK, ask * 2)) {
-      const entries = await entriesAfter(key, place, ask);
+      const entries = await entriesAfter(redis, key, place, ask);
       const { found, gone: dropped } = await inspect(
         entries.map((entry) => entry.correlationId),
         owner,
@@ -245,6 +228,22 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       return page;
     },
   };
+}
+
+/** Up to `count` entries of the list `key` after `place` (from the newest when null), in the list's order. */
+async function entriesAfter(redis: RedisClient, key: string, place: Entry | null, count: number): Promise<Entry[]> {
+  const [older, tied] = await Promise.all([
+    redis.zrange(key, place === null ? '+inf' : `(${place.createdAt}`, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count, 'WITHSCORES'),
+    // The entries of the same millisecond as the place (a batch's tests first seen through their
+    // results share it): those after it by id.
+    place === null ? Promise.resolve([] as string[]) : redis.zrange(key, place.createdAt, String(place.createdAt), 'BYSCORE'),
+  ]);
+  const entries: Entry[] = tied
+    .filter((id) => place !== null && compareIds(id, place.correlationId) < 0)
+    .sort((a, b) => compareIds(b, a))
+    .map((correlationId) => ({ correlationId, createdAt: (place as Entry).createdAt }));
+  for (let i = 0; i + 1 < older.length && entries.length < count; i += 2) entries.push({ correlationId: older[i] as string, createdAt: Number(older[i + 1]) });
+  return entries;
 }
 
 /** The summary of a listed test whose input was read. */

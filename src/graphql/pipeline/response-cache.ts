@@ -90,6 +90,23 @@ function entryBytes(entry: Entry): number {
 }
 const ALWAYS: ChangeDelivery = { live: true, epoch: 0 };
 
+/** The key of a request's answer: what it asks and what its caller may see, digested (undefined: a request without a body is not cached). */
+function requestKey(access: AccessPolicy, principal: Principal, body: ArrivingOperation['json'], accept: string | undefined): string | undefined {
+  if (body === undefined) return undefined;
+  const visibility = `${hasScope(principal, SCOPES.read) ? 'r' : '-'}${access.seesAll(principal) ? '*' : `:${principal.subject}`}`;
+  // A digest: the request can be a megabyte, the key stays 44 characters (in the cache and in the index).
+  const request = JSON.stringify([
+    visibility,
+    accept ?? null,
+    body.query ?? null,
+    body.documentId ?? null,
+    body.operationName ?? null,
+    body.variables ?? null,
+    body.extensions ?? null,
+  ]);
+  return createHash('sha256').update(request).digest('base64');
+}
+
 /** Creates the cache; call `start` before serving. */
 export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
   const { log, access } = options;
@@ -146,25 +163,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     }
     return delivery.live;
   }
-  function keyOf(principal: Principal, body: ArrivingOperation['json'], accept: string | undefined): string | undefined {
-    if (body === undefined) return undefined;
-    const visibility = `${hasScope(principal, SCOPES.read) ? 'r' : '-'}${access.seesAll(principal) ? '*' : `:${principal.subject}`}`;
-    // A digest: the request can be a megabyte, the key stays 44 characters (in the cache and in the index).
-    const request = JSON.stringify([
-      visibility,
-      accept ?? null,
-      body.query ?? null,
-      body.documentId ?? null,
-      body.operationName ?? null,
-      body.variables ?? null,
-      body.extensions ?? null,
-    ]);
-    return createHash('sha256').update(request).digest('base64');
-  }
-
   function arrive({ principal, json, accept }: ArrivingOperation): Arrival {
     if (!enabled || !usable()) return undefined;
-    const key = keyOf(principal, json, accept);
+    const key = requestKey(access, principal, json, accept);
     if (key === undefined) return undefined;
     const entry = entries.get(key);
     if (entry !== undefined) {
