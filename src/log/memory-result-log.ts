@@ -10,12 +10,13 @@ import { insertOrdered } from '../domain/order.js';
 import { nextStatus } from '../domain/status.js';
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
 import { disposeOnce } from '../process/disposable.js';
-import { createChangeFeed } from './change-feed.js';
+import { createChangeFeed, type ChangeFeed } from './change-feed.js';
 import { compactMessage, keyKind } from './compact-message.js';
-import { addKey, findStored, hasKey, inputBytes, messageBytes, snapshot, summaryOf, TEST_OVERHEAD, type Entry } from './memory-test-entry.js';
+import { addKey, findStored, hasKey, inputBytes, messageBytes, snapshot, summaryOf, type Entry } from './memory-test-entry.js';
+import { createMemoryTestTable, type MemoryTestTable } from './memory-test-table.js';
 import { openFollower } from './follower.js';
 import type { FollowSource } from './follower-types.js';
-import { testExpired, type GoneReason } from './test-expired.js';
+import { testExpired } from './test-expired.js';
 import { createTestListeners } from './test-listeners.js';
 import { sliceMessages } from './message-slice.js';
 import { expiryCheckInterval, type NewTest, type ResultLog } from './result-log.js';
@@ -43,33 +44,15 @@ export interface MemoryResultLogOptions {
 export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLog & { readonly size: number; readonly bytes: number } {
   const now = options.now ?? Date.now;
   const ttlMs = options.ttlSeconds * 1000;
-  // Map iteration order is insertion order; re-inserting on every write keeps it ordered by
-  // `updatedAt`, so eviction and the expiry sweep only ever look at the front.
-  const entries = new Map<string, Entry>();
-  const maxBytes = options.maxBytes ?? Infinity;
-  let bytes = 0;
-  /** Drops a test, and what it held from the count; its followers are told why. */
-  const drop = (id: string, entry: Entry, reason: GoneReason) => {
-    if (!entries.delete(id)) return;
-    bytes -= entry.bytes;
-    listeners.gone(id, testExpired(id, reason));
-  };
-  /**
-   * Evicts the least recently updated tests other than `keep` until `more` bytes fit; false when
-   * they cannot (`keep` alone holds too much).
-   */
-  const makeRoom = (more: number, keep: Entry | undefined): boolean => {
-    // The common case (room to spare) without an iterator: this runs for every message stored.
-    if (bytes + more <= maxBytes) return true;
-    for (const [id, entry] of entries) {
-      if (bytes + more <= maxBytes) return true;
-      if (entry !== keep) drop(id, entry, 'evicted');
-    }
-    return bytes + more <= maxBytes;
-  };
-
-  const sweepEvery = options.sweepIntervalMs ?? expiryCheckInterval(options.ttlSeconds);
-  const sweeper = setInterval(sweep, sweepEvery);
+  const table = createMemoryTestTable({
+    now,
+    ttlMs,
+    maxTests: options.maxTests,
+    maxBytes: options.maxBytes ?? Infinity,
+    gone: (id, reason) => listeners.gone(id, testExpired(id, reason)),
+  });
+  const { entries, live } = table;
+  const sweeper = setInterval(table.sweep, options.sweepIntervalMs ?? expiryCheckInterval(options.ttlSeconds));
   sweeper.unref();
   // Followers in this process; an append hands them what it stored, synchronously.
   const listeners = createTestListeners();
@@ -92,112 +75,19 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     },
   };
 
-  function sweep(): void {
-    const cutoff = now() - ttlMs;
-    for (const [id, entry] of entries) {
-      if (entry.updatedAt > cutoff) break;
-      drop(id, entry, 'expired');
-    }
-  }
-
-  function live(correlationId: string, at = now()): Entry | undefined {
-    const entry = entries.get(correlationId);
-    if (entry === undefined) return undefined;
-    if (entry.updatedAt <= at - ttlMs) {
-      drop(correlationId, entry, 'expired');
-      return undefined;
-    }
-    return entry;
-  }
-
-  function touch(entry: Entry, at: number): void {
-    // Touched at this same instant already (an earlier message of the batch): it is among the last
-    // entries, all of which were updated at `at`, so the order by `updatedAt` holds without moving it.
-    if (entry.updatedAt === at) return;
-    entry.updatedAt = at;
-    entries.delete(entry.correlationId);
-    entries.set(entry.correlationId, entry);
-  }
-
-  function insert(correlationId: string, started: NewTest | null, at: number): Entry {
-    const entry: Entry = {
-      correlationId,
-      status: 'PENDING',
-      input: started?.input ?? null,
-      owner: started?.owner ?? null,
-      createdAt: started?.createdAt ?? at,
-      updatedAt: at,
-      started: started !== null,
-      messages: [],
-      arrived: 0,
-      compact: { correlationId, base: at },
-      keys: { ids: null, sequences: null, others: null },
-      bytes: TEST_OVERHEAD + 2 * correlationId.length + inputBytes(started?.input),
-    };
-    makeRoom(entry.bytes, undefined);
-    entries.set(correlationId, entry);
-    bytes += entry.bytes;
-    while (entries.size > options.maxTests) {
-      const [oldest, evicted] = entries.entries().next().value as [string, Entry];
-      drop(oldest, evicted, 'evicted');
-    }
-    return entry;
-  }
-
-  /** One change per test the batch stored something for, after the whole batch is stored. */
-  function emitChanges(results: readonly AppendResult[], created: ReadonlySet<string>): void {
-    const changed = new Set<string>();
-    for (const result of results) if (result.outcome === 'inserted') changed.add(result.message.correlationId);
-    for (const id of changed) {
-      const entry = entries.get(id);
-      if (entry !== undefined) changes.emit({ kind: created.has(id) ? 'CREATED' : 'UPDATED', test: summaryOf(entry) });
-    }
-  }
-
-  /** The arrival of the message `appendOne` inserted last (read right after it). */
-  let lastArrival = 0;
-
-  // Synchronous: a batch is stored in one go, without a promise per message, at one instant.
-  // Tests the batch creates are added to `created`.
-  function appendOne(incoming: IncomingMessage, at: number, created: Set<string>): AppendResult {
-    let entry = live(incoming.correlationId, at);
-    if (entry === undefined) {
-      entry = insert(incoming.correlationId, null, at);
-      created.add(entry.correlationId);
-    }
-    const kind = keyKind(incoming);
-    if (hasKey(entry.keys, incoming, kind)) {
-      const earlier = findStored(entry.messages, incoming, kind);
-      return { outcome: 'duplicate', status: entry.status, message: earlier };
-    }
-    const message = compactMessage(incoming, at, entry.compact, entry.arrived + 1, kind);
-    const size = messageBytes(message, incoming);
-    if (entry.messages.length >= options.maxMessagesPerTest || !makeRoom(size, entry)) {
-      return { outcome: 'over-limit', status: entry.status, message };
-    }
-    entry.bytes += size;
-    bytes += size;
-    insertOrdered(entry.messages, message);
-    lastArrival = ++entry.arrived;
-    addKey(entry.keys, incoming, kind);
-    entry.status = nextStatus(entry.status, message);
-    touch(entry, at);
-    return { outcome: 'inserted', status: entry.status, message };
-  }
-
   return {
     get size() {
       return entries.size;
     },
     get bytes() {
-      return bytes;
+      return table.bytes;
     },
 
     async create(test: NewTest) {
       const at = now();
       const existing = live(test.correlationId, at);
       if (existing === undefined) {
-        const entry = insert(test.correlationId, test, at);
+        const entry = table.insert(test.correlationId, test, at);
         if (changes.count() > 0) changes.emit({ kind: 'CREATED', test: summaryOf(entry) });
         return snapshot(entry);
       }
@@ -207,13 +97,12 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       const before = summaryOf(existing);
       existing.started = true;
       const added = inputBytes(test.input);
-      makeRoom(added, existing);
-      existing.bytes += added;
-      bytes += added;
+      table.makeRoom(added, existing);
+      table.grow(existing, added);
       existing.input = test.input;
       existing.owner = test.owner;
       if (test.createdAt !== undefined) existing.createdAt = test.createdAt;
-      touch(existing, at);
+      table.touch(existing, at);
       if (changes.count() > 0) changes.emit({ kind: 'CREATED', test: summaryOf(existing) }, before);
       return snapshot(existing);
     },
@@ -236,20 +125,15 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     async append(batch) {
       const at = now();
       const results = new Array<AppendResult>(batch.length);
-      // Each inserted message's place in its test's arrivals.
-      const arrivalAt = new Array<number>(batch.length);
       const created = new Set<string>();
-      for (let i = 0; i < batch.length; i++) {
-        results[i] = appendOne(batch[i] as IncomingMessage, at, created);
-        arrivalAt[i] = lastArrival;
-      }
+      for (let i = 0; i < batch.length; i++) results[i] = appendOne(table, options.maxMessagesPerTest, batch[i] as IncomingMessage, at, created);
       // Delivered in the order stored, only what is new; a test nobody follows costs one lookup.
       for (let i = 0; i < results.length; i++) {
         const result = results[i] as AppendResult;
         if (result.outcome === 'inserted' && listeners.has(result.message.correlationId))
-          listeners.emit(result.message.correlationId, { message: result.message, status: result.status, arrival: arrivalAt[i] as number });
+          listeners.emit(result.message.correlationId, { message: result.message, status: result.status, arrival: result.message.arrival });
       }
-      if (changes.count() > 0) emitChanges(results, created);
+      if (changes.count() > 0) emitChanges(changes, entries, results, created);
       return results;
     },
 
@@ -271,12 +155,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     changeSubscribers: () => changes.clients(),
 
-    async remove(correlationId) {
-      const entry = entries.get(correlationId);
-      if (entry === undefined) return false;
-      drop(correlationId, entry, 'removed');
-      return true;
-    },
+    remove: async (correlationId) => table.drop(correlationId, 'removed'),
 
     async check() {
       // Process memory is always reachable; nothing to probe.
@@ -284,10 +163,46 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     dispose: disposeOnce(async () => {
       clearInterval(sweeper);
-      entries.clear();
-      bytes = 0;
+      table.clear();
       listeners.clear();
       changes.clear();
     }),
   };
+}
+
+/** One change per test the batch stored something for, after the whole batch is stored. */
+function emitChanges(changes: ChangeFeed, entries: ReadonlyMap<string, Entry>, results: readonly AppendResult[], created: ReadonlySet<string>): void {
+  const changed = new Set<string>();
+  for (const result of results) if (result.outcome === 'inserted') changed.add(result.message.correlationId);
+  for (const id of changed) {
+    const entry = entries.get(id);
+    if (entry !== undefined) changes.emit({ kind: created.has(id) ? 'CREATED' : 'UPDATED', test: summaryOf(entry) });
+  }
+}
+
+// Synchronous: a batch is stored in one go, without a promise per message, at one instant.
+// Tests the batch creates are added to `created`.
+function appendOne(table: MemoryTestTable, maxMessages: number, incoming: IncomingMessage, at: number, created: Set<string>): AppendResult {
+  let entry = table.live(incoming.correlationId, at);
+  if (entry === undefined) {
+    entry = table.insert(incoming.correlationId, null, at);
+    created.add(entry.correlationId);
+  }
+  const kind = keyKind(incoming);
+  if (hasKey(entry.keys, incoming, kind)) {
+    const earlier = findStored(entry.messages, incoming, kind);
+    return { outcome: 'duplicate', status: entry.status, message: earlier };
+  }
+  const message = compactMessage(incoming, at, entry.compact, entry.arrived + 1, kind);
+  const size = messageBytes(message, incoming);
+  if (entry.messages.length >= maxMessages || !table.makeRoom(size, entry)) {
+    return { outcome: 'over-limit', status: entry.status, message };
+  }
+  table.grow(entry, size);
+  insertOrdered(entry.messages, message);
+  entry.arrived += 1;
+  addKey(entry.keys, incoming, kind);
+  entry.status = nextStatus(entry.status, message);
+  table.touch(entry, at);
+  return { outcome: 'inserted', status: entry.status, message };
 }
