@@ -11,11 +11,12 @@ import { encodeMessage } from './message-format.js';
 import type { RedisChannels } from './redis-channels.js';
 import { dedupeField, storedMessage } from './redis-record.js';
 import type { RedisTestIndex } from './redis-test-index.js';
+import type { RedisTestKeys } from './redis-test-keys.js';
 
 /** Options of {@link createRedisAppend}: the parts of the Redis log an append uses. */
 export interface RedisAppendOptions {
   /** A test's keys (redis-result-log.ts has the layout). */
-  readonly keysOf: (id: string) => { readonly meta: string; readonly msgs: string; readonly channel: string };
+  readonly keysOf: (id: string) => RedisTestKeys;
   readonly channels: Pick<RedisChannels, 'changeChannelOf'>;
   /** `PUBLISH`, or `SPUBLISH` on Redis Cluster. */
   readonly publishCommand: string;

@@ -10,10 +10,11 @@ import { toRecord } from './redis-record.js';
 import type { RedisTestIndex } from './redis-test-index.js';
 import type { NewTest } from './result-log.js';
 import type { UnreadableMessages } from './unreadable-messages.js';
+import type { RedisTestKeys } from './redis-test-keys.js';
 
 /** Options of {@link createRedisNewTest}: the parts of the Redis log a create uses. */
 export interface RedisNewTestOptions {
-  readonly keysOf: (id: string) => { readonly meta: string; readonly msgs: string };
+  readonly keysOf: (id: string) => RedisTestKeys;
   /** Runs the create script with its keys and arguments. */
   readonly run: (args: Array<string | number>) => Promise<[string[], string[]]>;
   readonly index: Pick<RedisTestIndex, 'stage' | 'place'>;

@@ -12,22 +12,18 @@ import { cursorExpired, sliceMessages } from './message-slice.js';
 import { dedupeField, META_FIELDS, metaFields, toRecord, toSummary } from './redis-record.js';
 import type { MessageRange, MessageSlice } from './result-log.js';
 import type { UnreadableMessages } from './unreadable-messages.js';
+import type { RedisTestKeys } from './redis-test-keys.js';
 
 /** A test's keys, as the reads use them. */
-interface TestKeys {
-  readonly meta: string;
-  readonly msgs: string;
-}
-
 /** Options of {@link createRedisReads}. */
 export interface RedisReadsOptions {
   readonly redis: RedisClient;
-  readonly keysOf: (id: string) => TestKeys;
+  readonly keysOf: (id: string) => RedisTestKeys;
   /**
    * Runs the page script (redis-page-script.ts) for a test's keys, the page's first index, the
    * deduplication field and the stored text's start of the message it comes after ('' for none).
    */
-  readonly page: (keys: TestKeys, first: number, field: string, start: string) => Promise<[number, number, string[]] | null>;
+  readonly page: (keys: RedisTestKeys, first: number, field: string, start: string) => Promise<[number, number, string[]] | null>;
   readonly unreadable: UnreadableMessages;
 }
 

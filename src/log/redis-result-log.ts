@@ -22,22 +22,20 @@
  * `{prefix}:changes` (redis-changes.ts), and the version of all of it, `{prefix}:format`
  * (store-format.ts).
  */
-import type { Cluster } from 'ioredis';
 import type { TestRecord } from '../domain/types.js';
-import { ServiceError } from '../base/errors.js';
 import { disposeOnce } from '../process/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { openFollower } from './follower.js';
-import { APPEND, CREATE } from './redis-append-script.js';
 import { createRedisAppend, listRefresher } from './redis-append.js';
 import { createRedisReads } from './redis-reads.js';
 import { createRedisNewTest } from './redis-new-test.js';
-import { PAGE } from './redis-page-script.js';
 import { expiryCheckInterval, type NewTest, type ResultLog } from './result-log.js';
 import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
 import { checkRedis } from '../redis/redis-health.js';
-import { RECONNECT_WAIT_MS, whenReady } from '../redis/redis-ready.js';
+import { RECONNECT_WAIT_MS } from '../redis/redis-ready.js';
+import { createRedisGuards, defineScripts, type Scripts } from './redis-guards.js';
+import { redisTestKeys } from './redis-test-keys.js';
 import { createRedisPubSub } from './redis-pubsub.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { createRedisTails } from './redis-tail.js';
@@ -82,53 +80,23 @@ export interface RedisResultLogOptions {
   readonly logger: Logger;
 }
 
-/** The scripts, as ioredis defines them on the connection. */
-interface Scripts {
-  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
-  rcsAppendOne(meta: string, msgs: string, ...args: Array<string | number>): Promise<Array<string | number>>;
-  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
-  rcsPage(meta: string, msgs: string, first: number, field: string, start: string): Promise<[number, number, string[]] | null>;
-}
-
 /** Creates the Redis {@link ResultLog}. */
 export function createRedisResultLog(options: RedisResultLogOptions): ResultLog {
   const { redis, ttlSeconds, maxMessagesPerTest } = options;
   const callPerTest = options.scriptCalls === 'per-test' || redis.isCluster;
   const prefix = options.prefix ?? 'rcs';
-  const keysOf = (id: string) => {
-    const base = `${prefix}:{${id}}`;
-    return { meta: `${base}:meta`, msgs: `${base}:msgs`, keys: `${base}:keys`, channel: `${base}:notices` } as const;
-  };
-  // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
-  // The append's number of keys varies with the tests of the call: it is its first argument. A
-  // call for one test names its 2 keys first, as ioredis' auto-pipelining needs on a cluster (it
-  // routes a script by its first argument).
-  redis.defineCommand('rcsAppend', { lua: APPEND });
-  redis.defineCommand('rcsAppendOne', { lua: APPEND, numberOfKeys: 2 });
-  redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
-  redis.defineCommand('rcsPage', { lua: PAGE, numberOfKeys: 2 });
+  const keysOf = redisTestKeys(prefix);
+  defineScripts(redis);
   const log = options.logger.child({ component: 'redis-result-log' });
   const format = createStoreFormat({ redis, prefix });
   const unreadable = createUnreadableMessages(log);
-  const waitReplicas = options.waitReplicas ?? 0;
-  const waitTimeoutMs = options.waitTimeoutMs ?? 1000;
+  const { run, wrap, onceReady, refreshOnRedirect } = createRedisGuards({
+    redis,
+    format,
+    waitReplicas: options.waitReplicas ?? 0,
+    waitTimeoutMs: options.waitTimeoutMs ?? 1000,
+  });
   const scripts = redis as unknown as Scripts;
-  /**
-   * Runs a script; with `waitReplicas`, in one pipeline with WAIT, so both run on the node of the
-   * script's keys (a pipeline goes to the node of its keyed commands), and fails unless enough
-   * replicas acknowledged the write.
-   */
-  const run = async <T>(name: keyof Scripts, args: Array<string | number>): Promise<T> => {
-    if (waitReplicas === 0) return (scripts[name] as (...a: Array<string | number>) => Promise<T>).apply(redis, args);
-    const pipeline = redis.pipeline();
-    (pipeline as unknown as Record<keyof Scripts, (...a: Array<string | number>) => unknown>)[name](...args);
-    pipeline.wait(waitReplicas, waitTimeoutMs);
-    const replies = (await pipeline.exec()) ?? [];
-    for (const [error] of replies) if (error) throw error;
-    const acknowledged = Number(replies[1]?.[1]);
-    if (acknowledged < waitReplicas) throw new Error(`${acknowledged} of ${waitReplicas} replicas acknowledged the write within ${waitTimeoutMs} ms`);
-    return replies[0]?.[1] as T;
-  };
   const pubsub = createRedisPubSub(options.subscriber);
   const channels = createRedisChannels(prefix, redis.isCluster);
   const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf, onUnreadable: (id, position, reason) => unreadable.report(id, position, reason) });
@@ -138,7 +106,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     keysOf,
     channels,
     publishCommand: pubsub.publishCommand,
-    run: (name, args) => run(name, args),
+    run: (name, args) => run<Array<string | number>>(name, args),
     index,
     ttlSeconds,
     maxMessagesPerTest,
@@ -180,33 +148,6 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     logger: options.logger,
     reads: tailReads,
   });
-
-  /**
-   * ioredis follows a redirection itself, except in a pipeline where other commands succeeded (a
-   * script with its WAIT, an auto-pipeline): there the slot map is left stale, and every retry
-   * would go to the old primary again. The map is refreshed before the retry.
-   */
-  const refreshOnRedirect = (error: unknown) => {
-    if (redis.isCluster && error instanceof Error && /^(MOVED|ASK) /.test(error.message)) (redis as Cluster).refreshSlotsCache();
-  };
-  const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
-    try {
-      return await operation();
-    } catch (error) {
-      refreshOnRedirect(error);
-      throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
-    }
-  };
-  /**
-   * Everything but the readiness check: waits up to RECONNECT_WAIT_MS for a reconnecting
-   * connection first, and refuses a store whose format this release does not know (store-format.ts).
-   */
-  const onceReady = <T>(operation: () => Promise<T>): Promise<T> =>
-    wrap(async () => {
-      await whenReady(redis, RECONNECT_WAIT_MS);
-      await format.assertSupported();
-      return operation();
-    });
 
   return {
     create: (test: NewTest) => onceReady(() => newTest(test)),

@@ -9,13 +9,14 @@ import { readStoredMessage } from './message-format.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import { whenReady } from '../redis/redis-ready.js';
 import type { TailReads } from './redis-tail-catch-up.js';
+import type { RedisTestKeys } from './redis-test-keys.js';
 
 /** Options of {@link createRedisTailReads}. */
 export interface RedisTailReadsOptions {
   /** The command connection (one node, or a Redis Cluster). */
   readonly redis: RedisClient;
   /** A test's keys: its meta hash and its list of messages. */
-  readonly keysOf: (correlationId: string) => { readonly meta: string; readonly msgs: string };
+  readonly keysOf: (correlationId: string) => RedisTestKeys;
   /**
    * How long a read waits for the connection while it reconnects before it is sent (and fails):
    * a follower starting, or a tail catching up after the subscriber connection came back first.

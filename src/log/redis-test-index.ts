@@ -35,6 +35,7 @@ import type { RedisClient } from '../redis/redis-client.js';
 import type { ListOptions } from './result-log.js';
 import { INPUT_POSITION, readStoredInput } from './message-format.js';
 import { compareIds, decodeTestCursor, encodeTestCursor, selectPage, toListPage, type PageCandidate } from './test-page.js';
+import type { RedisTestKeys } from './redis-test-keys.js';
 
 /** Options of {@link createRedisTestIndex}. */
 export interface RedisTestIndexOptions {
@@ -42,7 +43,7 @@ export interface RedisTestIndexOptions {
   readonly prefix: string;
   readonly ttlSeconds: number;
   /** The keys of a test (redis-result-log.ts). */
-  readonly keysOf: (correlationId: string) => { readonly meta: string; readonly msgs: string };
+  readonly keysOf: (correlationId: string) => RedisTestKeys;
   /** Told of a listed test whose stored input cannot be served (it is listed with a null input). */
   readonly onUnreadable?: (correlationId: string, position: number, reason: string) => void;
 }

@@ -17,6 +17,7 @@ import { createRedisPubSub } from '../../src/log/redis-pubsub.js';
 import type { RedisClient } from '../../src/redis/redis-client.js';
 import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import { createRedisTailReads } from '../../src/log/redis-tail-reads.js';
+import { redisTestKeys } from '../../src/log/redis-test-keys.js';
 import { createRedisTails, type RedisTails } from '../../src/log/redis-tail.js';
 import type { TailReads } from '../../src/log/redis-tail-catch-up.js';
 import type { ResultLog } from '../../src/log/result-log.js';
@@ -26,7 +27,7 @@ import { openRedisShape, REDIS_SHAPES, stopRedisShapes, type RedisShape } from '
 import { incoming, uniqueId } from './storage-contract.js';
 
 const prefix = `rcs-tail-${process.pid}-${Date.now()}`;
-const keysOf = (id: string) => ({ meta: `${prefix}:{${id}}:meta`, msgs: `${prefix}:{${id}}:msgs`, channel: `${prefix}:{${id}}:notices` });
+const keysOf = redisTestKeys(prefix);
 
 /** A follower read into an array as its messages come. */
 interface Followed {

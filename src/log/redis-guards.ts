@@ -1,0 +1,102 @@
+/**
+ * How the Redis log calls Redis: a script with `WAIT` for its replicas when asked, a failure turned
+ * into STORE_UNAVAILABLE (with the cluster's slot map refreshed after a redirection), and every call
+ * but the readiness check made once the connection is ready and the store's format is known.
+ */
+import type { Cluster } from 'ioredis';
+import { ServiceError } from '../base/errors.js';
+import type { RedisClient } from '../redis/redis-client.js';
+import { RECONNECT_WAIT_MS, whenReady } from '../redis/redis-ready.js';
+import { APPEND, CREATE } from './redis-append-script.js';
+import { PAGE } from './redis-page-script.js';
+import type { StoreFormat } from './store-format.js';
+
+/** The scripts, as ioredis defines them on the connection ({@link defineScripts}). */
+export interface Scripts {
+  rcsAppend(numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<Array<string | number>>;
+  rcsAppendOne(meta: string, msgs: string, ...args: Array<string | number>): Promise<Array<string | number>>;
+  rcsCreate(meta: string, msgs: string, ...args: Array<string | number>): Promise<[string[], string[]]>;
+  rcsPage(meta: string, msgs: string, first: number, field: string, start: string): Promise<[number, number, string[]] | null>;
+}
+
+/** Defines the log's {@link Scripts} on `redis`. */
+export function defineScripts(redis: RedisClient): void {
+  // ioredis sends EVALSHA and falls back to EVAL when the script is not cached (after a restart).
+  // The append's number of keys varies with the tests of the call: it is its first argument. A
+  // call for one test names its 2 keys first, as ioredis' auto-pipelining needs on a cluster (it
+  // routes a script by its first argument).
+  redis.defineCommand('rcsAppend', { lua: APPEND });
+  redis.defineCommand('rcsAppendOne', { lua: APPEND, numberOfKeys: 2 });
+  redis.defineCommand('rcsCreate', { lua: CREATE, numberOfKeys: 2 });
+  redis.defineCommand('rcsPage', { lua: PAGE, numberOfKeys: 2 });
+}
+
+/** Options of {@link createRedisGuards}. */
+export interface RedisGuardsOptions {
+  readonly redis: RedisClient;
+  readonly format: Pick<StoreFormat, 'assertSupported'>;
+  /** Replicas that must acknowledge a script's write (0: none, no `WAIT`). */
+  readonly waitReplicas: number;
+  readonly waitTimeoutMs: number;
+}
+
+/** The Redis log's ways of calling Redis. */
+export interface RedisGuards {
+  /**
+   * Runs a script; with `waitReplicas`, in one pipeline with WAIT, so both run on the node of the
+   * script's keys (a pipeline goes to the node of its keyed commands), and fails unless enough
+   * replicas acknowledged the write.
+   */
+  run<T>(name: keyof Scripts, args: Array<string | number>): Promise<T>;
+  /** Runs `operation`; a failure is STORE_UNAVAILABLE. */
+  wrap<T>(operation: () => Promise<T>): Promise<T>;
+  /**
+   * Everything but the readiness check: waits up to RECONNECT_WAIT_MS for a reconnecting
+   * connection first, and refuses a store whose format this release does not know (store-format.ts).
+   */
+  onceReady<T>(operation: () => Promise<T>): Promise<T>;
+  /**
+   * ioredis follows a redirection itself, except in a pipeline where other commands succeeded (a
+   * script with its WAIT, an auto-pipeline): there the slot map is left stale, and every retry
+   * would go to the old primary again. The map is refreshed before the retry.
+   */
+  refreshOnRedirect(error: unknown): void;
+}
+
+/** Creates the guards over `redis`. */
+export function createRedisGuards(options: RedisGuardsOptions): RedisGuards {
+  const { redis, format, waitReplicas, waitTimeoutMs } = options;
+  const scripts = redis as unknown as Scripts;
+  const refreshOnRedirect = (error: unknown) => {
+    if (redis.isCluster && error instanceof Error && /^(MOVED|ASK) /.test(error.message)) (redis as Cluster).refreshSlotsCache();
+  };
+  const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
+    try {
+      return await operation();
+    } catch (error) {
+      refreshOnRedirect(error);
+      throw new ServiceError('STORE_UNAVAILABLE', 'The state store (Redis) is unavailable.', { cause: error });
+    }
+  };
+  return {
+    async run<T>(name: keyof Scripts, args: Array<string | number>): Promise<T> {
+      if (waitReplicas === 0) return (scripts[name] as (...a: Array<string | number>) => Promise<T>).apply(redis, args);
+      const pipeline = redis.pipeline();
+      (pipeline as unknown as Record<keyof Scripts, (...a: Array<string | number>) => unknown>)[name](...args);
+      pipeline.wait(waitReplicas, waitTimeoutMs);
+      const replies = (await pipeline.exec()) ?? [];
+      for (const [error] of replies) if (error) throw error;
+      const acknowledged = Number(replies[1]?.[1]);
+      if (acknowledged < waitReplicas) throw new Error(`${acknowledged} of ${waitReplicas} replicas acknowledged the write within ${waitTimeoutMs} ms`);
+      return replies[0]?.[1] as T;
+    },
+    wrap,
+    onceReady: (operation) =>
+      wrap(async () => {
+        await whenReady(redis, RECONNECT_WAIT_MS);
+        await format.assertSupported();
+        return operation();
+      }),
+    refreshOnRedirect,
+  };
+}
