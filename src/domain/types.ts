@@ -33,15 +33,7 @@ export interface TestMessage {
 }
 
 /** A decoded result message before it is stored (the store stamps `receivedAt` and `arrival`). */
-export type IncomingMessage = Omit<TestMessage, 'receivedAt' | 'arrival'> & {
-  /**
-   * `payload` as JSON text, when the caller has it: a store that keeps payloads as text keeps this
-   * rather than serializing `payload` again. Reading it back gives exactly `payload`. (The result
-   * decoder leaves it out: on Node 26 serializing the parsed payload is cheaper than finding its
-   * text in the record.)
-   */
-  readonly payloadJson?: string | undefined;
-};
+export type IncomingMessage = Omit<TestMessage, 'receivedAt' | 'arrival'>;
 
 /** One test and everything received for it. `messages` is a snapshot the caller may keep. */
 export interface TestRecord {

@@ -128,7 +128,7 @@ export function compactMessage(incoming: IncomingMessage, receivedAt: number, te
     receivedAt - test.base,
     incoming.producedAt === null ? null : incoming.producedAt - receivedAt,
     // A caller that has the payload's text keeps it; else it is serialized once, here (flat on Node 26).
-    incoming.payloadJson ?? JSON.stringify(incoming.payload) ?? 'null',
+    JSON.stringify(incoming.payload) ?? 'null',
     kind !== 'other' ? null : incoming.key,
   ) as unknown as TestMessage;
 }

@@ -38,7 +38,7 @@ export const TEST_OVERHEAD = 400;
 
 /** What a stored message holds, about: its payload's text, its own key or id (UTF-16), and its object. */
 export function messageBytes(message: TestMessage & { readonly payloadJson?: string }, incoming: IncomingMessage): number {
-  return MESSAGE_OVERHEAD + 2 * ((incoming.payloadJson ?? message.payloadJson ?? '').length + incoming.key.length);
+  return MESSAGE_OVERHEAD + 2 * ((message.payloadJson ?? '').length + incoming.key.length);
 }
 
 /** What a test's input holds, about: its JSON text's length twice over (as a parsed value it is no smaller). */

@@ -31,7 +31,7 @@ export function storedTextStart(key: string): string {
 
 /** The stored text of `message`, received at `receivedAt`. */
 export function encodeMessage(message: IncomingMessage, receivedAt: number): string {
-  const payload = message.payloadJson ?? JSON.stringify(message.payload) ?? 'null';
+  const payload = JSON.stringify(message.payload) ?? 'null';
   // Written field by field: cheaper than building an object for JSON.stringify, and the payload's
   // own text goes in as it is.
   return `${storedTextStart(message.key)}"messageId":${text(message.messageId)},"sequence":${number(message.sequence)},"status":${text(message.status)},"final":${message.final},"payload":${payload},"producedAt":${number(message.producedAt)},"receivedAt":${receivedAt}}`;
