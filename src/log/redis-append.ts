@@ -10,7 +10,7 @@ import type { Logger } from '../base/logger.js';
 import { encodeMessage } from './message-format.js';
 import type { RedisChannels } from './redis-channels.js';
 import { dedupeField, storedMessage } from './redis-record.js';
-import type { RedisTestIndex } from './redis-test-index.js';
+import { listedThen, listRefresher, type RedisTestIndex } from './redis-test-index.js';
 import type { RedisTestKeys } from './redis-test-keys.js';
 
 /** Options of {@link createRedisAppend}: the parts of the Redis log an append uses. */
@@ -35,20 +35,6 @@ interface Written {
   readonly owners: Set<string>;
   /** Whether the append stored any message. */
   stored: boolean;
-}
-
-/**
- * Sends the list entries (first, so on one node they are written before the script) and the
- * script together, and answers the script's reply once both are stored. On Redis Cluster the
- * lists live on other shards: both are awaited before the write counts as stored.
- */
-export async function listedThen<T>(listed: Promise<void>, script: Promise<T>): Promise<T> {
-  return (await Promise.all([listed, script]))[1];
-}
-
-/** Pushes the expiry of the lists of the given owners back; a failure only leaves it as it was (the next write retries). */
-export function listRefresher(index: Pick<RedisTestIndex, 'refresh'>, logger: Logger): (owners: Iterable<string>) => Promise<void> {
-  return (owners) => index.refresh(owners).catch((error: unknown) => logger.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
 }
 
 /** Creates the append of the Redis log: the results of `batch`, one per message, in order. */

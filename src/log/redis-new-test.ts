@@ -5,7 +5,7 @@
  */
 import type { TestRecord } from '../domain/types.js';
 import type { Logger } from '../base/logger.js';
-import { listedThen } from './redis-append.js';
+import { listedThen } from './redis-test-index.js';
 import { toRecord } from './redis-record.js';
 import type { RedisTestIndex } from './redis-test-index.js';
 import type { NewTest } from './result-log.js';

@@ -31,6 +31,7 @@
  */
 import { statusOf } from '../domain/status.js';
 import type { TestListPage, TestStatus, TestSummary } from '../domain/types.js';
+import type { Logger } from '../base/logger.js';
 import type { RedisClient } from '../redis/redis-client.js';
 import type { ListOptions } from './result-log.js';
 import { INPUT_POSITION, readStoredInput } from './message-format.js';
@@ -84,6 +85,20 @@ interface Candidate extends PageCandidate {
   readonly owner: string | null;
   /** The input's JSON text, when it was read. */
   readonly input?: string | null;
+}
+
+/**
+ * Sends the list entries (first, so on one node they are written before the script) and the
+ * script together, and answers the script's reply once both are stored. On Redis Cluster the
+ * lists live on other shards: both are awaited before the write counts as stored.
+ */
+export async function listedThen<T>(listed: Promise<void>, script: Promise<T>): Promise<T> {
+  return (await Promise.all([listed, script]))[1];
+}
+
+/** Pushes the expiry of the lists of the given owners back; a failure only leaves it as it was (the next write retries). */
+export function listRefresher(index: Pick<RedisTestIndex, 'refresh'>, logger: Logger): (owners: Iterable<string>) => Promise<void> {
+  return (owners) => index.refresh(owners).catch((error: unknown) => logger.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
 }
 
 /** Creates the index over `redis`. */
