@@ -10,10 +10,10 @@
  * BENCH_BROKER=kafka|mock (default kafka), BENCH_RECORDS (100,000), BENCH_ROUNDS (5),
  * BENCH_MODES (bare,memory,peer-memory,bare-redis,redis).
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startBroker, type BrokerKind } from './lib/broker.js';
 import { produceIngestTopic } from './lib/ingest-topic.js';
+import { runWorker } from './lib/worker.js';
 
 const [beforeTree, afterTree = fileURLToPath(new URL('../', import.meta.url))] = process.argv.slice(2);
 if (beforeTree === undefined) {
@@ -25,21 +25,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const modes = (process.env.BENCH_MODES ?? 'bare,memory,peer-memory,bare-redis,redis').split(',');
 const trees = { before: beforeTree, after: afterTree } as const;
 
-/** One worker run in `cwd`: its final JSON line. */
-function run(cwd: string, args: string[]): Promise<{ rate: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/workers/ingest.ts', ...args], {
-      cwd,
-      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1) as string) as { rate: number }) : reject(new Error(`worker in ${cwd} exited with ${code}`)),
-    );
-  });
-}
+/** One worker run in the checkout `cwd`: its final JSON line. */
+const run = (cwd: string, args: string[]) => runWorker<{ rate: number }>('ingest', args, {}, { cwd, expose: true });
 
 const broker = await startBroker((process.env.BENCH_BROKER ?? 'kafka') as BrokerKind, 20);
 const rates = new Map<string, number[]>();

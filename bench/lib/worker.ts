@@ -22,7 +22,7 @@ export function runWorker<T>(
   name: string,
   args: string[] = [],
   env: Record<string, string | undefined> = {},
-  options: { expose?: boolean; timeoutMs?: number } = {},
+  options: { expose?: boolean; timeoutMs?: number; cwd?: string } = {},
 ): Promise<T> {
   const child = startWorker(name, args, env, options);
   if (options.timeoutMs === undefined) return child.result as Promise<T>;
@@ -40,12 +40,15 @@ export function runWorker<T>(
   );
 }
 
-/** A long-running worker (a server): resolves `ready` with the first JSON line it prints. An `env` value left undefined removes that variable. */
-export function startWorker(name: string, args: string[] = [], env: Record<string, string | undefined> = {}, options: { expose?: boolean } = {}) {
+/**
+ * A long-running worker (a server): resolves `ready` with the first JSON line it prints. An `env` value left undefined removes that variable.
+ * `cwd`: the checkout whose worker runs (another checkout's, to compare two trees), this one by default.
+ */
+export function startWorker(name: string, args: string[] = [], env: Record<string, string | undefined> = {}, options: { expose?: boolean; cwd?: string } = {}) {
   // BENCH_CPU_PROF=service,subscribers writes a CPU profile of those workers to bench/results/profiles/.
   const profile = (process.env.BENCH_CPU_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles'] : [];
   const child: ChildProcess = spawn(process.execPath, ['--expose-gc', ...profile, '--import', 'tsx', `bench/workers/${name}.ts`, ...args], {
-    cwd: root,
+    cwd: options.cwd ?? root,
     // Servers run as they are deployed (NODE_ENV=production also turns off graphql-js's development checks).
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'pipe', options.expose ? 'inherit' : 'pipe'],
