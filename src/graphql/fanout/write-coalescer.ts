@@ -1,6 +1,7 @@
 /**
- * Writes that leave together. Every frame or event the hub writes to a connection in one turn of
- * the event loop leaves in one write: the connection is corked at its first frame and uncorked when
+ * Writes that leave together, the one scheme of held writes of every connection. Every frame or
+ * event written to a connection in one turn of the event loop (the hub's pushes, and graphql-ws's
+ * protocol frames through `hold`) leaves in one write: the connection is corked at its first frame and uncorked when
  * the turn's I/O is done (`setImmediate`), so a broker batch of many records costs each socket one
  * system call, not one per record. When the process is busy (its event loop was more than
  * `busyUtilization` occupied over the last interval), a connection's frames wait up to
@@ -14,6 +15,12 @@ import type { Writable } from 'node:stream';
 export interface WriteCoalescer {
   /** Writes `data` to `connection` in this turn's (or, when busy, the next few milliseconds') write. */
   write(connection: Writable, data: Buffer | string): void;
+  /**
+   * Holds `connection`'s writes from now on for this turn's (or the busy) write, for a writer that
+   * writes through a library of its own (ws's `send` for graphql-ws's protocol frames): one
+   * connection, one scheme of held writes, whoever writes to it.
+   */
+  hold(connection: Writable): void;
   /** Whether frames are held for a while now (the process is busy). */
   readonly busy: boolean;
   /** Flushes what is held and stops measuring. Safe to call twice. */
@@ -58,15 +65,21 @@ export function createWriteCoalescer(options: WriteCoalescerOptions): WriteCoale
     else setImmediate(flush);
   };
 
+  const hold = (connection: Writable) => {
+    if (corked.has(connection)) return;
+    connection.cork();
+    corked.add(connection);
+    schedule();
+  };
+
   return {
     write(connection, data) {
       if (connection.destroyed) return;
-      if (!corked.has(connection)) {
-        connection.cork();
-        corked.add(connection);
-        schedule();
-      }
+      hold(connection);
       connection.write(data);
+    },
+    hold(connection) {
+      if (!connection.destroyed) hold(connection);
     },
     get busy() {
       return busy;

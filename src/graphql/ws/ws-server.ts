@@ -110,6 +110,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   const serverCleanup = serveGraphQLOverWebSocket<Record<string, unknown> | undefined>(
     {
       sendHighWaterMark: options.maxBufferedBytes,
+      coalescer: options.coalescer,
       ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
       connectionInitWaitTimeout: 10_000,
       onConnect: async (ctx) => {

@@ -5,9 +5,9 @@
  * system call; when one message fans out to thousands of subscribers, those calls are most of the
  * server's work. Here
  *
- * - the frames written to one socket during one turn of the event loop leave in a single write
- *   (the socket is corked on the first frame and uncorked once the turn's synchronous work and
- *   promise jobs have run), and
+ * - the frames written to one socket during one turn of the event loop leave in a single write,
+ *   with the hub's pushes to it: the process's write coalescer (`fanout/write-coalescer.ts`) holds
+ *   the socket from its first frame, the one scheme of held writes a socket has, and
  * - `send` returns at once while the socket's outgoing buffer is below `sendHighWaterMark`, and
  *   waits for the flush only above it, so a client that reads slowly still slows its own
  *   subscriptions down (and its stream's queue limit applies) instead of filling server memory; a
@@ -27,6 +27,7 @@ import type { Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
+import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { closeSocket } from './close-socket.js';
 
 /** What the protocol server's hooks find in `ctx.extra` (the same shape as graphql-ws's ws binding). */
@@ -48,6 +49,8 @@ export interface TransportOptions {
   readonly sendHighWaterMark?: number;
   /** How long a socket may stay above `sendHighWaterMark` before it is cut (default 30 s). */
   readonly drainTimeoutMs?: number;
+  /** Holds a socket's writes for the turn's one write (the process's write coalescer, shared with the hub's pushes). */
+  readonly coalescer: Pick<WriteCoalescer, 'hold'>;
   /**
    * The payload of the `pong` answering a client's `ping`, after graphql-ws's `onPing` (undefined: a
    * pong without one; no pong once the socket has closed). By default the ping's own, as graphql-ws does.
@@ -75,11 +78,6 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
 
     // The upgraded request's socket is the one ws writes frames to.
     const wire: Socket = request.socket;
-    let corked = false;
-    const uncork = () => {
-      corked = false;
-      wire.uncork();
-    };
     // Armed when the buffer goes over the mark; cuts the socket if it is still over when it fires.
     let drainCheck: NodeJS.Timeout | undefined;
     const watchDrain = () => {
@@ -97,12 +95,8 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
     drainWatches.set(socket, watchDrain);
     const send = (data: string): Promise<void> | undefined => {
       if (socket.readyState !== socket.OPEN) return undefined;
-      if (!corked) {
-        corked = true;
-        wire.cork();
-        // Runs after the promise jobs of this turn: every frame they send joins this write.
-        process.nextTick(uncork);
-      }
+      // Every frame of this turn (and the hub's pushes to this socket) joins one write.
+      options.coalescer.hold(wire);
       if (socket.bufferedAmount < highWaterMark) {
         // A failed write closes the socket, and the close ends its operations.
         socket.send(data, ignore);

@@ -49,6 +49,20 @@ describe('the write coalescer', () => {
     expect(a.writes).toEqual([100, 1]);
   });
 
+  it('holds the writes another writer makes to a connection (hold) in the same write as its own', async () => {
+    coalescer = createWriteCoalescer({ maxDelayMs: 10 });
+    const a = recordingConnection();
+    coalescer.hold(a.connection);
+    a.connection.write('a protocol frame, written by its own library');
+    coalescer.write(a.connection, 'a push');
+    coalescer.hold(a.connection);
+    a.connection.write('another frame');
+    expect(a.writes).toEqual([]);
+    await turn();
+    expect(a.writes).toEqual([3]);
+    expect(a.connection.writableCorked).toBe(0);
+  });
+
   it('holds a busy process’s writes up to the bound, so what follows leaves in the same write', async () => {
     // Any utilization counts as busy here.
     coalescer = createWriteCoalescer({ maxDelayMs: 200, busyUtilization: -1, intervalMs: 5 });
