@@ -12,34 +12,47 @@ import type { FollowSource, FollowTarget } from './follower-types.js';
 import { testExpired } from './test-expired.js';
 import type { FollowOptions } from './result-log.js';
 
-/** A follower's state. */
+/** A follower's state: one object, so that the follower (follower-state.ts) and its core read and write the same fields. */
 export interface FollowerFields {
+  /** The messages of the snapshot to hand on first. */
   replay: readonly TestMessage[];
+  /** How many of `replay` were handed on. */
   replayIndex: number;
-  // Live messages queued before the follower was switched to pushing: handed on first.
+  /** Live messages queued before the follower was switched to pushing: handed on first. */
   pending: TestMessage[];
+  /** Live events that came while the snapshot or a catch-up was read: accepted once it is (undefined: none held now). */
   held: TestMessageEvent[] | undefined;
-  // The snapshot's keys and arrivals: a live event among the first `snapshotArrivals` may be one the
-  // snapshot had (a shared log's live reads can lag its snapshot, and a failover can reuse places),
-  // and only those are looked up; any later one is new.
+  /**
+   * The snapshot's keys and arrivals: a live event among the first `snapshotArrivals` may be one the
+   * snapshot had (a shared log's live reads can lag its snapshot, and a failover can reuse places),
+   * and only those are looked up; any later one is new.
+   */
   seen: Set<string> | undefined;
+  /** How many arrivals the snapshot held (Infinity until it is read). */
   snapshotArrivals: number;
   /** Arrivals passed (in the snapshot, delivered or skipped): a paused follower catches up after them. */
   passed: number;
   /** The message that finishes the test was passed: nothing follows what is queued. */
   finished: boolean;
+  /** Ended: returned by its reader, failed, or ended after the finishing message. */
   closed: boolean;
+  /** Where a pushed follower hands its messages (undefined: pulled). */
   target: FollowTarget | undefined;
+  /** The target took no more: not listening, holding only its place (`passed`). */
   paused: boolean;
+  /** Catching up from the store after a pause. */
   resuming: boolean;
-  // A resume asked for while catching up: run once that is done (the target asks once per drain).
+  /** A resume asked for while catching up: run once that is done (the target asks once per drain). */
   resumeWanted: boolean;
-  // Its live messages are delivered by a group listener (handOff); it listens no more.
+  /** Its live messages are delivered by a group listener (handOff); it listens no more. */
   handedOff: boolean;
+  /** Stops its listening to the test's live events (undefined: not listening). */
   unsubscribe: (() => void) | undefined;
-  // The test left the store (its TEST_EXPIRED): told at once, or, while events are held (the
-  // snapshot or a catch-up being read), once they are handed on; a target pushed to later is told
-  // once given what was queued.
+  /**
+   * The test left the store (its TEST_EXPIRED): told at once, or, while events are held (the
+   * snapshot or a catch-up being read), once they are handed on; a target pushed to later is told
+   * once given what was queued.
+   */
   left: ServiceError | undefined;
 }
 
@@ -71,13 +84,21 @@ export interface FollowerCore {
   readonly live: Channel<TestMessage>;
   /** Whether a message is at or below the follower's `afterSequence`. */
   readonly skips: (message: TestMessage) => boolean;
+  /** Listens to the test's live events: held while `held` is set, accepted otherwise. */
   readonly listen: () => Promise<void>;
+  /** Stops listening; safe to call twice. */
   readonly stopListening: () => void;
+  /** The test left the store (TEST_EXPIRED): ends the reader or fails the target. */
   readonly gone: (error: ServiceError) => void;
+  /** The finishing message was passed: stop listening, end once what is due is out. */
   readonly finish: () => void;
+  /** A live event, once the snapshot is read: queued or handed on, unless the snapshot had it. */
   readonly accept: (event: TestMessageEvent) => void;
+  /** Pushed, everything held handed on, listening, not paused, finished or handed off. */
   readonly isLive: () => boolean;
+  /** Hands on the replay and what was queued while the target takes them. */
   readonly flush: () => void;
+  /** After a pause: reads from the store after `passed`, then listens again. */
   readonly catchUp: () => Promise<void>;
 }
 
