@@ -117,7 +117,7 @@ export function createFollowerCore(source: FollowSource, correlationId: string, 
     overflow: () =>
       new ServiceError(
         'SUBSCRIBER_TOO_SLOW',
-        `More than ${queueLimit} messages waited for this subscriber; the subscription was f.closed. Resubscribe with after (the cursor of the last message received) to resume.`,
+        `More than ${queueLimit} messages waited for this subscriber; the subscription was closed. Resubscribe with after (the cursor of the last message received) to resume.`,
       ),
     onClose: stopListening,
   });

@@ -290,6 +290,10 @@ export function describeFollowContract(context: FollowContext): void {
       const error = await stream.next().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ServiceError);
       expect((error as ServiceError).code).toBe('SUBSCRIBER_TOO_SLOW');
+      // What the client reads: what happened and how to resume, in plain words.
+      expect((error as ServiceError).message).toBe(
+        'More than 3 messages waited for this subscriber; the subscription was closed. Resubscribe with after (the cursor of the last message received) to resume.',
+      );
     });
 
     /** Pushes `follower` to a target that takes `room` messages at a time; `room` is refilled by the test. */
