@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { startBroker, type BrokerKind } from './lib/broker.js';
 import { produceIngestTopic } from './lib/ingest-topic.js';
 import { runWorker } from './lib/worker.js';
+import { workerBuild } from './lib/worker-build.js';
 
 const [beforeTree, afterTree = fileURLToPath(new URL('../', import.meta.url))] = process.argv.slice(2);
 if (beforeTree === undefined) {
@@ -28,6 +29,8 @@ const trees = { before: beforeTree, after: afterTree } as const;
 /** One worker run in the checkout `cwd`: its final JSON line. */
 const run = (cwd: string, args: string[]) => runWorker<{ rate: number }>('ingest', args, {}, { cwd, expose: true });
 
+// Both checkouts' workers compiled first (bench/lib/worker-build.ts): the build holds this process's event loop.
+for (const tree of Object.values(trees)) workerBuild(tree);
 const broker = await startBroker((process.env.BENCH_BROKER ?? 'kafka') as BrokerKind, 20);
 const rates = new Map<string, number[]>();
 try {

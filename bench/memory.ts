@@ -1,13 +1,14 @@
-/** Memory: heap per stored message, and RSS per idle subscribed WebSocket. */
+/** Memory: heap per stored message, RSS per idle subscribed WebSocket and per idle followed test. */
 import type { BenchBroker } from './lib/broker.js';
 import type { Row } from './ingest.js';
 import { runWorker } from './lib/worker.js';
-import { benchSockets } from './sockets.js';
+import { benchFollowedTests, benchSockets } from './sockets.js';
 
-/** Runs both memory benchmarks. */
-export async function benchMemory(messages: number, sockets: number, cluster: BenchBroker): Promise<Row[]> {
+/** Runs the memory benchmarks: heap per stored message, RSS per idle subscribed socket, RSS per idle followed test. */
+export async function benchMemory(messages: number, sockets: number, followed: { tests: number; perSocket: number }, cluster: BenchBroker): Promise<Row[]> {
   const heap = await runWorker<{ perMessage: number; target: number; payloadBytes: number }>('memory', [String(messages)]);
   const socket = await benchSockets(cluster, sockets);
+  const tests = await benchFollowedTests(cluster, followed.tests, followed.perSocket);
   return [
     {
       benchmark: 'memory',
@@ -24,6 +25,16 @@ export async function benchMemory(messages: number, sockets: number, cluster: Be
       unit: 'bytes',
       target: '≤ 51200',
       met: socket.perSocket <= 51_200,
+    },
+    {
+      benchmark: 'memory',
+      // No ceiling of its own: what one replica holds for each test a dashboard follows, met when the
+      // service counted every one of them live while it was measured.
+      variant: `RSS per idle followed test (${followed.tests} tests, ${followed.perSocket} subscriptions on each of ${tests.sockets} WebSockets; ${tests.held} live)`,
+      value: tests.perTest,
+      unit: 'bytes',
+      target: `all ${followed.tests} held`,
+      met: tests.held === followed.tests,
     },
   ];
 }

@@ -6,6 +6,7 @@
  * bench/results/. Ratios are what count: absolute numbers depend on the machine's load.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchIngest, type Row } from './ingest.js';
 import { benchMemory } from './memory.js';
@@ -15,6 +16,7 @@ import { benchFanout } from './fanout.js';
 import { benchLatency } from './latency.js';
 import { parseBrokerOption, startBroker, type BenchBroker, type BrokerKind } from './lib/broker.js';
 import { killWorkers } from './lib/worker.js';
+import { workerBuild } from './lib/worker-build.js';
 import { benchRebalance } from './rebalance.js';
 import { benchTracing } from './tracing.js';
 import { benchCurves, curveSizes } from './curves.js';
@@ -45,6 +47,7 @@ const sizes = smoke
       overloadFactors: [2],
       manyTests: { shapes: [[10, 2]] as Array<[number, number]>, rates: [50], seconds: 2 },
       sockets: 200,
+      followed: { tests: 200, perSocket: 20 },
     }
   : {
       tracing: 50_000,
@@ -71,6 +74,7 @@ const sizes = smoke
         seconds: 5,
       },
       sockets: 10_000,
+      followed: { tests: 100_000, perSocket: 100 },
     };
 const fanoutArg = process.argv.find((a) => a.startsWith('--fanout='));
 if (fanoutArg !== undefined) sizes.fanout = fanoutArg.slice('--fanout='.length).split(',').map(Number);
@@ -94,7 +98,7 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
   { name: 'queries', everyBroker: false, run: (b) => benchQueries(b, sizes.queryDuration) },
   { name: 'latency', everyBroker: true, run: (b) => benchLatency(b, sizes) },
   { name: 'fanout', everyBroker: true, run: (b) => benchFanout(b, sizes) },
-  { name: 'memory', everyBroker: false, run: (b) => benchMemory(sizes.memory, sizes.sockets, b) },
+  { name: 'memory', everyBroker: false, run: (b) => benchMemory(sizes.memory, sizes.sockets, sizes.followed, b) },
   // The cost of tracing lies in the service, not the broker: once, on the mock when it is listed.
   { name: 'tracing', everyBroker: false, run: (b) => benchTracing(b, sizes.tracing, smoke ? 1 : 3) },
   // The scenarios' sizes are small at any size: what they show is what was pushed, not how fast.
@@ -105,6 +109,8 @@ const benchmarks: Array<{ name: string; everyBroker: boolean; run: (broker: Benc
 
 // Rows per benchmark, so a benchmark's rows on each broker stand together in the table.
 const measured = new Map<string, Row[]>(benchmarks.map((b) => [b.name, []]));
+// The workers are compiled before any broker starts: the build holds this process's event loop.
+workerBuild(fileURLToPath(new URL('../', import.meta.url)));
 const started = Date.now();
 let failures = 0;
 mkdirSync(new URL('results/', import.meta.url), { recursive: true });

@@ -1,9 +1,12 @@
 /**
- * Runs a benchmark worker in its own process (`node --import tsx`), so load and the system under
- * test never share an event loop, and returns the JSON object the worker prints last.
+ * Runs a benchmark worker in its own process (compiled, as the service is deployed: bench/lib/worker-build.ts),
+ * so load and the system under test never share an event loop, and returns the JSON object the
+ * worker prints last.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { workerBuild } from './worker-build.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const alive = new Set<ChildProcess>();
@@ -47,8 +50,11 @@ export function runWorker<T>(
 export function startWorker(name: string, args: string[] = [], env: Record<string, string | undefined> = {}, options: { expose?: boolean; cwd?: string } = {}) {
   // BENCH_CPU_PROF=service,subscribers writes a CPU profile of those workers to bench/results/profiles/.
   const profile = (process.env.BENCH_CPU_PROF ?? '').split(',').includes(name) ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles'] : [];
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', ...profile, '--import', 'tsx', `bench/workers/${name}.ts`, ...args], {
-    cwd: options.cwd ?? root,
+  const checkout = options.cwd ?? root;
+  // Compiled, as the service is deployed (bench/lib/worker-build.ts says why not through tsx).
+  const script = join(workerBuild(checkout), 'bench', 'workers', `${name}.js`);
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', ...profile, script, ...args], {
+    cwd: checkout,
     // Servers run as they are deployed (NODE_ENV=production also turns off graphql-js's development checks).
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'pipe', options.expose ? 'inherit' : 'pipe'],
