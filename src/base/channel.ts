@@ -30,14 +30,14 @@ export interface Channel<T> {
   /** Ends the channel with `error`: values waiting are dropped, pulls reject. */
   fail(error: unknown): void;
   /** Values waiting. */
-  readonly size: number;
+  size(): number;
   /**
    * Removes and returns the values waiting, leaving the channel as it was otherwise: for a producer
    * that stops queueing and hands its values on itself (a follower switched to pushing).
    */
   takeAll(): T[];
   /** True once the channel takes no more values (ended, failed or left by its consumer). */
-  readonly closed: boolean;
+  isClosed(): boolean;
   /** The consumer's side. */
   readonly iterator: AsyncIterableIterator<T>;
 }
@@ -58,7 +58,11 @@ type Waiter<T> = { resolve: (result: IteratorResult<T>) => void; reject: (error:
 
 const DONE: IteratorResult<never> = Object.freeze({ value: undefined, done: true });
 
-/** Creates a {@link Channel}; see the file header. */
+/**
+ * Creates a {@link Channel}; see the file header. The channel is an object literal without
+ * accessors: V8 makes a literal that has a getter in dictionary mode, with a property table of its
+ * own (about 450 bytes), and two channels are made for every followed test.
+ */
 export function createChannel<T>(options: ChannelOptions): Channel<T> {
   const queue: T[] = [];
   let state: 'open' | 'ending' | 'failed' | 'returned' = 'open';
@@ -123,13 +127,13 @@ export function createChannel<T>(options: ChannelOptions): Channel<T> {
       close();
       wake();
     },
-    get size() {
+    size() {
       return queue.length;
     },
     takeAll() {
       return queue.splice(0);
     },
-    get closed() {
+    isClosed() {
       return state !== 'open';
     },
     iterator: {

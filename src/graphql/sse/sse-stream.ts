@@ -39,14 +39,14 @@ export function endingSseStream(hubStream: AsyncIterator<ExecutionResult>, endin
     channel.end();
   };
   const expiry = setTimeout(() => {
-    if (!channel.closed) last(endings.expired());
+    if (!channel.isClosed()) last(endings.expired());
   }, delayUntil(endings.endsAt));
   expiry.unref();
   // The hub's stream settles only when the subscription ends or fails.
   hubStream.next().then(
     () => channel.end(),
     (error: unknown) => {
-      if (!channel.closed) last(endings.failed(error));
+      if (!channel.isClosed()) last(endings.failed(error));
     },
   );
   return channel.iterator;

@@ -25,7 +25,7 @@ describe('createChannel', () => {
     expect(await waiting).toEqual({ value: 1, done: false });
     ch.push(2);
     ch.push(3);
-    expect(ch.size).toBe(2);
+    expect(ch.size()).toBe(2);
     expect(await ch.iterator.next()).toEqual({ value: 2, done: false });
     expect(await ch.iterator.next()).toEqual({ value: 3, done: false });
   });
@@ -35,8 +35,8 @@ describe('createChannel', () => {
     expect(ch.push(1)).toBe(true);
     expect(ch.push(2)).toBe(true);
     expect(ch.push(3)).toBe(false);
-    expect(ch.closed).toBe(true);
-    expect(ch.size).toBe(0);
+    expect(ch.isClosed()).toBe(true);
+    expect(ch.size()).toBe(0);
     await expect(ch.iterator.next()).rejects.toBe(tooSlow);
     await expect(ch.iterator.next()).rejects.toBe(tooSlow);
     expect(ch.push(4)).toBe(false);
@@ -56,7 +56,7 @@ describe('createChannel', () => {
     ch.push(1);
     ch.push(2);
     ch.end();
-    expect(ch.closed).toBe(true);
+    expect(ch.isClosed()).toBe(true);
     expect(ch.push(3)).toBe(false);
     expect(closes).toEqual([]);
     expect(await ch.iterator.next()).toEqual({ value: 1, done: false });
@@ -106,7 +106,7 @@ describe('createChannel', () => {
     ch.push(1);
     const error = new Error('consumer failed');
     await expect(ch.iterator.throw?.(error)).rejects.toBe(error);
-    expect(ch.size).toBe(0);
+    expect(ch.size()).toBe(0);
     expect(await ch.iterator.next()).toEqual({ value: undefined, done: true });
     expect(closes).toEqual(['closed']);
   });
@@ -137,7 +137,7 @@ describe('createChannel', () => {
       },
     });
     await expect(ch.iterator.next()).rejects.toBe(broken);
-    expect(ch.closed).toBe(true);
+    expect(ch.isClosed()).toBe(true);
   });
 
   it('is its own async iterator, so for await ends with the channel', async () => {
@@ -156,8 +156,8 @@ describe('createChannel', () => {
     ch.push(1);
     ch.push(2);
     expect(ch.takeAll()).toEqual([1, 2]);
-    expect(ch.size).toBe(0);
-    expect(ch.closed).toBe(false);
+    expect(ch.size()).toBe(0);
+    expect(ch.isClosed()).toBe(false);
     expect(closed).toEqual([]);
     // The bound counts from what is left.
     expect([ch.push(3), ch.push(4), ch.push(5)]).toEqual([true, true, true]);
