@@ -170,7 +170,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           const { ctx, id } = subscribers.get(args)!;
           const sink = createWebSocketPushSink({
             socket: ctx.extra.socket,
-            wire: ctx.extra.request.socket,
+            wire: ctx.extra.wire,
             id,
             coalescer: options.coalescer,
             highWaterMark: options.maxBufferedBytes,

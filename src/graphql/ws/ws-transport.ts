@@ -22,7 +22,6 @@
  * renews tokens through pings, and must not echo a token back as graphql-ws would.
  */
 import { handleProtocols, makeServer, MessageType, stringifyMessage, type ServerOptions } from 'graphql-ws';
-import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { ServiceError } from '../../base/errors.js';
@@ -30,10 +29,15 @@ import type { Logger } from '../../base/logger.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { closeSocket } from './close-socket.js';
 
-/** What the protocol server's hooks find in `ctx.extra` (the same shape as graphql-ws's ws binding). */
+/**
+ * What the protocol server's hooks find in `ctx.extra`: the socket and the TCP connection `ws`
+ * writes its frames to. Not the upgrade request, which graphql-ws's own binding hands on: kept for
+ * the socket's lifetime, it held about 2 KB a socket (the request, its headers twice over, the
+ * bearer token's text) that nothing reads once the socket is open.
+ */
 export interface WebSocketExtra {
   readonly socket: WebSocket;
-  readonly request: IncomingMessage;
+  readonly wire: Socket;
 }
 
 /** The bound protocol server. */
@@ -106,7 +110,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
       return new Promise((resolve, reject) => socket.send(data, (error) => (error ? reject(error) : resolve())));
     };
 
-    const extra: WebSocketExtra = { socket, request };
+    const extra: WebSocketExtra = { socket, wire };
     const answerPing = options.pong;
     const closed = server.opened(
       {

@@ -2,10 +2,13 @@
  * The graphql-ws binding writes its protocol frames through the process's write coalescer, the one
  * scheme of held writes a socket has (the hub's pushes use it too): over a real WebSocket, every
  * frame the transport sends is held by the coalescer on the socket ws writes to, and none is
- * corked by the transport itself.
+ * corked by the transport itself; and an open socket keeps nothing of the request that opened it.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { buildSchema } from 'graphql';
 import { createClient } from 'graphql-ws';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,14 +23,24 @@ afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop();
 });
 
-async function serve(coalescer: Pick<WriteCoalescer, 'hold'>): Promise<{ url: string; wires: Set<Socket> }> {
+async function serve(coalescer: Pick<WriteCoalescer, 'hold'>): Promise<{ url: string; wires: Set<Socket>; requests: Array<WeakRef<IncomingMessage>> }> {
   const wss = new WebSocketServer({ port: 0 });
   await new Promise<void>((resolve) => wss.once('listening', resolve));
   const wires = new Set<Socket>();
-  wss.on('connection', (_socket, request) => wires.add(request.socket));
+  const requests: Array<WeakRef<IncomingMessage>> = [];
+  wss.on('connection', (_socket, request) => {
+    wires.add(request.socket);
+    requests.push(new WeakRef(request));
+  });
   const transport: WebSocketTransport = serveGraphQLOverWebSocket({ schema, roots: { query: { hello: () => 'world' } }, coalescer }, wss, createSilentLogger());
   stops.push(() => transport.dispose());
-  return { url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, wires };
+  return { url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, wires, requests };
+}
+
+/** The engine's collector, which the test process may call once the flag is set. */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
 }
 
 describe('the WebSocket transport', () => {
@@ -57,5 +70,25 @@ describe('the WebSocket transport', () => {
     expect(corkedAtHold.every((corked) => corked <= 1)).toBe(true);
     expect(corkedAtHold[0]).toBe(0);
     expect([...wires][0]?.writableCorked).toBe(0);
+  });
+
+  it('keeps no upgrade request for the life of a socket: an open socket holds its connection, not the request that opened it', async () => {
+    const coalescer = createWriteCoalescer({ maxDelayMs: 10 });
+    stops.push(() => coalescer.dispose());
+    const { url, requests } = await serve(coalescer);
+    const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
+    stops.push(() => client.dispose());
+    await new Promise((resolve, reject) =>
+      client.subscribe({ query: '{ hello }' }, { next: () => undefined, error: reject, complete: () => resolve(undefined) }),
+    );
+    expect(requests).toHaveLength(1);
+    // The socket is still open (the client is not lazy and has not been disposed); a request held
+    // by the transport survives any number of collections.
+    const gc = collector();
+    for (let i = 0; i < 5 && requests[0]?.deref() !== undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      gc();
+    }
+    expect(requests[0]?.deref()).toBeUndefined();
   });
 });
