@@ -7,7 +7,7 @@
  * with a property table of its own, about 256 bytes, and a call more per closure made. The
  * service's image runs `tsc`'s output (`node dist/app/main.js`), which has none of that: measured
  * through `tsx`, an idle followed test cost the service 24.6 KB of RSS against 14.6 KB compiled,
- * an idle subscribed WebSocket 44.9 KB against 35.3 KB (bench/README.md, "Workers as deployed").
+ * an idle subscribed WebSocket 44.9 KB against 35.0–35.7 KB (bench/README.md, "Workers as deployed").
  *
  * The build is made once per checkout and process, into `<checkout>/.cache/bench-build/`, from
  * `src/` and `bench/` (and what they import), laid out as in the checkout so that the files the
