@@ -11,7 +11,7 @@ import { ServiceError, isServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { TestStarter } from '../results/test-starter.js';
-import type { ResultLog } from '../log/result-log.js';
+import type { ResultStore } from '../log/result-log.js';
 import type { RateLimits } from '../rate-limits/rate-limits.js';
 import { authenticate, principalOf, sendAuthError } from './authenticate.js';
 import { createCors } from './cors.js';
@@ -50,7 +50,7 @@ export interface HttpAppOptions {
 
 /** What the API routes (REST, GraphQL, the issuer) are served from. */
 export interface ApiRoutes {
-  readonly log: ResultLog;
+  readonly log: ResultStore;
   readonly starter: TestStarter;
   /**
    * The GraphQL endpoint: serves an operation the edge has authenticated (`principalOf`), counted

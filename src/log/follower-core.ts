@@ -44,8 +44,6 @@ export interface FollowerFields {
   resuming: boolean;
   /** A resume asked for while catching up: run once that is done (the target asks once per drain). */
   resumeWanted: boolean;
-  /** Its live messages are delivered by a group listener (handOff); it listens no more. */
-  handedOff: boolean;
   /** Stops its listening to the test's live events (undefined: not listening). */
   unsubscribe: (() => void) | undefined;
   /**
@@ -72,7 +70,6 @@ export function newFollowerFields(): FollowerFields {
     paused: false,
     resuming: false,
     resumeWanted: false,
-    handedOff: false,
     unsubscribe: undefined,
     left: undefined,
   };
@@ -82,8 +79,6 @@ export function newFollowerFields(): FollowerFields {
 export interface FollowerCore {
   /** The live part of a pulled follower: a bounded channel. */
   readonly live: Channel<TestMessage>;
-  /** Whether a message is at or below the follower's `afterSequence`. */
-  readonly skips: (message: TestMessage) => boolean;
   /** Listens to the test's live events: held while `held` is set, accepted otherwise. */
   readonly listen: () => Promise<void>;
   /** Stops listening; safe to call twice. */
@@ -94,8 +89,6 @@ export interface FollowerCore {
   readonly finish: () => void;
   /** A live event, once the snapshot is read: queued or handed on, unless the snapshot had it. */
   readonly accept: (event: TestMessageEvent) => void;
-  /** Pushed, everything held handed on, listening, not paused, finished or handed off. */
-  readonly isLive: () => boolean;
   /** Hands on the replay and what was queued while the target takes them. */
   readonly flush: () => void;
   /** After a pause: reads from the store after `passed`, then listens again. */
@@ -185,20 +178,7 @@ export function createFollowerCore(source: FollowSource, correlationId: string, 
     if (isFinished(event.status)) finish();
   }
 
-  /** Live: pushed, everything held handed on, listening, not paused or finished. */
-  const isLive = () =>
-    f.target !== undefined &&
-    !f.closed &&
-    !f.finished &&
-    !f.paused &&
-    !f.resuming &&
-    !f.handedOff &&
-    f.held === undefined &&
-    f.unsubscribe !== undefined &&
-    f.replayIndex >= f.replay.length &&
-    f.pending.length === 0;
-
-  /** Hands on the replay and what was queued, while the target takes them; tells the target once it is live. */
+  /** Hands on the replay and what was queued, while the target takes them. */
   function flush(): void {
     while (!f.paused && !f.closed) {
       const message = f.replayIndex < f.replay.length ? f.replay[f.replayIndex++] : f.pending.shift();
@@ -206,7 +186,6 @@ export function createFollowerCore(source: FollowSource, correlationId: string, 
       hand(message);
     }
     if (f.finished && !f.closed && !f.paused && f.replayIndex >= f.replay.length && f.pending.length === 0) finish();
-    if (isLive()) f.target?.live?.();
   }
 
   /** Catches up from the store after `passed`, then listens again; pauses again if the target fills up. */
@@ -230,8 +209,7 @@ export function createFollowerCore(source: FollowSource, correlationId: string, 
     for (const event of waiting) if (event.arrival > f.passed) accept(event);
     if (f.left !== undefined) return gone(f.left);
     f.resuming = false;
-    if (isLive()) f.target?.live?.();
   }
 
-  return { live, skips, listen, stopListening, gone, finish, accept, isLive, flush, catchUp };
+  return { live, listen, stopListening, gone, finish, accept, flush, catchUp };
 }

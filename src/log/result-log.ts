@@ -105,8 +105,12 @@ export interface ChangeDelivery {
   readonly epoch: number;
 }
 
-/** Tests and their messages, keyed by correlation id. */
-export interface ResultLog extends Disposable {
+/**
+ * The store side of the log: tests and their messages, keyed by correlation id, written and read.
+ * Its `append` is also what announces a message to the live side (storing and announcing are one
+ * step), so the two sides are one object per store; callers take the side they use.
+ */
+export interface ResultStore {
   /**
    * Records a new test with no messages, and answers it. A test that was already started (by an
    * earlier create) is kept as it is, whoever creates it again. A test known so far only through
@@ -143,6 +147,28 @@ export interface ResultLog extends Disposable {
    */
   append(batch: readonly IncomingMessage[]): Promise<AppendResult[]>;
   /**
+   * A page of tests, newest first (by `createdAt`, then by correlation id, descending), without
+   * their messages; expired tests are never listed.
+   */
+  list(options: ListOptions): Promise<TestListPage>;
+  /** Drops a test; used when the start request could not be handed to the broker. */
+  remove(correlationId: string): Promise<boolean>;
+  /** Resolves when the log can serve reads and writes; rejects with the reason otherwise. */
+  check(): Promise<void>;
+  /**
+   * Stored messages this process skipped on reads because they could not be read (a shared store
+   * written by something else); absent where the store cannot hold such messages.
+   */
+  unreadableMessages?(): number;
+}
+
+/**
+ * The live side of the log: a test's messages as they are stored (`follow`: one follower per
+ * subscriber, which keeps its place, replays, goes live, pauses and catches up, and ends; see
+ * follower.ts) and the change feed of every test.
+ */
+export interface LiveResults {
+  /**
    * Follows a test: its stored messages first, then each new one as it is appended (anywhere, for
    * a shared log), with no gap and no duplicate between the two; the iterator ends after the
    * message that finishes the test (or at once after the replay when it is finished already).
@@ -150,11 +176,6 @@ export interface ResultLog extends Disposable {
    * (`follower.ts`), which can also be pushed to (the fan-out hub's way; `isFollower` tells).
    */
   follow(correlationId: string, options: FollowOptions): Promise<AsyncIterableIterator<TestMessage>>;
-  /**
-   * A page of tests, newest first (by `createdAt`, then by correlation id, descending), without
-   * their messages; expired tests are never listed.
-   */
-  list(options: ListOptions): Promise<TestListPage>;
   /**
    * The change feed, from now on (nothing is replayed): `CREATED` when a test becomes known
    * (started, or first seen through its results), else `UPDATED` once per test per append that
@@ -165,17 +186,11 @@ export interface ResultLog extends Disposable {
   changes(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
   /** How changes reach this process (see {@link ChangeDelivery}); a log of one process always delivers them, and leaves this out. */
   changeDelivery?(): ChangeDelivery;
-  /** Drops a test; used when the start request could not be handed to the broker. */
-  remove(correlationId: string): Promise<boolean>;
-  /** Resolves when the log can serve reads and writes; rejects with the reason otherwise. */
-  check(): Promise<void>;
   /** Followers open in this process, of one test or of all. */
   followers(correlationId?: string): number;
   /** Change feed subscribers of clients open in this process (the service's own, `internal`, left out). */
   changeSubscribers(): number;
-  /**
-   * Stored messages this process skipped on reads because they could not be read (a shared store
-   * written by something else); absent where the store cannot hold such messages.
-   */
-  unreadableMessages?(): number;
 }
+
+/** Both sides of one store, and its stop. */
+export interface ResultLog extends ResultStore, LiveResults, Disposable {}

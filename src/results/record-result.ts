@@ -6,10 +6,10 @@
  */
 import type { AppendResult } from '../domain/types.js';
 import type { ResultEventHandler } from '../ingest/consumer.js';
-import type { ResultLog } from '../log/result-log.js';
+import type { ResultStore } from '../log/result-log.js';
 
 /** Creates the consumer's `onEvents` handler. */
-export function createResultRecorder(options: { log: ResultLog }): ResultEventHandler {
+export function createResultRecorder(options: { log: ResultStore }): ResultEventHandler {
   const { log } = options;
   return async (messages) => {
     if (messages.length === 0) return [];

@@ -3,11 +3,11 @@
  * every test it names, with its owner, input and start time, so that each replica knows who
  * started a test wherever it was started. Creating is idempotent: the replica that started the
  * test, or a request read again after a restart, changes nothing, and a test whose results came
- * first is filled in (see ResultLog.create).
+ * first is filled in (see ResultStore.create).
  */
 import type { StartRequestHandler } from '../ingest/request-consumer.js';
 import type { Logger } from '../base/logger.js';
-import type { ResultLog } from '../log/result-log.js';
+import type { ResultStore } from '../log/result-log.js';
 import { DEFAULT_JSON_SHAPE, jsonShapeFault, type JsonShapeLimits } from '../base/json-shape.js';
 import { inputBytes } from './input-size.js';
 
@@ -15,7 +15,7 @@ import { inputBytes } from './input-size.js';
  * Creates the requests consumer's `onRequests` handler. A request whose input is over the limit was
  * not written by this service (it refuses such a start): it is logged and not recorded.
  */
-export function createStartRecorder(options: { log: ResultLog; maxInputBytes: number; jsonShape?: JsonShapeLimits; logger: Logger }): StartRequestHandler {
+export function createStartRecorder(options: { log: ResultStore; maxInputBytes: number; jsonShape?: JsonShapeLimits; logger: Logger }): StartRequestHandler {
   const { log } = options;
   const shape = options.jsonShape ?? DEFAULT_JSON_SHAPE;
   return async (requests) => {

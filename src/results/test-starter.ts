@@ -7,7 +7,7 @@ import { ServiceError } from '../base/errors.js';
 import type { StartTestResult } from '../domain/types.js';
 import type { RequestPublisher } from '../ingest/request-publisher.js';
 import type { Logger } from '../base/logger.js';
-import type { ResultLog } from '../log/result-log.js';
+import type { ResultStore } from '../log/result-log.js';
 import { DEFAULT_JSON_SHAPE, type JsonShapeLimits } from '../base/json-shape.js';
 import { checkInput } from './input-size.js';
 import { canonicalCorrelationId, isUuid } from '../domain/correlation-id.js';
@@ -34,7 +34,7 @@ export interface TestStarter {
 
 /** Creates the {@link TestStarter}. */
 export function createTestStarter(options: {
-  log: ResultLog;
+  log: ResultStore;
   publisher: RequestPublisher;
   logger: Logger;
   /** Largest input (its JSON, in bytes); larger is refused with INPUT_TOO_LARGE. */

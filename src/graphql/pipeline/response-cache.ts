@@ -26,12 +26,12 @@ import { createHash } from 'node:crypto';
 import type { AccessPolicy } from '../../auth/access.js';
 import { SCOPES, hasScope, type Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
-import type { ChangeDelivery, ResultLog } from '../../log/result-log.js';
+import type { ChangeDelivery, LiveResults } from '../../log/result-log.js';
 import type { Arrival, ArrivingOperation, OperationObserver } from './operation-plugin.js';
 
 /** Options of {@link createResponseCache}. */
 export interface ResponseCacheOptions {
-  readonly log: ResultLog;
+  readonly log: LiveResults;
   readonly access: AccessPolicy;
   /** Most responses kept; 0 turns the cache off. */
   readonly maxEntries: number;
