@@ -44,6 +44,8 @@ export interface FollowerFields {
   resuming: boolean;
   /** A resume asked for while catching up: run once that is done (the target asks once per drain). */
   resumeWanted: boolean;
+  /** Its live messages are delivered by a group listener (handOff); it listens no more. */
+  handedOff: boolean;
   /** Stops its listening to the test's live events (undefined: not listening). */
   unsubscribe: (() => void) | undefined;
   /**
@@ -70,6 +72,7 @@ export function newFollowerFields(): FollowerFields {
     paused: false,
     resuming: false,
     resumeWanted: false,
+    handedOff: false,
     unsubscribe: undefined,
     left: undefined,
   };
@@ -79,6 +82,8 @@ export function newFollowerFields(): FollowerFields {
 export interface FollowerCore {
   /** The live part of a pulled follower: a bounded channel. */
   readonly live: Channel<TestMessage>;
+  /** Whether a message is at or below the follower's `afterSequence`. */
+  readonly skips: (message: TestMessage) => boolean;
   /** Listens to the test's live events: held while `held` is set, accepted otherwise. */
   readonly listen: () => Promise<void>;
   /** Stops listening; safe to call twice. */
@@ -89,6 +94,8 @@ export interface FollowerCore {
   readonly finish: () => void;
   /** A live event, once the snapshot is read: queued or handed on, unless the snapshot had it. */
   readonly accept: (event: TestMessageEvent) => void;
+  /** Pushed, everything held handed on, listening, not paused, finished or handed off. */
+  readonly isLive: () => boolean;
   /** Hands on the replay and what was queued while the target takes them. */
   readonly flush: () => void;
   /** After a pause: reads from the store after `passed`, then listens again. */
@@ -178,7 +185,20 @@ export function createFollowerCore(source: FollowSource, correlationId: string, 
     if (isFinished(event.status)) finish();
   }
 
-  /** Hands on the replay and what was queued, while the target takes them. */
+  /** Live: pushed, everything held handed on, listening, not paused or finished. */
+  const isLive = () =>
+    f.target !== undefined &&
+    !f.closed &&
+    !f.finished &&
+    !f.paused &&
+    !f.resuming &&
+    !f.handedOff &&
+    f.held === undefined &&
+    f.unsubscribe !== undefined &&
+    f.replayIndex >= f.replay.length &&
+    f.pending.length === 0;
+
+  /** Hands on the replay and what was queued, while the target takes them; tells the target once it is live. */
   function flush(): void {
     while (!f.paused && !f.closed) {
       const message = f.replayIndex < f.replay.length ? f.replay[f.replayIndex++] : f.pending.shift();
@@ -186,6 +206,7 @@ export function createFollowerCore(source: FollowSource, correlationId: string, 
       hand(message);
     }
     if (f.finished && !f.closed && !f.paused && f.replayIndex >= f.replay.length && f.pending.length === 0) finish();
+    if (isLive()) f.target?.live?.();
   }
 
   /** Catches up from the store after `passed`, then listens again; pauses again if the target fills up. */
@@ -209,7 +230,8 @@ export function createFollowerCore(source: FollowSource, correlationId: string, 
     for (const event of waiting) if (event.arrival > f.passed) accept(event);
     if (f.left !== undefined) return gone(f.left);
     f.resuming = false;
+    if (isLive()) f.target?.live?.();
   }
 
-  return { live, listen, stopListening, gone, finish, accept, flush, catchUp };
+  return { live, skips, listen, stopListening, gone, finish, accept, isLive, flush, catchUp };
 }

@@ -1,8 +1,8 @@
 /**
  * The state of one follower (`follower.ts` says what a follower is): its replay, what it held while
  * it read its snapshot, its place among the test's arrivals, and its two ways out, pulled as an
- * iterator or pushed to a target, with the pause and the catch-up from the store that pushing
- * brings.
+ * iterator or pushed to a target, with the pause, the catch-up from the store and the hand-over to
+ * a group that pushing brings.
  */
 import { isFinished } from '../domain/status.js';
 import type { TestMessage } from '../domain/types.js';
@@ -19,7 +19,7 @@ export function createFollowerState(
   replayOf: (messages: readonly TestMessage[]) => readonly TestMessage[],
 ) {
   const f = newFollowerFields();
-  const { live, listen, stopListening, gone, accept, finish, flush, catchUp } = createFollowerCore(source, correlationId, options, f);
+  const { live, skips, listen, stopListening, gone, accept, finish, isLive, flush, catchUp } = createFollowerCore(source, correlationId, options, f);
 
   const handle: Follower = {
     next() {
@@ -41,6 +41,20 @@ export function createFollowerState(
       return handle;
     },
     correlationId,
+    skips,
+    listen: (listener, listenOptions) => source.listen(correlationId, listener, listenOptions),
+    handOff() {
+      if (!isLive()) return undefined;
+      stopListening();
+      f.handedOff = true;
+      return f.passed;
+    },
+    rejoin(at) {
+      if (!f.handedOff || f.closed) return;
+      f.handedOff = false;
+      f.passed = Math.max(f.passed, at);
+      f.paused = true;
+    },
     push(to) {
       if (f.target !== undefined) throw new Error('a follower is pushed to one target');
       f.target = to;

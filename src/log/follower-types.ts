@@ -11,6 +11,8 @@ export type EventListener = (event: TestMessageEvent) => void;
 
 /** How a listener listens, beside its events. */
 export interface ListenOptions {
+  /** How many followers the listener counts for (`ResultLog.followers`; one when absent): a group of subscribers' one listener counts its members. */
+  readonly weight?: () => number;
   /**
    * Told once that the test left the store while listened to (it expired, or was evicted to make
    * room): nothing more will come, and the listener is already removed. Must not throw.
@@ -52,6 +54,8 @@ export interface FollowTarget {
   end(): void;
   /** Catching up failed (the store could not be read), or the test left the store (TEST_EXPIRED): nothing more comes. */
   fail(error: unknown): void;
+  /** The follower is live (everything it held handed on, listening): a group may take its live messages over (`handOff`). */
+  live?(): void;
 }
 
 /** A follower: pulled as an iterator, or pushed to a target. */
@@ -62,4 +66,17 @@ export interface Follower extends AsyncIterableIterator<TestMessage> {
   resume(): void;
   /** The test followed. */
   readonly correlationId: string;
+  /**
+   * When live (pushed, everything it held handed on, listening, not paused): stops listening and
+   * answers how many of the test's arrivals it has passed, from where a listener of the test's
+   * (the hub's group of subscribers) delivers its live messages instead; undefined, and nothing
+   * changes, otherwise.
+   */
+  handOff(): number | undefined;
+  /** After a hand-off, the group's delivery stopped after `passed` arrivals (its target was full): pauses there, to catch up on `resume()`. */
+  rejoin(passed: number): void;
+  /** Whether a live message is one this follower does not deliver (at or below its `afterSequence`). */
+  skips(message: TestMessage): boolean;
+  /** Listens to the test's live events, as the follower does (for the group that takes them over, counting as `options.weight` followers). */
+  listen(listener: EventListener, options: ListenOptions): Promise<() => void>;
 }

@@ -163,9 +163,8 @@ export interface ResultStore {
 }
 
 /**
- * The live side of the log: a test's messages as they are stored (`follow`: one follower per
- * subscriber, which keeps its place, replays, goes live, pauses and catches up, and ends; see
- * follower.ts) and the change feed of every test.
+ * The live side of the log: a test's messages as they are stored (`follow`, see follower.ts) and
+ * the change feed of every test.
  */
 export interface LiveResults {
   /**

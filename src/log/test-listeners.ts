@@ -13,7 +13,7 @@ export interface TestListeners {
   gone(correlationId: string, error: ServiceError): void;
   /** Whether the test has listeners. */
   has(correlationId: string): boolean;
-  /** Listeners (followers) of one test, or of all. */
+  /** Followers of one test, or of all: each listener's weight. */
   count(correlationId?: string): number;
   clear(): void;
 }
@@ -24,8 +24,13 @@ export interface TestListeners {
  */
 export function createTestListeners(onLast?: (correlationId: string) => void): TestListeners {
   const topics = new Map<string, Set<EventListener>>();
-  // Only the listeners with options: any other is not told that its test went.
+  // Only the listeners with options: every other counts for one and is not told that its test went.
   const extras = new Map<EventListener, ListenOptions>();
+  const weigh = (listeners: Set<EventListener>) => {
+    let total = 0;
+    for (const listener of listeners) total += extras.get(listener)?.weight?.() ?? 1;
+    return total;
+  };
   return {
     add(correlationId, listener, options) {
       if (options !== undefined) extras.set(listener, options);
@@ -68,10 +73,10 @@ export function createTestListeners(onLast?: (correlationId: string) => void): T
     count(correlationId) {
       if (correlationId !== undefined) {
         const listeners = topics.get(correlationId);
-        return listeners === undefined ? 0 : listeners.size;
+        return listeners === undefined ? 0 : weigh(listeners);
       }
       let total = 0;
-      for (const listeners of topics.values()) total += listeners.size;
+      for (const listeners of topics.values()) total += weigh(listeners);
       return total;
     },
     clear: () => {

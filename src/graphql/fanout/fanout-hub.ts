@@ -8,15 +8,13 @@
  *
  * - the subscription's source stream is opened as graphql-js opens it (`createSourceEventStream`:
  *   arguments, the subscribe resolver, its refusals);
- * - a source that is a `Follower` (a `testMessages` stream) is pushed to: the follower owns the
- *   subscriber's delivery (its replay, its place, live, pause, catch-up and the end, `follower.ts`)
- *   and hands every message here, live ones in the same call that stores them, to all the test's
- *   followers in turn; each event is executed and serialized once per operation
- *   (`shared-results.ts`), and each sink writes its frame without a promise, an iterator or a
- *   `JSON.stringify` of its own;
+ * - a source that is a `Follower` (a `testMessages` stream) is pushed to: every stored message is
+ *   handed to the hub in the same call that announces it, to all the test's subscribers in turn;
+ *   each event is executed and serialized once per operation (`shared-results.ts`), and each sink
+ *   writes its frame without a promise, an iterator or a `JSON.stringify` of its own;
  * - a subscriber whose sink is full (its socket over its high-water mark) pauses: its follower stops
  *   listening and holds nothing, and when the sink can take more it catches up from the store and
- *   goes live again, missing nothing and getting nothing twice;
+ *   rejoins the live pushes, missing nothing and getting nothing twice (`follower.ts`);
  * - any other source (the change feed) is read as an iterator, one subscriber at a time, and its
  *   results leave through the same sinks;
  * - the transport gets a stream that yields nothing (graphql-ws and graphql-sse wait on it), ends
@@ -30,8 +28,8 @@ import type { Logger } from '../../base/logger.js';
 import { isFollower } from '../../log/follower.js';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
 import { notingSink, type DeliveryGrant } from './delivery-notes.js';
-import type { Follower } from '../../log/follower-types.js';
 import type { PushSink, SharedResult, SubscriberSink } from './push-sink.js';
+import { createFollowerGroups, type GroupMember } from './follower-groups.js';
 import { createSharedResults, sharedResult } from './shared-results.js';
 
 /** One subscription in the hub, as its transport holds it. */
@@ -65,6 +63,7 @@ export interface FanoutHubOptions {
 /** Creates the hub. */
 export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
   const results = createSharedResults(options.observeEvent);
+  const groups = createFollowerGroups(results, (error) => options.logger.error({ err: error }, 'a group of subscribers could not listen to its test'));
   const closeFailed = (error: unknown) => options.logger.error({ err: error }, 'a subscription source failed to close');
   let followers = 0;
 
@@ -80,11 +79,13 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
       const key = results.keyOf(args);
       const counted = isFollower(source);
       if (counted) followers += 1;
+      let member: GroupMember | undefined;
       let left = false;
       const leave = () => {
         if (left) return;
         left = true;
         if (counted) followers -= 1;
+        if (member !== undefined) groups.leave(member);
         Promise.resolve(source.return?.()).catch(closeFailed);
       };
       // Never pushed to: it ends, fails, or is left by the protocol server (onClose: the subscriber leaves).
@@ -111,8 +112,10 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
       const start = () => {
         if (started || left) return;
         started = true;
-        if (isFollower(source)) pushFollower(source, sink, write, outcome);
-        else
+        if (isFollower(source)) {
+          member = { follower: source, args, key, sink, end: () => outcome.end(), fail: (error) => outcome.fail(error) };
+          pushFollower(member, write, outcome, () => groups.live(member as GroupMember));
+        } else
           void pump(source, write, sink).then(
             () => outcome.end(),
             (error: unknown) => outcome.fail(error),
@@ -124,15 +127,16 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
 }
 
 /**
- * Pushes every message of a follower through `write`: its replay, its live messages and its
- * catch-ups. When the sink is full the follower pauses, and resumes once the sink drains.
+ * Pushes a follower's messages through `write` while it replays or catches up (it pauses when the
+ * sink is full and resumes once it drains); once it is live, its group takes its live messages over.
  */
 function pushFollower(
-  follower: Follower,
-  sink: SubscriberSink,
+  member: GroupMember,
   write: (event: unknown, toCome?: number) => boolean,
   outcome: { end(): void; fail(error: unknown): void },
+  live: () => void,
 ): void {
+  const { follower, sink } = member;
   follower.push({
     deliver(message, toCome) {
       if (write(message, toCome)) return true;
@@ -141,6 +145,7 @@ function pushFollower(
     },
     end: () => outcome.end(),
     fail: (error) => outcome.fail(error),
+    live,
   });
 }
 

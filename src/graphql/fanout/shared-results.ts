@@ -28,8 +28,8 @@ import type { SharedResult } from './push-sink.js';
 export interface SharedResults {
   /** The key of an operation: equal for subscribers whose results are equal for every event. */
   keyOf(args: ExecutionArgs): string;
-  /** The result of `event` for the operation of `args` (key `key`), executed at most once this turn, for one more subscriber. */
-  get(event: unknown, args: ExecutionArgs, key: string): SharedResult | Promise<SharedResult>;
+  /** The result of `event` for the operation of `args` (key `key`), executed at most once this turn, for `reached` more subscribers (1 by default). */
+  get(event: unknown, args: ExecutionArgs, key: string, reached?: number): SharedResult | Promise<SharedResult>;
 }
 
 /** Creates the per-turn results; `observeEvent` is the lifecycle's (its plugins' observers of an event, as one). */
@@ -39,10 +39,6 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
   // Observers of this turn's events, by event.
   const pushes = new Map<unknown, EventObserver>();
   let clearing = false;
-  // The last event asked for and its results: an event reaches every follower of its test in turn,
-  // so most calls ask for the same event as the one before.
-  let lastEvent: unknown;
-  let lastResults: Map<string, SharedResult | Promise<SharedResult>> | undefined;
   const documentIds = new WeakMap<DocumentNode, number>();
   let nextDocumentId = 0;
 
@@ -50,8 +46,6 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
   // their own failures). Cleared first: nothing an observer does can keep this turn's results.
   const endTurn = () => {
     results.clear();
-    lastEvent = undefined;
-    lastResults = undefined;
     clearing = false;
     if (pushes.size === 0) return;
     const ended = [...pushes.values()];
@@ -70,8 +64,8 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
       }
       return `${documentId}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
     },
-    get(event, args, key) {
-      let perEvent = event === lastEvent ? lastResults : results.get(event);
+    get(event, args, key, reached = 1) {
+      let perEvent = results.get(event);
       if (perEvent === undefined) {
         perEvent = new Map();
         results.set(event, perEvent);
@@ -82,9 +76,10 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
         const push = observeEvent(event);
         if (push !== undefined) pushes.set(event, push);
       }
-      lastEvent = event;
-      lastResults = perEvent;
-      if (pushes.size > 0) pushes.get(event)?.reached();
+      if (pushes.size > 0) {
+        const push = pushes.get(event);
+        for (let i = 0; i < reached; i++) push?.reached();
+      }
       let shared = perEvent.get(key);
       if (shared === undefined) {
         const result = execute({ ...args, rootValue: event });
