@@ -1,0 +1,123 @@
+/**
+ * What the WebSocket sink's hand-built frames are worth: `npx tsx bench/frame-writers.ts [sockets]
+ * [rounds] [frames per socket per turn]`. The service writes each subscriber's `next` frame itself (`textFrame` in
+ * src/graphql/ws/ws-push-sink.ts: one buffer holding the frame header, the subscription's prefix,
+ * the shared result bytes and the closing brace, written to the connection through the write
+ * coalescer) instead of through `ws`'s `send`. This measures the two writers side by side in one
+ * process, on real WebSockets whose clients read in a child process:
+ *
+ * - **hand-built**: `textFrame(prefix, bytes)` written through the coalescer, as the service does;
+ * - **ws.send**: the same message made whole (`Buffer.concat` of prefix, bytes and brace: `send`
+ *   takes one message) and sent with `ws`'s own writer, the connection held by the same coalescer
+ *   (`hold`), as graphql-ws's own frames are.
+ *
+ * Each round writes `perTurn` frames to every socket in one turn and waits for the turn's write; rounds
+ * of the two writers alternate, and the CPU time of this process (the writer and the kernel's send)
+ * is divided by the frames written. The clients check every frame's length and count them.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
+import { textFrame } from '../src/graphql/ws/ws-push-sink.js';
+
+const sockets = Number(process.argv[2] ?? 1000);
+const rounds = Number(process.argv[3] ?? 400);
+// Frames per socket in one turn: 1 when records come one at a time, more for a broker batch of one test's records.
+const perTurn = Number(process.argv[4] ?? 1);
+// A result as the benchmarks' subscribers get it: a `testMessages` payload of about 200 bytes.
+const bytes = Buffer.from(
+  JSON.stringify({ data: { testMessages: { sequence: 1, status: 'RUNNING', payload: { step: 'compile', ok: true, ms: 1234, note: 'x'.repeat(120) } } } }),
+);
+const SUFFIX = Buffer.from('}');
+
+const CLIENT = `
+import WebSocket from 'ws';
+const [url, count, expected] = process.argv.slice(1);
+let frames = 0, bad = 0;
+const all = [];
+for (let i = 0; i < Number(count); i++) {
+  const ws = new WebSocket(url);
+  ws.on('message', (data) => { frames++; if (data.length !== Number(expected)) bad++; });
+  all.push(new Promise((resolve) => ws.once('open', resolve)));
+}
+await Promise.all(all);
+process.send({ open: true });
+process.on('message', () => process.send({ frames, bad }));
+`;
+
+interface Writer {
+  readonly name: string;
+  write(socket: WebSocket, wire: Socket, prefix: Buffer): void;
+}
+
+const coalescer = createWriteCoalescer({ maxDelayMs: 0 });
+const writers: Writer[] = [
+  { name: 'hand-built', write: (_socket, wire, prefix) => coalescer.write(wire, textFrame(prefix, bytes)) },
+  {
+    name: 'ws.send',
+    write: (socket, wire, prefix) => {
+      coalescer.hold(wire);
+      socket.send(Buffer.concat([prefix, bytes, SUFFIX]), { binary: false });
+    },
+  },
+];
+
+const server = new WebSocketServer({ port: 0, perMessageDeflate: false });
+await once(server, 'listening');
+const connected: Array<{ socket: WebSocket; wire: Socket; prefix: Buffer }> = [];
+const { port } = server.address() as { port: number };
+// Every frame of the run is as long as the longest id's (ids of equal length: zero-padded to one width).
+const width = String(sockets - 1).length;
+server.on('connection', (socket, request) => {
+  const id = String(connected.length).padStart(width, '0');
+  connected.push({ socket, wire: request.socket, prefix: Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`) });
+});
+const expected = Buffer.from(`{"id":"${'0'.repeat(width)}","type":"next","payload":`).length + bytes.length + 1;
+const client = spawn(process.execPath, ['--input-type=module', '-e', CLIENT, `ws://127.0.0.1:${port}`, String(sockets), String(expected)], {
+  cwd: fileURLToPath(new URL('../', import.meta.url)),
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
+await once(client, 'message');
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+const cpu = new Map<string, number>(writers.map((w) => [w.name, 0]));
+// Warm both writers up before measuring.
+for (let r = 0; r < 50; r++)
+  for (const writer of writers) {
+    for (const c of connected) writer.write(c.socket, c.wire, c.prefix);
+    await turn();
+  }
+for (let r = 0; r < rounds; r++) {
+  for (const writer of r % 2 === 0 ? writers : [...writers].reverse()) {
+    const before = process.cpuUsage();
+    for (let k = 0; k < perTurn; k++) for (const c of connected) writer.write(c.socket, c.wire, c.prefix);
+    await turn();
+    const used = process.cpuUsage(before);
+    cpu.set(writer.name, (cpu.get(writer.name) ?? 0) + used.user + used.system);
+    // Let the clients read before the next round, so that no round pays for another's backlog.
+    while (connected.some((c) => c.wire.writableLength > 0)) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+const frames = sockets * rounds * perTurn;
+const total = (rounds * perTurn + 50) * sockets * writers.length;
+// The clients may still be reading the last frames: ask until they have them all, for up to 10 s.
+let counted = { frames: 0, bad: 0 };
+for (const deadline = Date.now() + 10_000; counted.frames < total && Date.now() < deadline;) {
+  client.send('count');
+  [counted] = (await once(client, 'message')) as [{ frames: number; bad: number }];
+  if (counted.frames < total) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+const perPush = (name: string) => (cpu.get(name) ?? 0) / frames;
+console.log(
+  `${sockets} sockets, ${rounds} rounds per writer of ${perTurn} frame(s) per socket, ${expected}-byte frames; the clients read ${counted.frames}/${total} frames, ${counted.bad} of a wrong length`,
+);
+for (const writer of writers) console.log(`${writer.name.padEnd(10)} ${perPush(writer.name).toFixed(2)} µs CPU per frame`);
+console.log(`hand-built / ws.send: ${(perPush('hand-built') / perPush('ws.send')).toFixed(2)}×`);
+client.kill();
+coalescer.dispose();
+server.close();
+for (const c of connected) c.socket.terminate();
+process.exitCode = counted.frames === total && counted.bad === 0 ? 0 : 1;
