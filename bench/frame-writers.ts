@@ -6,7 +6,8 @@
  * coalescer) instead of through `ws`'s `send`. This measures the two writers side by side in one
  * process, on real WebSockets whose clients read in a child process:
  *
- * - **hand-built**: `textFrame(prefix, bytes)` written through the coalescer, as the service does;
+ * - **hand-built**: the service's own sink (`createWebSocketPushSink`) writing the shared result,
+ *   its frame built by `textFrame` and written through the coalescer;
  * - **ws.send**: the same message made whole (`Buffer.concat` of prefix, bytes and brace: `send`
  *   takes one message) and sent with `ws`'s own writer, the connection held by the same coalescer
  *   (`hold`), as graphql-ws's own frames are.
@@ -20,17 +21,19 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { PushSink } from '../src/graphql/fanout/push-sink.js';
+import { sharedResult } from '../src/graphql/fanout/shared-results.js';
 import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
-import { textFrame } from '../src/graphql/ws/ws-push-sink.js';
+import { createWebSocketPushSink } from '../src/graphql/ws/ws-push-sink.js';
 
 const sockets = Number(process.argv[2] ?? 1000);
 const rounds = Number(process.argv[3] ?? 400);
 // Frames per socket in one turn: 1 when records come one at a time, more for a broker batch of one test's records.
 const perTurn = Number(process.argv[4] ?? 1);
 // A result as the benchmarks' subscribers get it: a `testMessages` payload of about 200 bytes.
-const bytes = Buffer.from(
-  JSON.stringify({ data: { testMessages: { sequence: 1, status: 'RUNNING', payload: { step: 'compile', ok: true, ms: 1234, note: 'x'.repeat(120) } } } }),
-);
+const message = { sequence: 1, status: 'RUNNING', payload: { step: 'compile', ok: true, ms: 1234, note: 'x'.repeat(120) } };
+const shared = sharedResult(message, { data: { testMessages: message } });
+const bytes = shared.bytes();
 const SUFFIX = Buffer.from('}');
 
 const CLIENT = `
@@ -48,32 +51,52 @@ process.send({ open: true });
 process.on('message', () => process.send({ frames, bad }));
 `;
 
+/** One client's connection: its socket, the TCP connection under it, and the service's sink of its subscription. */
+interface Connection {
+  readonly socket: WebSocket;
+  readonly wire: Socket;
+  readonly id: string;
+  readonly sink: PushSink;
+}
+
 interface Writer {
   readonly name: string;
-  write(socket: WebSocket, wire: Socket, prefix: Buffer): void;
+  write(connection: Connection): void;
 }
 
 const coalescer = createWriteCoalescer({ maxDelayMs: 0 });
 const writers: Writer[] = [
-  { name: 'hand-built', write: (_socket, wire, prefix) => coalescer.write(wire, textFrame(prefix, bytes)) },
+  { name: 'hand-built', write: (c) => c.sink.write(shared) },
   {
     name: 'ws.send',
-    write: (socket, wire, prefix) => {
-      coalescer.hold(wire);
-      socket.send(Buffer.concat([prefix, bytes, SUFFIX]), { binary: false });
+    write: (c) => {
+      coalescer.hold(c.wire);
+      // The message the sink's frame holds, made whole for `send`.
+      c.socket.send(Buffer.concat([Buffer.from(`{"id":${JSON.stringify(c.id)},"type":"next","payload":`), bytes, SUFFIX]), { binary: false });
     },
   },
 ];
 
 const server = new WebSocketServer({ port: 0, perMessageDeflate: false });
 await once(server, 'listening');
-const connected: Array<{ socket: WebSocket; wire: Socket; prefix: Buffer }> = [];
+const connected: Connection[] = [];
 const { port } = server.address() as { port: number };
 // Every frame of the run is as long as the longest id's (ids of equal length: zero-padded to one width).
 const width = String(sockets - 1).length;
 server.on('connection', (socket, request) => {
   const id = String(connected.length).padStart(width, '0');
-  connected.push({ socket, wire: request.socket, prefix: Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`) });
+  const wire = request.socket;
+  // No mark is reached: each round waits for the clients to read what it wrote.
+  const sink = createWebSocketPushSink({
+    socket,
+    wire,
+    id,
+    coalescer,
+    highWaterMark: Infinity,
+    overMark: () => undefined,
+    withClientErrors: (result) => result,
+  });
+  connected.push({ socket, wire, id, sink });
 });
 const expected = Buffer.from(`{"id":"${'0'.repeat(width)}","type":"next","payload":`).length + bytes.length + 1;
 const client = spawn(process.execPath, ['--input-type=module', '-e', CLIENT, `ws://127.0.0.1:${port}`, String(sockets), String(expected)], {
@@ -87,13 +110,13 @@ const cpu = new Map<string, number>(writers.map((w) => [w.name, 0]));
 // Warm both writers up before measuring.
 for (let r = 0; r < 50; r++)
   for (const writer of writers) {
-    for (const c of connected) writer.write(c.socket, c.wire, c.prefix);
+    for (const c of connected) writer.write(c);
     await turn();
   }
 for (let r = 0; r < rounds; r++) {
   for (const writer of r % 2 === 0 ? writers : [...writers].reverse()) {
     const before = process.cpuUsage();
-    for (let k = 0; k < perTurn; k++) for (const c of connected) writer.write(c.socket, c.wire, c.prefix);
+    for (let k = 0; k < perTurn; k++) for (const c of connected) writer.write(c);
     await turn();
     const used = process.cpuUsage(before);
     cpu.set(writer.name, (cpu.get(writer.name) ?? 0) + used.user + used.system);
