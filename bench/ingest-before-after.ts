@@ -27,12 +27,14 @@ const modes = (process.env.BENCH_MODES ?? 'bare,memory,peer-memory,bare-redis,re
 const trees = { before: beforeTree, after: afterTree } as const;
 
 /** One worker run in the checkout `cwd`: its final JSON line. */
-const run = (cwd: string, args: string[]) => runWorker<{ rate: number }>('ingest', args, {}, { cwd, expose: true });
+const run = (cwd: string, args: string[]) => runWorker<{ rate: number; cpuPerRecordUs?: number; busy?: number }>('ingest', args, {}, { cwd, expose: true });
 
 // Both checkouts' workers compiled first (bench/lib/worker-build.ts): the build holds this process's event loop.
 for (const tree of Object.values(trees)) workerBuild(tree);
 const broker = await startBroker((process.env.BENCH_BROKER ?? 'kafka') as BrokerKind, 20);
 const rates = new Map<string, number[]>();
+/** CPU µs per record of each run, where the worker reports it. */
+const cpu = new Map<string, number[]>();
 try {
   const topic = await produceIngestTopic(broker, 'bench-before-after', 12, records);
   for (let round = 0; round < rounds; round++) {
@@ -42,6 +44,7 @@ try {
         const result = await run(trees[tree], [mode, broker.bootstrapServers.join(','), topic, String(records)]);
         const key = `${tree} ${mode}`;
         rates.set(key, [...(rates.get(key) ?? []), Math.round(result.rate)]);
+        if (result.cpuPerRecordUs !== undefined) cpu.set(key, [...(cpu.get(key) ?? []), Number(result.cpuPerRecordUs.toFixed(3))]);
       }
   }
 } finally {
@@ -52,8 +55,11 @@ const medians = Object.fromEntries(
   (['before', 'after'] as const).map((tree) => {
     const of = (mode: string) => median(rates.get(`${tree} ${mode}`) ?? [NaN]);
     const ratios = { memoryToBare: of('memory') / of('bare'), memoryToPeer: of('memory') / of('peer-memory'), redisToCeiling: of('redis') / of('bare-redis') };
-    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios }];
+    const cpuOf = (mode: string) => median(cpu.get(`${tree} ${mode}`) ?? [NaN]);
+    // CPU per record, bare over memory: the rate ratio without the waits on fetches.
+    const cpuRatio = { memoryToBareByCpu: cpuOf('bare') / cpuOf('memory') };
+    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios, ...cpuRatio }];
   }),
 );
-console.log(JSON.stringify({ records, rounds, at: new Date().toISOString(), trees, rates: Object.fromEntries(rates), medians }, null, 1));
+console.log(JSON.stringify({ records, rounds, at: new Date().toISOString(), trees, rates: Object.fromEntries(rates), cpuPerRecordUs: Object.fromEntries(cpu), medians }, null, 1));
 process.exit(0);

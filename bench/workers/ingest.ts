@@ -40,11 +40,16 @@ const kafka = new Kafka({ clientId: `bench-${mode}`, brokers: brokers.split(',')
 const group = `bench-${mode}-${process.pid}`;
 
 let first: bigint | undefined;
+/** The process's CPU time when the first record arrived: what consuming cost, apart from the join. */
+let cpuAtFirst: NodeJS.CpuUsage | undefined;
 let seen = 0;
 let finish!: () => void;
 const finished = new Promise<void>((resolve) => (finish = resolve));
 const tick = (n: number) => {
-  first ??= process.hrtime.bigint();
+  if (first === undefined) {
+    first = process.hrtime.bigint();
+    cpuAtFirst = process.cpuUsage();
+  }
   seen += n;
   if (seen >= total) finish();
 };
@@ -166,6 +171,11 @@ if (mode === 'bare') {
 
 await finished;
 const seconds = Number(process.hrtime.bigint() - (first as bigint)) / 1e9;
+const cpu = process.cpuUsage(cpuAtFirst);
+// CPU per record (user and system, µs) and the share of the wall time the process was on a core: a
+// rate below the ceiling's with the core not full is time spent waiting (fetches), not working.
+const cpuPerRecordUs = (cpu.user + cpu.system) / seen;
+const busy = (cpu.user + cpu.system) / 1e6 / seconds;
 await stop();
 // The INFO calls of the count itself (one per node, twice) are left out.
 const commandsPerRecord = commandsBefore === undefined ? undefined : ((await commandsProcessed()) - commandsBefore) / seen;
@@ -175,5 +185,5 @@ if (redis && !redis.isCluster) {
 }
 await redis?.quit();
 await subscriber?.quit();
-console.log(JSON.stringify({ mode, records: seen, seconds, rate: seen / seconds, commandsPerRecord }));
+console.log(JSON.stringify({ mode, records: seen, seconds, rate: seen / seconds, cpuPerRecordUs, busy, commandsPerRecord }));
 process.exit(0);

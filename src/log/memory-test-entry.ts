@@ -49,10 +49,21 @@ export function inputBytes(input: unknown): number {
 export interface DedupeKeys {
   /** `m:<id>` keys, held as the message id itself (already held by the message). */
   ids: Set<string> | null;
-  /** `s:<sequence>` keys, as numbers. */
+  /**
+   * `s:<sequence>` keys, as numbers: the run of consecutive sequences from `runFrom` (inclusive) to
+   * `runTo` (exclusive), which holds every sequence of a producer that counts up, and the set for
+   * the rest. An in-order message costs a comparison and an increment, not a set entry.
+   */
+  runFrom: number;
+  runTo: number;
   sequences: Set<number> | null;
   /** Any other key, as it is. */
   others: Set<string> | null;
+}
+
+/** Deduplication keys of a test that holds no message yet. */
+export function noKeys(): DedupeKeys {
+  return { ids: null, runFrom: 0, runTo: 0, sequences: null, others: null };
 }
 
 /** The stored copy of a duplicate; compares cheap own fields before building a stored key. */
@@ -69,14 +80,30 @@ export function findStored(messages: readonly TestMessage[], incoming: IncomingM
 
 export function hasKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): boolean {
   if (kind === 'id') return keys.ids?.has(message.messageId as string) === true;
-  if (kind === 'sequence') return keys.sequences?.has(message.sequence as number) === true;
+  if (kind === 'sequence') {
+    const sequence = message.sequence as number;
+    return (sequence >= keys.runFrom && sequence < keys.runTo) || keys.sequences?.has(sequence) === true;
+  }
   return keys.others?.has(message.key) === true;
 }
 
 export function addKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): void {
   if (kind === 'id') (keys.ids ??= new Set()).add(message.messageId as string);
-  else if (kind === 'sequence') (keys.sequences ??= new Set()).add(message.sequence as number);
+  else if (kind === 'sequence') addSequence(keys, message.sequence as number);
   else (keys.others ??= new Set()).add(message.key);
+}
+
+/** Adds a sequence not yet held: it extends the run when it follows it (or starts it), else goes to the set. */
+function addSequence(keys: DedupeKeys, sequence: number): void {
+  if (keys.runFrom === keys.runTo) {
+    keys.runFrom = sequence;
+    keys.runTo = sequence + 1;
+  } else if (sequence === keys.runTo) {
+    keys.runTo += 1;
+    // Sequences that arrived early join the run once the gap before them is filled.
+    const early = keys.sequences;
+    if (early !== null) while (early.delete(keys.runTo)) keys.runTo += 1;
+  } else (keys.sequences ??= new Set()).add(sequence);
 }
 
 export function snapshot(entry: Entry): TestRecord {

@@ -4,7 +4,7 @@
  * evicts the least recently updated tests to keep within its bounds (tests and bytes); the log
  * (memory-result-log.ts) is told of every test that leaves, to end its followers.
  */
-import { inputBytes, TEST_OVERHEAD, type Entry } from './memory-test-entry.js';
+import { inputBytes, noKeys, TEST_OVERHEAD, type Entry } from './memory-test-entry.js';
 import type { GoneReason } from './test-expired.js';
 import type { NewTest } from './result-log.js';
 
@@ -94,7 +94,7 @@ export function createMemoryTestTable(options: MemoryTestTableOptions): MemoryTe
         messages: [],
         arrived: 0,
         compact: { correlationId, base: at },
-        keys: { ids: null, sequences: null, others: null },
+        keys: noKeys(),
         bytes: TEST_OVERHEAD + 2 * correlationId.length + inputBytes(started?.input),
       };
       makeRoom(entry.bytes, undefined);

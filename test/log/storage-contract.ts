@@ -2,6 +2,7 @@
  * The storage half of the result-log contract (result-log-contract.ts): create, reads, ordering,
  * deduplication, bounds and status, for every implementation.
  */
+import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AppendResult, IncomingMessage } from '../../src/domain/types.js';
 import type { ResultLog } from '../../src/log/result-log.js';
@@ -146,6 +147,27 @@ export function describeStorageContract(context: StorageContext): void {
       const other = await appendOne(incoming(id, { messageId: 'b', sequence: 1 }));
       expect(other.outcome).toBe('inserted');
       expect((await log.get(id))?.messages.map((m) => m.messageId)).toEqual(['a', 'b']);
+    });
+
+    it('stores each sequence once, whatever order and repeats the sequences arrive in, in chunks or one by one', async () => {
+      // Sequences counting up, out of order, with gaps filled late, and redelivered: the memory log
+      // keeps a run of consecutive sequences apart from the rest, and both must answer the same.
+      const sequences = fc.array(fc.oneof(fc.nat(12), fc.integer({ min: 2_147_483_630, max: 2_147_483_647 })), { maxLength: 40 });
+      await fc.assert(
+        fc.asyncProperty(sequences, fc.integer({ min: 1, max: 8 }), async (arrivals, chunk) => {
+          const id = uniqueId('seq');
+          const outcomes: string[] = [];
+          for (let from = 0; from < arrivals.length; from += chunk) {
+            const results = await log.append(arrivals.slice(from, from + chunk).map((sequence) => incoming(id, { sequence })));
+            outcomes.push(...results.map((r) => r.outcome));
+          }
+          const expected = arrivals.map((sequence, i) => (arrivals.indexOf(sequence) === i ? 'inserted' : 'duplicate'));
+          expect(outcomes).toEqual(expected);
+          const stored = (await log.get(id))?.messages.map((m) => m.sequence) ?? [];
+          expect(stored).toEqual([...new Set(arrivals)].sort((a, b) => a - b));
+        }),
+        { numRuns: 40 },
+      );
     });
 
     it('orders messages by sequence where given, else by arrival', async () => {
