@@ -61,5 +61,11 @@ const medians = Object.fromEntries(
     return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios, ...cpuRatio }];
   }),
 );
-console.log(JSON.stringify({ records, rounds, at: new Date().toISOString(), trees, rates: Object.fromEntries(rates), cpuPerRecordUs: Object.fromEntries(cpu), medians }, null, 1));
+console.log(
+  JSON.stringify(
+    { records, rounds, at: new Date().toISOString(), trees, rates: Object.fromEntries(rates), cpuPerRecordUs: Object.fromEntries(cpu), medians },
+    null,
+    1,
+  ),
+);
 process.exit(0);
