@@ -111,8 +111,18 @@ export function keyKind(message: IncomingMessage): 'id' | 'sequence' | 'other' {
 
 /** Whether `key` is exactly `s:<sequence>`: `s:07` is not `s:7`, which a read would rebuild. */
 function isSequenceKey(key: string, sequence: number): boolean {
-  // V8 caches the text of small numbers, so the comparison costs one short string.
-  return key.length >= 3 && key.charCodeAt(0) === 0x73 && key === `s:${sequence}`;
+  // Read digit by digit rather than compared with a built `s:<sequence>`: this runs for every
+  // message stored, and the built key was a string allocated (and flattened) each time.
+  const length = key.length;
+  if (length < 3 || length > 12 || key.charCodeAt(0) !== 0x73 || key.charCodeAt(1) !== 0x3a) return false;
+  if (length > 3 && key.charCodeAt(2) === 0x30) return false;
+  let value = 0;
+  for (let i = 2; i < length; i++) {
+    const digit = key.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return false;
+    value = value * 10 + digit;
+  }
+  return value === sequence;
 }
 
 /**
