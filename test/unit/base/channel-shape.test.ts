@@ -27,4 +27,27 @@ describe('a channel', () => {
     expect(child.stderr).toBe('');
     expect(JSON.parse(child.stdout)).toEqual({ fresh: true, used: true, iterator: true });
   });
+
+  it('costs under 500 bytes of heap, waiting on a pull as an idle subscription does', () => {
+    // Made per followed test and per subscription: a channel built of closures held sixteen
+    // functions and their context (2.4 KB with its pending pull; 0.4 KB as one object). Measured over 20,000 channels after full
+    // collections, each with one pull waiting (its promise included), in a child process.
+    const script = `
+      const { createChannel } = await import(${JSON.stringify(channelModule)});
+      const overflow = () => new Error('over');
+      const held = [];
+      const make = (n) => { for (let i = 0; i < n; i++) { const c = createChannel({ limit: 2, overflow }); void c.iterator.next(); held.push(c); } };
+      make(100);
+      gc(); gc();
+      const before = process.memoryUsage().heapUsed;
+      make(20000);
+      gc(); gc();
+      console.log(JSON.stringify({ perChannel: (process.memoryUsage().heapUsed - before) / 20000, held: held.length }));
+    `;
+    const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    const { perChannel, held } = JSON.parse(child.stdout) as { perChannel: number; held: number };
+    expect(held).toBe(20_100);
+    expect(perChannel).toBeLessThan(500);
+  });
 });
