@@ -13,10 +13,19 @@ async function metric(url: string, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1]);
 }
 
-/** Opens `count` idle subscribed sockets and returns the service's RSS growth per socket. */
-export async function benchSockets(cluster: BenchBroker, count: number): Promise<{ perSocket: number }> {
+/**
+ * Opens `count` idle subscribed sockets and returns the service's growth per socket: RSS, and the
+ * heap in use after full collections (the service worker collects on SIGUSR2), which counts what
+ * the sockets hold without the garbage of their handshakes or the heap's growth steps.
+ */
+export async function benchSockets(cluster: BenchBroker, count: number): Promise<{ perSocket: number; heapPerSocket: number }> {
   const env = { ...BENCH_AUTH_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_GROUP_ID: `bench-s-${Date.now()}` };
   const service = startWorker('service', ['--tests', '1', '--messages', '0'], env);
+  const collected = async (url: string) => {
+    service.child.kill('SIGUSR2');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    return metric(url, 'rcs_nodejs_heap_size_used_bytes');
+  };
   try {
     const { url, ids } = (await service.ready) as { url: string; ids: string[] };
     // A few warm-up connections first, so one-time costs are not charged to the sockets.
@@ -25,12 +34,14 @@ export async function benchSockets(cluster: BenchBroker, count: number): Promise
     await warm.stop();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const before = await rss(url);
+    const heapBefore = await collected(url);
     const sockets = startWorker('idle-sockets', [url, await benchToken(), String(count), ids[0] as string]);
     await sockets.ready;
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const after = await rss(url);
+    const heapAfter = await collected(url);
     await sockets.stop();
-    return { perSocket: (after - before) / count };
+    return { perSocket: (after - before) / count, heapPerSocket: (heapAfter - heapBefore) / count };
   } finally {
     await service.stop();
   }
