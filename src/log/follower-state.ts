@@ -7,9 +7,9 @@
 import { isFinished } from '../domain/status.js';
 import type { TestMessage } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
-import type { Follower, FollowSnapshot, FollowSource } from './follower-types.js';
+import type { EventListener, Follower, FollowSnapshot, FollowSource, FollowTarget, ListenOptions } from './follower-types.js';
 import type { FollowOptions } from './result-log.js';
-import { createFollowerCore, newFollowerFields } from './follower-core.js';
+import { FollowerCore } from './follower-core.js';
 
 /** Creates the state of a follower of `correlationId`; `replayOf` picks the replay from a snapshot's messages (and refuses a cursor it does not hold). */
 export function createFollowerState(
@@ -17,98 +17,106 @@ export function createFollowerState(
   correlationId: string,
   options: FollowOptions,
   replayOf: (messages: readonly TestMessage[]) => readonly TestMessage[],
-) {
-  const f = newFollowerFields();
-  const { live, skips, listen, stopListening, gone, accept, finish, isLive, flush, catchUp } = createFollowerCore(source, correlationId, options, f);
+): { readonly handle: Follower; open(notFound: () => ServiceError): Promise<void> } {
+  const state = new FollowerState(source, correlationId, options);
+  return { handle: state, open: (notFound) => state.open(notFound, replayOf) };
+}
 
-  const handle: Follower = {
-    next() {
-      if (f.replayIndex < f.replay.length) return Promise.resolve({ value: f.replay[f.replayIndex++] as TestMessage, done: false });
-      return live.iterator.next();
-    },
-    return() {
-      f.closed = true;
-      f.replay = [];
-      f.pending = [];
-      stopListening();
-      return live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
-    },
-    throw(error?: unknown) {
-      f.replay = [];
-      return live.iterator.throw?.(error) ?? Promise.reject(error);
-    },
-    [Symbol.asyncIterator]() {
-      return handle;
-    },
-    correlationId,
-    skips,
-    listen: (listener, listenOptions) => source.listen(correlationId, listener, listenOptions),
-    handOff() {
-      if (!isLive()) return undefined;
-      stopListening();
-      f.handedOff = true;
-      return f.passed;
-    },
-    rejoin(at) {
-      if (!f.handedOff || f.closed) return;
-      f.handedOff = false;
-      f.passed = Math.max(f.passed, at);
-      f.paused = true;
-    },
-    push(to) {
-      if (f.target !== undefined) throw new Error('a follower is pushed to one target');
-      f.target = to;
-      f.pending = live.takeAll();
-      flush();
-      if (f.left !== undefined) gone(f.left);
-    },
-    resume() {
-      if (f.resuming) {
-        f.resumeWanted = true;
-        return;
-      }
-      if (!f.paused || f.closed || f.target === undefined) return;
-      f.paused = false;
-      flush();
-      if (f.paused || f.closed || f.finished) return;
-      f.resuming = true;
-      catchUp()
-        .catch((error: unknown) => {
-          if (f.closed) return;
-          f.closed = true;
-          stopListening();
-          f.target?.fail(error);
-        })
-        .finally(() => {
-          f.resuming = false;
-          if (!f.resumeWanted) return;
-          f.resumeWanted = false;
-          handle.resume();
-        });
-    },
-  };
-
-  /** Listens, reads the snapshot, and sets the replay; throws NOT_FOUND or BAD_USER_INPUT. */
-  async function open(notFound: () => ServiceError): Promise<void> {
-    await listen();
-    let snapshot: FollowSnapshot | null;
-    try {
-      snapshot = await source.read(correlationId);
-      if (snapshot === null || (options.canSee !== undefined && !options.canSee(snapshot))) throw notFound();
-      f.replay = replayOf(snapshot.messages);
-    } catch (error) {
-      stopListening();
-      throw error;
-    }
-    f.seen = new Set(snapshot.messages.map((m) => m.key));
-    f.passed = snapshot.arrivals ?? snapshot.messages.length;
-    f.snapshotArrivals = f.passed;
-    if (isFinished(snapshot.status)) finish();
-    const waiting = f.held ?? [];
-    f.held = undefined;
-    for (const event of waiting) accept(event);
-    if (f.left !== undefined) gone(f.left);
+/** A follower: its core (follower-core.ts), pulled as an iterator or pushed to a target. */
+class FollowerState extends FollowerCore implements Follower {
+  next(): Promise<IteratorResult<TestMessage>> {
+    if (this.replayIndex < this.replay.length) return Promise.resolve({ value: this.replay[this.replayIndex++] as TestMessage, done: false });
+    return this.live.iterator.next();
   }
 
-  return { handle, open };
+  return(): Promise<IteratorResult<TestMessage>> {
+    this.closed = true;
+    this.replay = [];
+    this.pending = [];
+    this.stopListening();
+    return this.live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<TestMessage>> {
+    this.replay = [];
+    return this.live.iterator.throw?.(error) ?? Promise.reject(error);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<TestMessage> {
+    return this;
+  }
+
+  listen(listener: EventListener, listenOptions: ListenOptions): Promise<() => void> {
+    return this.source.listen(this.correlationId, listener, listenOptions);
+  }
+
+  handOff(): number | undefined {
+    if (!this.isLive()) return undefined;
+    this.stopListening();
+    this.handedOff = true;
+    return this.passed;
+  }
+
+  rejoin(at: number): void {
+    if (!this.handedOff || this.closed) return;
+    this.handedOff = false;
+    this.passed = Math.max(this.passed, at);
+    this.paused = true;
+  }
+
+  push(to: FollowTarget): void {
+    if (this.target !== undefined) throw new Error('a follower is pushed to one target');
+    this.target = to;
+    this.pending = this.live.takeAll();
+    this.flush();
+    if (this.left !== undefined) this.gone(this.left);
+  }
+
+  resume(): void {
+    if (this.resuming) {
+      this.resumeWanted = true;
+      return;
+    }
+    if (!this.paused || this.closed || this.target === undefined) return;
+    this.paused = false;
+    this.flush();
+    if (this.paused || this.closed || this.finished) return;
+    this.resuming = true;
+    this.catchUp()
+      .catch((error: unknown) => {
+        if (this.closed) return;
+        this.closed = true;
+        this.stopListening();
+        this.target?.fail(error);
+      })
+      .finally(() => {
+        this.resuming = false;
+        if (!this.resumeWanted) return;
+        this.resumeWanted = false;
+        this.resume();
+      });
+  }
+
+  /** Listens, reads the snapshot, and sets the replay; throws NOT_FOUND or BAD_USER_INPUT. */
+  async open(notFound: () => ServiceError, replayOf: (messages: readonly TestMessage[]) => readonly TestMessage[]): Promise<void> {
+    await this.listenToTest();
+    let snapshot: FollowSnapshot | null;
+    try {
+      snapshot = await this.source.read(this.correlationId);
+      if (snapshot === null || (this.options.canSee !== undefined && !this.options.canSee(snapshot))) throw notFound();
+      this.replay = replayOf(snapshot.messages);
+    } catch (error) {
+      this.stopListening();
+      throw error;
+    }
+    // No set for a test with nothing stored yet (most tests a dashboard has just started): nothing to look up.
+    this.seen = snapshot.messages.length === 0 ? undefined : new Set(snapshot.messages.map((m) => m.key));
+    this.passed = snapshot.arrivals ?? snapshot.messages.length;
+    this.snapshotArrivals = this.passed;
+    if (isFinished(snapshot.status)) this.finish();
+    const waiting = this.held ?? [];
+    this.held = undefined;
+    for (const event of waiting) this.accept(event);
+    if (this.left !== undefined) this.gone(this.left);
+  }
 }

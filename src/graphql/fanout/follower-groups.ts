@@ -127,11 +127,13 @@ export function createFollowerGroups(results: SharedResults, onError: (error: un
     const name = `${member.follower.correlationId}\u0000${member.key}`;
     const known = groups.get(name);
     if (known !== undefined) return known;
+    const first = member.follower;
     const created: Group = {
       name,
       args: member.args,
       key: member.key,
-      skips: member.follower.skips,
+      // Every member of a group has the same arguments, so the first one's `afterSequence` is theirs.
+      skips: (message) => first.skips(message),
       members: new Map(),
       waiting: new Set(),
       unlisten: undefined,
