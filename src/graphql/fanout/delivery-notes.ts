@@ -53,25 +53,33 @@ export interface DeliveryNotes {
 
 /** Creates the notes of a subscription; `grant` when it asked for a guarantee. */
 export function createDeliveryNotes(grant: DeliveryGrant | undefined): DeliveryNotes {
-  let confirm = grant;
-  let caughtUp = false;
-  return {
-    next(behind) {
-      let note: Record<string, unknown> | undefined;
-      if (confirm !== undefined) {
-        note = { guarantee: confirm.guarantee, store: confirm.store, durable: confirm.durable };
-        confirm = undefined;
-      }
-      if (behind !== undefined) {
-        caughtUp = true;
-        note = { ...note, catchingUp: true, behind };
-      } else if (caughtUp) {
-        caughtUp = false;
-        note = { ...note, live: true };
-      }
-      return note;
-    },
-  };
+  return new SubscriberNotes(grant);
+}
+
+/**
+ * One subscriber's notes, as an object (not closures): one is made per subscription, and held for
+ * as long as it lasts (the same reason as the follower's, bench/README.md, "Idle memory").
+ */
+class SubscriberNotes implements DeliveryNotes {
+  private caughtUp = false;
+
+  constructor(private confirm: DeliveryGrant | undefined) {}
+
+  next(behind: number | undefined): Record<string, unknown> | undefined {
+    let note: Record<string, unknown> | undefined;
+    if (this.confirm !== undefined) {
+      note = { guarantee: this.confirm.guarantee, store: this.confirm.store, durable: this.confirm.durable };
+      this.confirm = undefined;
+    }
+    if (behind !== undefined) {
+      this.caughtUp = true;
+      note = { ...note, catchingUp: true, behind };
+    } else if (this.caughtUp) {
+      this.caughtUp = false;
+      note = { ...note, live: true };
+    }
+    return note;
+  }
 }
 
 const CLOSE = 0x7d; // `}`
@@ -127,22 +135,36 @@ export function notingSink(
   grant: DeliveryGrant | undefined,
   sharedResult: (event: unknown, result: ExecutionResult) => SharedResult,
 ): SubscriberSink {
-  const notes = createDeliveryNotes(grant);
-  const inData = selectsDelivery(args);
-  const noted = (shared: SharedResult, note: Record<string, unknown>): SharedResult => {
-    if (!inData || typeof shared.event !== 'object' || shared.event === null) return shared;
+  return new NotingSink(sink, args, createDeliveryNotes(grant), selectsDelivery(args), sharedResult);
+}
+
+/** {@link notingSink}'s sink: one object per subscriber, its methods shared. */
+class NotingSink implements SubscriberSink {
+  constructor(
+    private readonly sink: PushSink,
+    private readonly args: ExecutionArgs,
+    private readonly notes: DeliveryNotes,
+    /** Whether the operation selects `delivery` (its noted pushes are then executed again with the note). */
+    private readonly inData: boolean,
+    private readonly sharedResult: (event: unknown, result: ExecutionResult) => SharedResult,
+  ) {}
+
+  write(shared: SharedResult, behind?: number): boolean {
+    const note = this.notes.next(behind);
+    return note === undefined ? this.sink.write(shared) : this.sink.write(this.noted(shared, note), note);
+  }
+
+  whenWritable(resume: () => void): void {
+    this.sink.whenWritable(resume);
+  }
+
+  private noted(shared: SharedResult, note: Record<string, unknown>): SharedResult {
+    if (!this.inData || typeof shared.event !== 'object' || shared.event === null) return shared;
     const copy = { ...shared.event };
     notesOf.set(copy, schemaNote(note));
-    const result = execute({ ...args, rootValue: copy });
+    const result = execute({ ...this.args, rootValue: copy });
     // Every field below `testMessages` resolves synchronously (a pure function of the message); a
     // result that would not is left as shared, with the note in its extensions only.
-    return result instanceof Promise ? shared : sharedResult(copy, result);
-  };
-  return {
-    write(shared, behind) {
-      const note = notes.next(behind);
-      return note === undefined ? sink.write(shared) : sink.write(noted(shared, note), note);
-    },
-    whenWritable: (resume) => sink.whenWritable(resume),
-  };
+    return result instanceof Promise ? shared : this.sharedResult(copy, result);
+  }
 }

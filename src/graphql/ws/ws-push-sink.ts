@@ -18,7 +18,7 @@ import type { ExecutionResult } from 'graphql';
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import { withDeliveryNote } from '../fanout/delivery-notes.js';
-import type { PushSink } from '../fanout/push-sink.js';
+import type { PushSink, SharedResult } from '../fanout/push-sink.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 
 /** Options of {@link createWebSocketPushSink}. */
@@ -41,30 +41,43 @@ const SUFFIX = 0x7d; // `}`
 
 /** Creates the sink of one subscription. */
 export function createWebSocketPushSink(options: WebSocketPushSinkOptions): PushSink {
-  const { socket, wire, coalescer, highWaterMark } = options;
-  const prefix = Buffer.from(`{"id":${JSON.stringify(options.id)},"type":"next","payload":`);
-  return {
-    write(shared, note) {
-      // Closing: graphql-ws ends the subscription (and the hub's stream) as the socket closes.
-      if (socket.readyState !== socket.OPEN) return true;
-      const errors = shared.result.errors;
-      const payload = errors === undefined || errors.length === 0 ? shared.bytes() : Buffer.from(JSON.stringify(options.withClientErrors(shared.result)));
-      coalescer.write(wire, textFrame(prefix, note === undefined ? payload : withDeliveryNote(payload, note)));
-      if (socket.bufferedAmount < highWaterMark) return true;
-      options.overMark();
-      return false;
-    },
-    whenWritable(resume) {
-      // Once under the mark again; a socket that closes meanwhile never resumes (its subscriptions end).
-      const check = () => {
-        if (socket.readyState !== socket.OPEN) return;
-        if (socket.bufferedAmount < highWaterMark) resume();
-        else if (wire.writableNeedDrain) wire.once('drain', check);
-        else setTimeout(check, 10).unref();
-      };
-      check();
-    },
-  };
+  return new WebSocketPushSink(options);
+}
+
+/**
+ * {@link createWebSocketPushSink}'s sink: one object per subscription, its methods shared (a sink is
+ * held for as long as its subscription lasts: bench/README.md, "Idle memory").
+ */
+class WebSocketPushSink implements PushSink {
+  private readonly prefix: Buffer;
+
+  constructor(private readonly options: WebSocketPushSinkOptions) {
+    this.prefix = Buffer.from(`{"id":${JSON.stringify(options.id)},"type":"next","payload":`);
+  }
+
+  write(shared: SharedResult, note?: Record<string, unknown>): boolean {
+    const { socket, wire, coalescer, highWaterMark } = this.options;
+    // Closing: graphql-ws ends the subscription (and the hub's stream) as the socket closes.
+    if (socket.readyState !== socket.OPEN) return true;
+    const errors = shared.result.errors;
+    const payload = errors === undefined || errors.length === 0 ? shared.bytes() : Buffer.from(JSON.stringify(this.options.withClientErrors(shared.result)));
+    coalescer.write(wire, textFrame(this.prefix, note === undefined ? payload : withDeliveryNote(payload, note)));
+    if (socket.bufferedAmount < highWaterMark) return true;
+    this.options.overMark();
+    return false;
+  }
+
+  whenWritable(resume: () => void): void {
+    const { socket, wire, highWaterMark } = this.options;
+    // Once under the mark again; a socket that closes meanwhile never resumes (its subscriptions end).
+    const check = () => {
+      if (socket.readyState !== socket.OPEN) return;
+      if (socket.bufferedAmount < highWaterMark) resume();
+      else if (wire.writableNeedDrain) wire.once('drain', check);
+      else setTimeout(check, 10).unref();
+    };
+    check();
+  }
 }
 
 /**
