@@ -23,14 +23,15 @@
  *   a closed socket).
  */
 import { createSourceEventStream, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { createChannel } from '../../base/channel.js';
+import { createChannel, type Channel } from '../../base/channel.js';
 import type { Logger } from '../../base/logger.js';
 import { isFollower } from '../../log/follower.js';
+import type { Follower, FollowTarget } from '../../log/follower-types.js';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
 import { notingSink, type DeliveryGrant } from './delivery-notes.js';
 import type { PushSink, SharedResult, SubscriberSink } from './push-sink.js';
-import { createFollowerGroups, type GroupMember } from './follower-groups.js';
-import { createSharedResults, sharedResult } from './shared-results.js';
+import { createFollowerGroups, type FollowerGroups, type GroupMember } from './follower-groups.js';
+import { createSharedResults, sharedResult, type SharedResults } from './shared-results.js';
 
 /** One subscription in the hub, as its transport holds it. */
 export interface HubSubscription {
@@ -64,89 +65,124 @@ export interface FanoutHubOptions {
 export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
   const results = createSharedResults(options.observeEvent);
   const groups = createFollowerGroups(results, (error) => options.logger.error({ err: error }, 'a group of subscribers could not listen to its test'));
-  const closeFailed = (error: unknown) => options.logger.error({ err: error }, 'a subscription source failed to close');
-  let followers = 0;
+  const hub: HubState = {
+    results,
+    groups,
+    followers: 0,
+    closeFailed: (error: unknown) => options.logger.error({ err: error }, 'a subscription source failed to close'),
+  };
 
   return {
     get followers() {
-      return followers;
+      return hub.followers;
     },
     async subscribe(args, transportSink, grant) {
       const opened = await createSourceEventStream(args);
       if (!isAsyncIterable(opened)) return opened;
-      const sink = notingSink(transportSink, args, grant, sharedResult);
-      const source = opened[Symbol.asyncIterator]();
-      const key = results.keyOf(args);
-      const counted = isFollower(source);
-      if (counted) followers += 1;
-      let member: GroupMember | undefined;
-      let left = false;
-      const leave = () => {
-        if (left) return;
-        left = true;
-        if (counted) followers -= 1;
-        if (member !== undefined) groups.leave(member);
-        Promise.resolve(source.return?.()).catch(closeFailed);
-      };
-      // Never pushed to: it ends, fails, or is left by the protocol server (onClose: the subscriber leaves).
-      const outcome = createChannel<ExecutionResult>({ limit: 0, overflow: () => new Error('nothing is queued here'), onClose: leave });
-      // A result still being executed (a selection that reads the store) holds back the subscriber's
-      // later ones, so they leave in order.
-      let behind: Promise<void> = Promise.resolve();
-      let executing = 0;
-      const write = (event: unknown, toCome?: number): boolean => {
-        if (left) return true;
-        const shared = results.get(event, args, key);
-        if (!(shared instanceof Promise) && executing === 0) return sink.write(shared, toCome);
-        executing += 1;
-        behind = behind
-          .then(async () => {
-            const settled = await shared;
-            if (!left) sink.write(settled, toCome);
-          })
-          .catch((error: unknown) => outcome.fail(error))
-          .finally(() => (executing -= 1));
-        return true;
-      };
-      let started = false;
-      const start = () => {
-        if (started || left) return;
-        started = true;
-        if (isFollower(source)) {
-          member = { follower: source, args, key, sink, end: () => outcome.end(), fail: (error) => outcome.fail(error) };
-          pushFollower(member, write, outcome, () => groups.live(member as GroupMember));
-        } else
-          void pump(source, write, sink).then(
-            () => outcome.end(),
-            (error: unknown) => outcome.fail(error),
-          );
-      };
-      return { stream: outcome.iterator, start };
+      const subscriber = new HubSubscriber(hub, args, notingSink(transportSink, args, grant, sharedResult), opened[Symbol.asyncIterator]());
+      return { stream: subscriber.outcome.iterator, start: () => subscriber.start() };
     },
   };
 }
 
+/** What every subscriber of one hub shares. */
+interface HubState {
+  readonly results: SharedResults;
+  readonly groups: FollowerGroups;
+  /** Subscriptions of `testMessages` open now. */
+  followers: number;
+  readonly closeFailed: (error: unknown) => void;
+}
+
+const nothingQueued = () => new Error('nothing is queued here');
+
 /**
- * Pushes a follower's messages through `write` while it replays or catches up (it pauses when the
- * sink is full and resumes once it drains); once it is live, its group takes its live messages over.
+ * One subscription in the hub: its group member, its follower's target, and the stream its
+ * transport waits on (`outcome`). One object with its methods shared, not closures: one is made per
+ * subscription and held while it lasts (bench/README.md, "Idle memory").
  */
-function pushFollower(
-  member: GroupMember,
-  write: (event: unknown, toCome?: number) => boolean,
-  outcome: { end(): void; fail(error: unknown): void },
-  live: () => void,
-): void {
-  const { follower, sink } = member;
-  follower.push({
-    deliver(message, toCome) {
-      if (write(message, toCome)) return true;
-      sink.whenWritable(() => follower.resume());
-      return false;
-    },
-    end: () => outcome.end(),
-    fail: (error) => outcome.fail(error),
-    live,
-  });
+class HubSubscriber implements GroupMember, FollowTarget {
+  readonly key: string;
+  readonly follower: Follower;
+  /** Never pushed to: it ends, fails, or is left by the protocol server (onClose: the subscriber leaves). */
+  readonly outcome: Channel<ExecutionResult>;
+  private readonly counted: boolean;
+  private left = false;
+  private started = false;
+  private member: GroupMember | undefined = undefined;
+  /** A result still being executed (a selection that reads the store) holds back the subscriber's later ones, so they leave in order. */
+  private behind: Promise<void> = Promise.resolve();
+  private executing = 0;
+
+  constructor(
+    private readonly hub: HubState,
+    readonly args: ExecutionArgs,
+    readonly sink: SubscriberSink,
+    private readonly source: AsyncIterator<unknown>,
+  ) {
+    this.key = hub.results.keyOf(args);
+    this.counted = isFollower(source);
+    // Only read as a group member, which it is only when its source is a follower.
+    this.follower = source as Follower;
+    if (this.counted) hub.followers += 1;
+    this.outcome = createChannel<ExecutionResult>({ limit: 0, overflow: nothingQueued, onClose: () => this.leave() });
+  }
+
+  /** Starts the pushes; safe to call twice. */
+  start(): void {
+    if (this.started || this.left) return;
+    this.started = true;
+    if (this.counted) {
+      this.member = this;
+      this.follower.push(this);
+    } else
+      void pump(this.source, (event) => this.write(event), this.sink).then(
+        () => this.outcome.end(),
+        (error: unknown) => this.outcome.fail(error),
+      );
+  }
+
+  /** The follower's target: a message while it replays or catches up (a group takes the live ones once it is live). */
+  deliver(message: unknown, toCome?: number): boolean {
+    if (this.write(message, toCome)) return true;
+    this.sink.whenWritable(() => this.follower.resume());
+    return false;
+  }
+
+  end(): void {
+    this.outcome.end();
+  }
+
+  fail(error: unknown): void {
+    this.outcome.fail(error);
+  }
+
+  live(): void {
+    this.hub.groups.live(this);
+  }
+
+  private write(event: unknown, toCome?: number): boolean {
+    if (this.left) return true;
+    const shared = this.hub.results.get(event, this.args, this.key);
+    if (!(shared instanceof Promise) && this.executing === 0) return this.sink.write(shared, toCome);
+    this.executing += 1;
+    this.behind = this.behind
+      .then(async () => {
+        const settled = await shared;
+        if (!this.left) this.sink.write(settled, toCome);
+      })
+      .catch((error: unknown) => this.outcome.fail(error))
+      .finally(() => (this.executing -= 1));
+    return true;
+  }
+
+  private leave(): void {
+    if (this.left) return;
+    this.left = true;
+    if (this.counted) this.hub.followers -= 1;
+    if (this.member !== undefined) this.hub.groups.leave(this.member);
+    Promise.resolve(this.source.return?.()).catch(this.hub.closeFailed);
+  }
 }
 
 /** Reads any other source one event at a time, waiting for the sink whenever it is full. */
