@@ -38,39 +38,54 @@ export interface ResponsePushSinkOptions {
 
 /** Creates the sink of one subscription streamed on `res`. */
 export function createResponsePushSink(options: ResponsePushSinkOptions): PushSink {
-  const { res, coalescer, maxBufferedBytes, framing } = options;
-  let cut: NodeJS.Timeout | undefined;
-  const watchDrain = () => {
-    cut ??= setTimeout(() => {
-      cut = undefined;
+  return new ResponsePushSink(options);
+}
+
+/**
+ * {@link createResponsePushSink}'s sink: one object per subscription, its methods shared (a sink is
+ * held for as long as its subscription lasts: bench/README.md, "Idle memory").
+ */
+class ResponsePushSink implements PushSink {
+  /** Cuts a response still over its mark once `drainTimeoutMs` passed (a client that stopped reading). */
+  private cut: NodeJS.Timeout | undefined = undefined;
+
+  constructor(private readonly options: ResponsePushSinkOptions) {
+    options.res.once('close', () => clearTimeout(this.cut));
+  }
+
+  write(shared: SharedResult, note?: Record<string, unknown>): boolean {
+    const { res, coalescer, maxBufferedBytes, framing } = this.options;
+    if (res.destroyed || res.writableEnded) return true;
+    const errors = shared.result.errors;
+    const frame =
+      errors !== undefined && errors.length > 0
+        ? framing.frame(shared, JSON.stringify(this.options.withClientErrors(shared.result)))
+        : note === undefined
+          ? shared.shared(framing.key, () => framing.frame(shared, shared.bytes().toString()))
+          : framing.frame(shared, withDeliveryNote(shared.bytes(), note).toString());
+    coalescer.write(res, frame);
+    if (res.writableLength <= maxBufferedBytes) return true;
+    this.watchDrain();
+    return false;
+  }
+
+  whenWritable(resume: () => void): void {
+    const { res, maxBufferedBytes } = this.options;
+    const check = () => {
+      if (res.destroyed || res.writableEnded) return;
+      if (res.writableLength <= maxBufferedBytes) resume();
+      else if (res.writableNeedDrain) res.once('drain', check);
+      else setTimeout(check, 10).unref();
+    };
+    check();
+  }
+
+  private watchDrain(): void {
+    const { res, maxBufferedBytes, drainTimeoutMs } = this.options;
+    this.cut ??= setTimeout(() => {
+      this.cut = undefined;
       if (res.writableLength > maxBufferedBytes) res.destroy();
-    }, options.drainTimeoutMs);
-    cut.unref();
-  };
-  res.once('close', () => clearTimeout(cut));
-  return {
-    write(shared, note) {
-      if (res.destroyed || res.writableEnded) return true;
-      const errors = shared.result.errors;
-      const frame =
-        errors !== undefined && errors.length > 0
-          ? framing.frame(shared, JSON.stringify(options.withClientErrors(shared.result)))
-          : note === undefined
-            ? shared.shared(framing.key, () => framing.frame(shared, shared.bytes().toString()))
-            : framing.frame(shared, withDeliveryNote(shared.bytes(), note).toString());
-      coalescer.write(res, frame);
-      if (res.writableLength <= maxBufferedBytes) return true;
-      watchDrain();
-      return false;
-    },
-    whenWritable(resume) {
-      const check = () => {
-        if (res.destroyed || res.writableEnded) return;
-        if (res.writableLength <= maxBufferedBytes) resume();
-        else if (res.writableNeedDrain) res.once('drain', check);
-        else setTimeout(check, 10).unref();
-      };
-      check();
-    },
-  };
+    }, drainTimeoutMs);
+    this.cut.unref();
+  }
 }
