@@ -108,8 +108,8 @@ class HubSubscriber implements GroupMember, FollowTarget {
   readonly outcome: Channel<ExecutionResult>;
   private readonly counted: boolean;
   private left = false;
+  /** Started; a started subscriber of a follower is a member of its group (or may become one). */
   private started = false;
-  private member: GroupMember | undefined = undefined;
   /** A result still being executed (a selection that reads the store) holds back the subscriber's later ones, so they leave in order. */
   private behind: Promise<void> = Promise.resolve();
   private executing = 0;
@@ -132,10 +132,8 @@ class HubSubscriber implements GroupMember, FollowTarget {
   start(): void {
     if (this.started || this.left) return;
     this.started = true;
-    if (this.counted) {
-      this.member = this;
-      this.follower.push(this);
-    } else
+    if (this.counted) this.follower.push(this);
+    else
       void pump(this.source, (event) => this.write(event), this.sink).then(
         () => this.outcome.end(),
         (error: unknown) => this.outcome.fail(error),
@@ -180,7 +178,7 @@ class HubSubscriber implements GroupMember, FollowTarget {
     if (this.left) return;
     this.left = true;
     if (this.counted) this.hub.followers -= 1;
-    if (this.member !== undefined) this.hub.groups.leave(this.member);
+    if (this.counted && this.started) this.hub.groups.leave(this);
     Promise.resolve(this.source.return?.()).catch(this.hub.closeFailed);
   }
 }
