@@ -13,12 +13,12 @@ import { finishingStatus, isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent } from '../domain/types.js';
 import { createChannel, type Channel } from '../base/channel.js';
 import { ServiceError } from '../base/errors.js';
-import type { FollowSource, FollowTarget } from './follower-types.js';
+import type { FollowSource, FollowTarget, SharedMember, SharedPushes, SharingTarget } from './follower-types.js';
 import { testExpired } from './test-expired.js';
 import type { FollowOptions } from './result-log.js';
 
 /** The fields and moving parts of a follower; follower-state.ts adds its two ways out. */
-export class FollowerCore {
+export class FollowerCore implements SharedMember {
   /** The messages of the snapshot to hand on first. */
   protected replay: readonly TestMessage[] = [];
   /** How many of `replay` were handed on. */
@@ -49,7 +49,7 @@ export class FollowerCore {
   protected resuming = false;
   /** A resume asked for while catching up: run once that is done (the target asks once per drain). */
   protected resumeWanted = false;
-  /** Its live messages are delivered by a group listener (handOff); it listens no more. */
+  /** Its live messages are written by its pass of shared pushes (handOff); it listens no more. */
   protected handedOff = false;
   /** Stops its listening to the test's live events (undefined: not listening). */
   protected unsubscribe: (() => void) | undefined = undefined;
@@ -66,6 +66,8 @@ export class FollowerCore {
     protected readonly source: FollowSource,
     readonly correlationId: string,
     protected readonly options: FollowOptions,
+    /** Where it joins the pass of its test once live, when its target shares (none: it delivers its live messages itself). */
+    protected readonly pushes?: SharedPushes,
   ) {
     const { queueLimit } = options;
     this.live = createChannel<TestMessage>({
@@ -77,6 +79,30 @@ export class FollowerCore {
         ),
       onClose: () => this.stopListening(),
     });
+  }
+
+  /** Its target, as a member of a pass (only ever read there: members are followers whose targets share). */
+  get sharing(): SharingTarget {
+    return this.target as SharingTarget;
+  }
+
+  /** Its `afterSequence`, the one option a pass's members must share beside their target's key. */
+  get skipKey(): string {
+    return String(this.options.afterSequence ?? '');
+  }
+
+  handOff(): number | undefined {
+    if (!this.isLive()) return undefined;
+    this.stopListening();
+    this.handedOff = true;
+    return this.passed;
+  }
+
+  rejoin(at: number): void {
+    if (!this.handedOff || this.closed) return;
+    this.handedOff = false;
+    this.passed = Math.max(this.passed, at);
+    this.paused = true;
   }
 
   /** Whether a message is at or below the follower's `afterSequence`. */
@@ -184,7 +210,12 @@ export class FollowerCore {
       this.hand(message);
     }
     if (this.finished && !this.closed && !this.paused && this.replayIndex >= this.replay.length && this.pending.length === 0) this.finish();
-    if (this.isLive()) this.target?.live?.();
+    this.joinPass();
+  }
+
+  /** Live, with a target that shares: its pass takes its live messages over. */
+  private joinPass(): void {
+    if (this.pushes !== undefined && this.isLive() && typeof (this.target as Partial<SharingTarget>).shareKey === 'string') this.pushes.join(this);
   }
 
   /** After a pause: reads from the store after `passed`, then listens again; pauses again if the target fills up. */
@@ -208,6 +239,6 @@ export class FollowerCore {
     for (const event of waiting) if (event.arrival > this.passed) this.accept(event);
     if (this.left !== undefined) return this.gone(this.left);
     this.resuming = false;
-    if (this.isLive()) this.target?.live?.();
+    this.joinPass();
   }
 }

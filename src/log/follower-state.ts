@@ -2,12 +2,12 @@
  * The state of one follower (`follower.ts` says what a follower is): its replay, what it held while
  * it read its snapshot, its place among the test's arrivals, and its two ways out, pulled as an
  * iterator or pushed to a target, with the pause, the catch-up from the store and the hand-over to
- * a group that pushing brings.
+ * the test's pass of shared pushes that pushing brings.
  */
 import { isFinished } from '../domain/status.js';
 import type { TestMessage } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
-import type { EventListener, Follower, FollowSnapshot, FollowSource, FollowTarget, ListenOptions } from './follower-types.js';
+import type { Follower, FollowSnapshot, FollowSource, FollowTarget, SharedPushes } from './follower-types.js';
 import type { FollowOptions } from './result-log.js';
 import { FollowerCore } from './follower-core.js';
 
@@ -17,8 +17,9 @@ export function createFollowerState(
   correlationId: string,
   options: FollowOptions,
   replayOf: (messages: readonly TestMessage[]) => readonly TestMessage[],
+  pushes?: SharedPushes,
 ): { readonly handle: Follower; open(notFound: () => ServiceError): Promise<void> } {
-  const state = new FollowerState(source, correlationId, options);
+  const state = new FollowerState(source, correlationId, options, pushes);
   return { handle: state, open: (notFound) => state.open(notFound, replayOf) };
 }
 
@@ -34,6 +35,7 @@ class FollowerState extends FollowerCore implements Follower {
     this.replay = [];
     this.pending = [];
     this.stopListening();
+    this.pushes?.leave(this);
     return this.live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
   }
 
@@ -44,24 +46,6 @@ class FollowerState extends FollowerCore implements Follower {
 
   [Symbol.asyncIterator](): AsyncIterableIterator<TestMessage> {
     return this;
-  }
-
-  listen(listener: EventListener, listenOptions: ListenOptions): Promise<() => void> {
-    return this.source.listen(this.correlationId, listener, listenOptions);
-  }
-
-  handOff(): number | undefined {
-    if (!this.isLive()) return undefined;
-    this.stopListening();
-    this.handedOff = true;
-    return this.passed;
-  }
-
-  rejoin(at: number): void {
-    if (!this.handedOff || this.closed) return;
-    this.handedOff = false;
-    this.passed = Math.max(this.passed, at);
-    this.paused = true;
   }
 
   push(to: FollowTarget): void {

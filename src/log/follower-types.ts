@@ -11,7 +11,7 @@ export type EventListener = (event: TestMessageEvent) => void;
 
 /** How a listener listens, beside its events. */
 export interface ListenOptions {
-  /** How many followers the listener counts for (`ResultLog.followers`; one when absent): a group of subscribers' one listener counts its members. */
+  /** How many followers the listener counts for (`ResultLog.followers`; one when absent): the one listener of a pass of shared pushes counts its members (shared-pushes.ts). */
   readonly weight?: () => number;
   /**
    * Told once that the test left the store while listened to (it expired, or was evicted to make
@@ -46,16 +46,33 @@ export interface FollowSource {
 /** Where a pushed follower hands its messages. */
 export interface FollowTarget {
   /**
-   * Takes a message (always); false when it can take no more for now: the follower pauses until
-   * `resume()`. `behind`: the message is part of a catch-up from the store, with that many still to come.
+   * Takes a message (always); false when it can take no more for now: the follower pauses, and the
+   * target calls its `resume()` once it can take more. `behind`: the message is part of a catch-up
+   * from the store, with that many still to come.
    */
   deliver(message: TestMessage, behind?: number): boolean;
   /** The test finished: every message up to the one that finished it was delivered. */
   end(): void;
   /** Catching up failed (the store could not be read), or the test left the store (TEST_EXPIRED): nothing more comes. */
   fail(error: unknown): void;
-  /** The follower is live (everything it held handed on, listening): a group may take its live messages over (`handOff`). */
-  live?(): void;
+}
+
+/**
+ * A target whose live messages may be shared: the live followers of one test whose targets give the
+ * same `shareKey` are written by one listener of the test in one pass (shared-pushes.ts), each
+ * message prepared once for all of them.
+ */
+export interface SharingTarget<P = unknown> extends FollowTarget {
+  /** Equal for targets that make the same of every message (the hub's: one operation and its variables). */
+  readonly shareKey: string;
+  /**
+   * What the targets of the key make of a live message, made once for `reached` of them; a promise
+   * when making it reads the store (the pass then writes it, in order, once it is made). Must not
+   * throw: a promise that rejects fails every target it was for.
+   */
+  prepare(message: TestMessage, reached: number): P | Promise<P>;
+  /** Writes a prepared message; false when full, as `deliver`. */
+  take(prepared: P): boolean;
 }
 
 /** A follower: pulled as an iterator, or pushed to a target. */
@@ -66,17 +83,30 @@ export interface Follower extends AsyncIterableIterator<TestMessage> {
   resume(): void;
   /** The test followed. */
   readonly correlationId: string;
-  /**
-   * When live (pushed, everything it held handed on, listening, not paused): stops listening and
-   * answers how many of the test's arrivals it has passed, from where a listener of the test's
-   * (the hub's group of subscribers) delivers its live messages instead; undefined, and nothing
-   * changes, otherwise.
-   */
-  handOff(): number | undefined;
-  /** After a hand-off, the group's delivery stopped after `passed` arrivals (its target was full): pauses there, to catch up on `resume()`. */
-  rejoin(passed: number): void;
-  /** Whether a live message is one this follower does not deliver (at or below its `afterSequence`). */
+}
+
+/**
+ * A live pushed follower as the test's shared pushes know it (shared-pushes.ts): it hands them its
+ * place when it joins, and takes it back when its target fills up. Inside the log only.
+ */
+export interface SharedMember {
+  readonly correlationId: string;
+  /** Its target (a sharing one: members are only ever those). */
+  readonly sharing: SharingTarget;
+  /** The key of the messages it skips (its `afterSequence`): members of one pass skip the same ones. */
+  readonly skipKey: string;
+  /** Whether a live message is one it does not deliver (at or below its `afterSequence`). */
   skips(message: TestMessage): boolean;
-  /** Listens to the test's live events, as the follower does (for the group that takes them over, counting as `options.weight` followers). */
-  listen(listener: EventListener, options: ListenOptions): Promise<() => void>;
+  /** When live (everything it held handed on, listening, not paused): stops listening and answers how many of the test's arrivals it has passed; undefined, and nothing changes, otherwise. */
+  handOff(): number | undefined;
+  /** The pass could not write to its target after `passed` arrivals: it pauses there, to catch up on `resume()`. */
+  rejoin(passed: number): void;
+}
+
+/** Where the live pushed followers of one log join the pass of their test and key. */
+export interface SharedPushes {
+  /** The member is live: its pass takes its live messages over (at once, or once the pass listens). */
+  join(member: SharedMember): void;
+  /** The member's follower ended: it is no longer written to. Safe to call for one that never joined. */
+  leave(member: SharedMember): void;
 }

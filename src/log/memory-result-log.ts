@@ -15,6 +15,7 @@ import { compactMessage, keyKind } from './compact-message.js';
 import { addKey, findStored, hasKey, inputBytes, messageBytes, snapshot, summaryOf, type Entry } from './memory-test-entry.js';
 import { createMemoryTestTable, type MemoryTestTable } from './memory-test-table.js';
 import { openFollower } from './follower.js';
+import { createSharedPushes } from './shared-pushes.js';
 import type { FollowSource } from './follower-types.js';
 import { testExpired } from './test-expired.js';
 import { createTestListeners } from './test-listeners.js';
@@ -74,6 +75,9 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
         .map((message) => ({ message, arrival: message.arrival }));
     },
   };
+
+  // The passes its live pushed followers share (shared-pushes.ts).
+  const pushes = createSharedPushes(source);
 
   return {
     get size() {
@@ -149,7 +153,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     changes: async (changeOptions) => changes.open(changeOptions),
 
-    follow: (correlationId, followOptions) => openFollower(source, correlationId, followOptions),
+    follow: (correlationId, followOptions) => openFollower(source, correlationId, followOptions, pushes),
 
     followers: (correlationId) => listeners.count(correlationId),
 

@@ -26,6 +26,8 @@ import type { TestRecord } from '../domain/types.js';
 import { disposeOnce } from '../process/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { openFollower } from './follower.js';
+import type { FollowSource } from './follower-types.js';
+import { createSharedPushes } from './shared-pushes.js';
 import { createRedisAppend } from './redis-append.js';
 import { createRedisReads } from './redis-reads.js';
 import { createRedisNewTest } from './redis-new-test.js';
@@ -149,6 +151,26 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     reads: tailReads,
   });
 
+  // What followers read, and the passes its live pushed ones share (shared-pushes.ts). Its owner
+  // first: a caller who may not see the test is refused before its messages are read.
+  const followSource: FollowSource = {
+    read: (id) =>
+      onceReady(async () => {
+        const { record, arrivals } = await readArrivals(id);
+        return record === null ? null : { ...record, arrivals };
+      }),
+    owner: (id) => onceReady(() => summary(id)),
+    listen: tails.listen,
+    // After the first `passed` entries of the list, in arrival order; a place an unreadable entry holds is passed over.
+    readFrom: (id, passed) =>
+      onceReady(async () => {
+        const entries = await tailReads.after(id, passed);
+        if (entries.length === 0 && (await summary(id)) === null) return null;
+        return entries.flatMap((entry, i) => ('unreadable' in entry ? [] : [{ message: entry, arrival: passed + i + 1 }]));
+      }),
+  };
+  const pushes = createSharedPushes(followSource, (error) => log.error({ err: error }, 'a pass of shared pushes could not listen to its test'));
+
   return {
     create: (test: NewTest) => onceReady(() => newTest(test)),
 
@@ -176,28 +198,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     changes: (changeOptions) => changes.open(changeOptions),
 
-    // Its owner first: a caller who may not see the test is refused before its messages are read.
-    follow: (correlationId, followOptions) =>
-      openFollower(
-        {
-          read: (id) =>
-            onceReady(async () => {
-              const { record, arrivals } = await readArrivals(id);
-              return record === null ? null : { ...record, arrivals };
-            }),
-          owner: (id) => onceReady(() => summary(id)),
-          listen: tails.listen,
-          // After the first `passed` entries of the list, in arrival order; a place an unreadable entry holds is passed over.
-          readFrom: (id, passed) =>
-            onceReady(async () => {
-              const entries = await tailReads.after(id, passed);
-              if (entries.length === 0 && (await summary(id)) === null) return null;
-              return entries.flatMap((entry, i) => ('unreadable' in entry ? [] : [{ message: entry, arrival: passed + i + 1 }]));
-            }),
-        },
-        correlationId,
-        followOptions,
-      ),
+    follow: (correlationId, followOptions) => openFollower(followSource, correlationId, followOptions, pushes),
 
     followers: (correlationId) => tails.count(correlationId),
 

@@ -401,6 +401,54 @@ export function describeFollowContract(context: FollowContext): void {
       expect(log.followers(id)).toBe(0);
     });
 
+    it('writes the live followers of one test that share a key in one pass: each message prepared once for all, each written once in order, a full one caught up on its own', async () => {
+      const id = uniqueId('shared');
+      await record(incoming(id, { sequence: 1 }));
+      const prepared: Array<{ sequence: number | null; reached: number; key: string }> = [];
+      /** A sharing target of `key`, with room for `room` messages at a time. */
+      const share = async (key: string, room: number, afterSequence?: number) => {
+        const follower = await log.follow(id, { queueLimit: 2, ...(afterSequence === undefined ? {} : { afterSequence }) });
+        if (!isFollower(follower)) throw new Error('follow answered no Follower');
+        const state = { got: [] as Array<number | null>, taken: 0, room, ended: false };
+        const fill = () => ((state.room -= 1), state.room > 0);
+        follower.push({
+          shareKey: key,
+          deliver: (message: TestMessage) => (state.got.push(message.sequence), fill()),
+          prepare: (message: TestMessage, reached: number) => (prepared.push({ sequence: message.sequence, reached, key }), message.sequence),
+          take: (sequence: unknown) => (state.got.push(sequence as number | null), (state.taken += 1), fill()),
+          end: () => (state.ended = true),
+          fail: (error: unknown) => {
+            throw error;
+          },
+        } as Parameters<typeof follower.push>[0]);
+        return { state, follower, resume: (more: number) => ((state.room = more), follower.resume()) };
+      };
+      const many = await Promise.all(Array.from({ length: 5 }, () => share('a', 1000)));
+      const slow = await share('a', 4);
+      const other = await share('b', 1000);
+      const skipping = await share('a', 1000, 3);
+      await eventually(() => log.followers(id) === 8, 5000, 'every follower to be live');
+      for (let sequence = 2; sequence <= 9; sequence++) await record(incoming(id, { sequence }));
+      await eventually(() => many.every((m) => m.state.got.length === 9) && other.state.got.length === 9, 5000, 'the live messages');
+      // Live messages came through the pass (take), prepared once per pass and message, for all its members at once.
+      for (const m of [...many, other]) expect(m.state.taken).toBeGreaterThan(0);
+      const ofA = prepared.filter((p) => p.key === 'a' && p.reached > 1);
+      expect(new Set(ofA.map((p) => p.sequence)).size).toBe(ofA.length);
+      expect(Math.max(...ofA.map((p) => p.reached))).toBe(6);
+      // The full one was paused after its fourth message and holds nothing; the rest went on.
+      expect(slow.state.got).toEqual([1, 2, 3, 4]);
+      expect(skipping.state.got).toEqual([4, 5, 6, 7, 8, 9]);
+      slow.resume(1000);
+      await eventually(() => slow.state.got.length === 9, 5000, 'the catch-up');
+      await record(incoming(id, { sequence: 10, final: true }));
+      const all = Array.from({ length: 10 }, (_, i) => i + 1);
+      await eventually(() => [...many, slow, other, skipping].every((m) => m.state.ended), 5000, 'the end');
+      for (const m of [...many, slow, other]) expect(m.state.got).toEqual(all);
+      expect(skipping.state.got).toEqual(all.slice(3));
+      for (const m of [...many, slow, other, skipping]) await m.follower.return?.();
+      expect(log.followers(id)).toBe(0);
+    });
+
     it('accepts appends with nobody following', async () => {
       const results = await log.append([incoming(uniqueId('alone'), { sequence: 1 })]);
       expect(results.map((r) => r.outcome)).toEqual(['inserted']);

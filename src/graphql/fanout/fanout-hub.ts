@@ -26,11 +26,11 @@ import { createSourceEventStream, type ExecutionArgs, type ExecutionResult } fro
 import { createChannel, type Channel } from '../../base/channel.js';
 import type { Logger } from '../../base/logger.js';
 import { isFollower } from '../../log/follower.js';
-import type { Follower, FollowTarget } from '../../log/follower-types.js';
+import type { TestMessage } from '../../domain/types.js';
+import type { Follower, SharingTarget } from '../../log/follower-types.js';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
 import { notingSink, type DeliveryGrant } from './delivery-notes.js';
 import type { PushSink, SharedResult, SubscriberSink } from './push-sink.js';
-import { createFollowerGroups, type FollowerGroups, type GroupMember } from './follower-groups.js';
 import { createSharedResults, sharedResult, type SharedResults } from './shared-results.js';
 
 /** One subscription in the hub, as its transport holds it. */
@@ -63,11 +63,8 @@ export interface FanoutHubOptions {
 
 /** Creates the hub. */
 export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
-  const results = createSharedResults(options.observeEvent);
-  const groups = createFollowerGroups(results, (error) => options.logger.error({ err: error }, 'a group of subscribers could not listen to its test'));
   const hub: HubState = {
-    results,
-    groups,
+    results: createSharedResults(options.observeEvent),
     followers: 0,
     closeFailed: (error: unknown) => options.logger.error({ err: error }, 'a subscription source failed to close'),
   };
@@ -88,7 +85,6 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
 /** What every subscriber of one hub shares. */
 interface HubState {
   readonly results: SharedResults;
-  readonly groups: FollowerGroups;
   /** Subscriptions of `testMessages` open now. */
   followers: number;
   readonly closeFailed: (error: unknown) => void;
@@ -97,18 +93,19 @@ interface HubState {
 const nothingQueued = () => new Error('nothing is queued here');
 
 /**
- * One subscription in the hub: its group member, its follower's target, and the stream its
- * transport waits on (`outcome`). One object with its methods shared, not closures: one is made per
+ * One subscription in the hub: its follower's target (a sharing one: the log writes its live
+ * messages in one pass with every other subscriber of the operation on the test, prepared once
+ * here), and the stream its transport waits on (`outcome`). One object with its methods shared, not closures: one is made per
  * subscription and held while it lasts (bench/README.md, "Idle memory").
  */
-class HubSubscriber implements GroupMember, FollowTarget {
-  readonly key: string;
+class HubSubscriber implements SharingTarget<SharedResult> {
+  /** The operation's key (`SharedResults.keyOf`): the share key of its follower's target. */
+  readonly shareKey: string;
   readonly follower: Follower;
   /** Never pushed to: it ends, fails, or is left by the protocol server (onClose: the subscriber leaves). */
   readonly outcome: Channel<ExecutionResult>;
   private readonly counted: boolean;
   private left = false;
-  /** Started; a started subscriber of a follower is a member of its group (or may become one). */
   private started = false;
   /** A result still being executed (a selection that reads the store) holds back the subscriber's later ones, so they leave in order. */
   private behind: Promise<void> = Promise.resolve();
@@ -120,9 +117,9 @@ class HubSubscriber implements GroupMember, FollowTarget {
     readonly sink: SubscriberSink,
     private readonly source: AsyncIterator<unknown>,
   ) {
-    this.key = hub.results.keyOf(args);
+    this.shareKey = hub.results.keyOf(args);
     this.counted = isFollower(source);
-    // Only read as a group member, which it is only when its source is a follower.
+    // Only read when its source is a follower.
     this.follower = source as Follower;
     if (this.counted) hub.followers += 1;
     this.outcome = createChannel<ExecutionResult>({ limit: 0, overflow: nothingQueued, onClose: () => this.leave() });
@@ -140,8 +137,8 @@ class HubSubscriber implements GroupMember, FollowTarget {
       );
   }
 
-  /** The follower's target: a message while it replays or catches up (a group takes the live ones once it is live). */
-  deliver(message: unknown, toCome?: number): boolean {
+  /** The follower's target: a message while it replays or catches up (its pass writes the live ones, `take`). */
+  deliver(message: TestMessage, toCome?: number): boolean {
     if (this.write(message, toCome)) return true;
     this.sink.whenWritable(() => this.follower.resume());
     return false;
@@ -155,13 +152,21 @@ class HubSubscriber implements GroupMember, FollowTarget {
     this.outcome.fail(error);
   }
 
-  live(): void {
-    this.hub.groups.live(this);
+  /** A live message, executed and serialized once for the `reached` subscribers of the operation its pass writes it to. */
+  prepare(message: TestMessage, reached: number): SharedResult | Promise<SharedResult> {
+    return this.hub.results.get(message, this.args, this.shareKey, reached);
+  }
+
+  /** A live message from its pass; when full, its follower catches up once the sink drains. */
+  take(shared: SharedResult): boolean {
+    if (this.sink.write(shared)) return true;
+    this.sink.whenWritable(() => this.follower.resume());
+    return false;
   }
 
   private write(event: unknown, toCome?: number): boolean {
     if (this.left) return true;
-    const shared = this.hub.results.get(event, this.args, this.key);
+    const shared = this.hub.results.get(event, this.args, this.shareKey);
     if (!(shared instanceof Promise) && this.executing === 0) return this.sink.write(shared, toCome);
     this.executing += 1;
     this.behind = this.behind
@@ -178,7 +183,6 @@ class HubSubscriber implements GroupMember, FollowTarget {
     if (this.left) return;
     this.left = true;
     if (this.counted) this.hub.followers -= 1;
-    if (this.counted && this.started) this.hub.groups.leave(this);
     Promise.resolve(this.source.return?.()).catch(this.hub.closeFailed);
   }
 }

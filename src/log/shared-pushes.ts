@@ -1,0 +1,177 @@
+/**
+ * The shared pushes of one log: the live pushed followers of one test whose targets share a key
+ * (the hub's: one operation and its variables) and skip the same messages are written by one pass.
+ * A follower replays the test and catches up on its own; once it is live it joins its pass
+ * (`SharedMember.handOff`), and from then on the pass's one listener of the test prepares each
+ * stored message once (its targets' `prepare`: the hub executes and serializes it) and writes it to
+ * every member's target in one synchronous loop: per member, a comparison and a write, nothing else.
+ *
+ * A member whose target is full leaves the pass and goes back to its follower at the place it had
+ * reached (`SharedMember.rejoin`): the follower catches up from the store once the target asks for
+ * more and joins again when it is live, so a slow member holds nothing and misses nothing. Each
+ * member keeps the place of the last message it was given and is only given later ones: a join in
+ * the middle of a message's delivery neither skips nor repeats it.
+ *
+ * Inside the log: the follower and its pass are one owner of a subscriber's place, the hub sees
+ * neither (it gives a sharing target and gets its messages).
+ */
+import { isFinished } from '../domain/status.js';
+import type { TestMessageEvent } from '../domain/types.js';
+import type { FollowSource, SharedMember, SharedPushes } from './follower-types.js';
+
+/** One pass: the members of one test, key and skipping, and its one listener. */
+interface Pass {
+  readonly name: string;
+  /**
+   * The member whose target prepares each message and whose skipping is read (every member's is the
+   * same): the one that opened the pass, then, once it leaves, one still there.
+   */
+  lead: SharedMember;
+  /** Members and the place of the last message each was given. */
+  readonly members: Map<SharedMember, number>;
+  /** Live members waiting for the pass's listener to be in place. */
+  readonly waiting: Set<SharedMember>;
+  unlisten: (() => void) | undefined;
+  /** A message still being prepared (one that reads the store): later ones wait for it, in order. */
+  behind: Promise<void> | undefined;
+  /** Followers of the pass, in it or catching up to join it again: the pass goes when the last one leaves. */
+  holders: number;
+}
+
+/** Creates the shared pushes over `source` (the log's); `onError` gets a pass's failure to listen (its members then go on listening on their own). */
+export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError: (error: unknown) => void = () => undefined): SharedPushes {
+  const passes = new Map<string, Pass>();
+  const passOf = new Map<SharedMember, Pass>();
+
+  const join = (pass: Pass, member: SharedMember) => {
+    const passed = member.handOff();
+    if (passed !== undefined) pass.members.set(member, passed);
+  };
+
+  const open = (member: SharedMember): Pass => {
+    const name = `${member.correlationId}\u0000${member.skipKey}\u0000${member.sharing.shareKey}`;
+    const known = passes.get(name);
+    if (known !== undefined) return known;
+    const created: Pass = { name, lead: member, members: new Map(), waiting: new Set(), unlisten: undefined, behind: undefined, holders: 0 };
+    passes.set(name, created);
+    source
+      .listen(
+        member.correlationId,
+        (event) => {
+          if (created.members.size > 0) deliver(created, event);
+        },
+        {
+          // It follows the test for each member in it (a member catching up listens for itself, or not at all while paused).
+          weight: () => created.members.size,
+          gone: (error) => gone(passes, created, error),
+        },
+      )
+      .then(
+        (unlisten) => {
+          // Everyone left meanwhile: nothing to listen for.
+          if (passes.get(name) !== created) return unlisten();
+          created.unlisten = unlisten;
+          for (const waiting of created.waiting) join(created, waiting);
+          created.waiting.clear();
+        },
+        (error: unknown) => {
+          // The members waiting keep listening on their own: they were never handed off.
+          onError(error);
+          if (passes.get(name) === created && created.members.size === 0) passes.delete(name);
+        },
+      );
+    return created;
+  };
+
+  return {
+    join(member) {
+      let pass = passOf.get(member);
+      if (pass === undefined) {
+        pass = open(member);
+        passOf.set(member, pass);
+        pass.holders += 1;
+      }
+      if (pass.unlisten === undefined) pass.waiting.add(member);
+      else join(pass, member);
+    },
+    leave(member) {
+      const pass = passOf.get(member);
+      if (pass === undefined) return;
+      passOf.delete(member);
+      pass.members.delete(member);
+      pass.waiting.delete(member);
+      pass.holders -= 1;
+      if (pass.holders > 0) {
+        if (pass.lead === member) pass.lead = firstOf(pass.members.keys()) ?? firstOf(pass.waiting.values()) ?? pass.lead;
+        return;
+      }
+      if (passes.get(pass.name) === pass) passes.delete(pass.name);
+      pass.unlisten?.();
+    },
+  };
+}
+
+/** Writes one prepared message to every member that has not had it; a member whose target is full goes back to its follower. */
+function writeAll(pass: Pass, prepared: unknown, arrival: number): void {
+  for (const [member, last] of pass.members) {
+    if (arrival <= last) continue;
+    pass.members.set(member, arrival);
+    if (member.sharing.take(prepared)) continue;
+    pass.members.delete(member);
+    member.rejoin(arrival);
+  }
+}
+
+/** One stored message of the pass's test: prepared once, written to every member, and the end after the finishing one. */
+function deliver(pass: Pass, event: TestMessageEvent): void {
+  const { message, arrival } = event;
+  // Every member skips the same messages (their skip key is the pass's), so the lead tells.
+  if (!pass.lead.skips(message)) {
+    const prepared = pass.lead.sharing.prepare(message, pass.members.size);
+    if (prepared instanceof Promise || pass.behind !== undefined) {
+      const previous = pass.behind ?? Promise.resolve();
+      const current: Promise<void> = previous
+        .then(async () => writeAll(pass, await prepared, arrival))
+        .catch((error: unknown) => {
+          for (const member of pass.members.keys()) member.sharing.fail(error);
+        })
+        .finally(() => {
+          if (pass.behind === current) pass.behind = undefined;
+        });
+      pass.behind = current;
+    } else writeAll(pass, prepared, arrival);
+  } else {
+    for (const [member, last] of pass.members) if (arrival > last) pass.members.set(member, arrival);
+  }
+  if (!isFinished(event.status)) return;
+  const ended = [...pass.members.keys()];
+  after(pass, () => {
+    for (const member of ended) member.sharing.end();
+  });
+}
+
+/**
+ * The test left the store: its members are failed with `error` once what is being written is out;
+ * the pass goes at once (a member that joins later opens a new one), its members catching up find
+ * the test gone themselves.
+ */
+function gone(passes: Map<string, Pass>, pass: Pass, error: unknown): void {
+  if (passes.get(pass.name) === pass) passes.delete(pass.name);
+  pass.unlisten = undefined;
+  const told = [...pass.members.keys()];
+  pass.members.clear();
+  after(pass, () => {
+    for (const member of told) member.sharing.fail(error);
+  });
+}
+
+/** Runs `then` once what the pass is writing is out: at once when nothing is. */
+function after(pass: Pass, then: () => void): void {
+  if (pass.behind === undefined) then();
+  else void pass.behind.then(then);
+}
+
+function firstOf<T>(values: IterableIterator<T>): T | undefined {
+  for (const value of values) return value;
+  return undefined;
+}
