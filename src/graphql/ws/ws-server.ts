@@ -42,6 +42,7 @@ import { closeSocket } from './close-socket.js';
 import { createWebSocketSessions, tokenExpired, tokenFrom, tokenRefused, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
 import { refusalError } from '../pipeline/refusal-error.js';
+import { startWsHeartbeat } from './ws-heartbeat.js';
 
 /** Options of {@link attachGraphQLWebSocket}. */
 export interface GraphQLWebSocketOptions {
@@ -192,25 +193,10 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     log,
   );
 
-  // Dead peers (a laptop that slept, a dropped network) never send a close frame; without pings
-  // their subscriptions would be held forever.
-  const alive = new WeakSet<object>();
-  wss.on('connection', (socket) => {
-    alive.add(socket);
-    socket.on('pong', () => alive.add(socket));
-  });
+  // Dead peers are pinged out, a slice of the sockets at a time (ws-heartbeat.ts).
+  const heartbeat = startWsHeartbeat({ clients: wss.clients, intervalMs: options.heartbeatMs ?? 30_000 });
+  wss.on('connection', (socket) => heartbeat.add(socket));
   wss.on('error', (error) => log.error({ err: error }, 'websocket server error'));
-  const heartbeat = setInterval(() => {
-    for (const socket of wss.clients) {
-      if (!alive.has(socket)) {
-        socket.terminate();
-        continue;
-      }
-      alive.delete(socket);
-      socket.ping();
-    }
-  }, options.heartbeatMs ?? 30_000);
-  heartbeat.unref();
 
   let disposing: Promise<void> | undefined;
   return {
@@ -219,7 +205,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
     },
     dispose() {
       disposing ??= (async () => {
-        clearInterval(heartbeat);
+        heartbeat.stop();
         // graphql-ws waits for every client to answer the close frame; one that stops reading
         // never does, and ws would wait 30 s for it. Those are cut after a second.
         const cut = setTimeout(() => {
