@@ -98,11 +98,13 @@ export class FollowerCore implements SharedMember {
     return this.passed;
   }
 
-  rejoin(at: number): void {
+  rejoin(at: number, finished: boolean): void {
     if (!this.handedOff || this.closed) return;
     this.handedOff = false;
     this.passed = Math.max(this.passed, at);
     this.paused = true;
+    // Full with the test's last message: nothing is left to catch up; it ends once it can take more.
+    if (finished) this.finished = true;
   }
 
   /** Whether a message is at or below the follower's `afterSequence`. */

@@ -99,8 +99,11 @@ export interface SharedMember {
   skips(message: TestMessage): boolean;
   /** When live (everything it held handed on, listening, not paused): stops listening and answers how many of the test's arrivals it has passed; undefined, and nothing changes, otherwise. */
   handOff(): number | undefined;
-  /** The pass could not write to its target after `passed` arrivals: it pauses there, to catch up on `resume()`. */
-  rejoin(passed: number): void;
+  /**
+   * The pass could not write to its target after `passed` arrivals: it pauses there, to catch up on
+   * `resume()`; `finished` when that was the message that finishes the test (it then ends on `resume()`).
+   */
+  rejoin(passed: number, finished: boolean): void;
 }
 
 /** Where the live pushed followers of one log join the pass of their test and key. */

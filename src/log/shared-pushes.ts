@@ -24,9 +24,11 @@ interface Pass {
   readonly name: string;
   /**
    * The member whose target prepares each message and whose skipping is read (every member's is the
-   * same): the one that opened the pass, then, once it leaves, one still there.
+   * same): the one that opened the pass, then, once it leaves, one still there or the next to join.
    */
   lead: SharedMember;
+  /** The lead left while no member was in the pass: the next to join leads. */
+  leadLeft: boolean;
   /** Members and the place of the last message each was given. */
   readonly members: Map<SharedMember, number>;
   /** Live members waiting for the pass's listener to be in place. */
@@ -52,7 +54,7 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
     const name = `${member.correlationId}\u0000${member.skipKey}\u0000${member.sharing.shareKey}`;
     const known = passes.get(name);
     if (known !== undefined) return known;
-    const created: Pass = { name, lead: member, members: new Map(), waiting: new Set(), unlisten: undefined, behind: undefined, holders: 0 };
+    const created: Pass = { name, lead: member, leadLeft: false, members: new Map(), waiting: new Set(), unlisten: undefined, behind: undefined, holders: 0 };
     passes.set(name, created);
     source
       .listen(
@@ -91,6 +93,10 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
         passOf.set(member, pass);
         pass.holders += 1;
       }
+      if (pass.leadLeft) {
+        pass.lead = member;
+        pass.leadLeft = false;
+      }
       if (pass.unlisten === undefined) pass.waiting.add(member);
       else join(pass, member);
     },
@@ -102,7 +108,12 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
       pass.waiting.delete(member);
       pass.holders -= 1;
       if (pass.holders > 0) {
-        if (pass.lead === member) pass.lead = firstOf(pass.members.keys()) ?? firstOf(pass.waiting.values()) ?? pass.lead;
+        if (pass.lead === member) {
+          const next = firstOf(pass.members.keys()) ?? firstOf(pass.waiting.values());
+          // None in the pass now (all catching up): the first to join again leads; until then nothing is delivered.
+          if (next === undefined) pass.leadLeft = true;
+          else pass.lead = next;
+        }
         return;
       }
       if (passes.get(pass.name) === pass) passes.delete(pass.name);
@@ -112,26 +123,27 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
 }
 
 /** Writes one prepared message to every member that has not had it; a member whose target is full goes back to its follower. */
-function writeAll(pass: Pass, prepared: unknown, arrival: number): void {
+function writeAll(pass: Pass, prepared: unknown, arrival: number, finishing: boolean): void {
   for (const [member, last] of pass.members) {
     if (arrival <= last) continue;
     pass.members.set(member, arrival);
     if (member.sharing.take(prepared)) continue;
     pass.members.delete(member);
-    member.rejoin(arrival);
+    member.rejoin(arrival, finishing);
   }
 }
 
 /** One stored message of the pass's test: prepared once, written to every member, and the end after the finishing one. */
 function deliver(pass: Pass, event: TestMessageEvent): void {
   const { message, arrival } = event;
+  const finishing = isFinished(event.status);
   // Every member skips the same messages (their skip key is the pass's), so the lead tells.
   if (!pass.lead.skips(message)) {
     const prepared = pass.lead.sharing.prepare(message, pass.members.size);
     if (prepared instanceof Promise || pass.behind !== undefined) {
       const previous = pass.behind ?? Promise.resolve();
       const current: Promise<void> = previous
-        .then(async () => writeAll(pass, await prepared, arrival))
+        .then(async () => writeAll(pass, await prepared, arrival, finishing))
         .catch((error: unknown) => {
           for (const member of pass.members.keys()) member.sharing.fail(error);
         })
@@ -139,11 +151,11 @@ function deliver(pass: Pass, event: TestMessageEvent): void {
           if (pass.behind === current) pass.behind = undefined;
         });
       pass.behind = current;
-    } else writeAll(pass, prepared, arrival);
+    } else writeAll(pass, prepared, arrival, finishing);
   } else {
     for (const [member, last] of pass.members) if (arrival > last) pass.members.set(member, arrival);
   }
-  if (!isFinished(event.status)) return;
+  if (!finishing) return;
   const ended = [...pass.members.keys()];
   after(pass, () => {
     for (const member of ended) member.sharing.end();

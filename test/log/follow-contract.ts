@@ -404,22 +404,23 @@ export function describeFollowContract(context: FollowContext): void {
     it('writes the live followers of one test that share a key in one pass: each message prepared once for all, each written once in order, a full one caught up on its own', async () => {
       const id = uniqueId('shared');
       await record(incoming(id, { sequence: 1 }));
-      const prepared: Array<{ sequence: number | null; reached: number; key: string }> = [];
+      const prepared: Array<{ sequence: number | null; reached: number; key: string; pass: string }> = [];
       /** A sharing target of `key`, with room for `room` messages at a time. */
       const share = async (key: string, room: number, afterSequence?: number) => {
         const follower = await log.follow(id, { queueLimit: 2, ...(afterSequence === undefined ? {} : { afterSequence }) });
         if (!isFollower(follower)) throw new Error('follow answered no Follower');
-        const state = { got: [] as Array<number | null>, taken: 0, room, ended: false };
+        const state = { got: [] as Array<number | null>, taken: 0, room, ended: false, failed: undefined as unknown };
         const fill = () => ((state.room -= 1), state.room > 0);
         follower.push({
           shareKey: key,
           deliver: (message: TestMessage) => (state.got.push(message.sequence), fill()),
-          prepare: (message: TestMessage, reached: number) => (prepared.push({ sequence: message.sequence, reached, key }), message.sequence),
+          prepare: (message: TestMessage, reached: number) => (
+            prepared.push({ sequence: message.sequence, reached, key, pass: `${key}/${afterSequence ?? ''}` }),
+            message.sequence
+          ),
           take: (sequence: unknown) => (state.got.push(sequence as number | null), (state.taken += 1), fill()),
           end: () => (state.ended = true),
-          fail: (error: unknown) => {
-            throw error;
-          },
+          fail: (error: unknown) => (state.failed = error),
         } as Parameters<typeof follower.push>[0]);
         return { state, follower, resume: (more: number) => ((state.room = more), follower.resume()) };
       };
@@ -427,14 +428,22 @@ export function describeFollowContract(context: FollowContext): void {
       const slow = await share('a', 4);
       const other = await share('b', 1000);
       const skipping = await share('a', 1000, 3);
-      await eventually(() => log.followers(id) === 8, 5000, 'every follower to be live');
+      const skippingToo = await share('a', 1000, 3);
+      // Full with the final message itself: it must still be ended once it asks for more.
+      const fullAtEnd = await share('a', 10);
+      await eventually(() => log.followers(id) === 10, 5000, 'every follower to be live');
       for (let sequence = 2; sequence <= 9; sequence++) await record(incoming(id, { sequence }));
       await eventually(() => many.every((m) => m.state.got.length === 9) && other.state.got.length === 9, 5000, 'the live messages');
       // Live messages came through the pass (take), prepared once per pass and message, for all its members at once.
       for (const m of [...many, other]) expect(m.state.taken).toBeGreaterThan(0);
-      const ofA = prepared.filter((p) => p.key === 'a' && p.reached > 1);
+      const ofA = prepared.filter((p) => p.pass === 'a/' && p.reached > 1);
       expect(new Set(ofA.map((p) => p.sequence)).size).toBe(ofA.length);
-      expect(Math.max(...ofA.map((p) => p.reached))).toBe(6);
+      expect(Math.max(...ofA.map((p) => p.reached))).toBe(7);
+      // The two that skip the same messages share a pass of their own.
+      const skippers = prepared.filter((p) => p.pass === 'a/3');
+      expect(skippers.length).toBeGreaterThan(0);
+      expect(new Set(skippers.map((p) => p.sequence)).size).toBe(skippers.length);
+      expect(skippers.every((p) => p.reached === 2 && (p.sequence ?? 0) > 3)).toBe(true);
       // The full one was paused after its fourth message and holds nothing; the rest went on.
       expect(slow.state.got).toEqual([1, 2, 3, 4]);
       expect(skipping.state.got).toEqual([4, 5, 6, 7, 8, 9]);
@@ -442,10 +451,18 @@ export function describeFollowContract(context: FollowContext): void {
       await eventually(() => slow.state.got.length === 9, 5000, 'the catch-up');
       await record(incoming(id, { sequence: 10, final: true }));
       const all = Array.from({ length: 10 }, (_, i) => i + 1);
-      await eventually(() => [...many, slow, other, skipping].every((m) => m.state.ended), 5000, 'the end');
+      const ending = [...many, slow, other, skipping, skippingToo];
+      await eventually(() => ending.every((m) => m.state.ended), 5000, 'the end');
       for (const m of [...many, slow, other]) expect(m.state.got).toEqual(all);
-      expect(skipping.state.got).toEqual(all.slice(3));
-      for (const m of [...many, slow, other, skipping]) await m.follower.return?.();
+      for (const m of [skipping, skippingToo]) expect(m.state.got).toEqual(all.slice(3));
+      // Its room ran out with the final message: not ended until it can take more, then ended, nothing again.
+      expect(fullAtEnd.state.got).toEqual(all);
+      expect(fullAtEnd.state.ended).toBe(false);
+      fullAtEnd.resume(1000);
+      await eventually(() => fullAtEnd.state.ended, 5000, 'the end of the one full at the final message');
+      expect(fullAtEnd.state.got).toEqual(all);
+      for (const m of [...ending, fullAtEnd]) expect(m.state.failed).toBeUndefined();
+      for (const m of [...ending, fullAtEnd]) await m.follower.return?.();
       expect(log.followers(id)).toBe(0);
     });
 

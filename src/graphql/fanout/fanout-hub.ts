@@ -159,14 +159,18 @@ class HubSubscriber implements SharingTarget<SharedResult> {
 
   /** A live message from its pass; when full, its follower catches up once the sink drains. */
   take(shared: SharedResult): boolean {
-    if (this.sink.write(shared)) return true;
+    if (this.send(shared)) return true;
     this.sink.whenWritable(() => this.follower.resume());
     return false;
   }
 
   private write(event: unknown, toCome?: number): boolean {
     if (this.left) return true;
-    const shared = this.hub.results.get(event, this.args, this.shareKey);
+    return this.send(this.hub.results.get(event, this.args, this.shareKey), toCome);
+  }
+
+  /** Writes a result, after any of its own still executing (a catch-up's result that reads the store), so they leave in order. */
+  private send(shared: SharedResult | Promise<SharedResult>, toCome?: number): boolean {
     if (!(shared instanceof Promise) && this.executing === 0) return this.sink.write(shared, toCome);
     this.executing += 1;
     this.behind = this.behind

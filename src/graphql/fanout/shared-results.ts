@@ -32,6 +32,8 @@ export interface SharedResults {
   get(event: unknown, args: ExecutionArgs, key: string, reached?: number): SharedResult | Promise<SharedResult>;
 }
 
+let nextHubId = 0;
+
 /** Creates the per-turn results; `observeEvent` is the lifecycle's (its plugins' observers of an event, as one). */
 export function createSharedResults(observeEvent: (event: unknown) => EventObserver | undefined = () => undefined): SharedResults {
   // event -> operation key -> result, for the current turn of the event loop only.
@@ -41,6 +43,9 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
   let clearing = false;
   const documentIds = new WeakMap<DocumentNode, number>();
   let nextDocumentId = 0;
+  // The log's passes are per log, and two hubs may share one log (replicas in one process): a key
+  // names its hub too, so that one hub's document numbers never meet another's.
+  const hubId = nextHubId++;
 
   // The turn is over: forget its results, then end its observers (the lifecycle's, which report
   // their own failures). Cleared first: nothing an observer does can keep this turn's results.
@@ -62,7 +67,7 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
         documentId = nextDocumentId++;
         documentIds.set(args.document, documentId);
       }
-      return `${documentId}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
+      return `${hubId}:${documentId}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
     },
     get(event, args, key, reached = 1) {
       let perEvent = results.get(event);
