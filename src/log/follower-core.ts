@@ -107,6 +107,15 @@ export class FollowerCore implements SharedMember {
     if (finished) this.finished = true;
   }
 
+  ended(error?: unknown): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.handedOff = false;
+    this.stopListening();
+    if (error === undefined) this.target?.end();
+    else this.target?.fail(error);
+  }
+
   /** Whether a message is at or below the follower's `afterSequence`. */
   skips(message: TestMessage): boolean {
     const { afterSequence } = this.options;

@@ -31,17 +31,22 @@ class FollowerState extends FollowerCore implements Follower {
   }
 
   return(): Promise<IteratorResult<TestMessage>> {
+    this.close();
+    return this.live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<TestMessage>> {
+    this.close();
+    return this.live.iterator.throw?.(error) ?? Promise.reject(error);
+  }
+
+  /** Its reader is done with it (returned or thrown): it stops listening and leaves its pass. */
+  private close(): void {
     this.closed = true;
     this.replay = [];
     this.pending = [];
     this.stopListening();
     this.pushes?.leave(this);
-    return this.live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
-  }
-
-  throw(error?: unknown): Promise<IteratorResult<TestMessage>> {
-    this.replay = [];
-    return this.live.iterator.throw?.(error) ?? Promise.reject(error);
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<TestMessage> {

@@ -104,6 +104,12 @@ export interface SharedMember {
    * `resume()`; `finished` when that was the message that finishes the test (it then ends on `resume()`).
    */
   rejoin(passed: number, finished: boolean): void;
+  /**
+   * The pass is over for it: the test finished (no `error`), left the store, or a message could not
+   * be prepared (`error`). It is out of the pass already; it ends its target (or fails it) and
+   * stops, without waiting for its reader to return it. Does nothing once it has ended.
+   */
+  ended(error?: unknown): void;
 }
 
 /** Where the live pushed followers of one log join the pass of their test and key. */

@@ -12,6 +12,11 @@
  * member keeps the place of the last message it was given and is only given later ones: a join in
  * the middle of a message's delivery neither skips nor repeats it.
  *
+ * The pass ends its members itself: after the test's finishing message, when the test leaves the
+ * store, or when a message cannot be prepared, each member still in it leaves and is ended (or
+ * failed) through its follower (`SharedMember.ended`), which then holds nothing whether or not its
+ * reader ever returns it. A follower returned or thrown by its reader leaves its pass at once.
+ *
  * Inside the log: the follower and its pass are one owner of a subscriber's place, the hub sees
  * neither (it gives a sharing target and gets its messages).
  */
@@ -60,12 +65,12 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
       .listen(
         member.correlationId,
         (event) => {
-          if (created.members.size > 0) deliver(created, event);
+          if (created.members.size > 0) deliver(created, event, endMembers);
         },
         {
           // It follows the test for each member in it (a member catching up listens for itself, or not at all while paused).
           weight: () => created.members.size,
-          gone: (error) => gone(passes, created, error),
+          gone: (error) => gone(passes, created, error, endMembers),
         },
       )
       .then(
@@ -85,7 +90,17 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
     return created;
   };
 
-  return {
+  /**
+   * The pass is over for `members` (those of them still in it): each leaves it and is ended, or
+   * failed with `error`; the pass goes with its last holder.
+   */
+  const endMembers: EndMembers = (pass, members, error) => {
+    const over = members.filter((member) => passOf.get(member) === pass && pass.members.has(member));
+    for (const member of over) shared.leave(member);
+    for (const member of over) member.ended(error);
+  };
+
+  const shared: SharedPushes = {
     join(member) {
       let pass = passOf.get(member);
       if (pass === undefined) {
@@ -118,9 +133,14 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
       }
       if (passes.get(pass.name) === pass) passes.delete(pass.name);
       pass.unlisten?.();
+      pass.unlisten = undefined;
     },
   };
+  return shared;
 }
+
+/** Ends the members of a pass that are still in it (see `endMembers` in {@link createSharedPushes}). */
+type EndMembers = (pass: Pass, members: readonly SharedMember[], error?: unknown) => void;
 
 /** Writes one prepared message to every member that has not had it; a member whose target is full goes back to its follower. */
 function writeAll(pass: Pass, prepared: unknown, arrival: number, finishing: boolean): void {
@@ -134,7 +154,7 @@ function writeAll(pass: Pass, prepared: unknown, arrival: number, finishing: boo
 }
 
 /** One stored message of the pass's test: prepared once, written to every member, and the end after the finishing one. */
-function deliver(pass: Pass, event: TestMessageEvent): void {
+function deliver(pass: Pass, event: TestMessageEvent, endMembers: EndMembers): void {
   const { message, arrival } = event;
   const finishing = isFinished(event.status);
   // Every member skips the same messages (their skip key is the pass's), so the lead tells.
@@ -144,9 +164,8 @@ function deliver(pass: Pass, event: TestMessageEvent): void {
       const previous = pass.behind ?? Promise.resolve();
       const current: Promise<void> = previous
         .then(async () => writeAll(pass, await prepared, arrival, finishing))
-        .catch((error: unknown) => {
-          for (const member of pass.members.keys()) member.sharing.fail(error);
-        })
+        // Not prepared: the members it was for are failed with why, and out of the pass.
+        .catch((error: unknown) => endMembers(pass, [...pass.members.keys()], error))
         .finally(() => {
           if (pass.behind === current) pass.behind = undefined;
         });
@@ -156,10 +175,9 @@ function deliver(pass: Pass, event: TestMessageEvent): void {
     for (const [member, last] of pass.members) if (arrival > last) pass.members.set(member, arrival);
   }
   if (!finishing) return;
-  const ended = [...pass.members.keys()];
-  after(pass, () => {
-    for (const member of ended) member.sharing.end();
-  });
+  // Those given the finishing message end once it is out (a member full with it ends on its own, once it can take more).
+  const given = [...pass.members.keys()];
+  after(pass, () => endMembers(pass, given));
 }
 
 /**
@@ -167,14 +185,12 @@ function deliver(pass: Pass, event: TestMessageEvent): void {
  * the pass goes at once (a member that joins later opens a new one), its members catching up find
  * the test gone themselves.
  */
-function gone(passes: Map<string, Pass>, pass: Pass, error: unknown): void {
+function gone(passes: Map<string, Pass>, pass: Pass, error: unknown, endMembers: EndMembers): void {
   if (passes.get(pass.name) === pass) passes.delete(pass.name);
+  // The source dropped the listener itself.
   pass.unlisten = undefined;
   const told = [...pass.members.keys()];
-  pass.members.clear();
-  after(pass, () => {
-    for (const member of told) member.sharing.fail(error);
-  });
+  after(pass, () => endMembers(pass, told, error));
 }
 
 /** Runs `then` once what the pass is writing is out: at once when nothing is. */

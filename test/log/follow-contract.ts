@@ -466,6 +466,53 @@ export function describeFollowContract(context: FollowContext): void {
       expect(log.followers(id)).toBe(0);
     });
 
+    it("lets a pass end its members itself: at the test's end, when a message cannot be prepared, and when a follower is thrown, none waits for its reader's return", async () => {
+      /** Live sharing followers of `id` under one key, whose `prepare` fails for sequence `failing`. */
+      const sharing = async (id: string, count: number, failing?: number) =>
+        Promise.all(
+          Array.from({ length: count }, async () => {
+            const follower = await log.follow(id, { queueLimit: 10 });
+            if (!isFollower(follower)) throw new Error('follow answered no Follower');
+            const state = { got: [] as Array<number | null>, ended: 0, failed: [] as unknown[] };
+            follower.push({
+              shareKey: 'k',
+              deliver: (message: TestMessage) => (state.got.push(message.sequence), true),
+              prepare: (message: TestMessage) => (message.sequence === failing ? Promise.reject(new Error('not prepared')) : message.sequence),
+              take: (sequence: unknown) => (state.got.push(sequence as number | null), true),
+              end: () => (state.ended += 1),
+              fail: (error: unknown) => state.failed.push(error),
+            } as Parameters<typeof follower.push>[0]);
+            return { state, follower };
+          }),
+        );
+      const finishing = uniqueId('pass-end');
+      const failing = uniqueId('pass-fail');
+      const thrown = uniqueId('pass-throw');
+      for (const id of [finishing, failing, thrown]) await record(incoming(id, { sequence: 1 }));
+      const atEnd = await sharing(finishing, 3);
+      const notPrepared = await sharing(failing, 2, 2);
+      const [alone] = await sharing(thrown, 1);
+      await eventually(() => log.followers(finishing) === 3 && log.followers(failing) === 2 && log.followers(thrown) === 1, 5000, 'every follower live');
+      await record(incoming(finishing, { sequence: 2 }));
+      await record(incoming(finishing, { sequence: 3, final: true }));
+      await record(incoming(failing, { sequence: 2 }));
+      // Released by the pass, nobody returned: the test's end ended each once, the failed message failed each once.
+      await eventually(() => log.followers(finishing) === 0, 5000, 'the finished test to hold no follower');
+      await eventually(() => log.followers(failing) === 0, 5000, 'the failed followers to be released');
+      for (const m of atEnd) expect(m.state).toEqual({ got: [1, 2, 3], ended: 1, failed: [] });
+      for (const m of notPrepared) expect(m.state.failed.map((e) => (e as Error).message)).toEqual(['not prepared']);
+      // A later message reaches none of them.
+      await record(incoming(failing, { sequence: 3 }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const m of notPrepared) expect(m.state.got).toEqual([1]);
+      // Thrown by its reader: out of its pass as a return would take it.
+      await expect((alone as (typeof atEnd)[number]).follower.throw?.(new Error('reader failed'))).rejects.toThrow('reader failed');
+      expect(log.followers(thrown)).toBe(0);
+      // Returning them afterwards is harmless.
+      for (const m of [...atEnd, ...notPrepared]) await m.follower.return?.();
+      expect(log.followers(finishing) + log.followers(failing)).toBe(0);
+    });
+
     it('accepts appends with nobody following', async () => {
       const results = await log.append([incoming(uniqueId('alone'), { sequence: 1 })]);
       expect(results.map((r) => r.outcome)).toEqual(['inserted']);

@@ -139,9 +139,7 @@ class HubSubscriber implements SharingTarget<SharedResult> {
 
   /** The follower's target: a message while it replays or catches up (its pass writes the live ones, `take`). */
   deliver(message: TestMessage, toCome?: number): boolean {
-    if (this.write(message, toCome)) return true;
-    this.sink.whenWritable(() => this.follower.resume());
-    return false;
+    return this.resumedWhenWritable(this.write(message, toCome));
   }
 
   end(): void {
@@ -159,9 +157,13 @@ class HubSubscriber implements SharingTarget<SharedResult> {
 
   /** A live message from its pass; when full, its follower catches up once the sink drains. */
   take(shared: SharedResult): boolean {
-    if (this.send(shared)) return true;
-    this.sink.whenWritable(() => this.follower.resume());
-    return false;
+    return this.resumedWhenWritable(this.send(shared));
+  }
+
+  /** What a write answered; when the sink is full, the follower is resumed once it drains (it catches up from the store). */
+  private resumedWhenWritable(written: boolean): boolean {
+    if (!written) this.sink.whenWritable(() => this.follower.resume());
+    return written;
   }
 
   private write(event: unknown, toCome?: number): boolean {
