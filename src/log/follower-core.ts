@@ -107,6 +107,7 @@ export class FollowerCore implements SharedMember {
     if (finished) this.finished = true;
   }
 
+  /** Ends it (or fails it with `error`) once: closed, not listening, its target told. */
   ended(error?: unknown): void {
     if (this.closed) return;
     this.closed = true;
@@ -158,8 +159,7 @@ export class FollowerCore implements SharedMember {
       this.live.end(error);
       return;
     }
-    this.closed = true;
-    this.target.fail(error);
+    this.ended(error);
   }
 
   /** After the finishing message nothing more comes: stop listening at once, end once what is due is out. */

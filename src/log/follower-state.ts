@@ -72,12 +72,7 @@ class FollowerState extends FollowerCore implements Follower {
     if (this.paused || this.closed || this.finished) return;
     this.resuming = true;
     this.catchUp()
-      .catch((error: unknown) => {
-        if (this.closed) return;
-        this.closed = true;
-        this.stopListening();
-        this.target?.fail(error);
-      })
+      .catch((error: unknown) => this.ended(error))
       .finally(() => {
         this.resuming = false;
         if (!this.resumeWanted) return;

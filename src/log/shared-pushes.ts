@@ -95,7 +95,8 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
    * failed with `error`; the pass goes with its last holder.
    */
   const endMembers: EndMembers = (pass, members, error) => {
-    const over = members.filter((member) => passOf.get(member) === pass && pass.members.has(member));
+    // A member in a pass is that pass's in `passOf` too (join and leave change both).
+    const over = members.filter((member) => pass.members.has(member));
     for (const member of over) shared.leave(member);
     for (const member of over) member.ended(error);
   };

@@ -467,8 +467,8 @@ export function describeFollowContract(context: FollowContext): void {
     });
 
     it("lets a pass end its members itself: at the test's end, when a message cannot be prepared, and when a follower is thrown, none waits for its reader's return", async () => {
-      /** Live sharing followers of `id` under one key, whose `prepare` fails for sequence `failing`. */
-      const sharing = async (id: string, count: number, failing?: number) =>
+      /** Live sharing followers of `id` under one key, whose `prepare` fails for sequence `failsAt`. */
+      const sharing = async (id: string, count: number, failsAt?: number) =>
         Promise.all(
           Array.from({ length: count }, async () => {
             const follower = await log.follow(id, { queueLimit: 10 });
@@ -477,7 +477,7 @@ export function describeFollowContract(context: FollowContext): void {
             follower.push({
               shareKey: 'k',
               deliver: (message: TestMessage) => (state.got.push(message.sequence), true),
-              prepare: (message: TestMessage) => (message.sequence === failing ? Promise.reject(new Error('not prepared')) : message.sequence),
+              prepare: (message: TestMessage) => (message.sequence === failsAt ? Promise.reject(new Error('not prepared')) : message.sequence),
               take: (sequence: unknown) => (state.got.push(sequence as number | null), true),
               end: () => (state.ended += 1),
               fail: (error: unknown) => state.failed.push(error),
