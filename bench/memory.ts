@@ -28,11 +28,21 @@ export async function benchMemory(messages: number, sockets: number, followed: {
     },
     {
       benchmark: 'memory',
-      // No ceiling of its own: the part of the row above that is the service's own objects (RSS also
+      // No ceiling of its own: the part of the first socket row that is the service's own objects (RSS also
       // counts the heap's growth steps and the native side of each connection).
       variant: `heap per idle subscribed WebSocket, after full collections (${sockets})`,
       value: socket.heapPerSocket,
       unit: 'bytes',
+    },
+    {
+      benchmark: 'memory',
+      // Issue 47's target, for what one more idle subscribed socket costs (the first socket row also
+      // carries what a service grows once under its first burst of handshakes: bench/sockets.ts).
+      variant: `RSS per idle subscribed WebSocket, the slope from ${Math.floor(sockets / 2)} to ${sockets}`,
+      value: socket.slopePerSocket,
+      unit: 'bytes',
+      target: '≤ 25600',
+      met: socket.slopePerSocket <= 25_600,
     },
     {
       benchmark: 'memory',

@@ -13,12 +13,39 @@ async function metric(url: string, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1]);
 }
 
+/** What the sockets of {@link benchSockets} cost the service, per socket, in bytes. */
+export interface SocketCost {
+  /** RSS growth per socket, `count` sockets against the service before them (as measured until 2026-11-29). */
+  readonly perSocket: number;
+  /** Heap in use after full collections, per socket, over the same `count`. */
+  readonly heapPerSocket: number;
+  /**
+   * RSS growth per socket between a service holding `count / 2` and one holding `count` (each fresh):
+   * what one more socket costs, without the growth every service pays once under its first burst
+   * of handshakes, which the row above charges to its sockets.
+   */
+  readonly slopePerSocket: number;
+}
+
 /**
- * Opens `count` idle subscribed sockets and returns the service's growth per socket: RSS, and the
- * heap in use after full collections (the service worker collects on SIGUSR2), which counts what
- * the sockets hold without the garbage of their handshakes or the heap's growth steps.
+ * Opens `count` idle subscribed sockets on a fresh service and returns its growth per socket: RSS,
+ * and the heap in use after full collections (the service worker collects on SIGUSR2), which counts
+ * what the sockets hold without the garbage of their handshakes or the heap's growth steps; then the
+ * same with half as many on another fresh service, for the slope between the two.
+ *
+ * The slope leaves out what a service grows once under a burst, whatever its size: V8's young
+ * generation grows to its full size (about 35 MB on Node 26), which read as 7 KB of RSS per socket
+ * over 5,000 sockets. Two fresh services of the same making pay it alike, so it cancels.
  */
-export async function benchSockets(cluster: BenchBroker, count: number): Promise<{ perSocket: number; heapPerSocket: number }> {
+export async function benchSockets(cluster: BenchBroker, count: number): Promise<SocketCost> {
+  const full = await socketGrowth(cluster, count);
+  const half = Math.floor(count / 2);
+  const halved = await socketGrowth(cluster, half);
+  return { perSocket: full.rss / count, heapPerSocket: full.heap / count, slopePerSocket: (full.rss - halved.rss) / (count - half) };
+}
+
+/** A fresh service's growth, RSS and heap after full collections, in bytes, under `count` idle subscribed sockets. */
+async function socketGrowth(cluster: BenchBroker, count: number): Promise<{ rss: number; heap: number }> {
   const env = { ...BENCH_AUTH_ENV, KAFKA_BROKERS: cluster.bootstrapServers.join(','), KAFKA_GROUP_ID: `bench-s-${Date.now()}` };
   const service = startWorker('service', ['--tests', '1', '--messages', '0'], env);
   const collected = async (url: string) => {
@@ -41,7 +68,7 @@ export async function benchSockets(cluster: BenchBroker, count: number): Promise
     const after = await rss(url);
     const heapAfter = await collected(url);
     await sockets.stop();
-    return { perSocket: (after - before) / count, heapPerSocket: (heapAfter - heapBefore) / count };
+    return { rss: after - before, heap: heapAfter - heapBefore };
   } finally {
     await service.stop();
   }
