@@ -127,14 +127,14 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
             }),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
-          // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the listener catches every error itself
-          socket.on('message', async (data) => {
-            try {
-              await handle(String(data));
-            } catch (error) {
+          // Not an async listener: graphql-ws's handling of a `subscribe` lasts as long as the
+          // operation, and an async listener waiting on it would hold the message's buffer (a view
+          // of the read it arrived in) for all that time.
+          socket.on('message', (data) => {
+            handle(String(data)).catch((error: unknown) => {
               logger.error({ err: error }, 'WebSocket message handling failed');
               closeSocket(socket, internalError());
-            }
+            });
           }),
       },
       extra,

@@ -2,7 +2,8 @@
  * The graphql-ws binding writes its protocol frames through the process's write coalescer, the one
  * scheme of held writes a socket has (the hub's pushes use it too): over a real WebSocket, every
  * frame the transport sends is held by the coalescer on the socket ws writes to, and none is
- * corked by the transport itself; and an open socket keeps nothing of the request that opened it.
+ * corked by the transport itself; and an open socket keeps nothing of the request that opened it,
+ * nor a running operation the message that started it.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -17,30 +18,63 @@ import { createSilentLogger } from '../../../../src/base/logger.js';
 import { createWriteCoalescer, type WriteCoalescer } from '../../../../src/graphql/fanout/write-coalescer.js';
 import { serveGraphQLOverWebSocket, type WebSocketTransport } from '../../../../src/graphql/ws/ws-transport.js';
 
-const schema = buildSchema('type Query { hello: String }');
+const schema = buildSchema('type Query { hello: String } type Subscription { forever: String }');
 const stops: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop();
 });
 
-async function serve(coalescer: Pick<WriteCoalescer, 'hold'>): Promise<{ url: string; wires: Set<Socket>; requests: Array<WeakRef<IncomingMessage>> }> {
+/** A subscription that yields nothing until it is returned; `started` is called as it opens. */
+function forever(started: () => void): AsyncIterableIterator<never> {
+  let stop: (() => void) | undefined;
+  const stream: AsyncIterableIterator<never> = {
+    next: () => {
+      started();
+      return new Promise((resolve) => (stop = () => resolve({ value: undefined as never, done: true })));
+    },
+    return: () => {
+      stop?.();
+      return Promise.resolve({ value: undefined as never, done: true });
+    },
+    [Symbol.asyncIterator]: () => stream,
+  };
+  return stream;
+}
+
+async function serve(
+  coalescer: Pick<WriteCoalescer, 'hold'>,
+  started: () => void = () => undefined,
+): Promise<{ url: string; wires: Set<Socket>; requests: Array<WeakRef<IncomingMessage>>; messages: Array<WeakRef<object>> }> {
   const wss = new WebSocketServer({ port: 0 });
   await new Promise<void>((resolve) => wss.once('listening', resolve));
   const wires = new Set<Socket>();
   const requests: Array<WeakRef<IncomingMessage>> = [];
-  wss.on('connection', (_socket, request) => {
+  // Every message the server's sockets receive, as ws hands it to each of their listeners.
+  const messages: Array<WeakRef<object>> = [];
+  wss.on('connection', (socket, request) => {
     wires.add(request.socket);
     requests.push(new WeakRef(request));
+    socket.on('message', (data) => messages.push(new WeakRef(data as object)));
   });
-  const transport: WebSocketTransport = serveGraphQLOverWebSocket({ schema, roots: { query: { hello: () => 'world' } }, coalescer }, wss, createSilentLogger());
+  const roots = { query: { hello: () => 'world' }, subscription: { forever: () => forever(started) } };
+  const transport: WebSocketTransport = serveGraphQLOverWebSocket({ schema, roots, coalescer }, wss, createSilentLogger());
   stops.push(() => transport.dispose());
-  return { url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, wires, requests };
+  return { url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, wires, requests, messages };
 }
 
 /** The engine's collector, which the test process may call once the flag is set. */
 function collector(): () => void {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as () => void;
+}
+
+/** Collects until every one of `refs` is gone, or a few times over: what survives is held. */
+async function collectAll(refs: ReadonlyArray<WeakRef<object>>): Promise<void> {
+  const gc = collector();
+  for (let i = 0; i < 5 && refs.some((ref) => ref.deref() !== undefined); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    gc();
+  }
 }
 
 describe('the WebSocket transport', () => {
@@ -84,11 +118,24 @@ describe('the WebSocket transport', () => {
     expect(requests).toHaveLength(1);
     // The socket is still open (the client is not lazy and has not been disposed); a request held
     // by the transport survives any number of collections.
-    const gc = collector();
-    for (let i = 0; i < 5 && requests[0]?.deref() !== undefined; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      gc();
-    }
+    await collectAll(requests);
     expect(requests[0]?.deref()).toBeUndefined();
+  });
+
+  it('keeps no message of a running operation: a subscription that lasts holds neither the message that started it nor the buffer it came in', async () => {
+    const coalescer = createWriteCoalescer({ maxDelayMs: 10 });
+    stops.push(() => coalescer.dispose());
+    let opened!: () => void;
+    const running = new Promise<void>((resolve) => (opened = resolve));
+    const { url, messages } = await serve(coalescer, () => opened());
+    const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
+    stops.push(() => client.dispose());
+    const unsubscribe = client.subscribe({ query: 'subscription { forever }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+    stops.push(unsubscribe);
+    await running;
+    // connection_init and subscribe, while the subscription still runs.
+    expect(messages).toHaveLength(2);
+    await collectAll(messages);
+    expect(messages.map((message) => message.deref())).toEqual([undefined, undefined]);
   });
 });
