@@ -59,8 +59,12 @@ export class FollowerCore implements SharedMember {
    * once given what was queued.
    */
   protected left: ServiceError | undefined = undefined;
-  /** The live part of a pulled follower: a bounded channel. */
-  protected readonly live: Channel<TestMessage>;
+  /**
+   * The live part of a pulled follower: a bounded channel, made when a live event first has to wait
+   * in it or a reader first pulls (`live`). A pushed follower, the hub's, hands its events on as they
+   * come and never makes one: the channel and its two functions were a quarter of an idle one's heap.
+   */
+  private channel: Channel<TestMessage> | undefined = undefined;
 
   constructor(
     protected readonly source: FollowSource,
@@ -68,9 +72,21 @@ export class FollowerCore implements SharedMember {
     protected readonly options: FollowOptions,
     /** Where it joins the pass of its test once live, when its target shares (none: it delivers its live messages itself). */
     protected readonly pushes?: SharedPushes,
-  ) {
-    const { queueLimit } = options;
-    this.live = createChannel<TestMessage>({
+  ) {}
+
+  /** The live channel, made on first use. */
+  protected get live(): Channel<TestMessage> {
+    return (this.channel ??= this.openChannel());
+  }
+
+  /** The live channel if one was made (a pushed follower has none). */
+  protected get madeChannel(): Channel<TestMessage> | undefined {
+    return this.channel;
+  }
+
+  private openChannel(): Channel<TestMessage> {
+    const { queueLimit } = this.options;
+    return createChannel<TestMessage>({
       limit: queueLimit,
       overflow: () =>
         new ServiceError(

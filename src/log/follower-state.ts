@@ -32,12 +32,12 @@ class FollowerState extends FollowerCore implements Follower {
 
   return(): Promise<IteratorResult<TestMessage>> {
     this.close();
-    return this.live.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
+    return this.madeChannel?.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
   }
 
   throw(error?: unknown): Promise<IteratorResult<TestMessage>> {
     this.close();
-    return this.live.iterator.throw?.(error) ?? Promise.reject(error);
+    return this.madeChannel?.iterator.throw?.(error) ?? Promise.reject(error);
   }
 
   /** Its reader is done with it (returned or thrown): it stops listening and leaves its pass. */
@@ -56,7 +56,7 @@ class FollowerState extends FollowerCore implements Follower {
   push(to: FollowTarget): void {
     if (this.target !== undefined) throw new Error('a follower is pushed to one target');
     this.target = to;
-    this.pending = this.live.takeAll();
+    this.pending = this.madeChannel?.takeAll() ?? [];
     this.flush();
     if (this.left !== undefined) this.gone(this.left);
   }

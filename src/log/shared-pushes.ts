@@ -56,7 +56,8 @@ export function createSharedPushes(source: Pick<FollowSource, 'listen'>, onError
   };
 
   const open = (member: SharedMember): Pass => {
-    const name = `${member.correlationId}\u0000${member.skipKey}\u0000${member.sharing.shareKey}`;
+    // Joined, not concatenated: one string rather than a tree of pieces, held as long as the pass.
+    const name = [member.correlationId, member.skipKey, member.sharing.shareKey].join('\u0000');
     const known = passes.get(name);
     if (known !== undefined) return known;
     const created: Pass = { name, lead: member, leadLeft: false, members: new Map(), waiting: new Set(), unlisten: undefined, behind: undefined, holders: 0 };

@@ -50,7 +50,8 @@ class ResponsePushSink implements PushSink {
   private cut: NodeJS.Timeout | undefined = undefined;
 
   constructor(private readonly options: ResponsePushSinkOptions) {
-    options.res.once('close', () => clearTimeout(this.cut));
+    // `on`: 'close' comes once, and `once` would hold a wrapper closure for the stream's life.
+    options.res.on('close', () => clearTimeout(this.cut));
   }
 
   write(shared: SharedResult, note?: Record<string, unknown>): boolean {

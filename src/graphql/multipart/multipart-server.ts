@@ -26,6 +26,8 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
+import { forgetBearer } from '../../auth/bearer.js';
+import { flattenHead } from '../fanout/flat-head.js';
 import { ServiceError } from '../../base/errors.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
 import { grantOf } from '../fanout/delivery-notes.js';
@@ -103,6 +105,8 @@ export function createGraphQLMultipart(options: GraphQLMultipartOptions): GraphQ
       return responses.size;
     },
     async handle(req, res, principal, refusalType = 'application/json') {
+      // Verified: the request stays open as long as the stream, and need not keep the token's text.
+      forgetBearer(req);
       const requestId = currentRequestId() ?? randomUUID();
       let prepared: Awaited<ReturnType<typeof prepare>>;
       try {
@@ -117,7 +121,7 @@ export function createGraphQLMultipart(options: GraphQLMultipartOptions): GraphQ
         return;
       }
       responses.add(res);
-      res.once('close', () => responses.delete(res));
+      res.on('close', () => responses.delete(res));
       await stream(options, prepared.args, { res, principal, requestId, extensions: prepared.extensions });
     },
     async dispose() {
@@ -141,6 +145,7 @@ async function stream(options: GraphQLMultipartOptions, args: ExecutionArgs, str
   const formatted = withClientErrors(options, requestId);
   const last = (result: ExecutionResult) => options.coalescer.write(res, payloadPart(JSON.stringify(formatted(result))));
   res.writeHead(200, STATUS_CODES[200], { 'content-type': MULTIPART_CONTENT_TYPE, 'cache-control': 'no-cache, no-store' });
+  flattenHead(res);
   res.write(BOUNDARY);
   const heartbeat = setInterval(() => options.coalescer.write(res, part('{}')), options.heartbeatMs ?? 5_000);
   heartbeat.unref();
@@ -186,7 +191,7 @@ async function pushes(options: GraphQLMultipartOptions, args: ExecutionArgs, str
     failed: (error) => ({ errors: [asGraphQLError(error)] }),
   });
   const leave = () => void ending.return?.(undefined);
-  res.once('close', leave);
+  res.on('close', leave);
   subscription.start();
   try {
     for await (const last of ending) lastPart(last);

@@ -1,5 +1,5 @@
 /**
- * The per-operation GraphQL context. Loaders are created here for every operation and never
+ * The per-operation GraphQL context. Loaders are made here for each operation (on first use) and never
  * shared, so one request's batching and caching cannot leak into another's.
  */
 import DataLoader from 'dataloader';
@@ -78,16 +78,35 @@ export function createGraphQLContext(
     visibility,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
     ...(observer === undefined ? {} : { observer }),
-    loaders: {
-      test: new DataLoader<string, TestSummary | null>(
-        async (ids) => {
-          // Either spelling of a UUID reads the one test it names.
-          const tests = await deps.log.getMany(ids.map(canonicalCorrelationId));
-          observer?.read(ids, tests);
-          return tests.map((test) => (test !== null && visibility.canSee(test) ? test : null));
-        },
-        { cache: cacheReads },
-      ),
-    },
+    loaders: new OperationLoaders(deps, visibility, observer, cacheReads),
   };
+}
+
+/**
+ * The loaders of one operation, each made on first use: a subscription's context lives as long as
+ * it does, and most never load a test (the fields under `testMessages` read the message alone), so
+ * a loader made up front (the loader, its options and its batch function) was held for nothing.
+ */
+class OperationLoaders implements Loaders {
+  private loader: DataLoader<string, TestSummary | null> | undefined;
+
+  constructor(
+    private readonly deps: GraphQLDeps,
+    private readonly visibility: Visibility,
+    private readonly observer: OperationObserver | undefined,
+    private readonly cacheReads: boolean,
+  ) {}
+
+  get test(): DataLoader<string, TestSummary | null> {
+    this.loader ??= new DataLoader<string, TestSummary | null>(
+      async (ids) => {
+        // Either spelling of a UUID reads the one test it names.
+        const tests = await this.deps.log.getMany(ids.map(canonicalCorrelationId));
+        this.observer?.read(ids, tests);
+        return tests.map((test) => (test !== null && this.visibility.canSee(test) ? test : null));
+      },
+      { cache: this.cacheReads },
+    );
+    return this.loader;
+  }
 }

@@ -7,7 +7,7 @@ import { principalKey, type Principal } from '../../auth/principal.js';
 
 /** Anything that says when it has closed (a WebSocket, an HTTP response). */
 export interface Closable {
-  once(event: 'close', listener: () => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
 }
 
 /** The slots of one kind of connection. */
@@ -26,7 +26,8 @@ export function createPrincipalSlots(max: number): PrincipalSlots {
       const count = open.get(key) ?? 0;
       if (count >= max) return false;
       open.set(key, count + 1);
-      connection.once('close', () => {
+      // `on`: 'close' comes once, and `once` would hold a wrapper closure for the connection's life.
+      connection.on('close', () => {
         const left = (open.get(key) ?? 1) - 1;
         if (left === 0) open.delete(key);
         else open.set(key, left);

@@ -28,6 +28,8 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
 import type { Principal } from '../../auth/principal.js';
+import { forgetBearer } from '../../auth/bearer.js';
+import { flattenHead } from '../fanout/flat-head.js';
 import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
@@ -90,6 +92,8 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
     },
     async handle(req, res, principal, refusalType = 'application/json') {
       const refusalContentType = `${refusalType}; charset=utf-8`;
+      // Verified: the request stays open as long as the stream, and need not keep the token's text.
+      forgetBearer(req);
       if (disposed) {
         // Draining: the load balancer sends new streams elsewhere once readiness says so; one that
         // still arrives is told to reconnect rather than opened and cut.
@@ -119,9 +123,10 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
         context: stream,
       };
       responses.add(res);
-      res.once('close', () => responses.delete(res));
+      res.on('close', () => responses.delete(res));
       const [body, init]: SseResponse = await handler(request);
       res.writeHead(init.status, init.statusText || STATUS_CODES[init.status], refusalHeaders(init, refusalContentType));
+      flattenHead(res);
       stream.start?.();
       await writeBody(res, body, log);
       // Ended, but what it holds must still leave: a client that never reads is cut after the bound.
@@ -230,7 +235,7 @@ async function writeBody(res: ServerResponse, body: ResponseBody | null, log: Lo
     return;
   }
   const stop = () => void body.return(undefined);
-  res.once('close', stop);
+  res.on('close', stop);
   try {
     for await (const chunk of body) {
       if (res.writableEnded || res.destroyed) break;

@@ -39,7 +39,7 @@ import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { createWebSocketPushSink } from './ws-push-sink.js';
 import { grantOf, type DeliveryGrant } from '../fanout/delivery-notes.js';
 import { closeSocket } from './close-socket.js';
-import { createWebSocketSessions, tokenExpired, tokenFrom, tokenRefused, type WebSocketSessions } from './ws-session.js';
+import { createWebSocketSessions, forgetToken, tokenExpired, tokenFrom, tokenRefused, type WebSocketSessions } from './ws-session.js';
 import { serveGraphQLOverWebSocket, type WebSocketExtra } from './ws-transport.js';
 import { refusalError } from '../pipeline/refusal-error.js';
 import { startWsHeartbeat } from './ws-heartbeat.js';
@@ -118,7 +118,9 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         const socket = ctx.extra.socket;
         let principal: Principal;
         try {
-          principal = await options.verifyAccessToken(tokenFrom(ctx.connectionParams));
+          const token = tokenFrom(ctx.connectionParams);
+          forgetToken(ctx.connectionParams);
+          principal = await options.verifyAccessToken(token);
         } catch (error) {
           if (isServiceError(error) && error.code === 'UNAUTHENTICATED') {
             closeSocket(socket, tokenRefused(error));

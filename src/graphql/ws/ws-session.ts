@@ -102,7 +102,8 @@ export function createWebSocketSessions(verifyAccessToken: VerifyAccessToken, lo
   return {
     start(socket, principal) {
       setDeadline(socket, principal);
-      socket.once('close', () => {
+      // `on`: 'close' comes once, and `once` would hold a wrapper closure for the socket's life.
+      socket.on('close', () => {
         clearTimeout(sessions.get(socket)?.expiry);
         sessions.delete(socket);
       });
@@ -122,5 +123,17 @@ export function tokenFrom(params: Record<string, unknown> | undefined): string {
   if (typeof params?.token === 'string' && params.token !== '') return params.token;
   throw new InvalidTokenError('no bearer token (connection_init payload { authorization: "Bearer <token>" })');
 }
+
+/**
+ * Drops the token's text from a `connection_init` payload once it is read: graphql-ws keeps the
+ * payload (its `connectionParams`) for the socket's life, where nothing reads the token again, and
+ * a token is the largest thing a client sends (1–2 KB from most issuers). Its fields stay, empty.
+ */
+export function forgetToken(params: Record<string, unknown> | undefined): void {
+  if (params === undefined) return;
+  for (const field of TOKEN_FIELDS) if (Object.hasOwn(params, field)) params[field] = undefined;
+}
+
+const TOKEN_FIELDS = ['authorization', 'Authorization', 'token'] as const;
 
 const carriesToken = (payload: Record<string, unknown>) => 'authorization' in payload || 'Authorization' in payload || 'token' in payload;
