@@ -17,13 +17,13 @@
  *   rejoins the live pushes, missing nothing and getting nothing twice (`follower.ts`);
  * - any other source (the change feed) is read as an iterator, one subscriber at a time, and its
  *   results leave through the same sinks;
- * - the transport gets a stream that yields nothing (graphql-ws and graphql-sse wait on it), ends
- *   when the source ends (they then send `complete`), fails when it fails (they send the error
- *   through the lifecycle's edge), and leaves the hub when they `return()` it (a client's `complete`,
- *   a closed socket).
+ * - the transport gets the subscription's end, `ended` (resolved when the source ends or the
+ *   transport leaves, rejected when it fails), and `leave()` for a client that goes (its `complete`,
+ *   a closed connection): no results pass through the transport, so there is nothing to iterate.
+ *   Protocol libraries that learn an operation's end only by iterating it (graphql-ws) get that
+ *   shape from `until-ended.ts`, made there alone; the streaming HTTP bindings wait on `ended`.
  */
 import { createSourceEventStream, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { createChannel, type Channel } from '../../base/channel.js';
 import type { Logger } from '../../base/logger.js';
 import { isFollower } from '../../log/follower.js';
 import type { TestMessage } from '../../domain/types.js';
@@ -33,12 +33,21 @@ import { notingSink, type DeliveryGrant } from './delivery-notes.js';
 import type { PushSink, SharedResult, SubscriberSink } from './push-sink.js';
 import { createSharedResults, sharedResult, type SharedResults } from './shared-results.js';
 
-/** One subscription in the hub, as its transport holds it. */
+/**
+ * One subscription in the hub, as its transport holds it: the hub writes its results to the
+ * transport's sink (push-sink.ts), and the transport holds its end and its leaving here.
+ */
 export interface HubSubscription {
-  /** What the protocol server iterates: it yields nothing, ends when the subscription ends, fails when it fails. */
-  readonly stream: AsyncIterableIterator<ExecutionResult>;
+  /**
+   * Settles once the subscription is over: resolves when it ends (its source ended, the test
+   * finished, or the transport left), rejects with why it failed. A rejection nobody waits for is
+   * not reported as unhandled.
+   */
+  readonly ended: Promise<void>;
   /** Starts the pushes (once the transport can write: after the response head, for SSE). Safe to call twice. */
   start(): void;
+  /** The client left (its `complete`, a closed connection): the subscription leaves the hub and `ended` resolves. Safe to call twice. */
+  leave(): void;
 }
 
 /** The hub of one process. */
@@ -76,8 +85,7 @@ export function createFanoutHub(options: FanoutHubOptions): FanoutHub {
     async subscribe(args, transportSink, grant) {
       const opened = await createSourceEventStream(args);
       if (!isAsyncIterable(opened)) return opened;
-      const subscriber = new HubSubscriber(hub, args, notingSink(transportSink, args, grant, sharedResult), opened[Symbol.asyncIterator]());
-      return { stream: subscriber.outcome.iterator, start: () => subscriber.start() };
+      return new HubSubscriber(hub, args, notingSink(transportSink, args, grant, sharedResult), opened[Symbol.asyncIterator]());
     },
   };
 }
@@ -90,20 +98,19 @@ interface HubState {
   readonly closeFailed: (error: unknown) => void;
 }
 
-const nothingQueued = () => new Error('nothing is queued here');
-
 /**
  * One subscription in the hub: its follower's target (a sharing one: the log writes its live
  * messages in one pass with every other subscriber of the operation on the test, prepared once
- * here), and the stream its transport waits on (`outcome`). One object with its methods shared, not closures: one is made per
- * subscription and held while it lasts (bench/README.md, "Idle memory").
+ * here), and what its transport holds (`ended`, `leave`). One object with its methods shared, not
+ * closures: one is made per subscription and held while it lasts (bench/README.md, "Idle memory").
  */
-class HubSubscriber implements SharingTarget<SharedResult> {
+class HubSubscriber implements SharingTarget<SharedResult>, HubSubscription {
   /** The operation's key (`SharedResults.keyOf`): the share key of its follower's target. */
   readonly shareKey: string;
   readonly follower: Follower;
-  /** Never pushed to: it ends, fails, or is left by the protocol server (onClose: the subscriber leaves). */
-  readonly outcome: Channel<ExecutionResult>;
+  readonly ended: Promise<void>;
+  private resolveEnded!: () => void;
+  private rejectEnded!: (error: unknown) => void;
   private readonly counted: boolean;
   private left = false;
   private started = false;
@@ -122,7 +129,11 @@ class HubSubscriber implements SharingTarget<SharedResult> {
     // Only read when its source is a follower.
     this.follower = source as Follower;
     if (this.counted) hub.followers += 1;
-    this.outcome = createChannel<ExecutionResult>({ limit: 0, overflow: nothingQueued, onClose: () => this.leave() });
+    this.ended = new Promise<void>((resolve, reject) => {
+      this.resolveEnded = resolve;
+      this.rejectEnded = reject;
+    });
+    this.ended.catch(ignore);
   }
 
   /** Starts the pushes; safe to call twice. */
@@ -132,8 +143,8 @@ class HubSubscriber implements SharingTarget<SharedResult> {
     if (this.counted) this.follower.push(this);
     else
       void pump(this.source, (event) => this.write(event), this.sink).then(
-        () => this.outcome.end(),
-        (error: unknown) => this.outcome.fail(error),
+        () => this.end(),
+        (error: unknown) => this.fail(error),
       );
   }
 
@@ -142,12 +153,16 @@ class HubSubscriber implements SharingTarget<SharedResult> {
     return this.resumedWhenWritable(this.write(message, toCome));
   }
 
+  /** The subscription ended (its source did, or its test finished): it leaves the hub. */
   end(): void {
-    this.outcome.end();
+    this.leave();
   }
 
+  /** The subscription failed: it leaves the hub, and `ended` says why. */
   fail(error: unknown): void {
-    this.outcome.fail(error);
+    if (this.left) return;
+    this.rejectEnded(error);
+    this.leave();
   }
 
   /** A live message, executed and serialized once for the `reached` subscribers of the operation its pass writes it to. */
@@ -180,14 +195,16 @@ class HubSubscriber implements SharingTarget<SharedResult> {
         const settled = await shared;
         if (!this.left) this.sink.write(settled, toCome);
       })
-      .catch((error: unknown) => this.outcome.fail(error))
+      .catch((error: unknown) => this.fail(error))
       .finally(() => (this.executing -= 1));
     return true;
   }
 
-  private leave(): void {
+  /** Leaves the hub once: stops its source and resolves `ended` (unless a failure settled it first). */
+  leave(): void {
     if (this.left) return;
     this.left = true;
+    this.resolveEnded();
     if (this.counted) this.hub.followers -= 1;
     Promise.resolve(this.source.return?.()).catch(this.hub.closeFailed);
   }
@@ -199,6 +216,8 @@ async function pump(source: AsyncIterator<unknown>, write: (event: unknown) => b
     if (!write(next.value)) await new Promise<void>((resume) => sink.whenWritable(resume));
   }
 }
+
+function ignore(): void {}
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';

@@ -181,11 +181,11 @@ async function pushes(options: GraphQLMultipartOptions, args: ExecutionArgs, str
     withClientErrors: withClientErrors(options, requestId),
   });
   const subscription = await withRequestId(requestId, () => options.pipeline.hub.subscribe(args, sink, grantOf(args, streamed.extensions, options.delivery)));
-  if (!('stream' in subscription)) {
+  if (!('ended' in subscription)) {
     lastPart(subscription);
     return;
   }
-  const ending = endingSseStream(subscription.stream, {
+  const ending = endingSseStream(subscription, {
     endsAt: principal.expiresAt,
     expired: () => ({ errors: [asGraphQLError(new InvalidTokenError('the token has expired'))] }),
     failed: (error) => ({ errors: [asGraphQLError(error)] }),

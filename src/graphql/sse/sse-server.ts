@@ -196,9 +196,9 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
           withClientErrors: (result) => ({ ...result, errors: clientErrors(result.errors ?? [], stream.requestId, pipeline.lifecycle.formatError) }),
         });
         const subscription = await pipeline.hub.subscribe(args, sink, grantOf(args, stream.extensions, options.delivery));
-        if (!('stream' in subscription)) return subscription;
-        stream.start = subscription.start;
-        return endingSseStream(subscription.stream, {
+        if (!('ended' in subscription)) return subscription;
+        stream.start = () => subscription.start();
+        return endingSseStream(subscription, {
           endsAt: stream.principal.expiresAt,
           expired: () => ({ errors: [asGraphQLError(new InvalidTokenError('the token has expired'))] }),
           failed: (error) => ({ errors: [asGraphQLError(error)] }),

@@ -1,8 +1,8 @@
 /**
- * How an SSE subscription ends, around the fan-out hub's stream (which yields nothing: the hub
- * writes the pushes to the response itself, `sse-push-sink.ts`). graphql-sse iterates what this
- * returns and sends `complete` when it ends; before that, the client always learns why the
- * stream ends when it is not the test's end:
+ * How an SSE subscription ends, around the fan-out hub's subscription (whose results do not pass
+ * here: the hub writes the pushes to the response itself, `sse-push-sink.ts`). graphql-sse
+ * iterates what this returns and sends `complete` when it ends; before that, the client always
+ * learns why the stream ends when it is not the test's end:
  *
  * - at the token's expiry (even while the response waits for a client that reads slowly) the
  *   stream ends with one last error result, UNAUTHENTICATED, and leaves the hub;
@@ -12,9 +12,10 @@
  */
 import type { ExecutionResult } from 'graphql';
 import { createChannel } from '../../base/channel.js';
+import type { HubSubscription } from '../fanout/fanout-hub.js';
 import { delayUntil } from '../pipeline/stream-endings.js';
 
-/** What {@link endingSseStream} needs besides the hub's stream. */
+/** What {@link endingSseStream} needs besides the hub's subscription. */
 export interface SseEndings {
   /** When the stream must end (the token's expiry), epoch milliseconds. */
   readonly endsAt: number;
@@ -25,13 +26,13 @@ export interface SseEndings {
 }
 
 /** The stream graphql-sse iterates for a subscription the hub pushes; see the file header. */
-export function endingSseStream(hubStream: AsyncIterator<ExecutionResult>, endings: SseEndings): AsyncIterableIterator<ExecutionResult> {
+export function endingSseStream(subscription: Pick<HubSubscription, 'ended' | 'leave'>, endings: SseEndings): AsyncIterableIterator<ExecutionResult> {
   const channel = createChannel<ExecutionResult>({
     limit: 1,
     overflow: () => new Error('an SSE stream ends with one last result'),
     onClose: () => {
       clearTimeout(expiry);
-      void Promise.resolve(hubStream.return?.()).catch(() => undefined);
+      subscription.leave();
     },
   });
   const last = (result: ExecutionResult) => {
@@ -42,8 +43,7 @@ export function endingSseStream(hubStream: AsyncIterator<ExecutionResult>, endin
     if (!channel.isClosed()) last(endings.expired());
   }, delayUntil(endings.endsAt));
   expiry.unref();
-  // The hub's stream settles only when the subscription ends or fails.
-  hubStream.next().then(
+  subscription.ended.then(
     () => channel.end(),
     (error: unknown) => {
       if (!channel.isClosed()) last(endings.failed(error));

@@ -37,6 +37,7 @@ import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { createWebSocketPushSink } from './ws-push-sink.js';
+import { untilEnded } from '../fanout/until-ended.js';
 import { grantOf, type DeliveryGrant } from '../fanout/delivery-notes.js';
 import { closeSocket } from './close-socket.js';
 import { createWebSocketSessions, forgetToken, tokenExpired, tokenFrom, tokenRefused, type WebSocketSessions } from './ws-session.js';
@@ -181,9 +182,10 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
             withClientErrors: (result) => ({ ...result, errors: forClient(result.errors ?? [], requestIds.get(args)) }),
           });
           const subscription = await pipeline.hub.subscribe(args, sink, grantOf(args, subscribers.get(args)?.payload.extensions, options.delivery));
-          if (!('stream' in subscription)) return subscription;
+          if (!('ended' in subscription)) return subscription;
           subscription.start();
-          return subscription.stream;
+          // graphql-ws waits on an iterator for the operation's end: the hub's results leave through the sink.
+          return untilEnded(subscription);
         }, failedStream),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (result.errors === undefined || result.errors.length === 0) return undefined;

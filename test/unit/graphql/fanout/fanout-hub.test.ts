@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { SCOPES, type Principal } from '../../../../src/auth/principal.js';
 import { createChannel, type Channel } from '../../../../src/base/channel.js';
 import { createSilentLogger } from '../../../../src/base/logger.js';
+import { untilEnded } from '../../../../src/graphql/fanout/until-ended.js';
 import { createFanoutHub, type HubSubscription } from '../../../../src/graphql/fanout/fanout-hub.js';
 import type { PushSink, SharedResult } from '../../../../src/graphql/fanout/push-sink.js';
 import { incoming } from '../../../log/storage-contract.js';
@@ -22,6 +23,7 @@ function createBroadcast() {
   return {
     listeners: () => channels.size,
     publish: (event: object) => channels.forEach((channel) => channel.push(event)),
+    fail: (error: Error) => channels.forEach((channel) => channel.fail(error)),
     iterate(): AsyncIterableIterator<object> {
       const channel: Channel<object> = createChannel({ limit: 100, overflow: () => new Error('full'), onClose: () => channels.delete(channel) });
       channels.add(channel);
@@ -78,7 +80,7 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 async function subscribed(hub: ReturnType<typeof createFanoutHub>, args: ExecutionArgs, sink: PushSink): Promise<HubSubscription> {
   const subscription = await hub.subscribe(args, sink);
-  if (!('stream' in subscription)) throw new Error(`refused: ${JSON.stringify(subscription)}`);
+  if (!('ended' in subscription)) throw new Error(`refused: ${JSON.stringify(subscription)}`);
   subscription.start();
   return subscription;
 }
@@ -146,14 +148,42 @@ describe('the fan-out hub', () => {
     const hub = createFanoutHub({ logger: createSilentLogger() });
     const subscription = await subscribed(hub, { schema, document: parse('subscription { ticks { value } }') }, recordingSink());
     expect(broadcast.listeners()).toBe(1);
-    const waiting = subscription.stream.next();
-    await subscription.stream.return?.();
+    // What graphql-ws waits on: its `return()` is the client leaving.
+    const waiting = untilEnded(subscription).next();
+    await untilEnded(subscription).return(undefined);
     expect(await waiting).toEqual({ value: undefined, done: true });
+    await expect(subscription.ended).resolves.toBeUndefined();
     await tick();
     expect(broadcast.listeners()).toBe(0);
+    // Leaving twice is harmless.
+    subscription.leave();
     const refused = await hub.subscribe({ schema, document: parse('subscription { ticks { value } }'), operationName: 'Missing' }, recordingSink());
-    expect('stream' in refused).toBe(false);
+    expect('ended' in refused).toBe(false);
     expect((refused as ExecutionResult).errors?.[0]?.message).toMatch(/Unknown operation named "Missing"/);
+  });
+});
+
+describe('the hub and its transports', () => {
+  it('tells a transport a subscription is over through `ended`, and graphql-ws through the one iterator made from it', async () => {
+    const { broadcast, schema } = setup();
+    const hub = createFanoutHub({ logger: createSilentLogger() });
+    const sink = recordingSink();
+    const subscription = await subscribed(hub, { schema, document: parse('subscription { ticks { value } }') }, sink);
+    const waiting = untilEnded(subscription).next();
+    broadcast.publish({ n: 1 });
+    await tick();
+    // The results went to the sink, not through what the transport waits on.
+    expect(values(sink)).toEqual([1]);
+    broadcast.fail(new Error('the source broke'));
+    await expect(subscription.ended).rejects.toThrow('the source broke');
+    // graphql-ws's iterator throws it, which it answers with an `error` message.
+    await expect(waiting).rejects.toThrow('the source broke');
+    expect(broadcast.listeners()).toBe(0);
+    // A failure no transport waited on is not an unhandled rejection.
+    const unwatched = await subscribed(hub, { schema, document: parse('subscription { ticks { value } }') }, recordingSink());
+    broadcast.fail(new Error('again'));
+    await tick();
+    expect(unwatched.ended).toBeInstanceOf(Promise);
   });
 });
 
@@ -186,9 +216,10 @@ describe('the fan-out hub over a follower', () => {
     void log.append([incoming('t', { sequence: 1 })]);
     // Synchronously: no await between the append's call and the push.
     expect(sequences(sink)).toEqual([1]);
-    const ended = subscription.stream.next();
+    const ended = untilEnded(subscription).next();
     await log.append([incoming('t', { sequence: 2, final: true })]);
     expect(await ended).toEqual({ value: undefined, done: true });
+    await expect(subscription.ended).resolves.toBeUndefined();
     expect(sequences(sink)).toEqual([1, 2]);
     expect(log.followers('t')).toBe(0);
     expect(hub.followers).toBe(0);
