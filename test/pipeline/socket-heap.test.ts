@@ -53,7 +53,10 @@ async function startService(): Promise<{ url: string; id: string; measure(): Pro
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(child);
   const lines: Interface = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const next = () => new Promise<string>((resolve) => lines.once('line', resolve));
+  // A child that exits (a crash at start) fails the wait instead of leaving it to the test's timeout.
+  const exited = new Promise<never>((_resolve, reject) => child.once('exit', (code) => reject(new Error(`the service exited with ${code}`))));
+  exited.catch(() => undefined);
+  const next = () => Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited]);
   const { url, id } = JSON.parse(await next()) as { url: string; id: string };
   return {
     url,
@@ -110,9 +113,9 @@ describe.each([
   // listeners' wrappers, the token's text, a message's buffer, a key in pieces, an unused loader and
   // live channel, an empty channel standing for the subscription's end), 12.7 after; an SSE stream
   // 25.8 KB before, 22.3 after (its head in pieces too).
-  { connection: 'WebSocket', open: overWebSockets, bound: 14_000 },
-  { connection: 'SSE stream', open: overEventStreams, bound: 24_000 },
-])('an idle subscription over a $connection', ({ open, bound }) => {
+  { connection: 'a WebSocket', open: overWebSockets, bound: 14_000 },
+  { connection: 'an SSE stream', open: overEventStreams, bound: 24_000 },
+])('an idle subscription over $connection', ({ open, bound }) => {
   it(`holds under ${bound / 1000} KB of the service heap, its connection, its subscription and its follower included`, async () => {
     const service = await startService();
     const live = async (followers: number) => {
