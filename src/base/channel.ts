@@ -62,8 +62,8 @@ type State = 'open' | 'ending' | 'failed' | 'returned';
 
 /**
  * Creates a {@link Channel}; see the file header. A class behind the factory, against the
- * project's rule of factories: channels are made per followed test and per subscription (two for
- * every idle subscribed socket), and a closure-built channel held sixteen functions and their
+ * project's rule of factories: channels are made per pulled follower and per SSE or multipart
+ * subscription (its ending), and a closure-built channel held sixteen functions and their
  * context, 2.4 KB of heap each with a pull waiting, where this one (0.4 KB) is one object with its methods on a shared
  * prototype (a test in `test/unit/base/channel-shape.test.ts` bounds it). It is also its own
  * iterator, and has no accessor: V8 makes an object with an own getter in dictionary mode.

@@ -61,8 +61,10 @@ export class FollowerCore implements SharedMember {
   protected left: ServiceError | undefined = undefined;
   /**
    * The live part of a pulled follower: a bounded channel, made when a live event first has to wait
-   * in it or a reader first pulls (`live`). A pushed follower, the hub's, hands its events on as they
-   * come and never makes one: the channel and its two functions were a quarter of an idle one's heap.
+   * in it, the test ends or leaves the store before anyone reads, or a reader first pulls (`live`).
+   * A pushed follower, the hub's, hands its events on as they come and makes one only when such an
+   * event came before it was pushed: the channel and its two functions were a quarter of an idle
+   * one's heap.
    */
   private channel: Channel<TestMessage> | undefined = undefined;
 
@@ -79,7 +81,7 @@ export class FollowerCore implements SharedMember {
     return (this.channel ??= this.openChannel());
   }
 
-  /** The live channel if one was made (a pushed follower has none). */
+  /** The live channel if one was made (a pushed follower usually has none). */
   protected get madeChannel(): Channel<TestMessage> | undefined {
     return this.channel;
   }

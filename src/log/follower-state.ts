@@ -27,6 +27,8 @@ export function createFollowerState(
 class FollowerState extends FollowerCore implements Follower {
   next(): Promise<IteratorResult<TestMessage>> {
     if (this.replayIndex < this.replay.length) return Promise.resolve({ value: this.replay[this.replayIndex++] as TestMessage, done: false });
+    // Returned or thrown before it needed a live channel: done, rather than a channel made now that nothing would feed.
+    if (this.closed && this.madeChannel === undefined) return Promise.resolve({ value: undefined, done: true });
     return this.live.iterator.next();
   }
 

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, request, type ClientRequest } from 'node:http';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket from 'ws';
 import { eventually } from '../support/graphql.js';
 import { defaultToken } from '../support/tokens.js';
@@ -26,7 +26,8 @@ const FOLLOW = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequ
 /** The child: the pipeline's service with one test of the default token's subject; `measure` on stdin answers its heap after full collections and the followers it counts. */
 const script = `
   const { startPipelineService } = await import(${JSON.stringify(serviceModule)});
-  const running = await startPipelineService({ env: { WS_MAX_CONNECTIONS: '10000', SSE_MAX_STREAMS: '10000' } });
+  // Silent: its stdout carries the lines this test reads.
+  const running = await startPipelineService({ env: { LOG_LEVEL: 'silent', WS_MAX_CONNECTIONS: '10000', SSE_MAX_STREAMS: '10000' } });
   const id = ${JSON.stringify(randomUUID())};
   await running.log.create({ correlationId: id, input: null, owner: 'tester' });
   console.log(JSON.stringify({ url: running.url, id }));
@@ -37,16 +38,20 @@ const script = `
     gc(); gc();
     console.log(JSON.stringify({ heap: process.memoryUsage().heapUsed, followers: running.log.followers(id) }));
   }
+  // Its stdin closed: the test is gone, whatever became of it.
+  process.exit(0);
 `;
 
 const children: ChildProcess[] = [];
 const sockets: WebSocket[] = [];
 const streams: ClientRequest[] = [];
-afterAll(() => {
-  for (const socket of sockets) socket.terminate();
-  for (const stream of streams) stream.destroy();
-  for (const child of children) child.kill('SIGKILL');
-});
+/** Closes every connection opened and stops every service started so far. */
+function cleanUp(): void {
+  for (const socket of sockets.splice(0)) socket.terminate();
+  for (const stream of streams.splice(0)) stream.destroy();
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+}
+afterAll(cleanUp);
 
 /** Starts the child; answers its URL, its test and a way to measure it. */
 async function startService(): Promise<{ url: string; id: string; measure(): Promise<{ heap: number; followers: number }> }> {
@@ -117,6 +122,8 @@ describe.each([
   { connection: 'an SSE stream', open: overEventStreams, bound: 24_000 },
 ])('an idle subscription over $connection', ({ open, bound }) => {
   it(`holds under ${bound / 1000} KB of the service heap, its connection, its subscription and its follower included`, async () => {
+    // Each case on its own service, stopped with its connections when the case ends.
+    onTestFinished(cleanUp);
     const service = await startService();
     const live = async (followers: number) => {
       const measured = await eventually(

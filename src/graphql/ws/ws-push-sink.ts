@@ -57,7 +57,7 @@ class WebSocketPushSink implements PushSink {
 
   write(shared: SharedResult, note?: Record<string, unknown>): boolean {
     const { socket, wire, coalescer, highWaterMark } = this.options;
-    // Closing: graphql-ws ends the subscription (and the hub's stream) as the socket closes.
+    // Closing: graphql-ws ends the subscription (it returns what it waits on, which leaves the hub) as the socket closes.
     if (socket.readyState !== socket.OPEN) return true;
     const errors = shared.result.errors;
     const payload = errors === undefined || errors.length === 0 ? shared.bytes() : Buffer.from(JSON.stringify(this.options.withClientErrors(shared.result)));

@@ -127,7 +127,7 @@ export function tokenFrom(params: Record<string, unknown> | undefined): string {
 /**
  * Drops the token's text from a `connection_init` payload once it is read: graphql-ws keeps the
  * payload (its `connectionParams`) for the socket's life, where nothing reads the token again, and
- * a token is the largest thing a client sends (1–2 KB from most issuers). Its fields stay, empty.
+ * a token is the largest thing a client sends (1–2 KB from most issuers). Its fields stay, undefined.
  */
 export function forgetToken(params: Record<string, unknown> | undefined): void {
   if (params === undefined) return;

@@ -43,4 +43,20 @@ describe('openFollower', () => {
     expect(listeners.size).toBe(0);
     await log.dispose();
   });
+
+  it('answers done to a pull after its reader returned or threw it, with no live part ever made', async () => {
+    const log = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100, maxMessagesPerTest: 1000 });
+    await log.create({ correlationId: 't', owner: null, input: null });
+    for (const end of ['return', 'throw'] as const) {
+      const follower = await log.follow('t', { queueLimit: 10 });
+      // Nothing stored, nothing pulled: the follower has made no live channel yet.
+      if (end === 'return') expect(await follower.return?.()).toEqual({ value: undefined, done: true });
+      else await expect(follower.throw?.(new Error('left'))).rejects.toThrow('left');
+      // A later pull ends at once instead of waiting on a channel nothing feeds.
+      const later = await Promise.race([follower.next(), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 200))]);
+      expect(later).toEqual({ value: undefined, done: true });
+    }
+    expect(log.followers('t')).toBe(0);
+    await log.dispose();
+  });
 });
