@@ -66,7 +66,7 @@ export class FollowerCore implements SharedMember {
    * event came before it was pushed: the channel and its two functions were a quarter of an idle
    * one's heap.
    */
-  private channel: Channel<TestMessage> | undefined = undefined;
+  protected channel: Channel<TestMessage> | undefined = undefined;
 
   constructor(
     protected readonly source: FollowSource,
@@ -79,11 +79,6 @@ export class FollowerCore implements SharedMember {
   /** The live channel, made on first use. */
   protected get live(): Channel<TestMessage> {
     return (this.channel ??= this.openChannel());
-  }
-
-  /** The live channel if one was made (a pushed follower usually has none). */
-  protected get madeChannel(): Channel<TestMessage> | undefined {
-    return this.channel;
   }
 
   private openChannel(): Channel<TestMessage> {

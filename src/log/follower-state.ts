@@ -28,18 +28,18 @@ class FollowerState extends FollowerCore implements Follower {
   next(): Promise<IteratorResult<TestMessage>> {
     if (this.replayIndex < this.replay.length) return Promise.resolve({ value: this.replay[this.replayIndex++] as TestMessage, done: false });
     // Returned or thrown before it needed a live channel: done, rather than a channel made now that nothing would feed.
-    if (this.closed && this.madeChannel === undefined) return Promise.resolve({ value: undefined, done: true });
+    if (this.closed && this.channel === undefined) return Promise.resolve({ value: undefined, done: true });
     return this.live.iterator.next();
   }
 
   return(): Promise<IteratorResult<TestMessage>> {
     this.close();
-    return this.madeChannel?.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
+    return this.channel?.iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
   }
 
   throw(error?: unknown): Promise<IteratorResult<TestMessage>> {
     this.close();
-    return this.madeChannel?.iterator.throw?.(error) ?? Promise.reject(error);
+    return this.channel?.iterator.throw?.(error) ?? Promise.reject(error);
   }
 
   /** Its reader is done with it (returned or thrown): it stops listening and leaves its pass. */
@@ -58,7 +58,7 @@ class FollowerState extends FollowerCore implements Follower {
   push(to: FollowTarget): void {
     if (this.target !== undefined) throw new Error('a follower is pushed to one target');
     this.target = to;
-    this.pending = this.madeChannel?.takeAll() ?? [];
+    this.pending = this.channel?.takeAll() ?? [];
     this.flush();
     if (this.left !== undefined) this.gone(this.left);
   }
