@@ -16,7 +16,6 @@ import '../../src/ingest/kafkajs-queue-timer.js';
 import '../../src/ingest/kafkajs-stopped-fetch.js';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
-import { createKafkaResultConsumer } from '../../src/ingest/kafka-result-consumer.js';
 import { CHUNK } from '../../src/ingest/kafka-batch-processor.js';
 import { createSilentLogger } from '../../src/base/logger.js';
 import { createResultRecorder } from '../../src/results/record-result.js';
@@ -152,6 +151,9 @@ if (mode === 'bare') {
         })
       : createMemoryResultLog({ ttlSeconds: 600, maxTests: 100_000, maxMessagesPerTest: 1_000_000 });
   const record = createResultRecorder({ log });
+  // Loaded here, for the service's modes alone: its consumer replaces kafkajs's record decoder
+  // (src/ingest/kafkajs-record-decoder.ts), and the ceilings and the peer run kafkajs as shipped.
+  const { createKafkaResultConsumer } = await import('../../src/ingest/kafka-result-consumer.js');
   const consumer = createKafkaResultConsumer({
     kafka,
     groupId: group,

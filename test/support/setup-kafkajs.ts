@@ -4,9 +4,12 @@
  * applies to kafkajs 2.2.4: the request-queue timer clamp (src/ingest/kafkajs-queue-timer.ts), so no
  * test process prints kafkajs's `TimeoutNegativeWarning` on Node 24 and later, and the stopped
  * consumer's fetch (src/ingest/kafkajs-stopped-fetch.ts), so none wedges when stopped as a broker
- * comes or goes; and the record decode that refuses a record over its bounds before its headers
- * are decoded (src/ingest/kafkajs-record-bounds.ts).
+ * comes or goes; the record decode that refuses a record over its bounds before its headers
+ * are decoded (src/ingest/kafkajs-record-bounds.ts); and the record decoder that computes offsets
+ * and timestamps in numbers (src/ingest/kafkajs-record-decoder.ts), installed before any test's
+ * first fetch loads kafkajs's record batch decoder.
  */
 import '../../src/ingest/kafkajs-queue-timer.js';
 import '../../src/ingest/kafkajs-stopped-fetch.js';
 import '../../src/ingest/kafkajs-record-bounds.js';
+import '../../src/ingest/kafkajs-record-decoder.js';
