@@ -153,9 +153,13 @@ class HubSubscriber implements SharingTarget<SharedResult>, HubSubscription {
     return this.resumedWhenWritable(this.write(message, toCome));
   }
 
-  /** The subscription ended (its source did, or its test finished): it leaves the hub. */
+  /**
+   * The subscription ended (its source did, or its test finished): it leaves the hub once the
+   * results it still executes are written, so the last ones are not dropped and `ended` follows them.
+   */
   end(): void {
-    this.leave();
+    if (this.executing === 0) this.leave();
+    else void this.behind.then(() => this.leave());
   }
 
   /** The subscription failed: it leaves the hub, and `ended` says why. */

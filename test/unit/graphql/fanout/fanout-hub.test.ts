@@ -24,6 +24,7 @@ function createBroadcast() {
     listeners: () => channels.size,
     publish: (event: object) => channels.forEach((channel) => channel.push(event)),
     fail: (error: Error) => channels.forEach((channel) => channel.fail(error)),
+    end: () => channels.forEach((channel) => channel.end()),
     iterate(): AsyncIterableIterator<object> {
       const channel: Channel<object> = createChannel({ limit: 100, overflow: () => new Error('full'), onClose: () => channels.delete(channel) });
       channels.add(channel);
@@ -37,7 +38,7 @@ function setup() {
   let executions = 0;
   const schema = makeExecutableSchema({
     typeDefs: `type Query { ok: Boolean }
-      type Tick { value(scale: Int = 1): Int! }
+      type Tick { value(scale: Int = 1): Int! slow: Int! }
       type Subscription { ticks: Tick! }`,
     resolvers: {
       Subscription: { ticks: { subscribe: () => broadcast.iterate(), resolve: (event: unknown) => event } },
@@ -45,6 +46,11 @@ function setup() {
         value: (tick: { n: number }, { scale }: { scale: number }) => {
           executions += 1;
           return tick.n * scale;
+        },
+        // A field that reads something before it answers (as a selection that reads the store does).
+        slow: async (tick: { n: number }) => {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return tick.n;
         },
       },
     },
@@ -141,6 +147,17 @@ describe('the fan-out hub', () => {
       [2, 2],
       [3, 2],
     ]);
+  });
+
+  it('writes the results still executing when its source ends before it says the subscription is over', async () => {
+    const { broadcast, schema } = setup();
+    const hub = createFanoutHub({ logger: createSilentLogger() });
+    const sink = recordingSink();
+    const subscription = await subscribed(hub, { schema, document: parse('subscription { ticks { slow } }') }, sink);
+    for (const n of [1, 2, 3]) broadcast.publish({ n });
+    broadcast.end();
+    await subscription.ended;
+    expect(sink.got.map((shared) => (shared.result.data?.ticks as { slow: number }).slow)).toEqual([1, 2, 3]);
   });
 
   it('closes the source when the transport leaves, and answers a refused subscription as a result', async () => {
