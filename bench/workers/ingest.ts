@@ -152,7 +152,8 @@ if (mode === 'bare') {
       : createMemoryResultLog({ ttlSeconds: 600, maxTests: 100_000, maxMessagesPerTest: 1_000_000 });
   const record = createResultRecorder({ log });
   // Loaded here, for the service's modes alone: its consumer replaces kafkajs's record decoder
-  // (src/ingest/kafkajs-record-decoder.ts), and the ceilings and the peer run kafkajs as shipped.
+  // (src/ingest/kafkajs-record-decoder.ts), which the ceilings and the peer run without (they keep
+  // the workarounds every mode has: the queue timer, the stopped fetch, the record bounds).
   const { createKafkaResultConsumer } = await import('../../src/ingest/kafka-result-consumer.js');
   const consumer = createKafkaResultConsumer({
     kafka,
