@@ -60,6 +60,9 @@ type RecordDecoder = (decoder: Decoder, batchContext?: BatchContext) => Record<s
 /** Where the decoder it replaced is kept on the replacement, so that loading this module again finds kafkajs's own. */
 const STOCK = Symbol.for('result-collection-service.kafkajs-stock-record-decoder');
 
+/** Whether that replacement was installed (the record batch decoder loaded after it). */
+const INSTALLED = Symbol.for('result-collection-service.kafkajs-record-decoder-installed');
+
 /** kafkajs's `TimestampTypes.LOG_APPEND_TIME`. */
 const LOG_APPEND_TIME = 1;
 
@@ -152,18 +155,20 @@ export let kafkajsRecordDecoderInstalled = false;
 if (kafkajsIsPatchedRelease) {
   const require = createRequire(import.meta.url);
   const path = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/decoder.js');
-  const current = require(path) as RecordDecoder & { [STOCK]?: RecordDecoder };
+  const current = require(path) as RecordDecoder & { [STOCK]?: RecordDecoder; [INSTALLED]?: boolean };
   const stock = current[STOCK] ?? current;
   const fast = createRecordDecoder(
     require('kafkajs/src/utils/long.js') as LongClass,
     require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as (decoder: Decoder) => { key: string; value: unknown },
   );
+  // Loaded already, the batch decoder holds whichever record decoder was cached when it loaded:
+  // a replacement from an earlier load of this module if that one was installed, else kafkajs's.
+  const batchDecoderLoaded = require.cache[require.resolve('kafkajs/src/protocol/recordBatch/v0/decoder.js')] !== undefined;
+  kafkajsRecordDecoderInstalled = !batchDecoderLoaded || current[INSTALLED] === true;
   Object.defineProperty(fast, STOCK, { value: stock });
+  Object.defineProperty(fast, INSTALLED, { value: kafkajsRecordDecoderInstalled });
   stockRecordDecoder = stock;
   fastRecordDecoder = fast;
   const cached = require.cache[path];
   if (cached !== undefined) cached.exports = fast;
-  // Loaded already (its record decoder held), it uses whichever was cached then: this module's, from an earlier load, or kafkajs's.
-  const batchDecoder = require.cache[require.resolve('kafkajs/src/protocol/recordBatch/v0/decoder.js')];
-  kafkajsRecordDecoderInstalled = batchDecoder === undefined || current !== stock;
 }
