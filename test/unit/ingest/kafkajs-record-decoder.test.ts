@@ -90,6 +90,27 @@ describe("kafkajs's record decoder, in numbers while they are exact", () => {
     );
   });
 
+  it('reads any bytes as kafkajs reads them: truncated records and varlongs too long for numbers included, thrown errors alike', () => {
+    // A body of arbitrary bytes, its first byte biased to a long varlong's continuation bits.
+    const body = fc.tuple(fc.array(fc.integer({ min: 0x80, max: 0xff }), { maxLength: 11 }), fc.uint8Array({ maxLength: 24 }));
+    const outcome = (decoder: typeof fastRecordDecoder, bytes: Buffer, batchContext: object) => {
+      const reader = new Decoder(bytes) as unknown as { offset: number };
+      try {
+        const { batchContext: _context, ...rest } = (decoder as NonNullable<typeof fastRecordDecoder>)(reader as never, batchContext);
+        return { rest, offset: reader.offset };
+      } catch (error) {
+        return { threw: `${(error as Error).name}: ${(error as Error).message}`, offset: reader.offset };
+      }
+    };
+    fc.assert(
+      fc.property(context, body, (batchContext, [prefix, rest]) => {
+        const bytes = Buffer.from([0, ...prefix, ...rest]);
+        expect(outcome(fastRecordDecoder, bytes, { ...batchContext })).toEqual(outcome(stockRecordDecoder, bytes, { ...batchContext }));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('answers exactly past 2^53, where numbers would round', () => {
     const fields = { offsetDelta: 3, timestampDelta: 5n, key: null, value: Buffer.from('{}'), headers: {} };
     const decoded = decodeWith(fastRecordDecoder, fields, { firstOffset: String(SAFE), firstTimestamp: String(SAFE - 2n), timestampType: 0 });
