@@ -36,13 +36,15 @@ export function readEnvelope(record: BrokerRecord, maxBytes = Infinity): RecordE
   const header = record.headers[CORRELATION_HEADER];
   const field = value.correlationId;
   if (field !== undefined && typeof field !== 'string') return fail('correlationId is not a string');
-  if (header !== undefined && field !== undefined && canonicalCorrelationId(header) !== canonicalCorrelationId(field))
+  // Each spelled once: the header's, when there is one, is the id's.
+  const canonical = header === undefined ? undefined : canonicalCorrelationId(header);
+  if (canonical !== undefined && field !== undefined && canonical !== canonicalCorrelationId(field))
     return fail('header correlation_id and field correlationId differ');
   const correlationId = header ?? field;
   if (correlationId === undefined || correlationId === '') return fail('no correlation id (header correlation_id or field correlationId)');
   if (correlationId.length > MAX_ID_LENGTH) return fail(`correlation id longer than ${MAX_ID_LENGTH} characters`);
   // One spelling per id: an upper-cased UUID reaches the test its lower-case spelling names.
-  return { ok: true, value, correlationId: canonicalCorrelationId(correlationId) };
+  return { ok: true, value, correlationId: canonical ?? canonicalCorrelationId(correlationId) };
 }
 
 function fail(reason: string): RecordEnvelope {
