@@ -33,8 +33,13 @@ function decodeHeaders(raw: KafkaMessage['headers']): BrokerRecord['headers'] {
     const value = raw[name];
     // kafkajs collects a repeated header into an array; it also puts what an object literal
     // inherits there (`constructor`: [Object, value]), so only the Buffers are values.
-    const first = (Array.isArray(value) ? value : [value]).find((item): item is Buffer => Buffer.isBuffer(item));
+    // No array made for the usual single value: every header of every record comes through here.
+    const first = Array.isArray(value) ? value.find(isBuffer) : isBuffer(value) ? value : undefined;
     headers[name] = first === undefined ? undefined : first.toString();
   }
   return headers;
+}
+
+function isBuffer(item: unknown): item is Buffer {
+  return Buffer.isBuffer(item);
 }

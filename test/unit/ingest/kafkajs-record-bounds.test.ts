@@ -91,6 +91,14 @@ describe("kafkajs's record decode, bounded", () => {
     expect(recordRefusal(decode({ headers: manyHeaders(65) }).headers)).toBe('record has 65 headers, more than 64');
   });
 
+  it("hands on each header's first value as text, in an object without a prototype", () => {
+    const record = decode({ headers: { correlation_id: 'a', traceparent: ['first', 'second'], constructor: 'c' } });
+    const broker = toBrokerRecord(record as never, 'results', 0);
+    expect(Object.getPrototypeOf(broker.headers)).toBeNull();
+    expect({ ...broker.headers }).toEqual({ correlation_id: 'a', traceparent: 'first', constructor: 'c' });
+    expect(Object.keys(toBrokerRecord(decode({}) as never, 'results', 0).headers)).toEqual([]);
+  });
+
   it('never takes a header a producer sent for the mark', () => {
     const forged = decode({ headers: { [REFUSED_RECORD_HEADER]: 'record has 1 headers' } });
     expect(recordRefusal(forged.headers)).toBeUndefined();
