@@ -11,7 +11,6 @@ import { registerKafkaCodecs } from './kafka-codecs.js';
 // Before any connection: kafkajs's request queue timer without Node's negative-delay warning.
 import './kafkajs-queue-timer.js';
 import './kafkajs-stopped-fetch.js';
-import './kafkajs-record-decoder.js';
 import { setRecordBounds } from './kafkajs-record-bounds.js';
 
 const TLS_CONNECTION_TIMEOUT_MS = 5000;
