@@ -1,7 +1,8 @@
 /**
  * The moving parts of one follower (follower-state.ts builds the follower on them): its fields,
- * and what the follower does with them as events come: listening, accepting a live event, handing
- * on what it holds, pausing, catching up from the store, finishing, and the test's leaving the
+ * and what the follower does with them as events come: listening (through its log's followed
+ * tests, followed-tests.ts), accepting a live event, handing on what it holds, joining its test's
+ * group once live, pausing, catching up from the store, finishing, and the test's leaving the
  * store.
  *
  * A class, against the project's rule of factories: one follower is made per subscription and per
@@ -13,12 +14,12 @@ import { finishingStatus, isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent } from '../domain/types.js';
 import { createChannel, type Channel } from '../base/channel.js';
 import { ServiceError } from '../base/errors.js';
-import type { FollowSource, FollowTarget, SharedMember, SharedPushes, SharingTarget } from './follower-types.js';
+import type { FollowedTests, FollowSource, FollowTarget, SharingTarget, TestFollower } from './follower-types.js';
 import { testExpired } from './test-expired.js';
 import type { FollowOptions } from './result-log.js';
 
 /** The fields and moving parts of a follower; follower-state.ts adds its two ways out. */
-export class FollowerCore implements SharedMember {
+export class FollowerCore implements TestFollower {
   /** The messages of the snapshot to hand on first. */
   protected replay: readonly TestMessage[] = [];
   /** How many of `replay` were handed on. */
@@ -49,10 +50,8 @@ export class FollowerCore implements SharedMember {
   protected resuming = false;
   /** A resume asked for while catching up: run once that is done (the target asks once per drain). */
   protected resumeWanted = false;
-  /** Its live messages are written by its pass of shared pushes (handOff); it listens no more. */
-  protected handedOff = false;
-  /** Stops its listening to the test's live events (undefined: not listening). */
-  protected unsubscribe: (() => void) | undefined = undefined;
+  /** Its live messages are written by its test's group (`share`): it listens on its own no more. */
+  protected grouped = false;
   /**
    * The test left the store (its TEST_EXPIRED): told at once, or, while events are held (the
    * snapshot or a catch-up being read), once they are handed on; a target pushed to later is told
@@ -72,8 +71,8 @@ export class FollowerCore implements SharedMember {
     protected readonly source: FollowSource,
     readonly correlationId: string,
     protected readonly options: FollowOptions,
-    /** Where it joins the pass of its test once live, when its target shares (none: it delivers its live messages itself). */
-    protected readonly pushes?: SharedPushes,
+    /** Where it listens, and joins its test's group once live when its target shares. */
+    protected readonly tests: FollowedTests,
   ) {}
 
   /** The live channel, made on first use. */
@@ -94,26 +93,29 @@ export class FollowerCore implements SharedMember {
     });
   }
 
-  /** Its target, as a member of a pass (only ever read there: members are followers whose targets share). */
+  /** Its target, as a member of a group (only ever read there: members are followers whose targets share). */
   get sharing(): SharingTarget {
     return this.target as SharingTarget;
   }
 
-  /** Its `afterSequence`, the one option a pass's members must share beside their target's key. */
+  /** Its `afterSequence`, the one option a group's members must share beside their target's key. */
   get skipKey(): string {
     return String(this.options.afterSequence ?? '');
   }
 
-  handOff(): number | undefined {
-    if (!this.isLive()) return undefined;
-    this.stopListening();
-    this.handedOff = true;
-    return this.passed;
+  heard(event: TestMessageEvent): void {
+    if (this.held !== undefined) this.held.push(event);
+    else this.accept(event);
   }
 
-  rejoin(at: number, finished: boolean): void {
-    if (!this.handedOff || this.closed) return;
-    this.handedOff = false;
+  leftStore(error: ServiceError): void {
+    this.left = error;
+    if (this.held === undefined) this.gone(error);
+  }
+
+  filled(at: number, finished: boolean): void {
+    if (!this.grouped || this.closed) return;
+    this.grouped = false;
     this.passed = Math.max(this.passed, at);
     this.paused = true;
     // Full with the test's last message: nothing is left to catch up; it ends once it can take more.
@@ -124,8 +126,8 @@ export class FollowerCore implements SharedMember {
   ended(error?: unknown): void {
     if (this.closed) return;
     this.closed = true;
-    this.handedOff = false;
-    this.stopListening();
+    this.grouped = false;
+    this.tests.leave(this);
     if (error === undefined) this.target?.end();
     else this.target?.fail(error);
   }
@@ -138,26 +140,12 @@ export class FollowerCore implements SharedMember {
 
   /** Stops listening; safe to call twice. */
   protected stopListening(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.tests.unlisten(this);
   }
 
-  /** Listens to the test's live events: held while `held` is set, accepted otherwise. */
-  protected async listenToTest(): Promise<void> {
-    this.unsubscribe = await this.source.listen(
-      this.correlationId,
-      (event) => {
-        if (this.held !== undefined) this.held.push(event);
-        else this.accept(event);
-      },
-      {
-        gone: (error) => {
-          this.unsubscribe = undefined;
-          this.left = error;
-          if (this.held === undefined) this.gone(error);
-        },
-      },
-    );
+  /** Listens to the test's live events (`heard`): held while `held` is set, accepted otherwise. */
+  protected listenToTest(): Promise<void> {
+    return this.tests.listen(this);
   }
 
   /**
@@ -210,7 +198,7 @@ export class FollowerCore implements SharedMember {
     if (isFinished(event.status)) this.finish();
   }
 
-  /** Pushed, everything held handed on, listening, not paused, finished or handed off. */
+  /** Pushed, everything held handed on, listening (its test not gone), not paused, finished or in its group. */
   protected isLive(): boolean {
     return (
       this.target !== undefined &&
@@ -218,9 +206,9 @@ export class FollowerCore implements SharedMember {
       !this.finished &&
       !this.paused &&
       !this.resuming &&
-      !this.handedOff &&
+      !this.grouped &&
       this.held === undefined &&
-      this.unsubscribe !== undefined &&
+      this.left === undefined &&
       this.replayIndex >= this.replay.length &&
       this.pending.length === 0
     );
@@ -234,12 +222,12 @@ export class FollowerCore implements SharedMember {
       this.hand(message);
     }
     if (this.finished && !this.closed && !this.paused && this.replayIndex >= this.replay.length && this.pending.length === 0) this.finish();
-    this.joinPass();
+    this.joinGroup();
   }
 
-  /** Live, with a target that shares: its pass takes its live messages over. */
-  private joinPass(): void {
-    if (this.pushes !== undefined && this.isLive() && typeof (this.target as Partial<SharingTarget>).shareKey === 'string') this.pushes.join(this);
+  /** Live, with a target that shares: its test's group takes its live messages over. */
+  private joinGroup(): void {
+    if (this.isLive() && typeof (this.target as Partial<SharingTarget>).shareKey === 'string' && this.tests.share(this, this.passed)) this.grouped = true;
   }
 
   /** After a pause: reads from the store after `passed`, then listens again; pauses again if the target fills up. */
@@ -263,6 +251,6 @@ export class FollowerCore implements SharedMember {
     for (const event of waiting) if (event.arrival > this.passed) this.accept(event);
     if (this.left !== undefined) return this.gone(this.left);
     this.resuming = false;
-    this.joinPass();
+    this.joinGroup();
   }
 }

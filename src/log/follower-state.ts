@@ -2,12 +2,12 @@
  * The state of one follower (`follower.ts` says what a follower is): its replay, what it held while
  * it read its snapshot, its place among the test's arrivals, and its two ways out, pulled as an
  * iterator or pushed to a target, with the pause, the catch-up from the store and the hand-over to
- * the test's pass of shared pushes that pushing brings.
+ * the test's group (followed-tests.ts) that pushing brings.
  */
 import { isFinished } from '../domain/status.js';
 import type { TestMessage } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
-import type { Follower, FollowSnapshot, FollowSource, FollowTarget, SharedPushes } from './follower-types.js';
+import type { Follower, FollowedTests, FollowSnapshot, FollowSource, FollowTarget } from './follower-types.js';
 import type { FollowOptions } from './result-log.js';
 import { FollowerCore } from './follower-core.js';
 
@@ -17,9 +17,9 @@ export function createFollowerState(
   correlationId: string,
   options: FollowOptions,
   replayOf: (messages: readonly TestMessage[]) => readonly TestMessage[],
-  pushes?: SharedPushes,
+  tests: FollowedTests,
 ): { readonly handle: Follower; open(notFound: () => ServiceError): Promise<void> } {
-  const state = new FollowerState(source, correlationId, options, pushes);
+  const state = new FollowerState(source, correlationId, options, tests);
   return { handle: state, open: (notFound) => state.open(notFound, replayOf) };
 }
 
@@ -42,13 +42,12 @@ class FollowerState extends FollowerCore implements Follower {
     return this.channel?.iterator.throw?.(error) ?? Promise.reject(error);
   }
 
-  /** Its reader is done with it (returned or thrown): it stops listening and leaves its pass. */
+  /** Its reader is done with it (returned or thrown): it stops listening and leaves its group. */
   private close(): void {
     this.closed = true;
     this.replay = [];
     this.pending = [];
-    this.stopListening();
-    this.pushes?.leave(this);
+    this.tests.leave(this);
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<TestMessage> {

@@ -6,13 +6,15 @@
 import type { TestMessage, TestMessageEvent, TestRecord } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
 
-/** Called for every event of the followed test, in the order stored. Must not throw. */
-export type EventListener = (event: TestMessageEvent) => void;
+/**
+ * Called for every event of the followed test, in the order stored. `lost`: for a message that a
+ * Redis failover lost after it was delivered and that was stored again, the number of that loss
+ * (`FollowSource.losses`); absent or 0 for every other. Must not throw.
+ */
+export type EventListener = (event: TestMessageEvent, lost?: number) => void;
 
 /** How a listener listens, beside its events. */
 export interface ListenOptions {
-  /** How many followers the listener counts for (`ResultLog.followers`; one when absent): the one listener of a pass of shared pushes counts its members (shared-pushes.ts). */
-  readonly weight?: () => number;
   /**
    * Told once that the test left the store while listened to (it expired, or was evicted to make
    * room): nothing more will come, and the listener is already removed. Must not throw.
@@ -37,6 +39,12 @@ export interface FollowSource {
    * caller who may not see the test is then refused before any message is read.
    */
   owner?(correlationId: string): Promise<Pick<TestRecord, 'owner'> | null>;
+  /**
+   * Failovers that lost messages of the test after they were delivered, so far (none when absent):
+   * a message of such a loss stored again goes only to the followers that came after it (the
+   * others have it).
+   */
+  losses?(correlationId: string): number;
   /** Starts listening; resolves once every event stored from now on will be delivered (and the test's leaving the store told). */
   listen(correlationId: string, listener: EventListener, options?: ListenOptions): Promise<() => void>;
   /** The messages stored after the first `passed` arrivals, in the order they arrived; null when the test is gone. */
@@ -59,7 +67,7 @@ export interface FollowTarget {
 
 /**
  * A target whose live messages may be shared: the live followers of one test whose targets give the
- * same `shareKey` are written by one listener of the test in one pass (shared-pushes.ts), each
+ * same `shareKey` are written by their test's group (followed-tests.ts), each
  * message prepared once for all of them.
  */
 export interface SharingTarget<P = unknown> extends FollowTarget {
@@ -67,7 +75,7 @@ export interface SharingTarget<P = unknown> extends FollowTarget {
   readonly shareKey: string;
   /**
    * What the targets of the key make of a live message, made once for `reached` of them; a promise
-   * when making it reads the store (the pass then writes it, in order, once it is made). Must not
+   * when making it reads the store (the group then writes it, in order, once it is made). Must not
    * throw: a promise that rejects fails every target it was for.
    */
   prepare(message: TestMessage, reached: number): P | Promise<P>;
@@ -86,36 +94,48 @@ export interface Follower extends AsyncIterableIterator<TestMessage> {
 }
 
 /**
- * A live pushed follower as the test's shared pushes know it (shared-pushes.ts): it hands them its
- * place when it joins, and takes it back when its target fills up. Inside the log only.
+ * A follower as its log's followed tests know it (followed-tests.ts): given the test's live events
+ * while it listens on its own, and written by its group once it is live and shares. Inside the log only.
  */
-export interface SharedMember {
+export interface TestFollower {
   readonly correlationId: string;
-  /** Its target (a sharing one: members are only ever those). */
+  /** A live event of its test, while it listens on its own. Must not throw. */
+  heard(event: TestMessageEvent): void;
+  /** Its test left the store while it listened on its own: it listens no more. Must not throw. */
+  leftStore(error: ServiceError): void;
+  /** Its target (a sharing one: only such followers join a group). */
   readonly sharing: SharingTarget;
-  /** The key of the messages it skips (its `afterSequence`): members of one pass skip the same ones. */
+  /** The key of the messages it skips (its `afterSequence`): members of one group skip the same ones. */
   readonly skipKey: string;
   /** Whether a live message is one it does not deliver (at or below its `afterSequence`). */
   skips(message: TestMessage): boolean;
-  /** When live (everything it held handed on, listening, not paused): stops listening and answers how many of the test's arrivals it has passed; undefined, and nothing changes, otherwise. */
-  handOff(): number | undefined;
   /**
-   * The pass could not write to its target after `passed` arrivals: it pauses there, to catch up on
-   * `resume()`; `finished` when that was the message that finishes the test (it then ends on `resume()`).
+   * Its group could not write to its target after `passed` arrivals: it is out of the group, and
+   * pauses there, to catch up on `resume()`; `finished` when that was the message that finishes the
+   * test (it then ends on `resume()`).
    */
-  rejoin(passed: number, finished: boolean): void;
+  filled(passed: number, finished: boolean): void;
   /**
-   * The pass is over for it: the test finished (no `error`), left the store, or a message could not
-   * be prepared (`error`). It is out of the pass already; it ends its target (or fails it) and
+   * The group is over for it: the test finished (no `error`), left the store, or a message could
+   * not be prepared (`error`). It is out of the group already; it ends its target (or fails it) and
    * stops, without waiting for its reader to return it. Does nothing once it has ended.
    */
   ended(error?: unknown): void;
 }
 
-/** Where the live pushed followers of one log join the pass of their test and key. */
-export interface SharedPushes {
-  /** The member is live: its pass takes its live messages over (at once, or once the pass listens). */
-  join(member: SharedMember): void;
-  /** The member's follower ended: it is no longer written to. Safe to call for one that never joined. */
-  leave(member: SharedMember): void;
+/** The followed tests of one log: one listener per test, and the groups its live sharing followers join. */
+export interface FollowedTests {
+  /** Listens to the follower's test for it (its `heard`); resolves once every event stored from now on will be handed to it. */
+  listen(follower: TestFollower): Promise<void>;
+  /** It listens no more (paused, finished, gone): out of its group's members, still holding the group. Safe to call twice. */
+  unlisten(follower: TestFollower): void;
+  /**
+   * It is live, listening on its own, with a sharing target, after `passed` arrivals: its group
+   * writes its live messages from now on. False, and nothing changes, when it is not listening.
+   */
+  share(follower: TestFollower, passed: number): boolean;
+  /** Its follower ended: out of everything. Safe to call for one that never listened. */
+  leave(follower: TestFollower): void;
+  /** Followers listening to one test, or to all: on their own or in a group (`ResultLog.followers`). */
+  count(correlationId?: string): number;
 }

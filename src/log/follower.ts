@@ -25,7 +25,8 @@ import { ServiceError } from '../base/errors.js';
 import { createFollowerState } from './follower-state.js';
 import { cursorExpired } from './message-slice.js';
 import type { FollowOptions } from './result-log.js';
-import type { Follower, FollowSource, SharedPushes } from './follower-types.js';
+import type { Follower, FollowedTests, FollowSource } from './follower-types.js';
+import { createFollowedTests } from './followed-tests.js';
 
 /** True for a follower that can be pushed to (what `follow` answers; a stand-in a test wraps it in may not be). */
 export function isFollower(stream: unknown): stream is Follower {
@@ -36,8 +37,14 @@ export function isFollower(stream: unknown): stream is Follower {
 /**
  * Opens a follower of `correlationId`. Rejects with NOT_FOUND for an unknown test, and with
  * BAD_USER_INPUT for an `afterKey` the test does not hold. It ends after the final message.
+ * `tests`: the log's followed tests over `source` (its own when none is given).
  */
-export async function openFollower(source: FollowSource, correlationId: string, options: FollowOptions, pushes?: SharedPushes): Promise<Follower> {
+export async function openFollower(
+  source: FollowSource,
+  correlationId: string,
+  options: FollowOptions,
+  tests: FollowedTests = createFollowedTests(source),
+): Promise<Follower> {
   // With a cursor, a test that is not there (or not the caller's, answered alike) is one that was: the cursor is expired.
   const resuming = (options.afterKey !== undefined && options.afterKey !== null) || (options.afterArrival !== undefined && options.afterArrival !== null);
   const notFound = () => (resuming ? cursorExpired() : new ServiceError('NOT_FOUND', `No test has the correlation id "${correlationId}".`));
@@ -45,7 +52,7 @@ export async function openFollower(source: FollowSource, correlationId: string, 
     const test = await source.owner(correlationId);
     if (test === null || !options.canSee(test as TestRecord)) throw notFound();
   }
-  const follower = createFollowerState(source, correlationId, options, (messages) => replayOf(messages, options), pushes);
+  const follower = createFollowerState(source, correlationId, options, (messages) => replayOf(messages, options), tests);
   await follower.open(notFound);
   return follower.handle;
 }

@@ -15,7 +15,7 @@ import { compactMessage, keyKind } from './compact-message.js';
 import { addKey, findStored, hasKey, inputBytes, messageBytes, snapshot, summaryOf, type Entry } from './memory-test-entry.js';
 import { createMemoryTestTable, type MemoryTestTable } from './memory-test-table.js';
 import { openFollower } from './follower.js';
-import { createSharedPushes } from './shared-pushes.js';
+import { createFollowedTests } from './followed-tests.js';
 import type { FollowSource } from './follower-types.js';
 import { testExpired } from './test-expired.js';
 import { createTestListeners } from './test-listeners.js';
@@ -76,8 +76,8 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     },
   };
 
-  // The passes its live pushed followers share (shared-pushes.ts).
-  const pushes = createSharedPushes(source);
+  // Its one listener per followed test, and the groups its live pushed followers share (followed-tests.ts).
+  const followed = createFollowedTests(source);
 
   return {
     get size() {
@@ -153,9 +153,9 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     changes: async (changeOptions) => changes.open(changeOptions),
 
-    follow: (correlationId, followOptions) => openFollower(source, correlationId, followOptions, pushes),
+    follow: (correlationId, followOptions) => openFollower(source, correlationId, followOptions, followed),
 
-    followers: (correlationId) => listeners.count(correlationId),
+    followers: (correlationId) => followed.count(correlationId),
 
     changeSubscribers: () => changes.clients(),
 

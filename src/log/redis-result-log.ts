@@ -27,7 +27,7 @@ import { disposeOnce } from '../process/disposable.js';
 import type { Logger } from '../base/logger.js';
 import { openFollower } from './follower.js';
 import type { FollowSource } from './follower-types.js';
-import { createSharedPushes } from './shared-pushes.js';
+import { createFollowedTests } from './followed-tests.js';
 import { createRedisAppend } from './redis-append.js';
 import { createRedisReads } from './redis-reads.js';
 import { createRedisNewTest } from './redis-new-test.js';
@@ -151,7 +151,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     reads: tailReads,
   });
 
-  // What followers read, and the passes its live pushed ones share (shared-pushes.ts). Its owner
+  // What followers read (through its one listener per followed test, followed-tests.ts). Its owner
   // first: a caller who may not see the test is refused before its messages are read.
   const followSource: FollowSource = {
     read: (id) =>
@@ -161,6 +161,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       }),
     owner: (id) => onceReady(() => summary(id)),
     listen: tails.listen,
+    losses: tails.losses,
     // After the first `passed` entries of the list, in arrival order; a place an unreadable entry holds is passed over.
     readFrom: (id, passed) =>
       onceReady(async () => {
@@ -169,7 +170,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         return entries.flatMap((entry, i) => ('unreadable' in entry ? [] : [{ message: entry, arrival: passed + i + 1 }]));
       }),
   };
-  const pushes = createSharedPushes(followSource, (error) => log.error({ err: error }, 'a pass of shared pushes could not listen to its test'));
+  const followed = createFollowedTests(followSource);
 
   return {
     create: (test: NewTest) => onceReady(() => newTest(test)),
@@ -198,9 +199,9 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     changes: (changeOptions) => changes.open(changeOptions),
 
-    follow: (correlationId, followOptions) => openFollower(followSource, correlationId, followOptions, pushes),
+    follow: (correlationId, followOptions) => openFollower(followSource, correlationId, followOptions, followed),
 
-    followers: (correlationId) => tails.count(correlationId),
+    followers: (correlationId) => followed.count(correlationId),
 
     changeSubscribers: () => changes.clients(),
 

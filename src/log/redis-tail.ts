@@ -49,7 +49,10 @@ export interface RedisTailsOptions {
 /** The tails of one process. */
 export interface RedisTails {
   listen(correlationId: string, listener: EventListener, options?: ListenOptions): Promise<() => void>;
+  /** Listeners of one test, or of all. */
   count(correlationId?: string): number;
+  /** Failovers that lost messages of the test after they were delivered (see `FollowSource.losses`). */
+  losses(correlationId: string): number;
   dispose(): void;
 }
 
@@ -127,15 +130,9 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
         byChannel.set(channelOf(correlationId), tail);
       }
       const own = tail;
-      const joined = own.losses;
-      const { remove, first } = listeners.add(
-        correlationId,
-        (event) => {
-          // A message lost in a failover after this listener came, stored again: it has it already.
-          if (own.emitting <= joined) listener(event);
-        },
-        listenOptions,
-      );
+      // A message lost in a failover, stored again, goes with the loss it was lost in: its listener
+      // (the log's followed tests) gives it only to the followers that came after that loss.
+      const { remove, first } = listeners.add(correlationId, (event) => listener(event, own.emitting), listenOptions);
       if (first) own.started = start(own);
       try {
         await own.started;
@@ -146,6 +143,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       return remove;
     },
     count: (correlationId) => listeners.count(correlationId),
+    losses: (correlationId) => tails.get(correlationId)?.losses ?? 0,
     dispose() {
       stopMessages();
       stopResubscribed();

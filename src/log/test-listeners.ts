@@ -13,7 +13,7 @@ export interface TestListeners {
   gone(correlationId: string, error: ServiceError): void;
   /** Whether the test has listeners. */
   has(correlationId: string): boolean;
-  /** Followers of one test, or of all: each listener's weight. */
+  /** Listeners of one test, or of all. */
   count(correlationId?: string): number;
   clear(): void;
 }
@@ -24,13 +24,8 @@ export interface TestListeners {
  */
 export function createTestListeners(onLast?: (correlationId: string) => void): TestListeners {
   const topics = new Map<string, Set<EventListener>>();
-  // Only the listeners with options: every other counts for one and is not told that its test went.
+  // Only the listeners with options: every other is not told that its test went.
   const extras = new Map<EventListener, ListenOptions>();
-  const weigh = (listeners: Set<EventListener>) => {
-    let total = 0;
-    for (const listener of listeners) total += extras.get(listener)?.weight?.() ?? 1;
-    return total;
-  };
   return {
     add(correlationId, listener, options) {
       if (options !== undefined) extras.set(listener, options);
@@ -73,10 +68,10 @@ export function createTestListeners(onLast?: (correlationId: string) => void): T
     count(correlationId) {
       if (correlationId !== undefined) {
         const listeners = topics.get(correlationId);
-        return listeners === undefined ? 0 : weigh(listeners);
+        return listeners === undefined ? 0 : listeners.size;
       }
       let total = 0;
-      for (const listeners of topics.values()) total += weigh(listeners);
+      for (const listeners of topics.values()) total += listeners.size;
       return total;
     },
     clear: () => {

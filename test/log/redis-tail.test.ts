@@ -11,7 +11,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage, TestMessage } from '../../src/domain/types.js';
-import { openFollower } from '../../src/log/follower.js';
+import { isFollower, openFollower } from '../../src/log/follower.js';
 import { dedupeField } from '../../src/log/redis-record.js';
 import { createRedisPubSub } from '../../src/log/redis-pubsub.js';
 import type { RedisClient } from '../../src/redis/redis-client.js';
@@ -44,6 +44,23 @@ function consume(iterator: AsyncIterableIterator<TestMessage>): Followed {
   return { received, ended: () => ended };
 }
 const sequences = (followed: Followed) => followed.received.map((m) => m.sequence);
+
+/** A follower pushed to a target that shares (the hub's way): once live, its messages come from its test's group. */
+function share(follower: AsyncIterableIterator<TestMessage>): Followed & { readonly grouped: () => number } {
+  if (!isFollower(follower)) throw new Error('follow answered no Follower');
+  const received: TestMessage[] = [];
+  let ended = false;
+  let grouped = 0;
+  follower.push({
+    shareKey: 'op',
+    deliver: (message: TestMessage) => (received.push(message), true),
+    prepare: (message: TestMessage) => message,
+    take: (message: unknown) => (received.push(message as TestMessage), (grouped += 1), true),
+    end: () => (ended = true),
+    fail: () => (ended = true),
+  } as Parameters<typeof follower.push>[0]);
+  return { received, ended: () => ended, grouped: () => grouped };
+}
 
 afterAll(stopRedisShapes, 60_000);
 
@@ -125,16 +142,19 @@ describe.each(REDIS_SHAPES)('the tails of the Redis log on Redis %s', (shapeName
     const message = (sequence: number, final = false) => incoming(id, { sequence, final });
     await log.create({ correlationId: id, input: null, owner: null });
     const followed = consume(await log.follow(id, { queueLimit: 100 }));
+    const grouped = share(await log.follow(id, { queueLimit: 100 }));
     await log.append([1, 2, 3, 4, 5].map((sequence) => message(sequence)));
-    await eventually(() => followed.received.length === 5, 10_000, 'the first five messages');
+    await eventually(() => followed.received.length === 5 && grouped.received.length === 5, 10_000, 'the first five messages');
+    expect(grouped.grouped()).toBe(5);
 
     // The primary dies with 4 and 5 unreplicated; the consumer stores 4 again (it had not
     // committed it) with a new result, 6: the list is as long as before, and holds 6 where 5 was.
     await loseLastWrites(id, [message(4), message(5)]);
     await log.append([message(4), message(6)]);
     await log.append([message(7, true)]);
-    await eventually(() => followed.ended(), 10_000, 'the follower to end after the final message');
+    await eventually(() => followed.ended() && grouped.ended(), 10_000, 'the followers to end after the final message');
     expect(sequences(followed)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(sequences(grouped)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
   it('sends a lost message stored again only to the followers that came after the loss', async () => {
@@ -142,23 +162,29 @@ describe.each(REDIS_SHAPES)('the tails of the Redis log on Redis %s', (shapeName
     const message = (sequence: number, final = false) => incoming(id, { sequence, final });
     await log.create({ correlationId: id, input: null, owner: null });
     const before = consume(await log.follow(id, { queueLimit: 100 }));
+    const beforeGrouped = share(await log.follow(id, { queueLimit: 100 }));
     await log.append([1, 2, 3, 4, 5].map((sequence) => message(sequence)));
-    await eventually(() => before.received.length === 5, 10_000, 'the first five messages');
+    await eventually(() => before.received.length === 5 && beforeGrouped.received.length === 5, 10_000, 'the first five messages');
 
     // 4 and 5 are lost; a new result, 6, comes before the consumer stores them again: the list is
     // shorter than what was delivered, and its notice's count smaller than the last one.
     await loseLastWrites(id, [message(4), message(5)]);
     await log.append([message(6)]);
-    await eventually(() => before.received.length === 6, 10_000, 'the message stored after the loss');
+    await eventually(() => before.received.length === 6 && beforeGrouped.received.length === 6, 10_000, 'the message stored after the loss');
     // A follower that comes now reads a list without 4 and 5.
     const after = consume(await log.follow(id, { queueLimit: 100 }));
-    await eventually(() => after.received.length === 4, 10_000, 'the replay of the second follower');
+    const afterGrouped = share(await log.follow(id, { queueLimit: 100 }));
+    await eventually(() => after.received.length === 4 && afterGrouped.received.length === 4, 10_000, 'the replay of the later followers');
 
     await log.append([message(4), message(5)]);
     await log.append([message(7, true)]);
-    await eventually(() => before.ended() && after.ended(), 10_000, 'both followers to end after the final message');
+    const all = [before, beforeGrouped, after, afterGrouped];
+    await eventually(() => all.every((f) => f.ended()), 10_000, 'every follower to end after the final message');
     expect(sequences(before)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(sequences(beforeGrouped)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(sequences(after)).toEqual([1, 2, 3, 6, 4, 5, 7]);
+    expect(sequences(afterGrouped)).toEqual([1, 2, 3, 6, 4, 5, 7]);
+    expect(beforeGrouped.grouped() + afterGrouped.grouped()).toBeGreaterThan(0);
   });
 });
 

@@ -1,0 +1,230 @@
+/**
+ * The followed tests of one log: for each test this process follows, its one listener (the
+ * source's `listen`) and every follower of it, each at its place. A follower listens through it
+ * while it reads its snapshot, replays or catches up: each live event is handed to it (`heard`).
+ * Once it is live with a target that shares (the hub's: one operation and its variables), it joins
+ * its test's group of that key and skipping (`share`, follower-group.ts), and from then on the group prepares each
+ * stored message once (the targets' `prepare`: the hub executes and serializes it) and writes it
+ * to every member's target in one synchronous loop: per member, a comparison and a write.
+ *
+ * A member whose target is full leaves the group at the place it reached and is told so
+ * (`filled`): its follower holds nothing but that place, catches up from the store once the
+ * target asks for more, and joins again when it is live, so a slow member misses nothing. Each
+ * member keeps the place of the last message it was given and is only given later ones: a join in
+ * the middle of a message's delivery neither skips nor repeats it.
+ *
+ * A group ends its members itself: after the test's finishing message, when the test leaves the
+ * store, or when a message cannot be prepared, each member still in it leaves and is ended (or
+ * failed) through its follower (`ended`), which then holds nothing whether or not its reader ever
+ * returns it. A follower returned or thrown by its reader leaves at once (`leave`).
+ *
+ * Inside the log: the follower and its followed test are one owner of a subscriber's place, and
+ * one listener per test per log is the only one the source has; the hub sees neither.
+ */
+import type { TestMessageEvent } from '../domain/types.js';
+import type { ServiceError } from '../base/errors.js';
+import type { FollowedTests, FollowSource, TestFollower } from './follower-types.js';
+import { after, deliver, passLead, rewind, type EndMembers, type Group } from './follower-group.js';
+
+/** One followed test: its listener, its followers listening on their own, and its groups. */
+interface FollowedTest {
+  readonly correlationId: string;
+  /** Resolves once the listener is in place, rejects when it could not be; undefined once it is in place. */
+  listening: Promise<void> | undefined;
+  unlisten: (() => void) | undefined;
+  /**
+   * The place of the last event heard: places only grow, unless a Redis failover lost writes and
+   * the list, shorter, numbers what comes next from where it now ends.
+   */
+  last: number;
+  /** Followers listening on their own (not in a group): one alone, the usual case, is held without a set. */
+  solo: Solo;
+  /**
+   * Groups by key and skipping; each stays while a follower holds it (in it, or catching up to join
+   * it again). Made by the first to share: most followed tests are waiting for their next message.
+   */
+  groups: Map<string, Group> | undefined;
+}
+
+/** What `listen` answers once the test's listener is in place. */
+const LISTENING: Promise<void> = Promise.resolve();
+
+/** Creates the followed tests over `source` (the log's). */
+export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losses'>): FollowedTests {
+  const tests = new Map<string, FollowedTest>();
+  const groupOf = new Map<TestFollower, Group>();
+  // The failovers its test had lost messages in when a follower last started listening, for those
+  // that came after one (rare: a Redis failover that lost writes); a message of such a loss stored
+  // again goes only to followers that came after it.
+  const joinedAfter = new Map<TestFollower, number>();
+  const lacks = (follower: TestFollower, lost: number) => lost <= (joinedAfter.get(follower) ?? 0);
+
+  const open = (correlationId: string): FollowedTest => {
+    const test: FollowedTest = { correlationId, listening: undefined, unlisten: undefined, last: 0, solo: undefined, groups: undefined };
+    tests.set(correlationId, test);
+    test.listening = source
+      .listen(correlationId, (event, lost) => emit(test, event, lost ?? 0), { gone: (error) => gone(test, error) })
+      .then(
+        (unlisten) => {
+          test.listening = undefined;
+          // Everyone left meanwhile (or the test left the store): nothing to listen for.
+          if (tests.get(correlationId) === test) test.unlisten = unlisten;
+          else unlisten();
+        },
+        (error: unknown) => {
+          // Its followers are refused with why (their opening or catch-up fails); a later one tries again.
+          if (tests.get(correlationId) === test) tests.delete(correlationId);
+          test.solo = undefined;
+          throw error;
+        },
+      );
+    return test;
+  };
+
+  /** Stops listening once no follower listens or holds a group. */
+  const dropIfIdle = (test: FollowedTest) => {
+    if (test.solo !== undefined || (test.groups?.size ?? 0) > 0 || tests.get(test.correlationId) !== test) return;
+    tests.delete(test.correlationId);
+    test.unlisten?.();
+    test.unlisten = undefined;
+  };
+
+  /** The test left the store: its solo followers are told at once, its members once what is being written is out. */
+  const gone = (test: FollowedTest, error: ServiceError) => {
+    if (tests.get(test.correlationId) === test) tests.delete(test.correlationId);
+    // The source dropped the listener itself.
+    test.unlisten = undefined;
+    const solo = test.solo instanceof Set ? [...test.solo] : test.solo === undefined ? [] : [test.solo];
+    test.solo = undefined;
+    for (const follower of solo) follower.leftStore(error);
+    for (const group of test.groups?.values() ?? []) {
+      const told = [...group.members.keys()];
+      after(group, () => endMembers(group, told, error));
+    }
+  };
+
+  /** The group is over for `members` (those still in it): each leaves and is ended, or failed with `error`. */
+  const endMembers: EndMembers = (group, members, error) => {
+    const over = members.filter((member) => group.members.has(member));
+    for (const member of over) followed.leave(member);
+    for (const member of over) member.ended(error);
+  };
+
+  /** Lets go of the group `follower` holds: the group goes with its last holder, its lead passes on. */
+  const release = (follower: TestFollower, group: Group) => {
+    groupOf.delete(follower);
+    group.members.delete(follower);
+    group.holders -= 1;
+    if (group.holders === 0) {
+      if (group.test.groups?.get(group.name) === group) group.test.groups.delete(group.name);
+      return;
+    }
+    passLead(group, follower);
+  };
+
+  const emit = (test: FollowedTest, event: TestMessageEvent, lost: number) => {
+    // Solo first: one that joins its group in this loop is given the event there (its place says whether it had it).
+    const { solo } = test;
+    if (solo instanceof Set) {
+      for (const follower of solo) if (lost === 0 || lacks(follower, lost)) follower.heard(event);
+    } else if (solo !== undefined && (lost === 0 || lacks(solo, lost))) solo.heard(event);
+    const { groups } = test;
+    // Numbered again from where a shortened list ends: the members' places count the old numbers.
+    if (groups !== undefined && event.arrival <= test.last) rewind(groups, event.arrival - 1);
+    test.last = event.arrival;
+    if (groups === undefined) return;
+    for (const group of groups.values())
+      if (group.members.size > 0) deliver(group, event, endMembers, lost === 0 ? undefined : (member) => lacks(member, lost));
+  };
+
+  const followed: FollowedTests = {
+    listen(follower) {
+      const test = tests.get(follower.correlationId) ?? open(follower.correlationId);
+      const losses = source.losses?.(follower.correlationId) ?? 0;
+      if (losses > 0) joinedAfter.set(follower, losses);
+      else joinedAfter.delete(follower);
+      test.solo = withSolo(test.solo, follower);
+      return test.listening ?? LISTENING;
+    },
+    unlisten(follower) {
+      const test = tests.get(follower.correlationId);
+      groupOf.get(follower)?.members.delete(follower);
+      if (test === undefined || !dropSolo(test, follower)) return;
+      dropIfIdle(test);
+    },
+    share(follower, passed) {
+      const test = tests.get(follower.correlationId);
+      if (test === undefined || !(test.solo === follower || (test.solo instanceof Set && test.solo.has(follower)))) return false;
+      let group = groupOf.get(follower);
+      // Held since before its test left the store and came back: that group is over.
+      if (group !== undefined && group.test !== test) release(follower, group);
+      if (group === undefined || group.test !== test) {
+        const name = `${follower.skipKey}\u0000${follower.sharing.shareKey}`;
+        test.groups ??= new Map();
+        group = test.groups.get(name);
+        if (group === undefined) {
+          group = { test, name, lead: follower, leadLeft: false, members: new Map(), behind: undefined, holders: 0 };
+          test.groups.set(name, group);
+        }
+        groupOf.set(follower, group);
+        group.holders += 1;
+      }
+      if (group.leadLeft) {
+        group.lead = follower;
+        group.leadLeft = false;
+      }
+      dropSolo(test, follower);
+      group.members.set(follower, passed);
+      return true;
+    },
+    leave(follower) {
+      joinedAfter.delete(follower);
+      const group = groupOf.get(follower);
+      if (group !== undefined) release(follower, group);
+      const test = tests.get(follower.correlationId);
+      if (test === undefined) return;
+      dropSolo(test, follower);
+      dropIfIdle(test);
+    },
+    count(correlationId) {
+      if (correlationId !== undefined) {
+        const test = tests.get(correlationId);
+        return test === undefined ? 0 : listeningIn(test);
+      }
+      let total = 0;
+      for (const test of tests.values()) total += listeningIn(test);
+      return total;
+    },
+  };
+  return followed;
+}
+
+/** Followers of a test that listen: on their own, or as members of a group. */
+function listeningIn(test: FollowedTest): number {
+  let total = test.solo instanceof Set ? test.solo.size : test.solo === undefined ? 0 : 1;
+  for (const group of test.groups?.values() ?? []) total += group.members.size;
+  return total;
+}
+
+/** A followed test's solo followers: none, one, or a set of two or more. */
+type Solo = TestFollower | Set<TestFollower> | undefined;
+
+/** `solo` with `follower` added. */
+function withSolo(solo: Solo, follower: TestFollower): Solo {
+  if (solo === undefined || solo === follower) return follower;
+  if (solo instanceof Set) return solo.add(follower);
+  return new Set([solo, follower]);
+}
+
+/** Takes `follower` out of its test's solo followers; false when it was not one. */
+function dropSolo(test: FollowedTest, follower: TestFollower): boolean {
+  const { solo } = test;
+  if (solo === follower) {
+    test.solo = undefined;
+    return true;
+  }
+  if (!(solo instanceof Set) || !solo.delete(follower)) return false;
+  // An emptied set goes (an emit iterating it meanwhile simply finds nothing more).
+  if (solo.size === 0) test.solo = undefined;
+  return true;
+}

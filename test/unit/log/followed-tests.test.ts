@@ -1,0 +1,148 @@
+/**
+ * The log's followed tests (src/log/followed-tests.ts) over a source whose listeners and losses
+ * are in the test's hands (a pure seam): one listener of a test for all of its followers, on their
+ * own or in a group; a message a failover lost, stored again, only for the followers that came
+ * after the loss; the test's leaving the store told to each. Following over the real logs is the
+ * contract's (test/log/follow-contract.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../../src/base/errors.js';
+import type { TestMessage, TestMessageEvent } from '../../../src/domain/types.js';
+import { createFollowedTests } from '../../../src/log/followed-tests.js';
+import type { EventListener, FollowSource, ListenOptions, TestFollower } from '../../../src/log/follower-types.js';
+
+/** A source of one test's events: its listeners, how often it was listened to, and its failovers' losses. */
+function fakeSource() {
+  const listeners = new Map<EventListener, ListenOptions | undefined>();
+  const state = { listens: 0, unlistens: 0, losses: 0 };
+  const source: Pick<FollowSource, 'listen' | 'losses'> = {
+    async listen(_id, listener, options) {
+      state.listens += 1;
+      listeners.set(listener, options);
+      return () => {
+        state.unlistens += 1;
+        listeners.delete(listener);
+      };
+    },
+    losses: () => state.losses,
+  };
+  const emit = (sequence: number, lost = 0, status: TestMessageEvent['status'] = 'RUNNING') => {
+    const message = { key: `k${sequence}`, sequence, status, payload: null, arrival: sequence } as unknown as TestMessage;
+    for (const listener of listeners.keys()) listener({ message, status, arrival: sequence }, lost);
+  };
+  const gone = (error: ServiceError) => {
+    const all = [...listeners.values()];
+    listeners.clear();
+    for (const options of all) options?.gone?.(error);
+  };
+  return { source, state, emit, gone, listening: () => listeners.size };
+}
+
+/** A follower as the followed tests see it: what it heard on its own, what its group wrote to it, how it ended. */
+function fakeFollower(shareKey = 'op') {
+  const got: Array<{ sequence: number | null; via: 'heard' | 'group' }> = [];
+  const outcome: { left?: ServiceError; ended?: boolean; failed?: unknown } = {};
+  const follower: TestFollower = {
+    correlationId: 't',
+    heard: (event) => got.push({ sequence: event.message.sequence, via: 'heard' }),
+    leftStore: (error) => (outcome.left = error),
+    sharing: {
+      shareKey,
+      prepare: (message: TestMessage) => message.sequence,
+      take: (prepared: unknown) => (got.push({ sequence: prepared as number, via: 'group' }), true),
+      deliver: () => true,
+      end: () => undefined,
+      fail: () => undefined,
+    },
+    skipKey: '',
+    skips: () => false,
+    filled: () => undefined,
+    ended: (error) => {
+      if (error === undefined) outcome.ended = true;
+      else outcome.failed = error;
+    },
+  };
+  return { follower, got, outcome, sequences: () => got.map((g) => g.sequence) };
+}
+
+describe('the followed tests of a log', () => {
+  it('listen to a test once for all of its followers, alone or in groups, and stop when the last leaves', async () => {
+    const { source, state, emit, listening } = fakeSource();
+    const followed = createFollowedTests(source);
+    const [a, b, c, d] = [fakeFollower(), fakeFollower(), fakeFollower('other'), fakeFollower()];
+    for (const f of [a, b, c, d]) await followed.listen(f.follower);
+    expect(state.listens).toBe(1);
+    expect(followed.share(a.follower, 0)).toBe(true);
+    expect(followed.share(b.follower, 0)).toBe(true);
+    expect(followed.share(c.follower, 0)).toBe(true);
+    // d listens on its own (a pulled follower, say).
+    expect(followed.count('t')).toBe(4);
+    emit(1);
+    emit(2);
+    expect(a.got).toEqual([
+      { sequence: 1, via: 'group' },
+      { sequence: 2, via: 'group' },
+    ]);
+    expect(b.sequences()).toEqual([1, 2]);
+    expect(c.sequences()).toEqual([1, 2]);
+    expect(d.got.map((g) => g.via)).toEqual(['heard', 'heard']);
+    for (const f of [a, b, c]) followed.leave(f.follower);
+    expect(state.unlistens).toBe(0);
+    followed.unlisten(d.follower);
+    expect(state.unlistens).toBe(1);
+    expect(listening()).toBe(0);
+    expect(followed.count()).toBe(0);
+    // One that never listened, or left twice: nothing to do.
+    followed.leave(d.follower);
+    followed.leave(fakeFollower().follower);
+    expect(state.unlistens).toBe(1);
+  });
+
+  it('give a message a failover lost, stored again, only to the followers that came after the loss', async () => {
+    const { source, state, emit } = fakeSource();
+    const followed = createFollowedTests(source);
+    const early = fakeFollower();
+    const earlyShared = fakeFollower();
+    await followed.listen(early.follower);
+    await followed.listen(earlyShared.follower);
+    followed.share(earlyShared.follower, 0);
+    emit(1);
+    // A failover loses 1 after it was delivered; followers that come now read a list without it.
+    const later = fakeFollower();
+    const laterShared = fakeFollower();
+    state.losses = 1;
+    await followed.listen(later.follower);
+    await followed.listen(laterShared.follower);
+    followed.share(laterShared.follower, 0);
+    // Stored again: the early ones have it; the later ones (their places are before it) do not.
+    emit(1, 1);
+    emit(2);
+    expect(early.sequences()).toEqual([1, 2]);
+    expect(earlyShared.sequences()).toEqual([1, 2]);
+    expect(later.sequences()).toEqual([1, 2]);
+    expect(laterShared.sequences()).toEqual([1, 2]);
+    // A loss after every follower came: nobody lacks what it lost.
+    state.losses = 2;
+    emit(3);
+    emit(3, 2);
+    for (const f of [early, earlyShared, later, laterShared]) expect(f.sequences()).toEqual([1, 2, 3]);
+  });
+
+  it('tell each follower that the test left the store: those on their own at once, the members of a group through their end', async () => {
+    const { source, gone, state } = fakeSource();
+    const followed = createFollowedTests(source);
+    const alone = fakeFollower();
+    const member = fakeFollower();
+    await followed.listen(alone.follower);
+    await followed.listen(member.follower);
+    followed.share(member.follower, 0);
+    const error = new ServiceError('TEST_EXPIRED', 'The test expired.');
+    gone(error);
+    expect(alone.outcome.left).toBe(error);
+    expect(member.outcome.failed).toBe(error);
+    expect(followed.count('t')).toBe(0);
+    // A follower that comes now listens anew.
+    await followed.listen(fakeFollower().follower);
+    expect(state.listens).toBe(2);
+  });
+});
