@@ -130,7 +130,7 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
     } else if (solo !== undefined && (lost === 0 || lacks(solo, lost))) solo.heard(event);
     const { groups } = test;
     // Numbered again from where a shortened list ends: the members' places count the old numbers.
-    if (groups !== undefined && event.arrival <= test.last) rewind(groups, event.arrival - 1);
+    if (groups !== undefined && event.arrival <= test.last) for (const group of groups.values()) rewind(group, event.arrival - 1);
     test.last = event.arrival;
     if (groups === undefined) return;
     for (const group of groups.values())
@@ -149,6 +149,8 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
     unlisten(follower) {
       const test = tests.get(follower.correlationId);
       groupOf.get(follower)?.members.delete(follower);
+      // Listening nowhere now (it is told again when it listens again).
+      joinedAfter.delete(follower);
       if (test === undefined || !dropSolo(test, follower)) return;
       dropIfIdle(test);
     },

@@ -116,7 +116,9 @@ export class FollowerCore implements TestFollower {
   filled(at: number, finished: boolean): void {
     if (!this.grouped || this.closed) return;
     this.grouped = false;
-    this.passed = Math.max(this.passed, at);
+    // The group's place: its own `passed` is the one it joined with (and, after a failover shortened
+    // the list, the group's counts the new numbers where this one counts the old).
+    this.passed = at;
     this.paused = true;
     // Full with the test's last message: nothing is left to catch up; it ends once it can take more.
     if (finished) this.finished = true;

@@ -87,12 +87,24 @@ export function deliver(group: Group, event: TestMessageEvent, endMembers: EndMe
 }
 
 /**
- * Brings every member's place down to `to`: after a failover shortened the test's list, what comes
- * is numbered from its new end, and a member must not pass over a new message for an old number (a
- * message it had, stored again, is kept from it by the loss it was lost in).
+ * Brings the place of every member now in the group down to `to`: after a failover shortened the
+ * test's list, what comes is numbered from its new end, and a member must not pass over a new
+ * message for an old number (a message it had, stored again, is kept from it by the loss it was
+ * lost in). In turn with what the group is still writing, whose places count the old numbers.
  */
-export function rewind(groups: Map<string, Group>, to: number): void {
-  for (const group of groups.values()) for (const [member, last] of group.members) if (last > to) group.members.set(member, to);
+export function rewind(group: Group, to: number): void {
+  const present = [...group.members.keys()];
+  const lower = () => {
+    for (const member of present) {
+      const last = group.members.get(member);
+      if (last !== undefined && last > to) group.members.set(member, to);
+    }
+  };
+  if (group.behind === undefined) return lower();
+  const current: Promise<void> = group.behind.then(lower).finally(() => {
+    if (group.behind === current) group.behind = undefined;
+  });
+  group.behind = current;
 }
 
 /** Runs `then` once what the group is writing is out: at once when nothing is. */

@@ -45,21 +45,32 @@ function consume(iterator: AsyncIterableIterator<TestMessage>): Followed {
 }
 const sequences = (followed: Followed) => followed.received.map((m) => m.sequence);
 
-/** A follower pushed to a target that shares (the hub's way): once live, its messages come from its test's group. */
-function share(follower: AsyncIterableIterator<TestMessage>): Followed & { readonly grouped: () => number } {
+/**
+ * A follower pushed to a target that shares (the hub's way): once live, its messages come from its
+ * test's group. It takes every message, and says it is full once it holds `room` of them (then
+ * `resume` makes room for all that come).
+ */
+function share(follower: AsyncIterableIterator<TestMessage>, room = Infinity): Followed & { readonly grouped: () => number; resume(): void } {
   if (!isFollower(follower)) throw new Error('follow answered no Follower');
   const received: TestMessage[] = [];
   let ended = false;
   let grouped = 0;
+  let left = room;
+  const fits = () => (left -= 1) > 0;
   follower.push({
     shareKey: 'op',
-    deliver: (message: TestMessage) => (received.push(message), true),
+    deliver: (message: TestMessage) => (received.push(message), fits()),
     prepare: (message: TestMessage) => message,
-    take: (message: unknown) => (received.push(message as TestMessage), (grouped += 1), true),
+    take: (message: unknown) => (received.push(message as TestMessage), (grouped += 1), fits()),
     end: () => (ended = true),
     fail: () => (ended = true),
   } as Parameters<typeof follower.push>[0]);
-  return { received, ended: () => ended, grouped: () => grouped };
+  return {
+    received,
+    ended: () => ended,
+    grouped: () => grouped,
+    resume: () => ((left = Infinity), follower.resume()),
+  };
 }
 
 afterAll(stopRedisShapes, 60_000);
@@ -155,6 +166,28 @@ describe.each(REDIS_SHAPES)('the tails of the Redis log on Redis %s', (shapeName
     await eventually(() => followed.ended() && grouped.ended(), 10_000, 'the followers to end after the final message');
     expect(sequences(followed)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(sequences(grouped)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('catches a grouped follower up from the place its group reached, when it filled up at a message numbered again after a failover', async () => {
+    const id = uniqueId('full-after-loss');
+    const message = (sequence: number, final = false) => incoming(id, { sequence, final });
+    await log.create({ correlationId: id, input: null, owner: null });
+    await log.append([1, 2, 3, 4, 5].map((sequence) => message(sequence)));
+    // Joins with 5 passed; 6 and 7 reach it through its group; it is full with the next message.
+    const grouped = share(await log.follow(id, { queueLimit: 100 }), 8);
+    await log.append([message(6), message(7)]);
+    await eventually(() => grouped.received.length === 7, 10_000, 'the first seven messages');
+    expect(grouped.grouped()).toBe(2);
+    // The primary dies with 6 and 7 unreplicated; new results come, numbered from where the list now ends.
+    await loseLastWrites(id, [message(6), message(7)]);
+    await log.append([message(8)]);
+    await eventually(() => grouped.received.length === 8, 10_000, 'the message it filled up at');
+    await log.append([message(9)]);
+    await log.append([message(10), message(11, true)]);
+    // 9 was stored while it was full, at place 7: the place it had passed before the failover.
+    grouped.resume();
+    await eventually(() => grouped.ended(), 10_000, 'the follower to end after the final message');
+    expect(sequences(grouped)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
   it('sends a lost message stored again only to the followers that came after the loss', async () => {

@@ -9,6 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src/base/errors.js';
 import type { TestMessage, TestMessageEvent } from '../../../src/domain/types.js';
 import { createFollowedTests } from '../../../src/log/followed-tests.js';
+import { openFollower } from '../../../src/log/follower.js';
+import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
+import { incoming } from '../../log/storage-contract.js';
 import type { EventListener, FollowSource, ListenOptions, TestFollower } from '../../../src/log/follower-types.js';
 
 /** A source of one test's events: its listeners, how often it was listened to, and its failovers' losses. */
@@ -26,9 +29,11 @@ function fakeSource() {
     },
     losses: () => state.losses,
   };
-  const emit = (sequence: number, lost = 0, status: TestMessageEvent['status'] = 'RUNNING') => {
-    const message = { key: `k${sequence}`, sequence, status, payload: null, arrival: sequence } as unknown as TestMessage;
-    for (const listener of listeners.keys()) listener({ message, status, arrival: sequence }, lost);
+  /** Emits the message of `sequence`, at its own place unless given another (a list a failover shortened numbers anew). */
+  const emit = (sequence: number, lost = 0, arrival = sequence) => {
+    const status: TestMessageEvent['status'] = 'RUNNING';
+    const message = { key: `k${sequence}`, sequence, status, payload: null, arrival } as unknown as TestMessage;
+    for (const listener of listeners.keys()) listener({ message, status, arrival }, lost);
   };
   const gone = (error: ServiceError) => {
     const all = [...listeners.values()];
@@ -39,7 +44,7 @@ function fakeSource() {
 }
 
 /** A follower as the followed tests see it: what it heard on its own, what its group wrote to it, how it ended. */
-function fakeFollower(shareKey = 'op') {
+function fakeFollower(shareKey = 'op', slowPrepare = false) {
   const got: Array<{ sequence: number | null; via: 'heard' | 'group' }> = [];
   const outcome: { left?: ServiceError; ended?: boolean; failed?: unknown } = {};
   const follower: TestFollower = {
@@ -48,7 +53,8 @@ function fakeFollower(shareKey = 'op') {
     leftStore: (error) => (outcome.left = error),
     sharing: {
       shareKey,
-      prepare: (message: TestMessage) => message.sequence,
+      // Slow: made a few turns later, as one that reads the store is.
+      prepare: (message: TestMessage) => (slowPrepare ? new Promise((resolve) => setTimeout(() => resolve(message.sequence), 5)) : message.sequence),
       take: (prepared: unknown) => (got.push({ sequence: prepared as number, via: 'group' }), true),
       deliver: () => true,
       end: () => undefined,
@@ -126,6 +132,64 @@ describe('the followed tests of a log', () => {
     emit(3);
     emit(3, 2);
     for (const f of [early, earlyShared, later, laterShared]) expect(f.sequences()).toEqual([1, 2, 3]);
+  });
+
+  it('give a group the new messages numbered again after a failover shortened the list, even while earlier ones are still being prepared', async () => {
+    for (const slow of [false, true]) {
+      const { source, emit } = fakeSource();
+      const followed = createFollowedTests(source);
+      const member = fakeFollower('op', slow);
+      await followed.listen(member.follower);
+      followed.share(member.follower, 0);
+      emit(1);
+      emit(2);
+      emit(3);
+      // The list is cut back to 2 (3 lost); what comes is numbered 3 and 4.
+      emit(30, 0, 3);
+      emit(40, 0, 4);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(member.sequences()).toEqual([1, 2, 3, 30, 40]);
+      followed.leave(member.follower);
+    }
+  });
+
+  it("catch a grouped follower that filled up at a message numbered again up from its group's place, not the one it joined with", async () => {
+    // Its snapshot from a real log (10 messages); its live events and catch-up reads from the test.
+    const log = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 10, maxMessagesPerTest: 100 });
+    await log.create({ correlationId: 't', input: null, owner: null });
+    await log.append(Array.from({ length: 10 }, (_, i) => incoming('t', { sequence: i + 1 })));
+    const { source, emit } = fakeSource();
+    const caughtUpAfter: number[] = [];
+    const followed = createFollowedTests(source);
+    const follower = await openFollower(
+      { read: (id) => log.get(id), listen: source.listen, readFrom: async (_id, passed) => (caughtUpAfter.push(passed), []) },
+      't',
+      { queueLimit: 100 },
+      followed,
+    );
+    const got: Array<number | null> = [];
+    let room = 13;
+    const fits = () => (room -= 1) > 0;
+    follower.push({
+      shareKey: 'op',
+      deliver: (message: TestMessage) => (got.push(message.sequence), fits()),
+      prepare: (message: TestMessage) => message.sequence,
+      take: (sequence: unknown) => (got.push(sequence as number), fits()),
+      end: () => undefined,
+      fail: () => undefined,
+    } as Parameters<typeof follower.push>[0]);
+    emit(11);
+    emit(12);
+    // A failover cut the list back to 7: the next result is numbered 8, and fills the target.
+    emit(80, 0, 8);
+    expect(got).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 80]);
+    expect(followed.count('t')).toBe(0);
+    follower.resume();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // What was stored after 8 is read from there (from 10, where it joined, 9 and 10 would be passed over).
+    expect(caughtUpAfter).toEqual([8]);
+    await follower.return?.();
+    await log.dispose();
   });
 
   it('tell each follower that the test left the store: those on their own at once, the members of a group through their end', async () => {
