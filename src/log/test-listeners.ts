@@ -23,31 +23,32 @@ export interface TestListeners {
  * (the Redis log then stops listening to that test's channel).
  */
 export function createTestListeners(onLast?: (correlationId: string) => void): TestListeners {
-  const topics = new Map<string, Set<EventListener>>();
+  // A test's one listener (the log's followed test, the usual case) is held without a set.
+  const topics = new Map<string, EventListener | Set<EventListener>>();
   // Only the listeners with options: every other is not told that its test went.
   const extras = new Map<EventListener, ListenOptions>();
   return {
     add(correlationId, listener, options) {
       if (options !== undefined) extras.set(listener, options);
-      let listeners = topics.get(correlationId);
-      const first = listeners === undefined;
-      if (listeners === undefined) {
-        listeners = new Set();
-        topics.set(correlationId, listeners);
-      }
-      listeners.add(listener);
+      const listeners = topics.get(correlationId);
+      if (listeners === undefined) topics.set(correlationId, listener);
+      else if (listeners instanceof Set) listeners.add(listener);
+      else if (listeners !== listener) topics.set(correlationId, new Set([listeners, listener]));
       const remove = () => {
         extras.delete(listener);
         const current = topics.get(correlationId);
-        if (current === undefined || !current.delete(listener) || current.size > 0) return;
-        topics.delete(correlationId);
+        if (current === listener) topics.delete(correlationId);
+        // An emptied set goes too (an emit iterating it meanwhile simply finds nothing more).
+        else if (!(current instanceof Set) || !current.delete(listener) || current.size > 0) return;
+        else topics.delete(correlationId);
         onLast?.(correlationId);
       };
-      return { remove, first };
+      return { remove, first: listeners === undefined };
     },
     emit(correlationId, event) {
       const listeners = topics.get(correlationId);
       if (listeners === undefined) return;
+      if (!(listeners instanceof Set)) return listeners(event);
       // No copy per event (it would cost an array of every listener, per message): a listener that
       // removes itself while we iterate (its follower finished or paused) is simply not visited
       // again, which is how a Set's iteration treats deletion; none is added synchronously here.
@@ -58,7 +59,7 @@ export function createTestListeners(onLast?: (correlationId: string) => void): T
       if (listeners === undefined) return;
       topics.delete(correlationId);
       onLast?.(correlationId);
-      for (const listener of listeners) {
+      for (const listener of listeners instanceof Set ? listeners : [listeners]) {
         const told = extras.get(listener)?.gone;
         extras.delete(listener);
         told?.(error);
@@ -66,12 +67,9 @@ export function createTestListeners(onLast?: (correlationId: string) => void): T
     },
     has: (correlationId) => topics.has(correlationId),
     count(correlationId) {
-      if (correlationId !== undefined) {
-        const listeners = topics.get(correlationId);
-        return listeners === undefined ? 0 : listeners.size;
-      }
+      if (correlationId !== undefined) return sizeOf(topics.get(correlationId));
       let total = 0;
-      for (const listeners of topics.values()) total += listeners.size;
+      for (const listeners of topics.values()) total += sizeOf(listeners);
       return total;
     },
     clear: () => {
@@ -79,4 +77,8 @@ export function createTestListeners(onLast?: (correlationId: string) => void): T
       extras.clear();
     },
   };
+}
+
+function sizeOf(listeners: EventListener | Set<EventListener> | undefined): number {
+  return listeners === undefined ? 0 : listeners instanceof Set ? listeners.size : 1;
 }
