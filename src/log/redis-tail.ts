@@ -49,8 +49,6 @@ export interface RedisTailsOptions {
 /** The tails of one process. */
 export interface RedisTails {
   listen(correlationId: string, listener: EventListener, options?: ListenOptions): Promise<() => void>;
-  /** Listeners of one test, or of all. */
-  count(correlationId?: string): number;
   /** Failovers that lost messages of the test after they were delivered (see `FollowSource.losses`). */
   losses(correlationId: string): number;
   dispose(): void;
@@ -142,7 +140,6 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       }
       return remove;
     },
-    count: (correlationId) => listeners.count(correlationId),
     losses: (correlationId) => tails.get(correlationId)?.losses ?? 0,
     dispose() {
       stopMessages();

@@ -13,8 +13,6 @@ export interface TestListeners {
   gone(correlationId: string, error: ServiceError): void;
   /** Whether the test has listeners. */
   has(correlationId: string): boolean;
-  /** Listeners of one test, or of all. */
-  count(correlationId?: string): number;
   clear(): void;
 }
 
@@ -66,19 +64,9 @@ export function createTestListeners(onLast?: (correlationId: string) => void): T
       }
     },
     has: (correlationId) => topics.has(correlationId),
-    count(correlationId) {
-      if (correlationId !== undefined) return sizeOf(topics.get(correlationId));
-      let total = 0;
-      for (const listeners of topics.values()) total += sizeOf(listeners);
-      return total;
-    },
     clear: () => {
       topics.clear();
       extras.clear();
     },
   };
-}
-
-function sizeOf(listeners: EventListener | Set<EventListener> | undefined): number {
-  return listeners === undefined ? 0 : listeners instanceof Set ? listeners.size : 1;
 }
