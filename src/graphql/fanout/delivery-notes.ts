@@ -124,7 +124,7 @@ function selectsDelivery(args: ExecutionArgs): boolean {
 }
 
 /**
- * The sink the hub and the log's shared pushes write to for one subscriber: each push's note is made here, from
+ * The sink the hub and its test's group in the log (log/follower-group.ts) write to for one subscriber: each push's note is made here, from
  * `behind`, in the order the pushes leave; a noted push of an operation that selects `delivery` is
  * executed again for this subscriber with the note in its message (the shared result has it null),
  * and the note goes into its `extensions` as well; every other push is the shared result as it is.

@@ -148,7 +148,7 @@ class HubSubscriber implements SharingTarget<SharedResult>, HubSubscription {
       );
   }
 
-  /** The follower's target: a message while it replays or catches up (its pass writes the live ones, `take`). */
+  /** The follower's target: a message while it replays or catches up (its group writes the live ones, `take`). */
   deliver(message: TestMessage, toCome?: number): boolean {
     return this.resumedWhenWritable(this.write(message, toCome));
   }
@@ -169,12 +169,12 @@ class HubSubscriber implements SharingTarget<SharedResult>, HubSubscription {
     this.leave();
   }
 
-  /** A live message, executed and serialized once for the `reached` subscribers of the operation its pass writes it to. */
+  /** A live message, executed and serialized once for the `reached` subscribers of the operation its group writes it to. */
   prepare(message: TestMessage, reached: number): SharedResult | Promise<SharedResult> {
     return this.hub.results.get(message, this.args, this.shareKey, reached);
   }
 
-  /** A live message from its pass; when full, its follower catches up once the sink drains. */
+  /** A live message from its group; when full, its follower catches up once the sink drains. */
   take(shared: SharedResult): boolean {
     return this.resumedWhenWritable(this.send(shared));
   }

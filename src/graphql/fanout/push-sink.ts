@@ -30,7 +30,7 @@ export interface PushSink {
 }
 
 /**
- * One subscriber's sink as the hub and the log's shared pushes write to it (`delivery-notes.ts`' `notingSink`
+ * One subscriber's sink as the hub and its test's group in the log write to it (`delivery-notes.ts`' `notingSink`
  * around the transport's {@link PushSink}). `behind`: the push is part of a catch-up from the store,
  * with that many messages still to come (the subscriber is told).
  */

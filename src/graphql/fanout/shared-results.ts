@@ -43,7 +43,7 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
   let clearing = false;
   const documentIds = new WeakMap<DocumentNode, number>();
   let nextDocumentId = 0;
-  // The log's passes are per log, and two hubs may share one log (replicas in one process): a key
+  // The log's groups are per log, and two hubs may share one log (replicas in one process): a key
   // names its hub too, so that one hub's document numbers never meet another's.
   const hubId = nextHubId++;
 
