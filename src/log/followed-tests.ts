@@ -23,6 +23,7 @@
  */
 import type { TestMessageEvent } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
+import { countOf, holds, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
 import type { FollowedTests, FollowSource, TestFollower } from './follower-types.js';
 import { after, deliver, passLead, rewind, type EndMembers, type Group } from './follower-group.js';
 
@@ -38,7 +39,7 @@ interface FollowedTest {
    */
   last: number;
   /** Followers listening on their own (not in a group): one alone, the usual case, is held without a set. */
-  solo: Solo;
+  solo: OneOrSet<TestFollower>;
   /**
    * Groups by key and skipping; each stays while a follower holds it (in it, or catching up to join
    * it again). Made by the first to share: most followed tests are waiting for their next message.
@@ -143,7 +144,7 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
       const losses = source.losses?.(follower.correlationId) ?? 0;
       if (losses > 0) joinedAfter.set(follower, losses);
       else joinedAfter.delete(follower);
-      test.solo = withSolo(test.solo, follower);
+      test.solo = withOne(test.solo, follower);
       return test.listening ?? LISTENING;
     },
     unlisten(follower) {
@@ -156,7 +157,7 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
     },
     share(follower, passed) {
       const test = tests.get(follower.correlationId);
-      if (test === undefined || !(test.solo === follower || (test.solo instanceof Set && test.solo.has(follower)))) return false;
+      if (test === undefined || !holds(test.solo, follower)) return false;
       let group = groupOf.get(follower);
       // Held since before its test left the store and came back: that group is over.
       if (group !== undefined && group.test !== test) release(follower, group);
@@ -203,30 +204,14 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
 
 /** Followers of a test that listen: on their own, or as members of a group. */
 function listeningIn(test: FollowedTest): number {
-  let total = test.solo instanceof Set ? test.solo.size : test.solo === undefined ? 0 : 1;
+  let total = countOf(test.solo);
   for (const group of test.groups?.values() ?? []) total += group.members.size;
   return total;
 }
 
-/** A followed test's solo followers: none, one, or a set of two or more. */
-type Solo = TestFollower | Set<TestFollower> | undefined;
-
-/** `solo` with `follower` added. */
-function withSolo(solo: Solo, follower: TestFollower): Solo {
-  if (solo === undefined || solo === follower) return follower;
-  if (solo instanceof Set) return solo.add(follower);
-  return new Set([solo, follower]);
-}
-
 /** Takes `follower` out of its test's solo followers; false when it was not one. */
 function dropSolo(test: FollowedTest, follower: TestFollower): boolean {
-  const { solo } = test;
-  if (solo === follower) {
-    test.solo = undefined;
-    return true;
-  }
-  if (!(solo instanceof Set) || !solo.delete(follower)) return false;
-  // An emptied set goes (an emit iterating it meanwhile simply finds nothing more).
-  if (solo.size === 0) test.solo = undefined;
+  if (!holds(test.solo, follower)) return false;
+  test.solo = withoutOne(test.solo, follower);
   return true;
 }

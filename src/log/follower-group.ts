@@ -113,7 +113,8 @@ export function after(group: Group, then: () => void): void {
   else void group.behind.then(then);
 }
 
-export function firstOf<T>(values: IterableIterator<T>): T | undefined {
+/** The first of `values`, if any. */
+function firstOf<T>(values: IterableIterator<T>): T | undefined {
   for (const value of values) return value;
   return undefined;
 }

@@ -2,6 +2,7 @@
 import type { TestMessageEvent } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
 import type { EventListener, ListenOptions } from './follower-types.js';
+import { holds, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
 
 /** Listeners by correlation id. */
 export interface TestListeners {
@@ -22,23 +23,21 @@ export interface TestListeners {
  */
 export function createTestListeners(onLast?: (correlationId: string) => void): TestListeners {
   // A test's one listener (the log's followed test, the usual case) is held without a set.
-  const topics = new Map<string, EventListener | Set<EventListener>>();
+  const topics = new Map<string, OneOrSet<EventListener>>();
   // Only the listeners with options: every other is not told that its test went.
   const extras = new Map<EventListener, ListenOptions>();
   return {
     add(correlationId, listener, options) {
       if (options !== undefined) extras.set(listener, options);
       const listeners = topics.get(correlationId);
-      if (listeners === undefined) topics.set(correlationId, listener);
-      else if (listeners instanceof Set) listeners.add(listener);
-      else if (listeners !== listener) topics.set(correlationId, new Set([listeners, listener]));
+      const held = withOne(listeners, listener);
+      if (held !== listeners) topics.set(correlationId, held);
       const remove = () => {
         extras.delete(listener);
         const current = topics.get(correlationId);
-        if (current === listener) topics.delete(correlationId);
-        // An emptied set goes too (an emit iterating it meanwhile simply finds nothing more).
-        else if (!(current instanceof Set) || !current.delete(listener) || current.size > 0) return;
-        else topics.delete(correlationId);
+        if (!holds(current, listener)) return;
+        if (withoutOne(current, listener) !== undefined) return;
+        topics.delete(correlationId);
         onLast?.(correlationId);
       };
       return { remove, first: listeners === undefined };
