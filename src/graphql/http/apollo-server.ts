@@ -25,6 +25,7 @@ import { GraphQLError } from 'graphql';
 import type { Logger } from '../../base/logger.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+import { resultBody } from './result-body.js';
 
 /** The HTTP GraphQL server. */
 export type HttpGraphQLServer = ApolloServer<GraphQLContext>;
@@ -56,6 +57,8 @@ export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: L
     validationRules: [...lifecycle.validationRules],
     validationOptions: lifecycle.validationOptions,
     formatError: pipeline.lifecycle.formatError,
+    // One serializer for what is sent and what the response cache keeps.
+    stringifyResult: resultBody,
     includeStacktraceInErrorResponses: pipeline.debugErrors,
     allowBatchedHttpRequests: false,
     persistedQueries: false,
@@ -128,8 +131,8 @@ function lifecyclePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQ
             data !== undefined &&
             (response.http.status ?? 200) === 200 &&
             [...response.http.headers.keys()].length === 0;
-          // What Apollo Server's own serialization (prettyJSONStringify) makes of an error-free result.
-          if (plain) observer.completed(`${JSON.stringify({ data })}\n`);
+          // The body Apollo Server sends for it (`stringifyResult`).
+          if (plain) observer.completed(resultBody({ data }));
         },
       };
     },

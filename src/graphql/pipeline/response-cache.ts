@@ -17,8 +17,10 @@
  *
  * Only answers that Apollo Server would send the same to another caller of the same visibility are
  * kept: a POST with a JSON body (so CSRF prevention passed), a query, status 200, no errors, no
- * extensions, no headers of its own. A hit is sent as Apollo's integration sends (the endpoint's
- * `sendKept`), so its bytes and headers are the same, with a `Cache-Status` header added.
+ * extensions, no headers of its own. The body kept is the one sent: Apollo Server serializes every
+ * result with the same function (`../http/result-body.ts`). A hit is sent as Apollo's integration
+ * sends (the endpoint's `sendKept`), so its bytes and headers are the same, with a `Cache-Status`
+ * header added.
  */
 import { Kind, type OperationDefinitionNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
