@@ -66,17 +66,16 @@ export function deliver(group: Group, event: TestMessageEvent, endMembers: EndMe
   // Every member skips the same messages (their skip key is the group's), so the lead tells.
   if (!group.lead.skips(message)) {
     const prepared = group.lead.sharing.prepare(message, group.members.size);
-    if (prepared instanceof Promise || group.behind !== undefined) {
-      const previous = group.behind ?? Promise.resolve();
-      const current: Promise<void> = previous
-        .then(async () => writeAll(group, await prepared, arrival, finishing, only))
-        // Not prepared: the members it was for are failed with why, and out of the group.
-        .catch((error: unknown) => endMembers(group, [...group.members.keys()], error))
-        .finally(() => {
-          if (group.behind === current) group.behind = undefined;
-        });
-      group.behind = current;
-    } else writeAll(group, prepared, arrival, finishing, only);
+    if (prepared instanceof Promise || group.behind !== undefined)
+      inTurn(group, async () => {
+        try {
+          writeAll(group, await prepared, arrival, finishing, only);
+        } catch (error) {
+          // Not prepared: the members it was for are failed with why, and out of the group.
+          endMembers(group, [...group.members.keys()], error);
+        }
+      });
+    else writeAll(group, prepared, arrival, finishing, only);
   } else {
     for (const [member, last] of group.members) if (arrival > last) group.members.set(member, arrival);
   }
@@ -100,8 +99,13 @@ export function rewind(group: Group, to: number): void {
       if (last !== undefined && last > to) group.members.set(member, to);
     }
   };
-  if (group.behind === undefined) return lower();
-  const current: Promise<void> = group.behind.then(lower).finally(() => {
+  if (group.behind === undefined) lower();
+  else inTurn(group, lower);
+}
+
+/** Runs `step` after what the group is still writing, and holds later writes behind it. */
+function inTurn(group: Group, step: () => void | Promise<void>): void {
+  const current: Promise<void> = (group.behind ?? Promise.resolve()).then(step).finally(() => {
     if (group.behind === current) group.behind = undefined;
   });
   group.behind = current;
