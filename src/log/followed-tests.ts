@@ -23,7 +23,7 @@
  */
 import type { TestMessageEvent } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
-import { countOf, holds, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
+import { countOf, holds, listOf, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
 import type { FollowedTests, FollowSource, TestFollower } from './follower-types.js';
 import { after, deliver, passLead, rewind, type EndMembers, type Group } from './follower-group.js';
 
@@ -95,7 +95,7 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
     if (tests.get(test.correlationId) === test) tests.delete(test.correlationId);
     // The source dropped the listener itself.
     test.unlisten = undefined;
-    const solo = test.solo instanceof Set ? [...test.solo] : test.solo === undefined ? [] : [test.solo];
+    const solo = listOf(test.solo);
     test.solo = undefined;
     for (const follower of solo) follower.leftStore(error);
     for (const group of test.groups?.values() ?? []) {

@@ -2,7 +2,7 @@
 import type { TestMessageEvent } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
 import type { EventListener, ListenOptions } from './follower-types.js';
-import { holds, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
+import { holds, listOf, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
 
 /** Listeners by correlation id. */
 export interface TestListeners {
@@ -56,7 +56,7 @@ export function createTestListeners(onLast?: (correlationId: string) => void): T
       if (listeners === undefined) return;
       topics.delete(correlationId);
       onLast?.(correlationId);
-      for (const listener of listeners instanceof Set ? listeners : [listeners]) {
+      for (const listener of listOf(listeners)) {
         const told = extras.get(listener)?.gone;
         extras.delete(listener);
         told?.(error);

@@ -3,7 +3,7 @@
  * a set made only for a second value and dropped once emptied.
  */
 import { describe, expect, it } from 'vitest';
-import { countOf, holds, withOne, withoutOne, type OneOrSet } from '../../../src/base/one-or-set.js';
+import { countOf, holds, listOf, withOne, withoutOne, type OneOrSet } from '../../../src/base/one-or-set.js';
 
 describe('one or a set', () => {
   const a = { name: 'a' };
@@ -21,6 +21,9 @@ describe('one or a set', () => {
     expect(countOf(held)).toBe(3);
     expect([a, b, c].map((value) => holds(held, value))).toEqual([true, true, true]);
     expect(holds(held, { name: 'a' })).toBe(false);
+    expect(listOf(held)).toEqual([a, b, c]);
+    expect(listOf(a)).toEqual([a]);
+    expect(listOf(undefined)).toEqual([]);
   });
 
   it('lets go of a value, and of an emptied set', () => {
