@@ -12,7 +12,7 @@ import { createFollowedTests } from '../../../src/log/followed-tests.js';
 import { openFollower } from '../../../src/log/follower.js';
 import { createMemoryResultLog } from '../../../src/log/memory-result-log.js';
 import { incoming } from '../../log/storage-contract.js';
-import type { EventListener, FollowSource, ListenOptions, TestFollower } from '../../../src/log/follower-types.js';
+import type { EventListener, FollowedTests, FollowSource, ListenOptions, TestFollower } from '../../../src/log/follower-types.js';
 
 /** A source of one test's events: its listeners, how often it was listened to, and its failovers' losses. */
 function fakeSource() {
@@ -71,6 +71,16 @@ function fakeFollower(shareKey = 'op', slowPrepare = false) {
   return { follower, got, outcome, sequences: () => got.map((g) => g.sequence) };
 }
 
+/** Two followers listening to the test: one on its own, the other put in its group. */
+async function aloneAndShared(followed: FollowedTests) {
+  const alone = fakeFollower();
+  const shared = fakeFollower();
+  await followed.listen(alone.follower);
+  await followed.listen(shared.follower);
+  followed.share(shared.follower, 0);
+  return { alone, shared };
+}
+
 describe('the followed tests of a log', () => {
   it('listen to a test once for all of its followers, alone or in groups, and stop when the last leaves', async () => {
     const { source, state, emit, listening } = fakeSource();
@@ -107,19 +117,11 @@ describe('the followed tests of a log', () => {
   it('give a message a failover lost, stored again, only to the followers that came after the loss', async () => {
     const { source, state, emit } = fakeSource();
     const followed = createFollowedTests(source);
-    const early = fakeFollower();
-    const earlyShared = fakeFollower();
-    await followed.listen(early.follower);
-    await followed.listen(earlyShared.follower);
-    followed.share(earlyShared.follower, 0);
+    const { alone: early, shared: earlyShared } = await aloneAndShared(followed);
     emit(1);
     // A failover loses 1 after it was delivered; followers that come now read a list without it.
-    const later = fakeFollower();
-    const laterShared = fakeFollower();
     state.losses = 1;
-    await followed.listen(later.follower);
-    await followed.listen(laterShared.follower);
-    followed.share(laterShared.follower, 0);
+    const { alone: later, shared: laterShared } = await aloneAndShared(followed);
     // Stored again: the early ones have it; the later ones (their places are before it) do not.
     emit(1, 1);
     emit(2);
@@ -195,11 +197,7 @@ describe('the followed tests of a log', () => {
   it('tell each follower that the test left the store: those on their own at once, the members of a group through their end', async () => {
     const { source, gone, state } = fakeSource();
     const followed = createFollowedTests(source);
-    const alone = fakeFollower();
-    const member = fakeFollower();
-    await followed.listen(alone.follower);
-    await followed.listen(member.follower);
-    followed.share(member.follower, 0);
+    const { alone, shared: member } = await aloneAndShared(followed);
     const error = new ServiceError('TEST_EXPIRED', 'The test expired.');
     gone(error);
     expect(alone.outcome.left).toBe(error);
