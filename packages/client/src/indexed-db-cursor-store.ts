@@ -2,7 +2,9 @@
  * A cursor store in the browser's IndexedDB: like the Web Storage one, a reload or the page opened
  * again resumes after the last message the page took, but off the main thread's synchronous storage
  * (and its small quota), and shared by a worker. `follow` waits for each write before it takes the
- * next message, so a cursor is kept before anything after it is handed over.
+ * next message, so a cursor is kept before anything after it is handed over. The write ends a
+ * moment after the application took the message: a page closed within it takes that message again
+ * on its next follow (at least once, never lost).
  *
  * Bounded: the last `maxTests` tests' cursors are kept (1,000 by default); when a new test's first
  * cursor comes, the tests first seen longest ago go, in the same transaction.
