@@ -14,7 +14,8 @@ import { DEFAULT_JSON_SHAPE, type JsonShapeLimits } from '../base/json-shape.js'
 import type { Logger } from '../base/logger.js';
 import { carriesSampledTrace, traceChunkStore, type SampledRecord } from '../telemetry/trace-context.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
-import { decodeResult } from './decode-result.js';
+import { decodeResultMessage } from './decode-result.js';
+import type { RecordFault } from './record-envelope.js';
 import type { ConsumerStats, DeadLetterSink, ResultEventHandler } from './consumer.js';
 
 /** A decoded chunk, ready to be stored. */
@@ -69,12 +70,12 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     let sends: Array<Promise<void>> | undefined;
     let sampled: SampledRecord[] | undefined;
     for (const record of records) {
-      const decoded = record.refused === undefined ? decodeResult(record, options.maxRecordBytes, shape) : refusedShape(record);
-      if (decoded.ok) {
+      const decoded = record.refused === undefined ? decodeResultMessage(record, options.maxRecordBytes, shape) : refusedShape(record);
+      if (!('ok' in decoded)) {
         const traceparent = record.headers.traceparent;
         if (carriesSampledTrace(traceparent))
-          (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, correlationId: decoded.message.correlationId });
-        messages.push(decoded.message);
+          (sampled ??= []).push({ index: messages.length, traceparent, tracestate: record.headers.tracestate, correlationId: decoded.correlationId });
+        messages.push(decoded);
         kept.push(record);
         continue;
       }
@@ -90,7 +91,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
   }
 
   /** A record refused before it was decoded: counted apart too, never parsed. */
-  function refusedShape(record: BrokerRecord): { readonly ok: false; readonly reason: string } {
+  function refusedShape(record: BrokerRecord): RecordFault {
     stats.oversized = (stats.oversized ?? 0) + 1;
     return { ok: false, reason: record.refused as string };
   }

@@ -6,10 +6,10 @@
 import type { IncomingMessage, TestStatus } from '../domain/types.js';
 import { DEFAULT_JSON_SHAPE, jsonShapeFault, type JsonShapeLimits } from '../base/json-shape.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
-import { MAX_ID_LENGTH, readEnvelope } from './record-envelope.js';
+import { MAX_ID_LENGTH, readCorrelationId, readRecordObject, type RecordFault } from './record-envelope.js';
 
 /** The outcome of decoding one record. */
-export type DecodeResult = { readonly ok: true; readonly message: IncomingMessage } | { readonly ok: false; readonly reason: string };
+export type DecodeResult = { readonly ok: true; readonly message: IncomingMessage } | RecordFault;
 
 export { CORRELATION_HEADER } from './record-envelope.js';
 
@@ -38,10 +38,20 @@ const STATUS_ALIASES: ReadonlyMap<string, TestStatus> = new Map([
  * limits of every stored JSON value (`JSON_MAX_*`): stored, it could never be served back.
  */
 export function decodeResult(record: BrokerRecord, maxBytes = Infinity, shape: JsonShapeLimits = DEFAULT_JSON_SHAPE): DecodeResult {
-  const envelope = readEnvelope(record, maxBytes);
-  if (!envelope.ok) return envelope;
-  const { value, correlationId } = envelope;
+  const decoded = decodeResultMessage(record, maxBytes, shape);
+  return 'ok' in decoded ? decoded : { ok: true, message: decoded };
+}
 
+/**
+ * {@link decodeResult} without its wrapper: the message, or why there is none. The consumer
+ * decodes every record through this: no object per record beyond its message (and the parse's),
+ * only per refusal.
+ */
+export function decodeResultMessage(record: BrokerRecord, maxBytes = Infinity, shape: JsonShapeLimits = DEFAULT_JSON_SHAPE): IncomingMessage | RecordFault {
+  const value = readRecordObject(record, maxBytes);
+  if (typeof value === 'string') return fail(value);
+  const correlationId = readCorrelationId(record, value);
+  if (typeof correlationId !== 'string') return correlationId;
   const messageId = value.messageId;
   if (messageId !== undefined && messageId !== null && (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID_LENGTH)) {
     return fail(`messageId must be a non-empty string of at most ${MAX_ID_LENGTH} characters`);
@@ -69,21 +79,18 @@ export function decodeResult(record: BrokerRecord, maxBytes = Infinity, shape: J
   const fault = jsonShapeFault(hasPayload ? value.payload : value, shape);
   if (fault !== undefined) return fail(`payload is ${fault.reason}`);
   return {
-    ok: true,
-    message: {
-      correlationId,
-      key: id !== null ? `m:${id}` : seq !== null ? `s:${seq}` : `o:${recordCoordinates(record)}`,
-      messageId: id,
-      sequence: seq,
-      status,
-      final: final === true,
-      payload: hasPayload ? value.payload : value,
-      producedAt,
-    },
+    correlationId,
+    key: id !== null ? `m:${id}` : seq !== null ? `s:${seq}` : `o:${recordCoordinates(record)}`,
+    messageId: id,
+    sequence: seq,
+    status,
+    final: final === true,
+    payload: hasPayload ? value.payload : value,
+    producedAt,
   };
 }
 
-function fail(reason: string): DecodeResult {
+function fail(reason: string): RecordFault {
   return { ok: false, reason };
 }
 

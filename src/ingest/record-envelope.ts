@@ -13,26 +13,47 @@ export const CORRELATION_HEADER = 'correlation_id';
 export const MAX_ID_LENGTH = 256;
 
 /** A record's value as a JSON object, and its correlation id; or why it has none. */
-export type RecordEnvelope =
-  { readonly ok: true; readonly value: Record<string, unknown>; readonly correlationId: string } | { readonly ok: false; readonly reason: string };
+export type RecordEnvelope = { readonly ok: true; readonly value: Record<string, unknown>; readonly correlationId: string } | RecordFault;
+
+/** Why a record has no envelope (or, in decode-result.ts, no message). */
+export interface RecordFault {
+  readonly ok: false;
+  readonly reason: string;
+}
 
 /**
  * Reads the JSON object and the correlation id of `record`. A value over `maxBytes` is refused
  * before it is parsed: what a record may make the process hold (and parse) is bounded here.
  */
 export function readEnvelope(record: BrokerRecord, maxBytes = Infinity): RecordEnvelope {
+  const value = readRecordObject(record, maxBytes);
+  if (typeof value === 'string') return fail(value);
+  const correlationId = readCorrelationId(record, value);
+  return typeof correlationId === 'string' ? { ok: true, value, correlationId } : correlationId;
+}
+
+/**
+ * The JSON object of `record`'s value, or why it has none (a string: a JSON object never is one).
+ * The halves of {@link readEnvelope}, for the result decoder, which runs for every record: no
+ * envelope object per record, only per refusal.
+ */
+export function readRecordObject(record: BrokerRecord, maxBytes = Infinity): Record<string, unknown> | string {
   const bytes = record.value;
-  if (bytes === null || bytes.length === 0) return fail('empty value');
-  if (bytes.length > maxBytes) return fail(`value larger than ${maxBytes} bytes`);
+  if (bytes === null || bytes.length === 0) return 'empty value';
+  if (bytes.length > maxBytes) return `value larger than ${maxBytes} bytes`;
   const text = bytes.toString('utf8');
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return fail('value is not JSON');
+    return 'value is not JSON';
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return fail('value is not a JSON object');
-  const value = body as Record<string, unknown>;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'value is not a JSON object';
+  return body as Record<string, unknown>;
+}
+
+/** The correlation id of `record`, whose value is `value`, in its one spelling; or why it has none. */
+export function readCorrelationId(record: BrokerRecord, value: Record<string, unknown>): string | RecordFault {
   const header = record.headers[CORRELATION_HEADER];
   const field = value.correlationId;
   if (field !== undefined && typeof field !== 'string') return fail('correlationId is not a string');
@@ -44,9 +65,9 @@ export function readEnvelope(record: BrokerRecord, maxBytes = Infinity): RecordE
   if (correlationId === undefined || correlationId === '') return fail('no correlation id (header correlation_id or field correlationId)');
   if (correlationId.length > MAX_ID_LENGTH) return fail(`correlation id longer than ${MAX_ID_LENGTH} characters`);
   // One spelling per id: an upper-cased UUID reaches the test its lower-case spelling names.
-  return { ok: true, value, correlationId: canonical ?? canonicalCorrelationId(correlationId) };
+  return canonical ?? canonicalCorrelationId(correlationId);
 }
 
-function fail(reason: string): RecordEnvelope {
+function fail(reason: string): RecordFault {
   return { ok: false, reason };
 }
