@@ -28,11 +28,6 @@ export function withoutOne<T extends object>(held: OneOrSet<T>, value: T): OneOr
   return held.size === 0 ? undefined : held;
 }
 
-/** How many `held` holds. */
-export function countOf<T extends object>(held: OneOrSet<T>): number {
-  return held instanceof Set ? held.size : held === undefined ? 0 : 1;
-}
-
 /** What `held` holds, as a list of its own (safe to go through while `held` changes). */
 export function listOf<T extends object>(held: OneOrSet<T>): T[] {
   return held instanceof Set ? [...held] : held === undefined ? [] : [held];

@@ -8,8 +8,10 @@
  * to every member's target in one synchronous loop: per member, a comparison and a write.
  *
  * A member whose target is full leaves the group at the place it reached and is told so
- * (`filled`): its follower holds nothing but that place, catches up from the store once the
- * target asks for more, and joins again when it is live, so a slow member misses nothing. Each
+ * (`filled`): its follower holds nothing but that place, listening on its own (paused, as one on
+ * its own pauses, so that a failover that numbers the list anew moves its place too: `realigned`,
+ * follower-losses.ts), catches up from the store once the target asks for more, and joins again
+ * when it is live, so a slow member misses nothing. Each
  * member keeps the place of the last message it was given and is only given later ones: a join in
  * the middle of a message's delivery neither skips nor repeats it.
  *
@@ -23,9 +25,10 @@
  */
 import type { TestMessageEvent } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
-import { countOf, holds, listOf, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
+import { holds, listOf, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
 import type { FollowedTests, FollowSource, TestFollower } from './follower-types.js';
-import { after, deliver, passLead, rewind, type EndMembers, type Group } from './follower-group.js';
+import { after, deliver, passLead, type EndMembers, type Group } from './follower-group.js';
+import { tellRealigned } from './follower-losses.js';
 
 /** One followed test: its listener, its followers listening on their own, and its groups. */
 interface FollowedTest {
@@ -33,11 +36,6 @@ interface FollowedTest {
   /** Resolves once the listener is in place, rejects when it could not be; undefined once it is in place. */
   listening: Promise<void> | undefined;
   unlisten: (() => void) | undefined;
-  /**
-   * The place of the last event heard: places only grow, unless a Redis failover lost writes and
-   * the list, shorter, numbers what comes next from where it now ends.
-   */
-  last: number;
   /** Followers listening on their own (not in a group): one alone, the usual case, is held without a set. */
   solo: OneOrSet<TestFollower>;
   /**
@@ -51,20 +49,20 @@ interface FollowedTest {
 const LISTENING: Promise<void> = Promise.resolve();
 
 /** Creates the followed tests over `source` (the log's). */
-export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losses'>): FollowedTests {
+export function createFollowedTests(source: Pick<FollowSource, 'listen'>): FollowedTests {
   const tests = new Map<string, FollowedTest>();
   const groupOf = new Map<TestFollower, Group>();
-  // The failovers its test had lost messages in when a follower last started listening, for those
-  // that came after one (rare: a Redis failover that lost writes); a message of such a loss stored
-  // again goes only to followers that came after it.
-  const joinedAfter = new Map<TestFollower, number>();
-  const lacks = (follower: TestFollower, lost: number) => lost <= (joinedAfter.get(follower) ?? 0);
+  // A message a failover lost after it was delivered, stored again, goes only to the followers that lack it.
+  const lacks = (follower: TestFollower, key: string) => !follower.hadBefore(key);
 
   const open = (correlationId: string): FollowedTest => {
-    const test: FollowedTest = { correlationId, listening: undefined, unlisten: undefined, last: 0, solo: undefined, groups: undefined };
+    const test: FollowedTest = { correlationId, listening: undefined, unlisten: undefined, solo: undefined, groups: undefined };
     tests.set(correlationId, test);
     test.listening = source
-      .listen(correlationId, (event, lost) => emit(test, event, lost ?? 0), { gone: (error) => gone(test, error) })
+      .listen(correlationId, (event, lost) => emit(test, event, lost === true), {
+        gone: (error) => gone(test, error),
+        realigned: (realignment) => tellRealigned(test, realignment),
+      })
       .then(
         (unlisten) => {
           test.listening = undefined;
@@ -123,35 +121,29 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
     passLead(group, follower);
   };
 
-  const emit = (test: FollowedTest, event: TestMessageEvent, lost: number) => {
+  const emit = (test: FollowedTest, event: TestMessageEvent, lost: boolean) => {
     // Solo first: one that joins its group in this loop is given the event there (its place says whether it had it).
     const { solo } = test;
+    const key = event.message.key;
     if (solo instanceof Set) {
-      for (const follower of solo) if (lost === 0 || lacks(follower, lost)) follower.heard(event);
-    } else if (solo !== undefined && (lost === 0 || lacks(solo, lost))) solo.heard(event);
+      for (const follower of solo) if (!lost || lacks(follower, key)) follower.heard(event);
+    } else if (solo !== undefined && (!lost || lacks(solo, key))) solo.heard(event);
     const { groups } = test;
-    // Numbered again from where a shortened list ends: the members' places count the old numbers.
-    if (groups !== undefined && event.arrival <= test.last) for (const group of groups.values()) rewind(group, event.arrival - 1);
-    test.last = event.arrival;
     if (groups === undefined) return;
-    for (const group of groups.values())
-      if (group.members.size > 0) deliver(group, event, endMembers, lost === 0 ? undefined : (member) => lacks(member, lost));
+    for (const group of groups.values()) if (group.members.size > 0) deliver(group, event, endMembers, lost ? (member) => lacks(member, key) : undefined);
   };
 
   const followed: FollowedTests = {
     listen(follower) {
       const test = tests.get(follower.correlationId) ?? open(follower.correlationId);
-      const losses = source.losses?.(follower.correlationId) ?? 0;
-      if (losses > 0) joinedAfter.set(follower, losses);
-      else joinedAfter.delete(follower);
+      // Listening already (paused): it goes on as it was, and so does one out of its full group.
+      if (holds(test.solo, follower)) return test.listening ?? LISTENING;
       test.solo = withOne(test.solo, follower);
       return test.listening ?? LISTENING;
     },
     unlisten(follower) {
       const test = tests.get(follower.correlationId);
       groupOf.get(follower)?.members.delete(follower);
-      // Listening nowhere now (it is told again when it listens again).
-      joinedAfter.delete(follower);
       if (test === undefined || !dropSolo(test, follower)) return;
       dropIfIdle(test);
     },
@@ -181,7 +173,6 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
       return true;
     },
     leave(follower) {
-      joinedAfter.delete(follower);
       const group = groupOf.get(follower);
       if (group !== undefined) release(follower, group);
       const test = tests.get(follower.correlationId);
@@ -204,7 +195,9 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen' | 'losse
 
 /** Followers of a test that listen: on their own, or as members of a group. */
 function listeningIn(test: FollowedTest): number {
-  let total = countOf(test.solo);
+  let total = 0;
+  // A paused one listens only to keep its place: it is not counted until it takes messages again.
+  for (const follower of listOf(test.solo)) if (!follower.isPaused()) total += 1;
   for (const group of test.groups?.values() ?? []) total += group.members.size;
   return total;
 }

@@ -2,8 +2,7 @@
  * The moving parts of one follower (follower-state.ts builds the follower on them): its fields,
  * and what the follower does with them as events come: listening (through its log's followed
  * tests, followed-tests.ts), accepting a live event, handing on what it holds, joining its test's
- * group once live, pausing, catching up from the store, finishing, and the test's leaving the
- * store.
+ * group once live, pausing, catching up from the store, finishing, the test's leaving the store.
  *
  * A class, against the project's rule of factories: one follower is made per subscription and per
  * followed test, and a follower built of closures held about thirty functions and their contexts
@@ -14,8 +13,9 @@ import { finishingStatus, isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent } from '../domain/types.js';
 import { createChannel, type Channel } from '../base/channel.js';
 import { ServiceError } from '../base/errors.js';
-import type { FollowedTests, FollowSource, FollowTarget, SharingTarget, TestFollower } from './follower-types.js';
+import type { FollowedTests, FollowSource, FollowTarget, Realignment, SharingTarget, TestFollower } from './follower-types.js';
 import { testExpired } from './test-expired.js';
+import { withLostHad } from './follower-losses.js';
 import type { FollowOptions } from './result-log.js';
 
 /** The fields and moving parts of a follower; follower-state.ts adds its two ways out. */
@@ -38,13 +38,17 @@ export class FollowerCore implements TestFollower {
   protected snapshotArrivals = Infinity;
   /** Arrivals passed (in the snapshot, delivered or skipped): a paused follower catches up after them. */
   protected passed = 0;
+  /** Keys it was given that a Redis failover lost (`realigned`): stored again, not given twice (rare; bounded). */
+  protected had: Set<string> | undefined = undefined;
+  /** Failovers told while a catch-up read was out, to move by once it is in (undefined: none). */
+  protected realignments: Realignment[] | undefined = undefined;
   /** The message that finishes the test was passed: nothing follows what is queued. */
   protected finished = false;
   /** Ended: returned by its reader, failed, or ended after the finishing message. */
   protected closed = false;
   /** Where a pushed follower hands its messages (undefined: pulled). */
   protected target: FollowTarget | undefined = undefined;
-  /** The target took no more: not listening, holding only its place (`passed`). */
+  /** The target took no more: holding only its place (`passed`), listening still for a failover's word. */
   protected paused = false;
   /** Catching up from the store after a pause. */
   protected resuming = false;
@@ -53,17 +57,13 @@ export class FollowerCore implements TestFollower {
   /** Its live messages are written by its test's group (`share`): it listens on its own no more. */
   protected grouped = false;
   /**
-   * The test left the store (its TEST_EXPIRED): told at once, or, while events are held (the
-   * snapshot or a catch-up being read), once they are handed on; a target pushed to later is told
-   * once given what was queued.
+   * The test left the store (its TEST_EXPIRED): told at once, or once the held events are handed on;
+   * a target pushed to later is told once given what was queued.
    */
   protected left: ServiceError | undefined = undefined;
   /**
-   * The live part of a pulled follower: a bounded channel, made when a live event first has to wait
-   * in it, the test ends or leaves the store before anyone reads, or a reader first pulls (`live`).
-   * A pushed follower, the hub's, hands its events on as they come and makes one only when such an
-   * event came before it was pushed: the channel and its two functions were a quarter of an idle
-   * one's heap.
+   * The live part of a pulled follower: a bounded channel, made on first use (`live`). A pushed one
+   * makes it only for an event that came before it was pushed: it was a quarter of an idle one's heap.
    */
   protected channel: Channel<TestMessage> | undefined = undefined;
 
@@ -116,12 +116,45 @@ export class FollowerCore implements TestFollower {
   filled(at: number, finished: boolean): void {
     if (!this.grouped || this.closed) return;
     this.grouped = false;
-    // The group's place: its own `passed` is the one it joined with (and, after a failover shortened
-    // the list, the group's counts the new numbers where this one counts the old).
+    // The group's place: its own is the one it joined with (a failover since moved the group's only).
     this.passed = at;
     this.paused = true;
     // Full with the test's last message: nothing is left to catch up; it ends once it can take more.
     if (finished) this.finished = true;
+    // Paused, it listens on its own to be told where a failover leaves its place (its catch-up listens again on failure).
+    else this.listenToTest().catch(() => undefined);
+  }
+
+  realigned(realignment: Realignment, place?: number): void {
+    if (this.closed) return;
+    // Reading its snapshot or catching up, the read out may count the old numbers or the new: moved once it is in.
+    if (this.held !== undefined) (this.realignments ??= []).push(realignment);
+    else this.moveFor(realignment, place);
+  }
+
+  /** Keeps the lost messages it had; its own place (a group keeps its members') moves to the list's new end. */
+  private moveFor(realignment: Realignment, place?: number): void {
+    this.had = withLostHad(this.had, realignment, place ?? this.passed);
+    if (place === undefined && this.passed > realignment.kept) this.passed = realignment.kept;
+    // Past what the list kept, places count the new numbers: its place decides there, not the snapshot's keys.
+    if (this.snapshotArrivals > realignment.kept) this.snapshotArrivals = realignment.kept;
+  }
+
+  isPaused(): boolean {
+    return this.paused;
+  }
+
+  hadBefore(key: string): boolean {
+    return this.had?.has(key) === true;
+  }
+
+  /**
+   * Whether it has (or skipped) the message of `key` stored at `arrival`: a lost one it had, one its
+   * snapshot holds within the snapshot (a failover can reuse its places), one at or before its place past it.
+   */
+  protected gave(key: string, arrival: number): boolean {
+    if (this.had?.has(key) === true) return true;
+    return arrival <= this.snapshotArrivals ? this.seen?.has(key) === true : arrival <= this.passed;
   }
 
   /** Ends it (or fails it with `error`) once: closed, not listening, its target told. */
@@ -152,8 +185,8 @@ export class FollowerCore implements TestFollower {
 
   /**
    * The test left the store (TEST_EXPIRED): nothing more will come. A pulled follower's reader gets
-   * what waits, then the error; a pushed one's target is failed with it (a paused one does not
-   * listen: its catch-up finds the test gone).
+   * what waits, then the error; a pushed one's target is failed with it (a paused one is failed
+   * once it resumes: its catch-up finds the test gone).
    */
   protected gone(error: ServiceError): void {
     this.stopListening();
@@ -178,21 +211,18 @@ export class FollowerCore implements TestFollower {
 
   /** Hands one message to the target (part of a catch-up with `behind` to come); pauses when it can take no more. */
   private hand(message: TestMessage, behind?: number): void {
-    if (!(this.target as FollowTarget).deliver(message, behind)) this.pause();
-  }
-
-  private pause(): void {
-    this.paused = true;
-    this.stopListening();
+    // Paused, it holds its place, and listens still: a failover that numbers the list anew moves it.
+    if (!(this.target as FollowTarget).deliver(message, behind)) this.paused = true;
   }
 
   /** A live event, once the snapshot is read: queued or handed on, unless the snapshot had it. */
   protected accept(event: TestMessageEvent): void {
     if (this.closed || this.finished || this.paused) return;
-    const message = event.message;
-    this.passed = Math.max(this.passed, event.arrival);
-    const inSnapshot = event.arrival <= this.snapshotArrivals && this.seen?.has(message.key) === true;
-    if (!inSnapshot && !this.skips(message)) {
+    const { message, arrival } = event;
+    // Past its snapshot, a tail can hand it late what its catch-up read gave it already.
+    const given = this.gave(message.key, arrival);
+    this.passed = Math.max(this.passed, arrival);
+    if (!given && !this.skips(message)) {
       if (this.target === undefined) {
         if (!this.live.push(message)) return;
       } else this.hand(message);
@@ -236,14 +266,25 @@ export class FollowerCore implements TestFollower {
   protected async catchUp(): Promise<void> {
     this.held = [];
     await this.listenToTest();
-    const arrived = await this.source.readFrom(this.correlationId, this.passed);
+    let arrived = await this.source.readFrom(this.correlationId, this.passed);
+    // A failover told meanwhile: the read may count the old numbers. Moved where it says, and read
+    // again; what was heard so far is in that read (the new numbers) or counts the old ones.
+    while (this.realignments !== undefined && !this.closed) {
+      const told = this.realignments;
+      this.realignments = undefined;
+      for (const realignment of told) this.moveFor(realignment);
+      this.held = [];
+      arrived = await this.source.readFrom(this.correlationId, this.passed);
+    }
     if (this.closed) return;
     if (arrived === null) throw this.left ?? testExpired(this.correlationId, 'expired');
     for (let i = 0; i < arrived.length; i++) {
       const { message, arrival } = arrived[i] as (typeof arrived)[number];
       if (arrival <= this.passed) continue;
+      // A message it had before a failover lost it, stored again since (or in its snapshot): not given twice.
+      const given = this.gave(message.key, arrival);
       this.passed = arrival;
-      if (!this.skips(message)) this.hand(message, arrived.length - 1 - i);
+      if (!given && !this.skips(message)) this.hand(message, arrived.length - 1 - i);
       if (finishingStatus(message) !== null) this.finish();
       if (this.paused || this.finished) break;
     }

@@ -10,6 +10,7 @@ import type { ServiceError } from '../base/errors.js';
 import type { Follower, FollowedTests, FollowSnapshot, FollowSource, FollowTarget } from './follower-types.js';
 import type { FollowOptions } from './result-log.js';
 import { FollowerCore } from './follower-core.js';
+import { withHadKeys } from './follower-losses.js';
 
 /** Creates the state of a follower of `correlationId`; `replayOf` picks the replay from a snapshot's messages (and refuses a cursor it does not hold). */
 export function createFollowerState(
@@ -69,9 +70,13 @@ class FollowerState extends FollowerCore implements Follower {
     }
     if (!this.paused || this.closed || this.target === undefined) return;
     this.paused = false;
-    this.flush();
-    if (this.paused || this.closed || this.finished) return;
+    // Not live until it has caught up: it listens still, and must not join its group before then.
     this.resuming = true;
+    this.flush();
+    if (this.paused || this.closed || this.finished) {
+      this.resuming = false;
+      return;
+    }
     this.catchUp()
       .catch((error: unknown) => this.ended(error))
       .finally(() => {
@@ -80,6 +85,23 @@ class FollowerState extends FollowerCore implements Follower {
         this.resumeWanted = false;
         this.resume();
       });
+  }
+
+  /**
+   * Failovers told while its snapshot was read, which counts the old numbers or the new: it had the
+   * lost messages the snapshot holds, and its place comes down to what the list kept (within the
+   * snapshot, its keys decide what it has).
+   */
+  private movedWhileReading(): void {
+    const told = this.realignments;
+    this.realignments = undefined;
+    for (const { kept, lostKeys } of told ?? []) {
+      this.had = withHadKeys(
+        this.had,
+        lostKeys.filter((key) => this.seen?.has(key) === true),
+      );
+      if (this.passed > kept) this.passed = kept;
+    }
   }
 
   /** Listens, reads the snapshot, and sets the replay; throws NOT_FOUND or BAD_USER_INPUT. */
@@ -98,6 +120,7 @@ class FollowerState extends FollowerCore implements Follower {
     this.seen = snapshot.messages.length === 0 ? undefined : new Set(snapshot.messages.map((m) => m.key));
     this.passed = snapshot.arrivals ?? snapshot.messages.length;
     this.snapshotArrivals = this.passed;
+    this.movedWhileReading();
     if (isFinished(snapshot.status)) this.finish();
     const waiting = this.held ?? [];
     this.held = undefined;

@@ -7,11 +7,11 @@ import type { TestMessage, TestMessageEvent, TestRecord } from '../domain/types.
 import type { ServiceError } from '../base/errors.js';
 
 /**
- * Called for every event of the followed test, in the order stored. `lost`: for a message that a
- * Redis failover lost after it was delivered and that was stored again, the number of that loss
- * (`FollowSource.losses`); absent or 0 for every other. Must not throw.
+ * Called for every event of the followed test, in the order stored. `lost`: true for a message that
+ * a Redis failover lost after it was delivered and that was stored again (the failover was told
+ * first, `ListenOptions.realigned`); false or absent for every other. Must not throw.
  */
-export type EventListener = (event: TestMessageEvent, lost?: number) => void;
+export type EventListener = (event: TestMessageEvent, lost?: boolean) => void;
 
 /** How a listener listens, beside its events. */
 export interface ListenOptions {
@@ -20,6 +20,24 @@ export interface ListenOptions {
    * room): nothing more will come, and the listener is already removed. Must not throw.
    */
   readonly gone?: (error: ServiceError) => void;
+  /** A failover lost writes of the test; told before any event numbered again. Must not throw. */
+  readonly realigned?: (realignment: Realignment) => void;
+}
+
+/**
+ * The most keys one {@link Realignment} names (the Redis tail's recent keys at their fullest), and
+ * the most keys of lost messages a follower keeps of what it had been given.
+ */
+export const MAX_LOST_KEYS = 1250;
+
+/** What a failover that lost writes of a test left of its list. */
+export interface Realignment {
+  /** The list holds the arrivals it held up to this one, and numbers what comes next from here. */
+  readonly kept: number;
+  /** The keys of the messages delivered at the arrivals after `lostAfter` that the list lost, in order (as many as the source remembers). */
+  readonly lostKeys: readonly string[];
+  /** The arrival after which `lostKeys` were delivered: `kept`, unless the source remembers fewer than were lost. */
+  readonly lostAfter: number;
 }
 
 /** A test as a follower's snapshot reads it: its record, and how many arrivals that is (unreadable entries included). */
@@ -39,12 +57,6 @@ export interface FollowSource {
    * caller who may not see the test is then refused before any message is read.
    */
   owner?(correlationId: string): Promise<Pick<TestRecord, 'owner'> | null>;
-  /**
-   * Failovers that lost messages of the test after they were delivered, so far (none when absent):
-   * a message of such a loss stored again goes only to the followers that came after it (the
-   * others have it).
-   */
-  losses?(correlationId: string): number;
   /** Starts listening; resolves once every event stored from now on will be delivered (and the test's leaving the store told). */
   listen(correlationId: string, listener: EventListener, options?: ListenOptions): Promise<() => void>;
   /** The messages stored after the first `passed` arrivals, in the order they arrived; null when the test is gone. */
@@ -101,6 +113,17 @@ export interface TestFollower {
   readonly correlationId: string;
   /** A live event of its test, while it listens on its own. Must not throw. */
   heard(event: TestMessageEvent): void;
+  /**
+   * A failover lost writes of its test (`ListenOptions.realigned`): it keeps the keys of the lost
+   * messages it had been given (up to `place`: its group's place for it, its own otherwise) so that,
+   * stored again, they are not given twice, and its own place moves to the list's new end; while
+   * it reads its snapshot or catches up, once that read is in. Nothing once it has ended.
+   */
+  realigned(realignment: Realignment, place?: number): void;
+  /** Whether its target took no more and it holds only its place, until it is resumed. */
+  isPaused(): boolean;
+  /** Whether it was given the message of `key` before a failover lost it ({@link realigned}). */
+  hadBefore(key: string): boolean;
   /** Its test left the store while it listened on its own: it listens no more. Must not throw. */
   leftStore(error: ServiceError): void;
   /** Its target (a sharing one: only such followers join a group). */
@@ -125,9 +148,13 @@ export interface TestFollower {
 
 /** The followed tests of one log: one listener per test, and the groups its live sharing followers join. */
 export interface FollowedTests {
-  /** Listens to the follower's test for it (its `heard`); resolves once every event stored from now on will be handed to it. */
+  /**
+   * Listens to the follower's test for it (its `heard`); resolves once every event stored from now on
+   * will be handed to it. A follower that listens already (paused, or out of its full group) goes on
+   * as it was.
+   */
   listen(follower: TestFollower): Promise<void>;
-  /** It listens no more (paused, finished, gone): out of its group's members, still holding the group. Safe to call twice. */
+  /** It listens no more (finished, gone, returned): out of its group's members, still holding the group. Safe to call twice. */
   unlisten(follower: TestFollower): void;
   /**
    * It is live, listening on its own, with a sharing target, after `passed` arrivals: its group
@@ -136,6 +163,6 @@ export interface FollowedTests {
   share(follower: TestFollower, passed: number): boolean;
   /** Its follower ended: out of everything. Safe to call for one that never listened. */
   leave(follower: TestFollower): void;
-  /** Followers listening to one test, or to all: on their own or in a group (`ResultLog.followers`). */
+  /** Followers listening to one test, or to all, on their own or in a group, but not those paused (`ResultLog.followers`). */
   count(correlationId?: string): number;
 }

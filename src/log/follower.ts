@@ -15,8 +15,8 @@
  * - **pushed** (`push(target)`, the fan-out hub's way): every message is handed to the target
  *   synchronously, live ones in the same call that announces them, with no promise per message.
  *   When the target says it can take no more (its socket is over its mark), the follower pauses:
- *   it stops listening and holds nothing but its place, the number of the test's arrivals it has
- *   passed. `resume()` then catches up from the store after that place (`readFrom`, in the order of
+ *   it holds nothing but its place, the number of the test's arrivals it has passed (it still
+ *   listens, only so that a failover that numbers the list anew moves that place). `resume()` then catches up from the store after that place (`readFrom`, in the order of
  *   arrival, the order live messages come in) and goes live again: a slow reader costs the server
  *   no memory however far behind it falls, and misses nothing and gets nothing twice.
  */

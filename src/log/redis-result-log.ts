@@ -161,7 +161,6 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
       }),
     owner: (id) => onceReady(() => summary(id)),
     listen: tails.listen,
-    losses: tails.losses,
     // After the first `passed` entries of the list, in arrival order; a place an unreadable entry holds is passed over.
     readFrom: (id, passed) =>
       onceReady(async () => {

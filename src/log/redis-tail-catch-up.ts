@@ -8,11 +8,16 @@
 import { nextStatus } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent, TestStatus } from '../domain/types.js';
 import type { Logger } from '../base/logger.js';
+import { MAX_LOST_KEYS, type Realignment } from './follower-types.js';
+import { dropOldest } from '../base/drop-oldest.js';
 
 /** What a tail reads from the log. */
 export interface TailReads {
-  /** How many messages the test holds, and its status after them. */
-  head(correlationId: string): Promise<{ readonly count: number; readonly status: TestStatus }>;
+  /**
+   * How many messages the test holds, its status after them, and the keys of its last `keys`
+   * entries (none by default), oldest first, as of one instant.
+   */
+  head(correlationId: string, keys?: number): Promise<{ readonly count: number; readonly status: TestStatus; readonly keys: readonly string[] }>;
   /**
    * The entries from arrival index `from` on, in arrival order: each a message, or a stored text
    * that holds none ({@link UnreadableEntry}), which keeps its place in the list but is not delivered.
@@ -40,8 +45,11 @@ const RETRY_MAX_MS = 5000;
  * goes out, and its messages may be delivered, before `WAIT` answers).
  */
 const RECENT_KEYS = 1000;
-/** How far `recent` may grow past RECENT_KEYS before it is cut back (so that a key costs no copy each time). */
-const RECENT_SLACK = 250;
+/**
+ * How far `recent` may grow past RECENT_KEYS before it is cut back (so that a key costs no copy
+ * each time): at its fullest it holds MAX_LOST_KEYS, the most a realignment names.
+ */
+const RECENT_SLACK = MAX_LOST_KEYS - RECENT_KEYS;
 
 /** One followed test's place in its list, and the state of reading it. */
 export interface Tail {
@@ -58,15 +66,13 @@ export interface Tail {
   heard: number;
   /** The keys at arrival indexes `next - recent.length` … `next - 1`, oldest first (about RECENT_KEYS). */
   recent: string[];
-  /** Failovers that shortened the list so far. */
-  losses: number;
   /**
-   * Keys delivered whose writes a failover lost, with the number of that loss: stored again, such
-   * a message goes only to the followers that came after the loss (the others have it).
+   * Keys delivered whose writes a failover lost: stored again, such a message is marked so, and
+   * goes only to the followers that lack it.
    */
-  lost: Map<string, number>;
-  /** While a message is handed on: the loss it was lost in (0: none). */
-  emitting: number;
+  lost: Set<string>;
+  /** While a message is handed on: whether it is one of `lost`. */
+  emitting: boolean;
   /** Reads failed in a row, and the retry scheduled after the last. */
   failures: number;
   retry: NodeJS.Timeout | undefined;
@@ -83,12 +89,26 @@ export function newTail(correlationId: string): Tail {
     again: false,
     heard: -1,
     recent: [],
-    losses: 0,
-    lost: new Map(),
-    emitting: 0,
+    lost: new Set(),
+    emitting: false,
     failures: 0,
     retry: undefined,
   };
+}
+
+/**
+ * Starts `tail` at its test's count, knowing the keys of the last messages before it: so a failover
+ * that loses writes before the tail delivered anything is recognised (by its keys, and by a notice
+ * counting fewer), and the followers, whose snapshots hold those messages, are told which were lost.
+ */
+export async function startTail(tail: Tail, reads: TailReads): Promise<void> {
+  const head = await reads.head(tail.correlationId, RECENT_KEYS);
+  tail.next = head.count;
+  tail.status = head.status;
+  tail.recent = [...head.keys];
+  // A first notice of a smaller count says the list was shortened (a notice sent before this read
+  // costs a read that finds the tail's last key in place).
+  tail.heard = head.count;
 }
 
 /** Options of {@link createTailCatchUp}. */
@@ -99,6 +119,8 @@ export interface TailCatchUpOptions {
   readonly current: (tail: Tail) => boolean;
   /** Hands one delivered message of `tail` on, to the followers of its test. */
   readonly emit: (tail: Tail, event: TestMessageEvent) => void;
+  /** Tells the followers of `tail`'s test that a failover lost writes, before anything numbered again is emitted. */
+  readonly realigned: (tail: Tail, realignment: Realignment) => void;
 }
 
 /** Creates the catch-up of the tails of one process: reads after a tail's last message and delivers what follows. */
@@ -114,10 +136,9 @@ export function createTailCatchUp(options: TailCatchUpOptions): (tail: Tail) => 
       if ('unreadable' in message) continue;
       tail.status = nextStatus(tail.status, message);
       // Delivered before the failover that lost its write, and stored again since.
-      tail.emitting = tail.lost.get(message.key) ?? 0;
-      if (tail.emitting > 0) tail.lost.delete(message.key);
+      tail.emitting = tail.lost.delete(message.key);
       options.emit(tail, { message, status: tail.status, arrival: tail.next });
-      tail.emitting = 0;
+      tail.emitting = false;
     }
   };
 
@@ -134,7 +155,7 @@ export function createTailCatchUp(options: TailCatchUpOptions): (tail: Tail) => 
     const last = tail.recent.at(-1);
     const first = messages[0];
     if (first !== undefined && (last === undefined || first.key === last)) {
-      // In every follower's snapshot when the tail has delivered nothing yet (it started at the test's count).
+      // No key to check it by (a failover lost more than the tail remembered): taken as it stands.
       if (last === undefined) remember(tail, first.key);
       deliver(tail, messages.slice(1));
       return true;
@@ -168,15 +189,14 @@ export function createTailCatchUp(options: TailCatchUpOptions): (tail: Tail) => 
         { correlationId: tail.correlationId, delivered: tail.next, kept: base + same },
         'a failover lost messages of a followed test already delivered; going on from where the list now ends',
       );
-    tail.losses += 1;
-    for (const key of tail.recent.slice(same)) tail.lost.set(key, tail.losses);
-    // Bounded: the oldest losses go first (a Map keeps its insertion order).
-    for (const key of tail.lost.keys()) {
-      if (tail.lost.size <= RECENT_KEYS) break;
-      tail.lost.delete(key);
-    }
+    const lostKeys = tail.recent.slice(same);
+    const lostAfter = tail.next - known + same;
+    for (const key of lostKeys) tail.lost.add(key);
+    // Bounded: the oldest losses go first.
+    dropOldest(tail.lost, RECENT_KEYS);
     tail.recent = tail.recent.slice(0, same);
     tail.next = Math.min(tail.next, base + same);
+    options.realigned(tail, { kept: tail.next, lostKeys, lostAfter });
     deliver(tail, messages.slice(same));
     return true;
   }

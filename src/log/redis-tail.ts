@@ -17,8 +17,9 @@
  * starts at the last message delivered and checks that it is still there (by key), and a notice
  * whose count does not grow says so too; then the tail finds where the list and what it delivered
  * part (it keeps the keys of about the last 1,000 messages it delivered) and goes on from there.
- * A message it delivered whose write the failover lost, stored again by the consumer, goes only to
- * the followers that came after the loss: the others have it.
+ * It tells the followers where the list now ends before it delivers anything numbered anew; a
+ * message it delivered whose write the failover lost, stored again by the consumer, is marked so,
+ * and goes only to the followers that lack it.
  */
 import { ServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
@@ -28,7 +29,7 @@ import { testExpired } from './test-expired.js';
 import { createTestListeners } from './test-listeners.js';
 import { decodeNotice } from './message-format.js';
 import type { RedisPubSub } from './redis-pubsub.js';
-import { createTailCatchUp, newTail, type Tail, type TailReads } from './redis-tail-catch-up.js';
+import { createTailCatchUp, newTail, startTail, type Tail, type TailReads } from './redis-tail-catch-up.js';
 
 /** Options of {@link createRedisTails}. */
 export interface RedisTailsOptions {
@@ -49,8 +50,6 @@ export interface RedisTailsOptions {
 /** The tails of one process. */
 export interface RedisTails {
   listen(correlationId: string, listener: EventListener, options?: ListenOptions): Promise<() => void>;
-  /** Failovers that lost messages of the test after they were delivered (see `FollowSource.losses`). */
-  losses(correlationId: string): number;
   dispose(): void;
 }
 
@@ -69,7 +68,13 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
     pubsub.unsubscribe([channelOf(correlationId)]).catch((error: unknown) => log.warn({ err: error, correlationId }, 'unsubscribe failed'));
   });
   const current = (tail: Tail) => tails.get(tail.correlationId) === tail;
-  const catchUp = createTailCatchUp({ reads, log, current, emit: (tail, event) => listeners.emit(tail.correlationId, event) });
+  const catchUp = createTailCatchUp({
+    reads,
+    log,
+    current,
+    emit: (tail, event) => listeners.emit(tail.correlationId, event),
+    realigned: (tail, realignment) => listeners.realigned(tail.correlationId, realignment),
+  });
 
   const onMessage = (channel: string, notice: string) => {
     const tail = byChannel.get(channel);
@@ -113,9 +118,7 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
 
   async function start(tail: Tail): Promise<void> {
     await pubsub.subscribe([channelOf(tail.correlationId)]);
-    const head = await reads.head(tail.correlationId);
-    tail.next = head.count;
-    tail.status = head.status;
+    await startTail(tail, reads);
   }
 
   return {
@@ -128,8 +131,8 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
         byChannel.set(channelOf(correlationId), tail);
       }
       const own = tail;
-      // A message lost in a failover, stored again, goes with the loss it was lost in: its listener
-      // (the log's followed tests) gives it only to the followers that came after that loss.
+      // A message lost in a failover, stored again, is marked so: its listener (the log's followed
+      // tests) gives it only to the followers that lack it.
       const { remove, first } = listeners.add(correlationId, (event) => listener(event, own.emitting), listenOptions);
       if (first) own.started = start(own);
       try {
@@ -140,7 +143,6 @@ export function createRedisTails(options: RedisTailsOptions): RedisTails {
       }
       return remove;
     },
-    losses: (correlationId) => tails.get(correlationId)?.losses ?? 0,
     dispose() {
       stopMessages();
       stopResubscribed();

@@ -185,7 +185,7 @@ export interface LiveResults {
   changes(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
   /** How changes reach this process (see {@link ChangeDelivery}); a log of one process always delivers them, and leaves this out. */
   changeDelivery?(): ChangeDelivery;
-  /** Followers open in this process, of one test or of all. */
+  /** Followers open in this process that take messages (not one paused while its subscriber is full), of one test or of all. */
   followers(correlationId?: string): number;
   /** Change feed subscribers of clients open in this process (the service's own, `internal`, left out). */
   changeSubscribers(): number;

@@ -1,7 +1,7 @@
 /** The listeners of each test in this process, and the delivery of an event to them. */
 import type { TestMessageEvent } from '../domain/types.js';
 import type { ServiceError } from '../base/errors.js';
-import type { EventListener, ListenOptions } from './follower-types.js';
+import type { EventListener, ListenOptions, Realignment } from './follower-types.js';
 import { holds, listOf, withOne, withoutOne, type OneOrSet } from '../base/one-or-set.js';
 
 /** Listeners by correlation id. */
@@ -12,8 +12,12 @@ export interface TestListeners {
   emit(correlationId: string, event: TestMessageEvent): void;
   /** The test left the store: removes every listener of it, then tells each (`ListenOptions.gone`) with `error`. */
   gone(correlationId: string, error: ServiceError): void;
+  /** A failover lost writes of the test: tells every listener of it (`ListenOptions.realigned`). */
+  realigned(correlationId: string, realignment: Realignment): void;
   /** Whether the test has listeners. */
   has(correlationId: string): boolean;
+  /** Tests that have listeners: none lets an append skip its delivery pass (one lookup per message). */
+  readonly size: number;
   clear(): void;
 }
 
@@ -62,7 +66,13 @@ export function createTestListeners(onLast?: (correlationId: string) => void): T
         told?.(error);
       }
     },
+    realigned(correlationId, realignment) {
+      for (const listener of listOf(topics.get(correlationId))) extras.get(listener)?.realigned?.(realignment);
+    },
     has: (correlationId) => topics.has(correlationId),
+    get size() {
+      return topics.size;
+    },
     clear: () => {
       topics.clear();
       extras.clear();

@@ -357,14 +357,14 @@ export function describeFollowContract(context: FollowContext): void {
       expect(pushed.state.got).toEqual([1, 2]);
     });
 
-    it('pushes to a target that fills up during the replay: pauses, not listening, and catches up exactly, whatever the order of arrival', async () => {
+    it('pushes to a target that fills up during the replay: pauses, holding only its place, and catches up exactly, whatever the order of arrival', async () => {
       const id = uniqueId('pushed-replay');
       for (const sequence of [2, 1, 3]) await record(incoming(id, { sequence }));
       const follower = await log.follow(id, { queueLimit: 2 });
       // Room for one: the replay (in the order of arrival) stops after its first message.
       const pushed = pushTo(follower, 1);
       expect(pushed.state.got).toEqual([2]);
-      await eventually(() => log.followers(id) === 0, 5000, 'the paused follower to stop listening');
+      await eventually(() => log.followers(id) === 0, 5000, 'the paused follower to be counted no more');
       // More arrive than its queue limit would hold, out of order: a paused follower holds none of them.
       for (const sequence of [7, 5, 6, 4]) await record(incoming(id, { sequence }));
       pushed.resume(100);
