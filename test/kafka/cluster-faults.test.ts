@@ -142,7 +142,7 @@ function checkReadiness(
     ).toBeUndefined();
   }
   for (const { killedAt, settled, until, shows } of faults) {
-    if (shows) expect(degraded.filter((s) => s.at >= killedAt && s.at < settled).length, 'the consumer check shows the fault').toBeGreaterThan(0);
+    if (shows) expect(degraded.filter((s) => s.answeredAt >= killedAt && s.at < settled).length, 'the consumer check shows the fault').toBeGreaterThan(0);
     const after = samples.filter((s) => s.at >= settled && s.at < until);
     expect(after.length).toBeGreaterThan(0);
     expect(after.filter((s) => s.checks.consumer !== 'ok')).toEqual([]);

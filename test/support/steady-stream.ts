@@ -132,7 +132,14 @@ export async function subscribeAll(url: string, ids: readonly string[], transpor
 
 /** One answer of `/readyz`. */
 export interface ReadinessSample {
+  /** When it was asked. */
   readonly at: number;
+  /**
+   * When it was answered: a check that waits on a store (a command to a hung Redis, up to its
+   * timeout) answers for a later moment than the one it was asked at, so a fault is shown by the
+   * answers given after it, a request in flight when it began included.
+   */
+  readonly answeredAt: number;
   readonly status: number;
   readonly checks: Record<string, string>;
 }
@@ -147,9 +154,9 @@ export function sampleReadiness(url: string, everyMs: number): { readonly sample
       try {
         const response = await fetch(`${url}/readyz`);
         const body = (await response.json()) as { checks: Record<string, string> };
-        samples.push({ at, status: response.status, checks: body.checks });
+        samples.push({ at, answeredAt: Date.now(), status: response.status, checks: body.checks });
       } catch (error) {
-        samples.push({ at, status: 0, checks: { fetch: String(error) } });
+        samples.push({ at, answeredAt: Date.now(), status: 0, checks: { fetch: String(error) } });
       }
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
