@@ -30,8 +30,12 @@ export function createResultLogFromConfig({ resultLog: config, redis: redisConfi
   // ioredis re-subscribes its channels by itself after a reconnect; the log re-reads what it missed.
   const subscriber = createRedisConnection(redisConfig, logger, 'subscriber', { subscriber: true });
   const { wait } = redisConfig;
+  // Writes that wait for replicas go on a connection of their own: a WAIT blocks its connection,
+  // and reads, tails and readiness must not wait behind it.
+  const writer = wait.replicas > 0 ? createRedisConnection(redisConfig, logger, 'writes') : undefined;
   const log = createRedisResultLog({
     redis: commands,
+    ...(writer === undefined ? {} : { writer }),
     subscriber,
     ttlSeconds: config.ttlSeconds,
     maxMessagesPerTest: config.maxMessagesPerTest,
@@ -44,7 +48,7 @@ export function createResultLogFromConfig({ resultLog: config, redis: redisConfi
     log,
     dispose: disposeOnce(async () => {
       await log.dispose();
-      await Promise.allSettled([commands.quit(), subscriber.quit()]);
+      await Promise.allSettled([commands.quit(), subscriber.quit(), ...(writer === undefined ? [] : [writer.quit()])]);
     }),
   };
 }

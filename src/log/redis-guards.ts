@@ -34,6 +34,8 @@ export function defineScripts(redis: RedisClient): void {
 /** Options of {@link createRedisGuards}. */
 export interface RedisGuardsOptions {
   readonly redis: RedisClient;
+  /** The connection the scripts that write run on (`redis` unless the log was given its own: redis-result-log.ts). */
+  readonly writer: RedisClient;
   readonly format: Pick<StoreFormat, 'assertSupported'>;
   /** Replicas that must acknowledge a script's write (0: none, no `WAIT`). */
   readonly waitReplicas: number;
@@ -63,12 +65,17 @@ export interface RedisGuards {
   refreshOnRedirect(error: unknown): void;
 }
 
-/** Creates the guards over `redis`. */
+/** Creates the guards over `redis` and `writer`, with the log's scripts defined on both. */
 export function createRedisGuards(options: RedisGuardsOptions): RedisGuards {
-  const { redis, format, waitReplicas, waitTimeoutMs } = options;
-  const scripts = redis as unknown as Scripts;
+  const { redis, writer, format, waitReplicas, waitTimeoutMs } = options;
+  defineScripts(redis);
+  if (writer !== redis) defineScripts(writer);
+  const scripts = writer as unknown as Scripts;
+  // Both clients' maps: a redirection seen by one (a script's, on the writer) means the other's map is as old.
   const refreshOnRedirect = (error: unknown) => {
-    if (redis.isCluster && error instanceof Error && /^(MOVED|ASK) /.test(error.message)) (redis as Cluster).refreshSlotsCache();
+    if (!redis.isCluster || !(error instanceof Error) || !/^(MOVED|ASK) /.test(error.message)) return;
+    (redis as Cluster).refreshSlotsCache();
+    if (writer !== redis) (writer as Cluster).refreshSlotsCache();
   };
   const wrap = async <T>(operation: () => Promise<T>): Promise<T> => {
     try {
@@ -80,8 +87,10 @@ export function createRedisGuards(options: RedisGuardsOptions): RedisGuards {
   };
   return {
     async run<T>(name: keyof Scripts, args: Array<string | number>): Promise<T> {
-      if (waitReplicas === 0) return (scripts[name] as (...a: Array<string | number>) => Promise<T>).apply(redis, args);
-      const pipeline = redis.pipeline();
+      // The caller waited for `redis` (onceReady); a connection of its own for the writes is waited for too.
+      if (writer !== redis) await whenReady(writer, RECONNECT_WAIT_MS);
+      if (waitReplicas === 0) return (scripts[name] as (...a: Array<string | number>) => Promise<T>).apply(writer, args);
+      const pipeline = writer.pipeline();
       (pipeline as unknown as Record<keyof Scripts, (...a: Array<string | number>) => unknown>)[name](...args);
       pipeline.wait(waitReplicas, waitTimeoutMs);
       const replies = (await pipeline.exec()) ?? [];

@@ -36,7 +36,7 @@ import { createRedisChanges } from './redis-changes.js';
 import { createRedisChannels } from './redis-channels.js';
 import { checkRedis } from '../redis/redis-health.js';
 import { RECONNECT_WAIT_MS } from '../redis/redis-ready.js';
-import { createRedisGuards, defineScripts, type Scripts } from './redis-guards.js';
+import { createRedisGuards, type Scripts } from './redis-guards.js';
 import { redisTestKeys } from './redis-test-keys.js';
 import { createRedisPubSub } from './redis-pubsub.js';
 import type { RedisClient } from '../redis/redis-client.js';
@@ -55,6 +55,14 @@ export interface RedisResultLogOptions {
    * round trip per node.
    */
   readonly redis: RedisClient;
+  /**
+   * A connection of its own for the writes (the scripts that append and create, and their tests'
+   * list entries), not closed by the log: by default `redis`. Give it one with `waitReplicas`: a
+   * `WAIT` blocks its connection until the replicas answer or its timeout ends, and on the command
+   * connection every read, tail read and readiness check sent meanwhile would wait behind it (a
+   * primary without a live replica then held each read until its command timed out).
+   */
+  readonly writer?: RedisClient;
   /** A connection of its own for the notices (subscriber mode; on Redis Cluster with `shardedSubscribers`); not closed by the log either. */
   readonly subscriber: RedisClient;
   readonly ttlSeconds: number;
@@ -85,15 +93,17 @@ export interface RedisResultLogOptions {
 /** Creates the Redis {@link ResultLog}. */
 export function createRedisResultLog(options: RedisResultLogOptions): ResultLog {
   const { redis, ttlSeconds, maxMessagesPerTest } = options;
+  const writer = options.writer ?? redis;
   const callPerTest = options.scriptCalls === 'per-test' || redis.isCluster;
   const prefix = options.prefix ?? 'rcs';
   const keysOf = redisTestKeys(prefix);
-  defineScripts(redis);
   const log = options.logger.child({ component: 'redis-result-log' });
   const format = createStoreFormat({ redis, prefix });
   const unreadable = createUnreadableMessages(log);
+  const onUnreadable = (id: string, position: number, reason: string) => unreadable.report(id, position, reason);
   const { run, wrap, onceReady, refreshOnRedirect } = createRedisGuards({
     redis,
+    writer,
     format,
     waitReplicas: options.waitReplicas ?? 0,
     waitTimeoutMs: options.waitTimeoutMs ?? 1000,
@@ -101,7 +111,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const scripts = redis as unknown as Scripts;
   const pubsub = createRedisPubSub(options.subscriber);
   const channels = createRedisChannels(prefix, redis.isCluster);
-  const index = createRedisTestIndex({ redis, prefix, ttlSeconds, keysOf, onUnreadable: (id, position, reason) => unreadable.report(id, position, reason) });
+  const index = createRedisTestIndex({ redis, writer, prefix, ttlSeconds, keysOf, onUnreadable });
   const changes = createRedisChanges({ pubsub, channels: channels.changeChannels, logger: options.logger });
   const refreshLists = listRefresher(index, log);
   const append = createRedisAppend({
@@ -140,7 +150,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     keysOf,
     readyWithinMs: RECONNECT_WAIT_MS,
     onError: (error) => refreshOnRedirect(error),
-    onUnreadable: (id, position, reason) => unreadable.report(id, position, reason),
+    onUnreadable,
   });
   const tails = createRedisTails({
     pubsub,
@@ -220,7 +230,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     // then the store must hold a format this release knows (store-format.ts).
     check: () =>
       wrap(async () => {
-        await checkRedis(redis, options.subscriber);
+        await checkRedis(redis, { subscriber: options.subscriber, writer });
         await format.check();
       }),
 

@@ -41,6 +41,8 @@ import type { RedisTestKeys } from './redis-test-keys.js';
 /** Options of {@link createRedisTestIndex}. */
 export interface RedisTestIndexOptions {
   readonly redis: RedisClient;
+  /** Where {@link RedisTestIndex.stage} writes: the connection of the scripts it goes before (redis-result-log.ts). */
+  readonly writer?: RedisClient;
   readonly prefix: string;
   readonly ttlSeconds: number;
   /** The keys of a test (redis-result-log.ts). */
@@ -104,6 +106,7 @@ export function listRefresher(index: Pick<RedisTestIndex, 'refresh'>, logger: Lo
 /** Creates the index over `redis`. */
 export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestIndex {
   const { redis, ttlSeconds, keysOf } = options;
+  const writer = options.writer ?? redis;
   const all = `${options.prefix}:tests:all`;
   const ofOwner = (owner: string) => `${options.prefix}:tests:owner:${owner}`;
   const marginSeconds = Math.max(1, Math.ceil(ttlSeconds / 10));
@@ -216,7 +219,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
         if (owned === undefined) byOwner.set(owner, [createdAt, correlationId]);
         else owned.push(createdAt, correlationId);
       }
-      await Promise.all([redis.zadd(all, 'NX', ...members), ...[...byOwner].map(([owner, owned]) => redis.zadd(ofOwner(owner), 'NX', ...owned))]);
+      await Promise.all([writer.zadd(all, 'NX', ...members), ...[...byOwner].map(([owner, owned]) => writer.zadd(ofOwner(owner), 'NX', ...owned))]);
     },
 
     async place(correlationId, owner, createdAt) {

@@ -1,7 +1,7 @@
 /**
  * The store's readiness check on each Redis shape. First the service's own connections: the
- * command connection, and the subscriber connection live reads depend on, must be `ready` (ioredis'
- * own state), since with no offline queue every command sent while one of them connects or
+ * command connection, the subscriber connection live reads depend on, and the writes' own
+ * connection when they have one, must be `ready` (ioredis' own state), since with no offline queue every command sent while one of them connects or
  * reconnects is refused ("Cluster isn't ready and enableOfflineQueue options is false", "Stream
  * isn't writeable") even when Redis itself is fine. Then Redis: one node (standalone, or the
  * primary Sentinel names) answers PING; a Redis Cluster, every primary the client knows answers PING
@@ -21,10 +21,12 @@ const SLOTS = 16_384;
  * Resolves when the Redis behind `redis` can serve every key and the service's connections to it
  * are ready; rejects with what is wrong.
  */
-export async function checkRedis(redis: RedisClient, subscriber?: RedisClient): Promise<void> {
+export async function checkRedis(redis: RedisClient, others: { readonly subscriber?: RedisClient; readonly writer?: RedisClient } = {}): Promise<void> {
   for (const [name, client] of [
     ['command', redis],
-    ['subscriber', subscriber],
+    ['subscriber', others.subscriber],
+    // Its own state only: a write's WAIT may hold it (redis-result-log.ts), and a PING sent on it would wait behind it.
+    ['writes', others.writer],
   ] as const) {
     // A connection that is `ready` answers at once; any other state refuses commands.
     if (client !== undefined && client.status !== 'ready') throw new Error(`the ${name} connection is ${client.status}`);

@@ -5,7 +5,7 @@ import { createRedisResultLog } from '../../src/log/redis-result-log.js';
 import type { ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/base/logger.js';
 import { loadConfig } from '../../src/config/config.js';
-import { createRedisConnection } from '../../src/redis/redis-from-config.js';
+import { createResultLogFromConfig } from '../../src/app/result-log-from-config.js';
 import { eventually } from '../support/graphql.js';
 import { openMonitor } from '../support/redis-monitor.js';
 import { describeResultLogContract } from './result-log-contract.js';
@@ -48,8 +48,10 @@ describe.each(REDIS_SHAPES)('on Redis %s', (shapeName) => {
   const shapeReplica = async (bounds: { ttlSeconds: number; maxMessagesPerTest: number; expiryCheckMs?: number }): Promise<ResultLog> => {
     const role = `subscriber-${process.pid}-${++replicas}`;
     const [redis, subscriber] = await Promise.all([shape.connect('commands'), shape.connect(role, { subscriber: true })]);
-    // With replicas, as deployed: a write counts once a replica holds it (REDIS_WAIT_REPLICAS=1).
-    const log = createRedisResultLog({ redis, subscriber, prefix, logger: createSilentLogger(), waitReplicas: shapeName === 'standalone' ? 0 : 1, ...bounds });
+    // With replicas, as deployed: a write counts once a replica holds it (REDIS_WAIT_REPLICAS=1),
+    // and the writes have a connection of their own.
+    const waits = shapeName === 'standalone' ? {} : { waitReplicas: 1, writer: await shape.connect('writes') };
+    const log = createRedisResultLog({ redis, subscriber, prefix, logger: createSilentLogger(), ...waits, ...bounds });
     roles.set(log, role);
     return log;
   };
@@ -121,31 +123,65 @@ describe('redis log specifics', () => {
     await store.dispose();
   });
 
+  /** A result log built as a process builds it, waiting for one replica the machine's Redis lacks. */
+  const waitingLog = (waitTimeoutMs: number) =>
+    createResultLogFromConfig(
+      loadConfig({
+        STATE_STORE: 'redis',
+        REDIS_URL,
+        REDIS_KEY_PREFIX: prefix,
+        REDIS_WAIT_REPLICAS: '1',
+        REDIS_WAIT_TIMEOUT_MS: String(waitTimeoutMs),
+      }),
+      createSilentLogger(),
+    );
+
   it('lets a write wait REDIS_WAIT_TIMEOUT_MS for its replicas even past the command timeout, on connections opened as the service opens them', async () => {
     // The machine's Redis has no replica: WAIT 1 blocks for its whole timeout, longer than the 2 s
     // a command may otherwise take. The write must fail for the replicas, not for the timeout.
-    const config = loadConfig({ STATE_STORE: 'redis', REDIS_URL, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '2500' }).redis;
-    const commands = createRedisConnection(config, createSilentLogger(), 'wait-commands');
-    const subscriber = createRedisConnection(config, createSilentLogger(), 'wait-subscriber', { subscriber: true });
-    const store = createRedisResultLog({
-      redis: commands,
-      subscriber,
-      prefix,
-      logger: createSilentLogger(),
-      ttlSeconds: 100,
-      maxMessagesPerTest: 100,
-      waitReplicas: config.wait.replicas,
-      waitTimeoutMs: config.wait.timeoutMs,
-    });
+    const { log: store, dispose } = waitingLog(2500);
     try {
       await expect(store.append([incoming(uniqueId('long-wait'), { sequence: 1 })])).rejects.toMatchObject({
         code: 'STORE_UNAVAILABLE',
         cause: { message: '0 of 1 replicas acknowledged the write within 2500 ms' },
       });
     } finally {
-      await store.dispose();
-      commands.disconnect();
-      subscriber.disconnect();
+      await dispose();
+    }
+  });
+
+  it('answers reads and readiness while writes wait for a replica that does not answer', async () => {
+    // The machine's Redis has no replica, as a primary whose replica is down: each write's WAIT
+    // blocks its connection for the whole timeout, one write after another. Reads, tails and the
+    // readiness check must not queue behind them (on one connection, a read sent after three such
+    // writes timed out at 3 s, and readiness took as long).
+    const { log: store, dispose } = waitingLog(1500);
+    const stored = log();
+    const id = uniqueId('read-during-wait');
+    await stored.create({ correlationId: id, input: { n: 1 }, owner: 'alice' });
+    await one(stored, incoming(id, { sequence: 1 }));
+    try {
+      const settled: string[] = [];
+      const writes = [1, 2, 3].map((n) =>
+        store.append([incoming(uniqueId('waiting'), { sequence: n })]).then(
+          () => settled.push(`write ${n} stored`),
+          () => settled.push(`write ${n} refused`),
+        ),
+      );
+      // Sent once the writes are on their way (their WAITs blocking).
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const refused = (what: string) => (error: { cause?: { message?: string } }) => settled.push(`${what} refused: ${error.cause?.message ?? String(error)}`);
+      const read = store.get(id).then((record) => settled.push(`read ${record?.messages.length ?? 'none'}`), refused('read'));
+      const ready = store.check().then(() => settled.push('ready'), refused('readiness'));
+      const page = store
+        .list({ first: 5, owner: 'alice' })
+        .then((list) => settled.push(`listed ${list.edges.some((e) => e.node.correlationId === id)}`), refused('list'));
+      await Promise.all([...writes, read, ready, page]);
+      // Answered before the first write gave up on its replica, and answered right.
+      expect(settled.slice(0, 3).sort(), settled.join('; ')).toEqual(['listed true', 'read 1', 'ready']);
+      expect(settled.slice(3), settled.join('; ')).toEqual(['write 1 refused', 'write 2 refused', 'write 3 refused']);
+    } finally {
+      await dispose();
     }
   });
 
