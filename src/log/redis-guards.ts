@@ -57,6 +57,8 @@ export interface RedisGuards {
    * connection first, and refuses a store whose format this release does not know (store-format.ts).
    */
   onceReady<T>(operation: () => Promise<T>): Promise<T>;
+  /** {@link onceReady} for a write: waits for the writes' connection too, when they have their own. */
+  onceWritable<T>(operation: () => Promise<T>): Promise<T>;
   /**
    * ioredis follows a redirection itself, except in a pipeline where other commands succeeded (a
    * script with its WAIT, an auto-pipeline): there the slot map is left stale, and every retry
@@ -87,8 +89,6 @@ export function createRedisGuards(options: RedisGuardsOptions): RedisGuards {
   };
   return {
     async run<T>(name: keyof Scripts, args: Array<string | number>): Promise<T> {
-      // The caller waited for `redis` (onceReady); a connection of its own for the writes is waited for too.
-      if (writer !== redis) await whenReady(writer, RECONNECT_WAIT_MS);
       if (waitReplicas === 0) return (scripts[name] as (...a: Array<string | number>) => Promise<T>).apply(writer, args);
       const pipeline = writer.pipeline();
       (pipeline as unknown as Record<keyof Scripts, (...a: Array<string | number>) => unknown>)[name](...args);
@@ -103,6 +103,14 @@ export function createRedisGuards(options: RedisGuardsOptions): RedisGuards {
     onceReady: (operation) =>
       wrap(async () => {
         await whenReady(redis, RECONNECT_WAIT_MS);
+        await format.assertSupported();
+        return operation();
+      }),
+    onceWritable: (operation) =>
+      wrap(async () => {
+        // Both before anything is sent: a write's list entries and its script go on the writer,
+        // the format check on `redis`, and neither connection queues a command while it reconnects.
+        await Promise.all([whenReady(redis, RECONNECT_WAIT_MS), writer === redis ? undefined : whenReady(writer, RECONNECT_WAIT_MS)]);
         await format.assertSupported();
         return operation();
       }),

@@ -101,7 +101,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const format = createStoreFormat({ redis, prefix });
   const unreadable = createUnreadableMessages(log);
   const onUnreadable = (id: string, position: number, reason: string) => unreadable.report(id, position, reason);
-  const { run, wrap, onceReady, refreshOnRedirect } = createRedisGuards({
+  const { run, wrap, onceReady, onceWritable, refreshOnRedirect } = createRedisGuards({
     redis,
     writer,
     format,
@@ -182,7 +182,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const followed = createFollowedTests(followSource);
 
   return {
-    create: (test: NewTest) => onceReady(() => newTest(test)),
+    create: (test: NewTest) => onceWritable(() => newTest(test)),
 
     get: (correlationId) => onceReady(() => read(correlationId)),
 
@@ -198,7 +198,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     // The consumer's writes wait too: its own retries back off to 5 s apart (kafka-batch-processor.ts),
     // so a write that waits for the connection's return stores the chunk seconds sooner; a second
     // more before it hears of a revocation is nothing beside a session timeout.
-    append: (batch) => onceReady(() => append(batch)),
+    append: (batch) => onceWritable(() => append(batch)),
 
     list: async (listOptions) => {
       // A bad cursor is the caller's mistake, not the store's: checked before any Redis call.

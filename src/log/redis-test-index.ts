@@ -1,9 +1,12 @@
 /**
  * The lists of tests in Redis: one sorted set of every test and one per owner, each scored by the
  * test's `createdAt`, for `list`. A test's own keys stay the truth (redis-result-log.ts); an index
- * is a superset of what it lists: an entry is added (if absent) in the same pipeline as, and
- * before, the script that writes its test, so no test is ever written unlisted, and an entry whose
- * test has expired or been removed is dropped when a read comes across it.
+ * is a superset of what it lists: an entry is added (if absent) with the script that writes its
+ * test, and the write counts as stored only once both are (a failed one is retried, entry and
+ * all), and an entry whose test has expired or been removed is dropped when a read comes across it.
+ * On one node without `WAIT` the entry goes in the same round trip as, and before, the script; with
+ * `WAIT` the script and its WAIT go out at once on the writes' connection and the entry follows
+ * them, so the WAIT does not cover it.
  *
  * Each index key expires a little after the last of its tests: whenever one of its tests is
  * created or written to, its TTL is set to the tests' TTL plus a margin of a tenth of it, at most
@@ -41,7 +44,7 @@ import type { RedisTestKeys } from './redis-test-keys.js';
 /** Options of {@link createRedisTestIndex}. */
 export interface RedisTestIndexOptions {
   readonly redis: RedisClient;
-  /** Where {@link RedisTestIndex.stage} writes: the connection of the scripts it goes before (redis-result-log.ts). */
+  /** Where {@link RedisTestIndex.stage} writes: the connection of the scripts it goes with (redis-result-log.ts). */
   readonly writer?: RedisClient;
   readonly prefix: string;
   readonly ttlSeconds: number;
@@ -54,7 +57,7 @@ export interface RedisTestIndexOptions {
 /** The test lists of one Redis log. */
 export interface RedisTestIndex {
   /**
-   * Sends (before the script that writes them) the entries of tests about to be written, scored
+   * Sends (with the script that writes them) the entries of tests about to be written, scored
    * `createdAt` where they are new: in every test's list, and in its owner's. Resolves once stored.
    */
   stage(tests: ReadonlyArray<{ readonly correlationId: string; readonly owner: string | null }>, createdAt: number): Promise<void>;

@@ -6,6 +6,8 @@ import type { ResultLog } from '../../src/log/result-log.js';
 import { createSilentLogger } from '../../src/base/logger.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createResultLogFromConfig } from '../../src/app/result-log-from-config.js';
+import { createRedisConnection } from '../../src/redis/redis-from-config.js';
+import { once } from 'node:events';
 import { eventually } from '../support/graphql.js';
 import { openMonitor } from '../support/redis-monitor.js';
 import { describeResultLogContract } from './result-log-contract.js';
@@ -161,6 +163,20 @@ describe('redis log specifics', () => {
     await stored.create({ correlationId: id, input: { n: 1 }, owner: 'alice' });
     await one(stored, incoming(id, { sequence: 1 }));
     try {
+      await eventually(
+        () =>
+          store.check().then(
+            () => true,
+            () => false,
+          ),
+        10_000,
+        'the log to be ready',
+      );
+      const waiting = async () =>
+        String(await redis.client('LIST'))
+          .split('\n')
+          .filter((line) => line.includes(' name=rcs-writes ') && line.includes(' cmd=wait ')).length;
+      const waitingBefore = await waiting();
       const settled: string[] = [];
       const writes = [1, 2, 3].map((n) =>
         store.append([incoming(uniqueId('waiting'), { sequence: n })]).then(
@@ -168,20 +184,71 @@ describe('redis log specifics', () => {
           () => settled.push(`write ${n} refused`),
         ),
       );
-      // Sent once the writes are on their way (their WAITs blocking).
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Sent once a write's WAIT blocks its connection (other suites' writes may wait too: counted before).
+      await eventually(async () => (await waiting()) > waitingBefore, 5000, 'a write to wait for its replica');
       const refused = (what: string) => (error: { cause?: { message?: string } }) => settled.push(`${what} refused: ${error.cause?.message ?? String(error)}`);
       const read = store.get(id).then((record) => settled.push(`read ${record?.messages.length ?? 'none'}`), refused('read'));
       const ready = store.check().then(() => settled.push('ready'), refused('readiness'));
+      const messages = store.messages(id, { first: 10 }).then((slice) => settled.push(`messages ${slice?.messages.length ?? 'none'}`), refused('messages'));
       const page = store
         .list({ first: 5, owner: 'alice' })
         .then((list) => settled.push(`listed ${list.edges.some((e) => e.node.correlationId === id)}`), refused('list'));
-      await Promise.all([...writes, read, ready, page]);
+      await Promise.all([...writes, read, ready, messages, page]);
       // Answered before the first write gave up on its replica, and answered right.
-      expect(settled.slice(0, 3).sort(), settled.join('; ')).toEqual(['listed true', 'read 1', 'ready']);
-      expect(settled.slice(3), settled.join('; ')).toEqual(['write 1 refused', 'write 2 refused', 'write 3 refused']);
+      expect(settled.slice(0, 4).sort(), settled.join('; ')).toEqual(['listed true', 'messages 1', 'read 1', 'ready']);
+      expect(settled.slice(4), settled.join('; ')).toEqual(['write 1 refused', 'write 2 refused', 'write 3 refused']);
     } finally {
       await dispose();
+    }
+  });
+
+  it('waits for a reconnecting writes connection before a write sends anything: a test is never stored unlisted', async () => {
+    const config = loadConfig({ STATE_STORE: 'redis', REDIS_URL, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '50' }).redis;
+    const role = `writes-${process.pid}-${Date.now()}`;
+    const connections = [
+      createRedisConnection(config, createSilentLogger(), `commands-${role}`),
+      createRedisConnection(config, createSilentLogger(), role),
+      createRedisConnection(config, createSilentLogger(), `subscriber-${role}`, { subscriber: true }),
+    ] as const;
+    const [commands, writer, subscriber] = connections;
+    const store = createRedisResultLog({
+      redis: commands,
+      writer,
+      subscriber,
+      prefix,
+      logger: createSilentLogger(),
+      ttlSeconds: 100,
+      maxMessagesPerTest: 100,
+      waitReplicas: 1,
+      waitTimeoutMs: 50,
+    });
+    try {
+      await eventually(
+        () =>
+          store.check().then(
+            () => true,
+            () => false,
+          ),
+        10_000,
+        'the log to be ready',
+      );
+      const line = String(await redis.client('LIST'))
+        .split('\n')
+        .find((l) => l.includes(` name=rcs-${role} `));
+      const reconnecting = once(writer, 'reconnecting');
+      await redis.client('KILL', 'ID', /(?:^| )id=(\d+)/.exec(line ?? '')?.[1] as string);
+      await reconnecting;
+      // The machine's Redis has no replica: the create is refused for its WAIT, after both its
+      // list entry and its script were sent on the reconnected connection.
+      const id = uniqueId('writer-reconnects');
+      await expect(store.create({ correlationId: id, input: null, owner: 'alice' })).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        cause: { message: '0 of 1 replicas acknowledged the write within 50 ms' },
+      });
+      expect(await redis.zscore(`${prefix}:tests:owner:alice`, id)).not.toBeNull();
+    } finally {
+      await store.dispose();
+      for (const connection of connections) connection.disconnect();
     }
   });
 
