@@ -75,6 +75,13 @@ export interface RedisTestIndex {
 export const FILTER_WINDOW = 1000;
 /** Entries old enough to have expired that each read checks, beside those of its page. */
 export const SWEEP = 100;
+/**
+ * How long an entry whose test is not there yet is kept: its test's script may still be on its way
+ * (behind a WAIT on the writes' connection, on another shard, from another replica). Such an entry
+ * is left out of the page and the count meanwhile, and dropped by a read once it is older.
+ */
+const SETTLE_MS = 30_000;
+
 /** Tests read per pipeline while ordering and counting a list. */
 const CHUNK = 500;
 
@@ -153,6 +160,16 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     return { found, gone };
   }
 
+  /** Removes the entries of `gone` (scored as `scores` says, else as the list does) that are older than {@link SETTLE_MS}. */
+  async function dropSettled(key: string, gone: readonly string[], scores?: ReadonlyMap<string, number>): Promise<void> {
+    if (gone.length === 0) return;
+    const listed = scores === undefined ? await redis.zmscore(key, ...gone) : [];
+    const scoreOf = (id: string, i: number) => scores?.get(id) ?? Number(listed[i] ?? 0);
+    const settled = Date.now() - SETTLE_MS;
+    const old = gone.filter((id, i) => scoreOf(id, i) < settled);
+    if (old.length > 0) await redis.zrem(key, ...old);
+  }
+
   /** A page without a status filter: read in the list's order, as far as the page (and one more) goes. */
   async function readPage(key: string, owner: string | undefined, listOptions: ListOptions): Promise<TestListPage> {
     const want = listOptions.first + 1;
@@ -160,6 +177,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     const total = redis.zcard(key);
     const live: Array<{ entry: Entry; test: Candidate }> = [];
     const gone: string[] = [];
+    const scores = new Map<string, number>();
     for (let ask = want; ; ask = Math.min(CHUNK, ask * 2)) {
       const entries = await entriesAfter(redis, key, place, ask);
       const { found, gone: dropped } = await inspect(
@@ -169,6 +187,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       );
       const byId = new Map(found.map((test) => [test.correlationId, test]));
       for (const entry of entries) {
+        scores.set(entry.correlationId, entry.createdAt);
         const test = byId.get(entry.correlationId);
         if (test !== undefined && live.length < want) live.push({ entry, test });
       }
@@ -176,7 +195,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       if (entries.length < ask || live.length >= want) break;
       place = entries.at(-1) as Entry;
     }
-    if (gone.length > 0) await redis.zrem(key, ...gone);
+    await dropSettled(key, gone, scores);
     const edges = live.slice(0, listOptions.first).map(({ entry, test }) => ({ cursor: encodeTestCursor(entry), node: toSummary(test, options.onUnreadable) }));
     return { edges, hasNextPage: live.length > listOptions.first, totalCount: Math.max(0, (await total) - gone.length) };
   }
@@ -185,7 +204,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
   async function readFiltered(key: string, owner: string | undefined, listOptions: ListOptions): Promise<TestListPage> {
     const ids = await redis.zrange(key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, FILTER_WINDOW);
     const { found, gone } = await inspect(ids, owner, false);
-    if (gone.length > 0) await redis.zrem(key, ...gone);
+    await dropSettled(key, gone);
     const { page, hasNextPage, totalCount } = selectPage(found, listOptions);
     const inputs = await Promise.all(page.map((test) => redis.hget(keysOf(test.correlationId).meta, 'input')));
     return toListPage(

@@ -441,14 +441,34 @@ describe('redis log specifics', () => {
     const store = log();
     const owner = uniqueId('owner');
     const [gone, kept] = [uniqueId('gone'), uniqueId('kept')];
-    await store.create({ correlationId: gone, input: null, owner });
+    await store.create({ correlationId: gone, input: null, owner, createdAt: Date.now() - 60_000 });
     await store.create({ correlationId: kept, input: null, owner });
     // As if it had expired: its keys are gone, its list entry is not yet.
     await redis.del(`${prefix}:{${gone}}:meta`);
-    const page = await store.list({ owner, first: 10 });
-    expect(page.edges.map((edge) => edge.node.correlationId)).toEqual([kept]);
-    expect(page.totalCount).toBe(1);
+    for (const statuses of [undefined, ['PENDING' as const]]) {
+      const page = await store.list({ owner, first: 10, ...(statuses ? { statuses } : {}) });
+      expect(page.edges.map((edge) => edge.node.correlationId)).toEqual([kept]);
+      expect(page.totalCount).toBe(1);
+    }
     expect(await redis.zrange(`${prefix}:tests:owner:${owner}`, 0, '-1')).toEqual([kept]);
+  });
+
+  it('leaves out of a page, and keeps in its list, a fresh entry whose test is not written yet (its script on its way)', async () => {
+    const store = log();
+    const owner = uniqueId('owner');
+    const [coming, kept] = [uniqueId('coming'), uniqueId('kept')];
+    await store.create({ correlationId: kept, input: null, owner });
+    // Entered as a write does before its script lands (behind a WAIT, on another shard, from another replica).
+    await redis.zadd(`${prefix}:tests:owner:${owner}`, Date.now(), coming);
+    for (const statuses of [undefined, ['PENDING' as const]]) {
+      const page = await store.list({ owner, first: 10, ...(statuses ? { statuses } : {}) });
+      expect(page.edges.map((edge) => edge.node.correlationId)).toEqual([kept]);
+      expect(page.totalCount).toBe(1);
+    }
+    expect(await redis.zscore(`${prefix}:tests:owner:${owner}`, coming)).not.toBeNull();
+    // Its test lands: listed.
+    await store.create({ correlationId: coming, input: null, owner });
+    expect((await store.list({ owner, first: 10 })).edges.map((edge) => edge.node.correlationId).sort()).toEqual([coming, kept].sort());
   });
 
   it('publishes one change per test of a batch on the change channel, in the same script call as the append', async () => {
