@@ -160,16 +160,6 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
     return { found, gone };
   }
 
-  /** Removes the entries of `gone` (scored as `scores` says, else as the list does) that are older than {@link SETTLE_MS}. */
-  async function dropSettled(key: string, gone: readonly string[], scores?: ReadonlyMap<string, number>): Promise<void> {
-    if (gone.length === 0) return;
-    const listed = scores === undefined ? await redis.zmscore(key, ...gone) : [];
-    const scoreOf = (id: string, i: number) => scores?.get(id) ?? Number(listed[i] ?? 0);
-    const settled = Date.now() - SETTLE_MS;
-    const old = gone.filter((id, i) => scoreOf(id, i) < settled);
-    if (old.length > 0) await redis.zrem(key, ...old);
-  }
-
   /** A page without a status filter: read in the list's order, as far as the page (and one more) goes. */
   async function readPage(key: string, owner: string | undefined, listOptions: ListOptions): Promise<TestListPage> {
     const want = listOptions.first + 1;
@@ -195,7 +185,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       if (entries.length < ask || live.length >= want) break;
       place = entries.at(-1) as Entry;
     }
-    await dropSettled(key, gone, scores);
+    await dropSettled(redis, key, gone, scores);
     const edges = live.slice(0, listOptions.first).map(({ entry, test }) => ({ cursor: encodeTestCursor(entry), node: toSummary(test, options.onUnreadable) }));
     return { edges, hasNextPage: live.length > listOptions.first, totalCount: Math.max(0, (await total) - gone.length) };
   }
@@ -204,7 +194,7 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
   async function readFiltered(key: string, owner: string | undefined, listOptions: ListOptions): Promise<TestListPage> {
     const ids = await redis.zrange(key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, FILTER_WINDOW);
     const { found, gone } = await inspect(ids, owner, false);
-    await dropSettled(key, gone);
+    await dropSettled(redis, key, gone);
     const { page, hasNextPage, totalCount } = selectPage(found, listOptions);
     const inputs = await Promise.all(page.map((test) => redis.hget(keysOf(test.correlationId).meta, 'input')));
     return toListPage(
@@ -269,6 +259,16 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
       return page;
     },
   };
+}
+
+/** Removes the entries of `gone` (scored as `scores` says, else as the list does) that are older than {@link SETTLE_MS}. */
+async function dropSettled(redis: RedisClient, key: string, gone: readonly string[], scores?: ReadonlyMap<string, number>): Promise<void> {
+  if (gone.length === 0) return;
+  const listed = scores === undefined ? await redis.zmscore(key, ...gone) : [];
+  const scoreOf = (id: string, i: number) => scores?.get(id) ?? Number(listed[i] ?? 0);
+  const settled = Date.now() - SETTLE_MS;
+  const old = gone.filter((id, i) => scoreOf(id, i) < settled);
+  if (old.length > 0) await redis.zrem(key, ...old);
 }
 
 /** Up to `count` entries of the list `key` after `place` (from the newest when null), in the list's order. */
