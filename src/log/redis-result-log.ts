@@ -225,9 +225,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
         return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
       }),
 
-    // Never waits for a reconnecting connection: readiness says how things stand now. Every
-    // connection must be ready (live reads depend on the subscriber, writes on the writer), and on Redis Cluster every slot's primary must answer (redis-health.ts);
-    // then the store must hold a format this release knows (store-format.ts).
+    // Never waits for a reconnecting connection (redis-health.ts: every connection ready, every
+    // primary answering), then a stored format this release knows (store-format.ts).
     check: () =>
       wrap(async () => {
         await checkRedis(redis, { subscriber: options.subscriber, writer });
