@@ -53,7 +53,7 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen'>): Follo
   const tests = new Map<string, FollowedTest>();
   const groupOf = new Map<TestFollower, Group>();
   // A message a failover lost after it was delivered, stored again, goes only to the followers that lack it.
-  const lacks = (follower: TestFollower, key: string) => !follower.hadBefore(key);
+  const lacking = (key: string) => (follower: TestFollower) => !follower.hadBefore(key);
 
   const open = (correlationId: string): FollowedTest => {
     const test: FollowedTest = { correlationId, listening: undefined, unlisten: undefined, solo: undefined, groups: undefined };
@@ -124,13 +124,14 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen'>): Follo
   const emit = (test: FollowedTest, event: TestMessageEvent, lost: boolean) => {
     // Solo first: one that joins its group in this loop is given the event there (its place says whether it had it).
     const { solo } = test;
-    const key = event.message.key;
+    // The key only for such a message (rare): a derived key is built on each read.
+    const lacks = lost ? lacking(event.message.key) : undefined;
     if (solo instanceof Set) {
-      for (const follower of solo) if (!lost || lacks(follower, key)) follower.heard(event);
-    } else if (solo !== undefined && (!lost || lacks(solo, key))) solo.heard(event);
+      for (const follower of solo) if (lacks === undefined || lacks(follower)) follower.heard(event);
+    } else if (solo !== undefined && (lacks === undefined || lacks(solo))) solo.heard(event);
     const { groups } = test;
     if (groups === undefined) return;
-    for (const group of groups.values()) if (group.members.size > 0) deliver(group, event, endMembers, lost ? (member) => lacks(member, key) : undefined);
+    for (const group of groups.values()) if (group.members.size > 0) deliver(group, event, endMembers, lacks);
   };
 
   const followed: FollowedTests = {

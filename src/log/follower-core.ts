@@ -149,12 +149,13 @@ export class FollowerCore implements TestFollower {
   }
 
   /**
-   * Whether it has (or skipped) the message of `key` stored at `arrival`: a lost one it had, one its
-   * snapshot holds within the snapshot (a failover can reuse its places), one at or before its place past it.
+   * Whether it has (or skipped) `message`, stored at `arrival`: a lost one it had, one its snapshot
+   * holds within the snapshot (a failover can reuse its places), one at or before its place past it.
+   * Its key is read only when there is a set to look it up in (a derived key is built on each read).
    */
-  protected gave(key: string, arrival: number): boolean {
-    if (this.had?.has(key) === true) return true;
-    return arrival <= this.snapshotArrivals ? this.seen?.has(key) === true : arrival <= this.passed;
+  protected gave(message: TestMessage, arrival: number): boolean {
+    if (this.had?.has(message.key) === true) return true;
+    return arrival <= this.snapshotArrivals ? this.seen?.has(message.key) === true : arrival <= this.passed;
   }
 
   /** Ends it (or fails it with `error`) once: closed, not listening, its target told. */
@@ -220,7 +221,7 @@ export class FollowerCore implements TestFollower {
     if (this.closed || this.finished || this.paused) return;
     const { message, arrival } = event;
     // Past its snapshot, a tail can hand it late what its catch-up read gave it already.
-    const given = this.gave(message.key, arrival);
+    const given = this.gave(message, arrival);
     this.passed = Math.max(this.passed, arrival);
     if (!given && !this.skips(message)) {
       if (this.target === undefined) {
@@ -282,7 +283,7 @@ export class FollowerCore implements TestFollower {
       const { message, arrival } = arrived[i] as (typeof arrived)[number];
       if (arrival <= this.passed) continue;
       // A message it had before a failover lost it, stored again since (or in its snapshot): not given twice.
-      const given = this.gave(message.key, arrival);
+      const given = this.gave(message, arrival);
       this.passed = arrival;
       if (!given && !this.skips(message)) this.hand(message, arrived.length - 1 - i);
       if (finishingStatus(message) !== null) this.finish();

@@ -78,6 +78,19 @@ afterAll(stopRedisShapes, 60_000);
 const log = (bounds: { ttlSeconds?: number; maxMessagesPerTest?: number } = {}) =>
   replica({ ttlSeconds: bounds.ttlSeconds ?? 100, maxMessagesPerTest: bounds.maxMessagesPerTest ?? 100 });
 const one = async (target: ResultLog, message: IncomingMessage) => (await target.append([message]))[0];
+/** Resolves once `store` says it is ready (its connections open in the background). */
+const untilReady = (store: ResultLog) =>
+  eventually(
+    () =>
+      store.check().then(
+        () => true,
+        () => false,
+      ),
+    10_000,
+    'the log to be ready',
+  );
+/** The lines of `CLIENT LIST`: one per connection. */
+const clientLines = async (redis: Redis) => String(await redis.client('LIST')).split('\n');
 
 describe('redis log specifics', () => {
   let redis: Redis;
@@ -163,19 +176,8 @@ describe('redis log specifics', () => {
     await stored.create({ correlationId: id, input: { n: 1 }, owner: 'alice' });
     await one(stored, incoming(id, { sequence: 1 }));
     try {
-      await eventually(
-        () =>
-          store.check().then(
-            () => true,
-            () => false,
-          ),
-        10_000,
-        'the log to be ready',
-      );
-      const waiting = async () =>
-        String(await redis.client('LIST'))
-          .split('\n')
-          .filter((line) => line.includes(' name=rcs-writes ') && line.includes(' cmd=wait ')).length;
+      await untilReady(store);
+      const waiting = async () => (await clientLines(redis)).filter((line) => line.includes(' name=rcs-writes ') && line.includes(' cmd=wait ')).length;
       const waitingBefore = await waiting();
       const settled: string[] = [];
       const writes = [1, 2, 3].map((n) =>
@@ -223,18 +225,8 @@ describe('redis log specifics', () => {
       waitTimeoutMs: 50,
     });
     try {
-      await eventually(
-        () =>
-          store.check().then(
-            () => true,
-            () => false,
-          ),
-        10_000,
-        'the log to be ready',
-      );
-      const line = String(await redis.client('LIST'))
-        .split('\n')
-        .find((l) => l.includes(` name=rcs-${role} `));
+      await untilReady(store);
+      const line = (await clientLines(redis)).find((l) => l.includes(` name=rcs-${role} `));
       const reconnecting = once(writer, 'reconnecting');
       await redis.client('KILL', 'ID', /(?:^| )id=(\d+)/.exec(line ?? '')?.[1] as string);
       await reconnecting;
