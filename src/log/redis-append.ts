@@ -1,7 +1,7 @@
 /**
  * The Redis log's append: a batch's messages grouped by test, one script call for all of them on a
  * single primary (one per test on Redis Cluster, whose keys of a test share a slot), the tests
- * listed in the same round trip, and the script's reply read back into one result per message
+ * listed before it (covered by its `WAIT` when the log waits for replicas), and the script's reply read back into one result per message
  * (redis-append-script.ts has the script and its arguments).
  */
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
@@ -10,7 +10,8 @@ import type { Logger } from '../base/logger.js';
 import { encodeMessage } from './message-format.js';
 import type { RedisChannels } from './redis-channels.js';
 import { dedupeField, storedMessage } from './redis-record.js';
-import { listedThen, listRefresher, type RedisTestIndex } from './redis-test-index.js';
+import { listRefresher, type RedisTestIndex } from './redis-test-index.js';
+import { listedThen } from './redis-guards.js';
 import type { RedisTestKeys } from './redis-test-keys.js';
 
 /** Options of {@link createRedisAppend}: the parts of the Redis log an append uses. */
@@ -94,8 +95,8 @@ export function createRedisAppend(options: RedisAppendOptions): (batch: readonly
     // One call for the whole batch on a single primary; on Redis Cluster one call per test (its
     // keys share a slot), all sent at once.
     const written: Written = { owners: new Set(), stored: false };
-    // Every test listed (if new) in one command, sent first: in the same round trip as, and
-    // before, the script calls on one node.
+    // Every test listed (if new) in one command, sent first: before the script calls on one node,
+    // and covered by their WAIT (redis-guards.ts `listedThen`).
     const listed = index.stage(
       tests.map(([id]) => ({ correlationId: id, owner: null })),
       now,

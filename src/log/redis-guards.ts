@@ -1,6 +1,6 @@
 /**
- * How the Redis log calls Redis: a script with `WAIT` for its replicas when asked, a failure turned
- * into STORE_UNAVAILABLE (with the cluster's slot map refreshed after a redirection), and every call
+ * How the Redis log calls Redis: a script with `WAIT` for its replicas when asked (and the list
+ * entries that go with it covered by a `WAIT` too), a failure turned into STORE_UNAVAILABLE (with the cluster's slot map refreshed after a redirection), and every call
  * but the readiness check made once the connection is ready and the store's format is known.
  */
 import type { Cluster } from 'ioredis';
@@ -50,6 +50,14 @@ export interface RedisGuards {
    * replicas acknowledged the write.
    */
   run<T>(name: keyof Scripts, args: Array<string | number>): Promise<T>;
+  /**
+   * Sends commands that go with a script's write (its tests' list entries), called before
+   * {@link run}; resolves once they are stored, and with `waitReplicas` once the replicas hold them
+   * too: a failover must not keep a test and lose its entry. On one node they are written at once,
+   * ahead of the script's pipeline on the same connection, so the script's `WAIT` covers them; on
+   * Redis Cluster, where they live on other nodes, each goes with a `WAIT` of its own.
+   */
+  sendBefore(commands: ReadonlyArray<RedisCommand>): Promise<void>;
   /** Runs `operation`; a failure is STORE_UNAVAILABLE. */
   wrap<T>(operation: () => Promise<T>): Promise<T>;
   /**
@@ -65,6 +73,26 @@ export interface RedisGuards {
    * would go to the old primary again. The map is refreshed before the retry.
    */
   refreshOnRedirect(error: unknown): void;
+}
+
+/** A command and its arguments, as a pipeline takes it. */
+export type RedisCommand = readonly [name: string, ...args: Array<string | number>];
+
+/** The replies of a pipeline whose last command is a WAIT: throws its first error, or unless `wanted` replicas acknowledged. */
+function acknowledged(replies: Array<[Error | null, unknown]>, wanted: number, timeoutMs: number): void {
+  for (const [error] of replies) if (error) throw error;
+  const acks = Number(replies.at(-1)?.[1]);
+  if (acks < wanted) throw new Error(`${acks} of ${wanted} replicas acknowledged the write within ${timeoutMs} ms`);
+}
+
+/**
+ * Awaits the list entries and the script they go with, sent in that order (the index's `stage`,
+ * through {@link RedisGuards.sendBefore}, called first, so that on one node the entries are written
+ * before the script and its `WAIT` covers them), and answers the script's reply once both are stored. On Redis Cluster the lists live on other
+ * shards: both are awaited before the write counts as stored.
+ */
+export async function listedThen<T>(listed: Promise<void>, script: Promise<T>): Promise<T> {
+  return (await Promise.all([listed, script]))[1];
 }
 
 /** Creates the guards over `redis` and `writer`, with the log's scripts defined on both. */
@@ -94,10 +122,32 @@ export function createRedisGuards(options: RedisGuardsOptions): RedisGuards {
       (pipeline as unknown as Record<keyof Scripts, (...a: Array<string | number>) => unknown>)[name](...args);
       pipeline.wait(waitReplicas, waitTimeoutMs);
       const replies = (await pipeline.exec()) ?? [];
-      for (const [error] of replies) if (error) throw error;
-      const acknowledged = Number(replies[1]?.[1]);
-      if (acknowledged < waitReplicas) throw new Error(`${acknowledged} of ${waitReplicas} replicas acknowledged the write within ${waitTimeoutMs} ms`);
+      acknowledged(replies, waitReplicas, waitTimeoutMs);
       return replies[0]?.[1] as T;
+    },
+    async sendBefore(commands) {
+      if (commands.length === 0) return;
+      // Without WAIT, auto-pipelined: in the same round trip as the script, and before it, on one node.
+      if (waitReplicas === 0) {
+        await Promise.all(commands.map(([name, ...args]) => writer.call(name, ...args)));
+        return;
+      }
+      // Written now (an explicit pipeline is not deferred as an auto-pipelined command is): before the script's.
+      if (!writer.isCluster) {
+        const replies = (await writer.pipeline(commands.map((command) => [...command])).exec()) ?? [];
+        for (const [error] of replies) if (error) throw error;
+        return;
+      }
+      await Promise.all(
+        commands.map(async (command) => {
+          const replies =
+            (await writer
+              .pipeline([[...command]])
+              .wait(waitReplicas, waitTimeoutMs)
+              .exec()) ?? [];
+          acknowledged(replies, waitReplicas, waitTimeoutMs);
+        }),
+      );
     },
     wrap,
     onceReady: (operation) =>

@@ -1,11 +1,11 @@
 /**
- * The Redis log's record of a started test (the create script, redis-append-script.ts): listed in
- * the same round trip, before the script writes it; a test first seen through its results is
+ * The Redis log's record of a started test (the create script, redis-append-script.ts): listed
+ * before the script writes it (covered by its `WAIT` when the log waits for replicas); a test first seen through its results is
  * filled in and moved in the lists to the time it holds. Answers the test as stored.
  */
 import type { TestRecord } from '../domain/types.js';
 import type { Logger } from '../base/logger.js';
-import { listedThen } from './redis-test-index.js';
+import { listedThen } from './redis-guards.js';
 import { toRecord } from './redis-record.js';
 import type { RedisTestIndex } from './redis-test-index.js';
 import type { NewTest } from './result-log.js';
@@ -34,7 +34,7 @@ export function createRedisNewTest(options: RedisNewTestOptions): (test: NewTest
   return async (test) => {
     const k = keysOf(test.correlationId);
     const now = Date.now();
-    // Listed (if new) in the same round trip, before the script writes it.
+    // Listed (if new) before the script writes it: called first (redis-guards.ts `listedThen`).
     const listedAt = test.createdAt ?? now;
     const [meta, messages] = await listedThen(
       index.stage([test], listedAt),

@@ -101,7 +101,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const format = createStoreFormat({ redis, prefix });
   const unreadable = createUnreadableMessages(log);
   const onUnreadable = (id: string, position: number, reason: string) => unreadable.report(id, position, reason);
-  const { run, wrap, onceReady, onceWritable, refreshOnRedirect } = createRedisGuards({
+  const { run, sendBefore, wrap, onceReady, onceWritable, refreshOnRedirect } = createRedisGuards({
     redis,
     writer,
     format,
@@ -111,7 +111,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
   const scripts = redis as unknown as Scripts;
   const pubsub = createRedisPubSub(options.subscriber);
   const channels = createRedisChannels(prefix, redis.isCluster);
-  const index = createRedisTestIndex({ redis, writer, prefix, ttlSeconds, keysOf, onUnreadable });
+  const index = createRedisTestIndex({ redis, sendBefore, prefix, ttlSeconds, keysOf, onUnreadable });
   const changes = createRedisChanges({ pubsub, channels: channels.changeChannels, logger: options.logger });
   const refreshLists = listRefresher(index, log);
   const append = createRedisAppend({

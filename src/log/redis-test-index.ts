@@ -4,9 +4,10 @@
  * is a superset of what it lists: an entry is added (if absent) with the script that writes its
  * test, and the write counts as stored only once both are (a failed one is retried, entry and
  * all), and an entry whose test has expired or been removed is dropped when a read comes across it.
- * On one node without `WAIT` the entry goes in the same round trip as, and before, the script; with
- * `WAIT` the script and its WAIT go out at once on the writes' connection and the entry follows
- * them, so the WAIT does not cover it.
+ * On one node the entry goes before the script on the same connection (in the same round trip
+ * without `WAIT`; with it, written ahead of the script's pipeline, so that the script's `WAIT`
+ * covers the entry too); on Redis Cluster the entry's node gets a `WAIT` of its own. Either way a
+ * failover that keeps a test keeps its entries.
  *
  * Each index key expires a little after the last of its tests: whenever one of its tests is
  * created or written to, its TTL is set to the tests' TTL plus a margin of a tenth of it, at most
@@ -40,12 +41,16 @@ import type { ListOptions } from './result-log.js';
 import { INPUT_POSITION, readStoredInput } from './message-format.js';
 import { compareIds, decodeTestCursor, encodeTestCursor, selectPage, toListPage, type PageCandidate } from './test-page.js';
 import type { RedisTestKeys } from './redis-test-keys.js';
+import type { RedisCommand } from './redis-guards.js';
 
 /** Options of {@link createRedisTestIndex}. */
 export interface RedisTestIndexOptions {
   readonly redis: RedisClient;
-  /** Where {@link RedisTestIndex.stage} writes: the connection of the scripts it goes with (redis-result-log.ts). */
-  readonly writer?: RedisClient;
+  /**
+   * How {@link RedisTestIndex.stage} sends its entries: before the script they go with, on its
+   * connection, covered by a WAIT when the log waits for replicas (redis-guards.ts `sendBefore`).
+   */
+  readonly sendBefore: (commands: ReadonlyArray<RedisCommand>) => Promise<void>;
   readonly prefix: string;
   readonly ttlSeconds: number;
   /** The keys of a test (redis-result-log.ts). */
@@ -57,8 +62,9 @@ export interface RedisTestIndexOptions {
 /** The test lists of one Redis log. */
 export interface RedisTestIndex {
   /**
-   * Sends (with the script that writes them) the entries of tests about to be written, scored
-   * `createdAt` where they are new: in every test's list, and in its owner's. Resolves once stored.
+   * Sends (before the script that writes them: call it first) the entries of tests about to be
+   * written, scored `createdAt` where they are new: in every test's list, and in its owner's.
+   * Resolves once stored, and held by the replicas the log waits for.
    */
   stage(tests: ReadonlyArray<{ readonly correlationId: string; readonly owner: string | null }>, createdAt: number): Promise<void>;
   /**
@@ -99,15 +105,6 @@ interface Candidate extends PageCandidate {
   readonly input?: string | null;
 }
 
-/**
- * Sends the list entries (first, so on one node they are written before the script) and the
- * script together, and answers the script's reply once both are stored. On Redis Cluster the
- * lists live on other shards: both are awaited before the write counts as stored.
- */
-export async function listedThen<T>(listed: Promise<void>, script: Promise<T>): Promise<T> {
-  return (await Promise.all([listed, script]))[1];
-}
-
 /** Pushes the expiry of the lists of the given owners back; a failure only leaves it as it was (the next write retries). */
 export function listRefresher(index: Pick<RedisTestIndex, 'refresh'>, logger: Logger): (owners: Iterable<string>) => Promise<void> {
   return (owners) => index.refresh(owners).catch((error: unknown) => logger.warn({ err: error }, 'could not refresh the expiry of the lists of tests'));
@@ -116,7 +113,6 @@ export function listRefresher(index: Pick<RedisTestIndex, 'refresh'>, logger: Lo
 /** Creates the index over `redis`. */
 export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestIndex {
   const { redis, ttlSeconds, keysOf } = options;
-  const writer = options.writer ?? redis;
   const all = `${options.prefix}:tests:all`;
   const ofOwner = (owner: string) => `${options.prefix}:tests:owner:${owner}`;
   const marginSeconds = Math.max(1, Math.ceil(ttlSeconds / 10));
@@ -231,7 +227,10 @@ export function createRedisTestIndex(options: RedisTestIndexOptions): RedisTestI
         if (owned === undefined) byOwner.set(owner, [createdAt, correlationId]);
         else owned.push(createdAt, correlationId);
       }
-      await Promise.all([writer.zadd(all, 'NX', ...members), ...[...byOwner].map(([owner, owned]) => writer.zadd(ofOwner(owner), 'NX', ...owned))]);
+      await options.sendBefore([
+        ['zadd', all, 'NX', ...members],
+        ...[...byOwner].map(([owner, owned]): RedisCommand => ['zadd', ofOwner(owner), 'NX', ...owned]),
+      ]);
     },
 
     async place(correlationId, owner, createdAt) {

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { createRedisResultLog } from '../../src/log/redis-result-log.js';
@@ -7,9 +7,10 @@ import { createSilentLogger } from '../../src/base/logger.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createResultLogFromConfig } from '../../src/app/result-log-from-config.js';
 import { createRedisConnection } from '../../src/redis/redis-from-config.js';
+import type { RedisClient } from '../../src/redis/redis-client.js';
 import { once } from 'node:events';
 import { eventually } from '../support/graphql.js';
-import { openMonitor } from '../support/redis-monitor.js';
+import { openMonitor, writesOf } from '../support/redis-monitor.js';
 import { describeResultLogContract } from './result-log-contract.js';
 import { openRedisShape, REDIS_SHAPES, stopRedisShapes, type RedisShape } from '../support/redis-shapes.js';
 import { incoming, uniqueId } from './storage-contract.js';
@@ -72,6 +73,59 @@ describe.each(REDIS_SHAPES)('on Redis %s', (shapeName) => {
       expect(await shape.killConnections(roles.get(log) as string)).toBeGreaterThan(0);
     },
   });
+
+  it.skipIf(shapeName === 'standalone')(
+    "covers a new test's list entries with a WAIT on the node that holds each of them",
+    async () => {
+      const role = `writes-entries-${process.pid}-${++replicas}`;
+      const [redis, subscriber, writer] = await Promise.all([
+        shape.connect('commands'),
+        shape.connect(`subscriber-${role}`, { subscriber: true }),
+        shape.connect(role),
+      ]);
+      const log = createRedisResultLog({
+        redis,
+        subscriber,
+        writer,
+        prefix,
+        logger: createSilentLogger(),
+        ttlSeconds: 100,
+        maxMessagesPerTest: 100,
+        waitReplicas: 1,
+      });
+      // The writes' connection to every primary open (a cluster client opens them on first use), and their addresses.
+      await Promise.all((writer.isCluster ? (writer as Cluster).nodes('master') : [writer as Redis]).map((node) => node.ping()));
+      const ports = (shape.cluster ?? shape.sentinel)?.nodes.map((node) => node.port) ?? [];
+      const admins = ports.map((port) => new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1 }));
+      const mark = uniqueId('entries-covered');
+      const monitors: Redis[] = [];
+      try {
+        const lines = (await Promise.all(admins.map(async (admin) => String(await admin.client('LIST')).split('\n')))).flat();
+        const named = new RegExp(` name=(?:\\S*:)?rcs-${role} `);
+        const sources = new Set(lines.filter((line) => named.test(line)).map((line) => /(?:^| )addr=(\S+)/.exec(line)?.[1] as string));
+        expect(sources.size).toBeGreaterThan(0);
+        monitors.push(...(await Promise.all(ports.map((port) => openMonitor(`redis://127.0.0.1:${port}`)))));
+        const sent = monitors.map((monitor) => writesOf(monitor, sources, mark));
+        // A line each node's monitor sees after everything the create sent there.
+        const ended = monitors.map(
+          (monitor) => new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args[1] === `${mark}-end` && resolve())),
+        );
+        await log.create({ correlationId: `${mark}-test`, input: null, owner: `${mark}-owner` });
+        await Promise.all(admins.map((admin) => admin.echo(`${mark}-end`)));
+        await Promise.all(ended);
+        const sequences = sent.flatMap((bySource) => [...bySource.values()]);
+        // Every test's list and the owner's: two entries, wherever their keys live.
+        expect(sequences.flat().filter((kind) => kind === 'entry')).toHaveLength(2);
+        for (const sequence of sequences)
+          if (sequence.includes('entry')) expect(sequence.lastIndexOf('wait'), sequence.join(' ')).toBeGreaterThan(sequence.lastIndexOf('entry'));
+      } finally {
+        for (const monitor of monitors) monitor.disconnect();
+        for (const admin of admins) admin.disconnect();
+        await log.dispose();
+      }
+    },
+    30_000,
+  );
 });
 afterAll(stopRedisShapes, 60_000);
 
@@ -89,6 +143,22 @@ const untilReady = (store: ResultLog) =>
     10_000,
     'the log to be ready',
   );
+/**
+ * A log on the machine's Redis that waits 50 ms for one replica: it has none, so every write is
+ * refused after its WAIT (WAIT 1 answers 0). On connections of its own unless given some.
+ */
+const refusingLog = (connections: { redis?: RedisClient; writer?: RedisClient; subscriber?: RedisClient } = {}) =>
+  createRedisResultLog({
+    redis: connections.redis ?? connect(),
+    subscriber: connections.subscriber ?? connect(),
+    ...(connections.writer === undefined ? {} : { writer: connections.writer }),
+    prefix,
+    logger: createSilentLogger(),
+    ttlSeconds: 100,
+    maxMessagesPerTest: 100,
+    waitReplicas: 1,
+    waitTimeoutMs: 50,
+  });
 /** The lines of `CLIENT LIST`: one per connection. */
 const clientLines = async (redis: Redis) => String(await redis.client('LIST')).split('\n');
 
@@ -115,17 +185,7 @@ describe('redis log specifics', () => {
   });
 
   it('fails a write that fewer replicas than asked acknowledge in time, and its retry finds it stored', async () => {
-    // The machine's Redis has no replica: WAIT 1 answers 0 after its timeout.
-    const store = createRedisResultLog({
-      redis: connect(),
-      subscriber: connect(),
-      prefix,
-      logger: createSilentLogger(),
-      ttlSeconds: 100,
-      maxMessagesPerTest: 100,
-      waitReplicas: 1,
-      waitTimeoutMs: 50,
-    });
+    const store = refusingLog();
     const id = uniqueId('wait');
     await expect(store.append([incoming(id, { sequence: 1 })])).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
@@ -213,17 +273,7 @@ describe('redis log specifics', () => {
       createRedisConnection(config, createSilentLogger(), `subscriber-${role}`, { subscriber: true }),
     ] as const;
     const [commands, writer, subscriber] = connections;
-    const store = createRedisResultLog({
-      redis: commands,
-      writer,
-      subscriber,
-      prefix,
-      logger: createSilentLogger(),
-      ttlSeconds: 100,
-      maxMessagesPerTest: 100,
-      waitReplicas: 1,
-      waitTimeoutMs: 50,
-    });
+    const store = refusingLog({ redis: commands, writer, subscriber });
     try {
       await untilReady(store);
       const line = (await clientLines(redis)).find((l) => l.includes(` name=rcs-${role} `));
@@ -242,6 +292,36 @@ describe('redis log specifics', () => {
       await store.dispose();
       for (const connection of connections) connection.disconnect();
     }
+  });
+
+  it("writes a test's list entries ahead of its script and the script's WAIT, on the writes' connection: a failover that keeps the test keeps its entries", async () => {
+    // The machine's Redis has no replica: each WAIT answers 0 after 50 ms and the write is refused;
+    // the order the writes' connection sent it in is what counts here. Opened as the service opens
+    // it (auto-pipelined: a command is sent on the next turn, an explicit pipeline at once).
+    const role = `writes-entries-${process.pid}-${Date.now()}`;
+    const config = loadConfig({ STATE_STORE: 'redis', REDIS_URL, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '50' }).redis;
+    const writer = createRedisConnection(config, createSilentLogger(), role);
+    const name = `rcs-${role}`;
+    const store = refusingLog({ writer });
+    await untilReady(store);
+    const addr = /(?:^| )addr=(\S+)/.exec((await clientLines(redis)).find((line) => line.includes(` name=${name} `)) ?? '')?.[1] as string;
+    expect(addr).toBeDefined();
+    const monitor = await openMonitor();
+    const mark = uniqueId('entries-waited');
+    const sent = writesOf(monitor, new Set([addr]), mark);
+    try {
+      await expect(store.create({ correlationId: `${mark}-created`, input: null, owner: `${mark}-owner` })).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+      });
+      await expect(store.append([incoming(`${mark}-seen`, { sequence: 1 })])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await eventually(() => (sent.get(addr) ?? []).filter((kind) => kind === 'wait').length >= 2, 5000, 'both writes and their WAITs');
+    } finally {
+      monitor.disconnect();
+      await store.dispose();
+      writer.disconnect();
+    }
+    // The create's two entries (every test's list, its owner's), its script, its WAIT; then the append's.
+    expect(sent.get(addr)).toEqual(['entry', 'entry', 'script', 'wait', 'entry', 'script', 'wait']);
   });
 
   it('sets the TTL on create and refreshes it on every append', async () => {
