@@ -52,16 +52,15 @@ describe('the same refusals on both transports', () => {
     expect(sse[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
   });
 
-  it('refuses a document whose operation to run is ambiguous, before execution', async () => {
+  it('refuses a document whose operation to run is ambiguous, before execution, with one code on every transport', async () => {
     const document = 'query A { __typename } query B { __typename }';
-    // Over HTTP the operation is resolved as soon as the request is parsed (GET may not run a
-    // mutation), with the code Apollo Server used for it too.
+    // The code Apollo Server used for it over HTTP, now the lifecycle's on every transport.
     const http = await postGraphQL(svc.url, document);
     expect(http.status).toBe(400);
     expect(http.body.errors?.[0]?.extensions?.code).toBe('OPERATION_RESOLUTION_FAILURE');
     const ws = await overWebSocket(svc.url, document);
-    expect(ws[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect((await overSse(svc.url, document))[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(ws[0]?.extensions?.code).toBe('OPERATION_RESOLUTION_FAILURE');
+    expect((await overSse(svc.url, document))[0]?.extensions?.code).toBe('OPERATION_RESOLUTION_FAILURE');
   });
 
   it('keeps 400 for refusals when the client accepts only application/json', async () => {

@@ -160,7 +160,7 @@ describe('operation limits over WebSocket', () => {
 
   it('refuses a document whose operation to run is ambiguous', async () => {
     const errors = await error(`subscription A { testMessages(correlationId: "x") { id } } query B { __typename }`);
-    expect(errors[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(errors[0]?.extensions?.code).toBe('OPERATION_RESOLUTION_FAILURE');
   });
 
   it('refuses a too costly operation with QUERY_TOO_COMPLEX', async () => {

@@ -28,10 +28,19 @@ const noForbiddenAlias: ValidationRule = (context) => ({
   },
 });
 
+/** How many times each document's text was validated (a rule sees every document validated). */
+const validations = new Map<string, number>();
+const countValidations: ValidationRule = () => ({
+  Document(node) {
+    const text = node.loc?.source.body ?? '';
+    validations.set(text, (validations.get(text) ?? 0) + 1);
+  },
+});
+
 /** The plugin under test: refuses operations named `Blocked` when admitted, and records what it saw. */
 const testPlugin: OperationPlugin = {
   name: 'test-plugin',
-  validationRules: [noForbiddenAlias],
+  validationRules: [noForbiddenAlias, countValidations],
   onStart: ({ transport }) => void seen.start.push(transport),
   onAdmit: ({ operation, transport }) => {
     seen.admit.push(transport);
@@ -93,6 +102,14 @@ describe('a plugin added to the lifecycle', () => {
     const sse = await sseErrors(svc.url, query);
     expect(sse.status).toBe(400);
     expect(sse[0]).toMatchObject({ message: 'No field may be aliased "forbidden" here.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+  });
+
+  it('parses and validates a document once for every transport: Apollo Server is handed the one HTTP prepared', async () => {
+    const query = 'query ValidatedOnce { __typename }';
+    for (let i = 0; i < 2; i++) expect((await postGraphQL(svc.url, query)).body).toEqual({ data: { __typename: 'Query' } });
+    expect(await wsErrors(svc.url, query)).toEqual([]);
+    expect([...(await sseErrors(svc.url, query))]).toEqual([]);
+    expect(validations.get(query)).toBe(1);
   });
 
   it('lets other operations run, having seen each start and admission on all three transports', async () => {

@@ -1,19 +1,20 @@
 /**
- * Apollo Server, the HTTP transport of the operation pipeline (`../pipeline/operation-pipeline.ts`).
- * It parses, validates and executes with the lifecycle's values (`parseOptions`, `validationRules`,
- * `validationOptions`, `formatError`), and one adapter plugin runs the lifecycle's other steps from
- * Apollo's hooks: start and document resolution before Apollo reads the document
- * (`requestDidStart`), admission once the operation is resolved (`didResolveOperation`, where a
- * refusal is answered with its own status and code): the steps the graphql-ws and graphql-sse
- * bindings take through `lifecycle.prepare`. An observer of the operation (the endpoint's, from
- * `lifecycle.arrive`) is told of its admission and of the body sent.
+ * Apollo Server, the HTTP server and plugin host of the operation pipeline
+ * (`../pipeline/operation-pipeline.ts`). Its endpoint (`graphql-endpoint.ts`) runs the lifecycle's
+ * steps up to the context (`lifecycle.prepare`: start, document resolution, parse, validation,
+ * admission) before Apollo sees a request, as the graphql-ws, graphql-sse and multipart bindings
+ * do, and answers a refused one itself; Apollo is handed the prepared document on the request's
+ * context, and neither parses nor validates it again (no document store: nothing to keep twice).
+ * Apollo then resolves the operation, executes it and sends the result, formatting errors with the
+ * lifecycle's `formatError`. An observer of the operation (the endpoint's, from `lifecycle.arrive`)
+ * is told of its operation and of the body sent.
  *
  * Nothing phones home and no per-field hook runs: the landing page, usage and schema reporting,
  * inline traces and cache control are off. Apollo's APQ is off too (the pipeline's resolver serves
  * APQ and trusted documents on every transport), and so is its handling of termination signals:
  * the service's stop phases drain HTTP and then stop the server.
  */
-import { ApolloServer, type ApolloServerPlugin, type GraphQLRequest } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
@@ -21,7 +22,7 @@ import {
   ApolloServerPluginSchemaReportingDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
-import { GraphQLError } from 'graphql';
+import type { DocumentNode } from 'graphql';
 import type { Logger } from '../../base/logger.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
@@ -51,12 +52,9 @@ export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: L
     // The switch is one of the pipeline's validation rules, the same on every transport: Apollo's
     // own would add a second rule on HTTP alone, worded for its configuration.
     introspection: true,
-    parseOptions: lifecycle.parseOptions,
-    // Bounded by what a document holds (its text and tokens), not by its AST alone (document-cache.ts).
-    documentStore: pipeline.httpDocuments,
-    validationRules: [...lifecycle.validationRules],
-    validationOptions: lifecycle.validationOptions,
-    formatError: pipeline.lifecycle.formatError,
+    // Documents come prepared (parsed, validated and kept by the lifecycle): Apollo keeps none.
+    documentStore: null,
+    formatError: lifecycle.formatError,
     // One serializer for what is sent and what the response cache keeps.
     stringifyResult: resultBody,
     includeStacktraceInErrorResponses: pipeline.debugErrors,
@@ -71,55 +69,32 @@ export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: L
       ApolloServerPluginSchemaReportingDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginCacheControlDisabled(),
-      lifecyclePlugin(pipeline),
+      lifecyclePlugin(),
     ],
   });
 }
 
-/**
- * Stands in for a refused request's document until the refusal can be answered: Apollo Server
- * answers an error thrown as the request starts with a bare 500, and one thrown when the operation
- * is resolved with its own status and code. The refused text itself is never parsed.
- */
-const REFUSED_PLACEHOLDER = '{ __typename }';
-
-/** The lifecycle's start, document resolution and admission, as Apollo Server hooks. */
-function lifecyclePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQLContext> {
-  const { lifecycle } = pipeline;
+/** Hands Apollo Server each operation's prepared document, and tells the operation's observer what Apollo ran and sent. */
+function lifecyclePlugin(): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart({ request, contextValue }) {
-      let refusal = await lifecycle.start({ principal: contextValue.principal, transport: 'http' });
-      // Before Apollo reads `query`.
-      const params = refusal === undefined ? lifecycle.resolve({ ...request, documentId: documentIdOf(request) }) : refusal;
-      if (params instanceof GraphQLError) {
-        refusal = params;
-        request.query = REFUSED_PLACEHOLDER;
-        request.operationName = undefined;
-        request.variables = undefined;
-      } else {
-        request.query = params.query ?? undefined;
-      }
+      const { prepared } = contextValue;
+      // The endpoint prepares every operation before Apollo Server reads it (graphql-endpoint.ts).
+      if (prepared === undefined) throw new Error('an HTTP operation reached Apollo Server unprepared');
+      // Its text (resolved from an id, say): Apollo needs one, and hashes it, but parses nothing.
+      request.query = prepared.query;
       if (request.extensions?.persistedQuery !== undefined) {
-        // Resolved above: Apollo's own APQ, which is off, would refuse the request for it.
+        // Resolved by the lifecycle: Apollo's own APQ, which is off, would refuse the request for it.
         const { persistedQuery: _resolved, ...rest } = request.extensions;
         request.extensions = rest;
       }
       return {
-        async didResolveOperation({ document, operation, request: resolved, contextValue }) {
-          if (refusal !== undefined) throw refusal;
-          // No operation to run: Apollo refuses it itself (OPERATION_RESOLUTION_FAILURE) before execution.
-          if (operation === undefined) return;
-          const admitted = lifecycle.admit({
-            document,
-            operation,
-            operationName: resolved.operationName,
-            variables: resolved.variables,
-            extensions: resolved.extensions ?? null,
-            principal: contextValue.principal,
-            transport: 'http',
-          });
-          if (admitted !== undefined) throw admitted;
-          contextValue.observer?.admitted(operation);
+        async didResolveSource(requestContext) {
+          // With no document store, Apollo parses and validates only a request that has no document yet.
+          (requestContext as { document?: DocumentNode }).document = prepared.document;
+        },
+        async didResolveOperation({ operation, contextValue }) {
+          if (operation !== undefined) contextValue.observer?.admitted(operation);
         },
         async willSendResponse({ response, contextValue }) {
           const { observer } = contextValue;
@@ -137,13 +112,4 @@ function lifecyclePlugin(pipeline: OperationPipeline): ApolloServerPlugin<GraphQ
       };
     },
   };
-}
-
-/** `documentId` from a POST's JSON body or a GET's URL: Apollo reads only the standard parameters. */
-function documentIdOf(request: GraphQLRequest): unknown {
-  const http = request.http;
-  if (http === undefined) return undefined;
-  if (http.method === 'GET') return new URLSearchParams(http.search).get('documentId') ?? undefined;
-  const body = http.body as { documentId?: unknown } | null | undefined;
-  return typeof body === 'object' && body !== null ? body.documentId : undefined;
 }

@@ -3,9 +3,12 @@
  * a browser's page request, authenticated the operation, counted it against the caller's budget
  * and parsed its body, under the request id it assigned: a request whose `Accept` chooses an
  * stream (`transport-choice.ts`: content negotiation, then the operation's type) is served over
- * SSE (graphql-sse) or Apollo's multipart subscription protocol; anything else arrives at the lifecycle (`lifecycle.arrive`: an answer a
- * plugin kept, the response cache's, is sent as is) and is otherwise run by Apollo Server, followed
- * by the plugins' observer when one asked to.
+ * SSE (graphql-sse) or Apollo's multipart subscription protocol; anything else arrives at the
+ * lifecycle (`lifecycle.arrive`: an answer a plugin kept, the response cache's, is sent as is), is
+ * prepared by it (`lifecycle.prepare`: start, document resolution, parse, validation, admission;
+ * a refusal is answered here, with its status, in Apollo Server's body and content type) and is
+ * run by Apollo Server with the prepared document, followed by the plugins' observer when one
+ * asked to.
  *
  * Only GET and POST are served. graphql-sse's single connection mode (its client's
  * `singleConnection: true`) reserves a stream with PUT and ends operations with DELETE; it is
@@ -14,11 +17,20 @@
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { GraphQLError } from 'graphql';
+import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
 import { graphQLResponseType } from '../../base/graphql-response-type.js';
+import { currentRequestId } from '../../base/request-id.js';
+import type { GraphQLContext } from '../pipeline/context.js';
+import type { PreparedOperation } from '../pipeline/operation-lifecycle.js';
+import { asGraphQLError, clientErrors, isUnexpected, type FormatError } from '../pipeline/format-error.js';
+import { refusalHead } from '../pipeline/stream-refusal.js';
+import { readOperationRequest } from './operation-request.js';
+import { resultBody } from './result-body.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
-import type { ArrivingOperation, KeptAnswer, OperationObserver, OperationRequest } from '../pipeline/operation-plugin.js';
+import type { ArrivingOperation, KeptAnswer, OperationRequest } from '../pipeline/operation-plugin.js';
 import type { GraphQLMultipart } from '../multipart/multipart-server.js';
 import type { GraphQLSse } from '../sse/sse-server.js';
 import type { HttpGraphQLServer } from './apollo-server.js';
@@ -62,29 +74,56 @@ function arrivingOf(req: Request, principal: Principal): ArrivingOperation {
   return { principal, method: req.method, json: json ? (body as OperationRequest) : undefined, accept: req.headers.accept };
 }
 
-/** Sends a kept answer the way Apollo Server's Express integration sends its own (Express's `send`), so its bytes and headers are the same. */
-function sendKept(res: Response, answer: KeptAnswer): void {
+/** Sends a kept answer or a refusal the way Apollo Server's Express integration sends its own (Express's `send`), so its bytes and headers are the same. */
+function send(res: Response, status: number, answer: KeptAnswer): void {
   res.setHeader('content-type', answer.contentType);
   for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-  res.status(200).send(answer.body);
+  res.status(status).send(answer.body);
+}
+
+/**
+ * The answer to an operation the lifecycle refused (or whose parameters cannot be read), as Apollo
+ * Server words its own; an unexpected error (a failing dependency, a bug) is 500, masked and logged
+ * by the error edge.
+ */
+function refusal(req: Request, errors: readonly GraphQLError[], formatError: FormatError): { status: number; answer: KeptAnswer } {
+  const { status, headers } = refusalHead(errors, isUnexpected(errors[0]) ? 500 : 400);
+  const contentType = `${graphQLResponseType((types) => req.accepts(types))}; charset=utf-8`;
+  const body = resultBody({ errors: clientErrors(errors, currentRequestId() ?? randomUUID(), formatError) });
+  return { status, answer: { body, contentType, headers } };
 }
 
 /** Creates the handler the HTTP edge mounts at `/graphql`, behind its authentication, budget and body parser. */
 export function createGraphQLEndpoint(options: GraphQLEndpointOptions): RequestHandler {
   const { lifecycle } = options.pipeline;
-  // The observer of each request a plugin follows, for the context Apollo Server asks for.
-  const observers = new WeakMap<Response, OperationObserver>();
+  // The context of each request prepared, for Apollo Server to run it with.
+  const contexts = new WeakMap<Response, GraphQLContext>();
   const apollo = expressMiddleware(options.http, {
-    context: async ({ res }) => options.pipeline.createContext(options.principalOf(res), undefined, observers.get(res)),
+    context: async ({ res }) => contexts.get(res) as GraphQLContext,
   });
+  const prepare = async (req: Request, principal: Principal): Promise<PreparedOperation | GraphQLError[]> => {
+    const params = readOperationRequest(req);
+    if (params instanceof ServiceError) return [asGraphQLError(params)];
+    try {
+      return await lifecycle.prepare({ principal, transport: 'http', params });
+    } catch (error) {
+      return [asGraphQLError(error)];
+    }
+  };
   const serveHttp = async (req: Request, res: Response, next: NextFunction) => {
-    const arrival = lifecycle.arrive(arrivingOf(req, options.principalOf(res)));
-    if (arrival === undefined) return apollo(req, res, next);
-    if ('answer' in arrival) return sendKept(res, arrival.answer);
-    observers.set(res, arrival.observer);
-    await apollo(req, res, next);
+    const principal = options.principalOf(res);
+    const arrival = lifecycle.arrive(arrivingOf(req, principal));
+    if (arrival !== undefined && 'answer' in arrival) return send(res, 200, arrival.answer);
+    const prepared = await prepare(req, principal);
+    if (Array.isArray(prepared)) {
+      const refused = refusal(req, prepared, lifecycle.formatError);
+      send(res, refused.status, refused.answer);
+    } else {
+      contexts.set(res, options.pipeline.createContext(principal, { document: prepared.document, query: prepared.query }, arrival?.observer));
+      await apollo(req, res, next);
+    }
     const contentType = res.getHeader('content-type');
-    arrival.observer.finished(res.statusCode, typeof contentType === 'string' ? contentType : undefined);
+    arrival?.observer.finished(res.statusCode, typeof contentType === 'string' ? contentType : undefined);
   };
   return async (req, res, next) => {
     try {

@@ -22,13 +22,20 @@ import type { Request } from 'express';
 import { GRAPHQL_RESPONSE_TYPES } from '../../base/graphql-response-type.js';
 import type { OperationLifecycle } from '../pipeline/operation-lifecycle.js';
 import type { OperationRequest } from '../pipeline/operation-plugin.js';
+import { ServiceError } from '../../base/errors.js';
+import { readOperationRequest } from './operation-request.js';
 
 const EVENT_STREAM = 'text/event-stream';
 
 /** The streaming transport that answers `req`, or undefined for one GraphQL response; see the file header. */
 export function streamingTransport(req: Request, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parseOptions'>): 'sse' | 'multipart' | undefined {
   let subscription: boolean | undefined;
-  const isSubscriptionRequest = () => (subscription ??= isSubscription(operationRequestOf(req), lifecycle));
+  const isSubscriptionRequest = () => {
+    if (subscription !== undefined) return subscription;
+    // Parameters that cannot be read are refused by the transport that answers one response.
+    const params = readOperationRequest(req);
+    return (subscription = !(params instanceof ServiceError) && isSubscription(params, lifecycle));
+  };
   if (multipartPreferred(req.headers.accept) === true && isSubscriptionRequest()) return 'multipart';
   if (req.accepts([...GRAPHQL_RESPONSE_TYPES, EVENT_STREAM]) === EVENT_STREAM) return 'sse';
   return req.accepts(EVENT_STREAM) === EVENT_STREAM && isSubscriptionRequest() ? 'sse' : undefined;
@@ -65,21 +72,6 @@ function mediaRange(range: string): { type: string; parameters: Record<string, s
   }
 }
 
-/** The operation's parameters as sent: a POST's JSON body, or a GET's URL. */
-function operationRequestOf(req: Request): OperationRequest {
-  if (req.method !== 'GET') {
-    const body: unknown = req.body;
-    return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as OperationRequest) : {};
-  }
-  const search = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1));
-  return {
-    query: search.get('query'),
-    operationName: search.get('operationName'),
-    documentId: search.get('documentId') ?? undefined,
-    extensions: jsonObject(search.get('extensions')),
-  };
-}
-
 /** Whether the operation `request` selects is a subscription; anything unreadable is left for the transport to refuse. */
 function isSubscription(request: OperationRequest, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parseOptions'>): boolean {
   let text = typeof request.query === 'string' && request.query !== '' ? request.query : undefined;
@@ -94,15 +86,5 @@ function isSubscription(request: OperationRequest, lifecycle: Pick<OperationLife
     return getOperationAST(parse(text, lifecycle.parseOptions), operationName)?.operation === 'subscription';
   } catch {
     return false;
-  }
-}
-
-function jsonObject(text: string | null): Record<string, unknown> | undefined {
-  if (text === null) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }

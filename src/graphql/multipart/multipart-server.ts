@@ -37,7 +37,7 @@ import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { streamRefusal } from '../pipeline/stream-refusal.js';
 import { endingSseStream } from '../sse/sse-stream.js';
-import { readOperationRequest } from './operation-request.js';
+import { readOperationRequest } from '../http/operation-request.js';
 
 /** The response's content type; its boundary is the one every part is framed with. */
 export const MULTIPART_CONTENT_TYPE = 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0';

@@ -3,6 +3,7 @@
  * shared, so one request's batching and caching cannot leak into another's.
  */
 import DataLoader from 'dataloader';
+import type { DocumentNode } from 'graphql';
 import type { AccessPolicy } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { TestSummary } from '../../domain/types.js';
@@ -43,6 +44,27 @@ export interface GraphQLContext extends GraphQLDeps {
   readonly resumeAfter?: string | undefined;
   /** The plugins' observer of this HTTP operation, when one follows it (the response cache, to keep its answer). */
   readonly observer?: OperationObserver | undefined;
+  /**
+   * An HTTP operation's document as the lifecycle parsed and validated it, and its text: its
+   * endpoint prepares it before Apollo Server runs it, and Apollo is handed it rather than parsing
+   * it again (`../http/apollo-server.ts`). Carried here because the context is what Apollo passes on.
+   */
+  readonly prepared?: PreparedDocument | undefined;
+}
+
+/** A document the lifecycle prepared, with its text. */
+export interface PreparedDocument {
+  readonly document: DocumentNode;
+  readonly query: string;
+}
+
+/** What a context carries beyond its caller. */
+export interface ContextExtras {
+  readonly resumeAfter?: string | undefined;
+  readonly observer?: OperationObserver | undefined;
+  readonly prepared?: PreparedDocument | undefined;
+  /** False for a context that may live long (see {@link createGraphQLContext}). */
+  readonly cacheReads?: boolean;
 }
 
 /** The request-scoped DataLoaders. */
@@ -61,13 +83,8 @@ export interface Loaders {
  * it does): its loader batches reads but keeps none, so it neither answers an event with an earlier
  * read nor holds every test it ever read.
  */
-export function createGraphQLContext(
-  deps: GraphQLDeps,
-  principal: Principal,
-  resumeAfter?: string,
-  observer?: OperationObserver,
-  cacheReads = true,
-): GraphQLContext {
+export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, extras: ContextExtras = {}): GraphQLContext {
+  const { resumeAfter, observer, prepared, cacheReads = true } = extras;
   const visibility: Visibility = {
     canSee: (test) => deps.access.canSee(principal, test),
     owner: deps.access.seesAll(principal) ? undefined : principal.subject,
@@ -78,6 +95,7 @@ export function createGraphQLContext(
     visibility,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
     ...(observer === undefined ? {} : { observer }),
+    ...(prepared === undefined ? {} : { prepared }),
     loaders: new OperationLoaders(deps, visibility, observer, cacheReads),
   };
 }

@@ -3,9 +3,9 @@
  * hold. A parsed document keeps its whole source text and every token the lexer read (comments
  * included, which the token limit does not count) through its locations, so its size is not that
  * of its AST: a document of one field under a megabyte of comment holds a megabyte. Apollo Server's
- * own store sizes an entry by its AST's JSON, which leaves that out; both the HTTP store and the
- * streaming transports' cache are sized here instead, and keyed by a digest of the text, so no
- * key is as large as a request.
+ * own store sized an entry by its AST's JSON, which leaves that out; the lifecycle's one cache, for
+ * every transport, is sized here instead (Apollo Server is handed the documents it prepares and
+ * keeps none), and keyed by a digest of the text, so no key is as large as a request.
  */
 import { TokenKind, type DocumentNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
@@ -44,29 +44,18 @@ export interface DocumentCache {
   readonly bytes: number;
 }
 
-/** A key-value store of documents in the shape of Apollo Server's `documentStore` (its KeyValueCache). */
-export interface KeyedDocumentStore {
-  get(key: string): Promise<DocumentNode | undefined>;
-  set(key: string, document: DocumentNode): Promise<void>;
-  delete(key: string): Promise<boolean>;
-  /** What the kept documents hold, as counted. */
-  readonly bytes: number;
-}
-
 /** Documents by key, least recently used dropped first; none kept with a budget of 0. */
 function sizedDocuments(maxBytes: number): {
   get(key: string): DocumentNode | undefined;
   set(key: string, document: DocumentNode): void;
-  delete(key: string): boolean;
   readonly bytes: number;
 } {
-  if (maxBytes <= 0) return { get: () => undefined, set: () => undefined, delete: () => false, bytes: 0 };
+  if (maxBytes <= 0) return { get: () => undefined, set: () => undefined, bytes: 0 };
   const cache = new LRUCache<string, DocumentNode>({ maxSize: maxBytes, sizeCalculation: (document) => Math.max(1, documentBytes(document)) });
   return {
     get: (key) => cache.get(key),
     // lru-cache keeps nothing larger than the whole budget.
     set: (key, document) => void cache.set(key, document),
-    delete: (key) => cache.delete(key),
     get bytes() {
       return cache.calculatedSize;
     },
@@ -79,22 +68,6 @@ export function createDocumentCache(maxBytes: number): DocumentCache {
   return {
     get: (text) => documents.get(documentTextKey(text)),
     set: (text, document) => documents.set(documentTextKey(text), document),
-    get bytes() {
-      return documents.bytes;
-    },
-  };
-}
-
-/**
- * Apollo Server's document store, sized as {@link documentBytes} counts (its keys are already a
- * digest of the text). A document larger than the whole budget is not kept.
- */
-export function createKeyedDocumentStore(maxBytes: number): KeyedDocumentStore {
-  const documents = sizedDocuments(maxBytes);
-  return {
-    get: async (key) => documents.get(key),
-    set: async (key, document) => documents.set(key, document),
-    delete: async (key) => documents.delete(key),
     get bytes() {
       return documents.bytes;
     },

@@ -3,11 +3,11 @@
  * `plugins/index.ts`) for every transport: start → resolve the document → parse → validate →
  * admit → context → execute or subscribe → format errors.
  *
- * The streaming transports (graphql-ws, graphql-sse) run it whole through {@link OperationLifecycle.prepare}.
- * Apollo Server parses, validates and executes HTTP operations itself: its adapter plugin
- * (`../http/apollo-server.ts`) gives it the lifecycle's parse options, validation rules and error
- * formatter, and calls `start`, `resolve` and `admit` from its hooks. Either way each step's rules
- * are the plugins', written once.
+ * Every transport runs the steps up to the context through {@link OperationLifecycle.prepare}:
+ * graphql-ws, graphql-sse, the multipart protocol, and plain HTTP, whose endpoint prepares an
+ * operation before Apollo Server sees it and hands Apollo the prepared document, which it neither
+ * parses nor validates again (`../http/apollo-server.ts`). Each step's rules are the plugins',
+ * written once, and parsed and validated documents are kept once for every transport.
  */
 import {
   GraphQLError,
@@ -35,7 +35,6 @@ import type {
   OperationStart,
   OperationToAdmit,
   Refusal,
-  Transport,
 } from './operation-plugin.js';
 import { composeArrivals, composeEventObservers, type ObserverFailure } from './plugin-observers.js';
 import { refusalError } from './refusal-error.js';
@@ -47,13 +46,17 @@ import { refusalError } from './refusal-error.js';
  */
 export const MAX_VALIDATION_ERRORS = 5;
 
-/** One operation as a streaming transport received it. */
-export interface StreamedOperation extends OperationStart {
-  readonly transport: Exclude<Transport, 'http'>;
+/** One operation as a transport received it. */
+export interface ReceivedOperation extends OperationStart {
   /** The request's parameters, before its document is resolved. */
   readonly params: OperationRequest;
   /** The cursor a reconnecting SSE client last received (`Last-Event-ID`). */
   readonly resumeAfter?: string | undefined;
+}
+
+/** A prepared operation: its execution arguments, and the text of its document (resolved from an id, say). */
+export interface PreparedOperation extends ExecutionArgs {
+  readonly query: string;
 }
 
 /** The lifecycle, as the transports' adapters use it. */
@@ -74,8 +77,8 @@ export interface OperationLifecycle {
   resolve(request: OperationRequest): OperationRequest | GraphQLError;
   /** Step 5: the first reason not to run a valid operation, if any. */
   admit(operation: OperationToAdmit): GraphQLError | undefined;
-  /** Every step up to the context, for the streaming transports: execution arguments, or the errors the operation is refused with. */
-  prepare(operation: StreamedOperation): Promise<ExecutionArgs | GraphQLError[]>;
+  /** Every step up to the context: execution arguments, or the errors the operation is refused with. */
+  prepare(operation: ReceivedOperation): Promise<PreparedOperation | GraphQLError[]>;
   /** A subscription event about to be pushed: the plugins' observers of it, as one (undefined when none follows it). */
   observeEvent(event: unknown): EventObserver | undefined;
   /** The last step: an error as a client receives it (Apollo Server's `formatError` signature). */
@@ -86,9 +89,9 @@ export interface OperationLifecycle {
 export interface OperationLifecycleOptions {
   readonly schema: GraphQLSchema;
   readonly plugins: readonly OperationPlugin[];
-  /** The context of a streamed operation (step 6). */
+  /** The context of an operation (step 6); HTTP's is made by its endpoint, for Apollo Server. */
   readonly createContext: (principal: Principal, resumeAfter: string | undefined) => unknown;
-  /** Where the streaming transports' parsed documents are kept, bounded in bytes (document-cache.ts). */
+  /** Where parsed documents are kept, bounded in bytes (document-cache.ts). */
   readonly documents: DocumentCache;
   /** Told of an observing hook (`arrive`, `onEvent`, their observers) that threw: it is dropped, the operation goes on. */
   readonly observerFailed: ObserverFailure;
@@ -147,7 +150,7 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
   return { ...lifecycle, prepare: createPreparer(options, lifecycle) };
 }
 
-/** The streaming transports' run of the steps up to the context, with parse and validation kept per document. */
+/** The run of the steps up to the context, with parse and validation kept per document. */
 function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<OperationLifecycle, 'prepare'>): OperationLifecycle['prepare'] {
   const { schema, documents } = options;
   const validated = new WeakMap<DocumentNode, GraphQLError[]>();
@@ -201,7 +204,9 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     if (refusal !== undefined) return [refusal];
     const coerced = getVariableValues(schema, operation?.variableDefinitions ?? [], variables ?? {}, { maxErrors: lifecycle.validationOptions.maxErrors });
     if (coerced.errors !== undefined) return coerced.errors.map((error) => coded(error, 'BAD_USER_INPUT'));
-    return { schema, document, variableValues: variables, operationName, contextValue: options.createContext(principal, resumeAfter) };
+    // HTTP's context is its endpoint's (made for Apollo Server, which runs the operation).
+    const contextValue = transport === 'http' ? undefined : options.createContext(principal, resumeAfter);
+    return { schema, document, variableValues: variables, operationName, contextValue, query: resolved.query ?? '' };
   };
 }
 

@@ -8,8 +8,8 @@
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
-import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './context.js';
-import { createDocumentCache, createKeyedDocumentStore, type KeyedDocumentStore } from './document-cache.js';
+import { createGraphQLContext, type GraphQLContext, type GraphQLDeps, type PreparedDocument } from './context.js';
+import { createDocumentCache } from './document-cache.js';
 import { createOperationLifecycle, type OperationLifecycle } from './operation-lifecycle.js';
 import type { OperationObserver, OperationPlugin } from './operation-plugin.js';
 import { createFanoutHub, type FanoutHub } from '../fanout/fanout-hub.js';
@@ -22,7 +22,7 @@ export interface OperationPipelineOptions {
   readonly plugins: readonly OperationPlugin[];
   /** Unexpected errors' stack traces to clients over HTTP too (GRAPHQL_DEBUG_ERRORS; the error-masking plugin shows the rest). */
   readonly debugErrors: boolean;
-  /** Bytes of parsed documents kept for reuse, by HTTP and by the streaming transports each (`GRAPHQL_DOCUMENT_CACHE_MAX_BYTES`). */
+  /** Bytes of parsed documents kept for reuse, by every transport together (`GRAPHQL_DOCUMENT_CACHE_MAX_BYTES`). */
   readonly documentCacheBytes?: number;
   readonly logger: Logger;
 }
@@ -37,12 +37,10 @@ export interface OperationPipeline {
   readonly lifecycle: OperationLifecycle;
   /** Unexpected errors' own messages and stack traces to clients. */
   readonly debugErrors: boolean;
-  /** A fresh context (with fresh loaders) for one HTTP operation. */
-  createContext(principal: Principal, resumeAfter?: string, observer?: OperationObserver): GraphQLContext;
+  /** A fresh context (with fresh loaders) for one HTTP operation the lifecycle prepared, for Apollo Server to run it with. */
+  createContext(principal: Principal, prepared: PreparedDocument, observer?: OperationObserver): GraphQLContext;
   /** Where subscriptions are pushed from: one execution per event and operation, one synchronous pass over the subscribers. */
   readonly hub: FanoutHub;
-  /** Apollo Server's document store, bounded by what its documents hold (document-cache.ts). */
-  readonly httpDocuments: KeyedDocumentStore;
 }
 
 /** Composes the pipeline. */
@@ -54,7 +52,7 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
     schema,
     plugins: options.plugins,
     // Streamed operations' contexts keep no reads (context.ts): a subscription's lives as long as it does.
-    createContext: (principal, resumeAfter) => createGraphQLContext(deps, principal, resumeAfter, undefined, false),
+    createContext: (principal, resumeAfter) => createGraphQLContext(deps, principal, { resumeAfter, cacheReads: false }),
     documents: createDocumentCache(documentCacheBytes),
     observerFailed: (plugin, hook, error) =>
       logger.error({ err: error, plugin, hook }, 'a plugin failed as it observed an operation; it no longer observes it'),
@@ -63,8 +61,7 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
     schema,
     lifecycle,
     debugErrors: options.debugErrors,
-    createContext: (principal, resumeAfter, observer) => createGraphQLContext(deps, principal, resumeAfter, observer),
+    createContext: (principal, prepared, observer) => createGraphQLContext(deps, principal, { prepared, observer }),
     hub: createFanoutHub({ logger, observeEvent: lifecycle.observeEvent }),
-    httpDocuments: createKeyedDocumentStore(documentCacheBytes),
   };
 }

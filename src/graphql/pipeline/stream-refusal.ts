@@ -1,6 +1,6 @@
 /**
  * A streamed operation refused before its HTTP response opens (graphql-sse, the multipart
- * subscription protocol): a GraphQL error body, through the lifecycle's error edge under the
+ * subscription protocol; a plain HTTP operation's refusal takes its status and headers too): a GraphQL error body, through the lifecycle's error edge under the
  * request's id, with the refusal's HTTP status and headers (a scope challenge, the seconds to
  * wait when rate limited) and the status's reason phrase, in the JSON type the client asked for.
  */
@@ -29,13 +29,23 @@ export interface StreamRefusalOptions {
 
 /** The refusal of an operation with `errors`, the first of which decides the status. */
 export function streamRefusal(errors: readonly GraphQLError[], options: StreamRefusalOptions): StreamRefusal {
+  const { status, headers } = refusalHead(errors, options.fallbackStatus);
+  const body = JSON.stringify({ errors: clientErrors(errors, options.requestId, options.formatError) });
+  return { status, statusText: STATUS_CODES[status] ?? '', headers: { 'content-type': options.contentType, ...headers }, body };
+}
+
+/**
+ * The HTTP status and headers (a challenge, `Retry-After`) of a refusal with `errors`, the first
+ * of which decides: its code's status, else the status it names, else `fallbackStatus` (400: a
+ * document that does not parse or validate, variables that do not coerce).
+ */
+export function refusalHead(errors: readonly GraphQLError[], fallbackStatus = 400): { status: number; headers: Record<string, string> } {
   const error = errors[0]!;
   const original = error.originalError;
   const http = error.extensions.http as { status?: number; headers?: Map<string, string> } | undefined;
-  const status = original instanceof ServiceError ? original.httpStatus : (http?.status ?? options.fallbackStatus ?? 400);
-  const headers: Record<string, string> = { 'content-type': options.contentType, ...Object.fromEntries(http?.headers ?? []) };
+  const status = original instanceof ServiceError ? original.httpStatus : (http?.status ?? fallbackStatus);
+  const headers: Record<string, string> = Object.fromEntries(http?.headers ?? []);
   const retryAfter = error.extensions.retryAfterSeconds;
   if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
-  const body = JSON.stringify({ errors: clientErrors(errors, options.requestId, options.formatError) });
-  return { status, statusText: STATUS_CODES[status] ?? '', headers, body };
+  return { status, headers };
 }

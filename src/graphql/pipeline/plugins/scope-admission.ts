@@ -17,7 +17,10 @@ export function scopeAdmissionPlugin(access: AccessPolicy): OperationPlugin {
     name: 'scope-admission',
     onAdmit({ operation, transport, principal }) {
       if (operation == null) {
-        return new ServiceError('BAD_USER_INPUT', 'Unable to identify the operation to run: name one of the document\'s operations in "operationName".');
+        return new ServiceError(
+          'OPERATION_RESOLUTION_FAILURE',
+          'Unable to identify the operation to run: name one of the document\'s operations in "operationName".',
+        );
       }
       if (operation.operation === 'subscription' && transport === 'http') {
         return new ServiceError(

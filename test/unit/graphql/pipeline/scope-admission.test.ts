@@ -86,10 +86,10 @@ describe('scope admission', () => {
     expect(headers.get('www-authenticate')).toMatch(/insufficient_scope.*tests:write/);
   });
 
-  it('refuses a subscription over plain HTTP and an operation it cannot identify with BAD_USER_INPUT', () => {
+  it('refuses a subscription over plain HTTP with BAD_USER_INPUT, and an operation it cannot identify with OPERATION_RESOLUTION_FAILURE', () => {
     const subscription = 'subscription { testChanges { correlationId } }';
     expect(admit(subscription, 'http')).toMatchObject({ code: 'BAD_USER_INPUT', message: expect.stringMatching(/WebSocket/) });
     expect(admit(subscription, 'sse')).toBeUndefined();
-    expect(admit(subscription, 'websocket', 'Nope')).toMatchObject({ code: 'BAD_USER_INPUT' });
+    expect(admit(subscription, 'websocket', 'Nope')).toMatchObject({ code: 'OPERATION_RESOLUTION_FAILURE' });
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The parameters of an operation sent over plain HTTP for a streamed answer (Apollo's multipart
- * subscription protocol): a POST's JSON body, or a GET's URL with `variables` and `extensions` as
- * JSON, read as the GraphQL-over-HTTP specification reads them; anything else is BAD_REQUEST.
+ * The parameters of an operation sent over plain HTTP (for a single result, or for a stream in
+ * Apollo's multipart subscription protocol): a POST's JSON body, or a GET's URL with `variables`
+ * and `extensions` as JSON, read as the GraphQL-over-HTTP specification reads them; anything else
+ * is BAD_REQUEST.
  */
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../../base/errors.js';
