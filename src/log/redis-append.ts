@@ -1,7 +1,7 @@
 /**
  * The Redis log's append: a batch's messages grouped by test, one script call for all of them on a
  * single primary (one per test on Redis Cluster, whose keys of a test share a slot), the tests
- * listed before it (covered by its `WAIT` when the log waits for replicas), and the script's reply read back into one result per message
+ * listed before it (and, when the log waits for replicas, held by one before it counts as stored), and the script's reply read back into one result per message
  * (redis-append-script.ts has the script and its arguments).
  */
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
@@ -96,7 +96,7 @@ export function createRedisAppend(options: RedisAppendOptions): (batch: readonly
     // keys share a slot), all sent at once.
     const written: Written = { owners: new Set(), stored: false };
     // Every test listed (if new) in one command, sent first: before the script calls on one node,
-    // and covered by their WAIT (redis-guards.ts `listedThen`).
+    // each awaited with the script (redis-guards.ts `listedThen`).
     const listed = index.stage(
       tests.map(([id]) => ({ correlationId: id, owner: null })),
       now,

@@ -53,9 +53,10 @@ export interface RedisGuards {
   /**
    * Sends commands that go with a script's write (its tests' list entries), called before
    * {@link run}; resolves once they are stored, and with `waitReplicas` once the replicas hold them
-   * too: a failover must not keep a test and lose its entry. On one node they are written at once,
-   * ahead of the script's pipeline on the same connection, so the script's `WAIT` covers them; on
-   * Redis Cluster, where they live on other nodes, each goes with a `WAIT` of its own.
+   * too: a failover must not keep a test and lose its entry. With `waitReplicas` they go with a
+   * `WAIT` of their own (on one node in one pipeline, on Redis Cluster one per key's node), not
+   * under the script's: a connection cut between their answer and the script's makes ioredis send
+   * the script again to the new primary, whose `WAIT` would not cover entries sent to the old one.
    */
   sendBefore(commands: ReadonlyArray<RedisCommand>): Promise<void>;
   /** Runs `operation`; a failure is STORE_UNAVAILABLE. */
@@ -88,8 +89,8 @@ function acknowledged(replies: Array<[Error | null, unknown]>, wanted: number, t
 /**
  * Awaits the list entries and the script they go with, sent in that order (the index's `stage`,
  * through {@link RedisGuards.sendBefore}, called first, so that on one node the entries are written
- * before the script and its `WAIT` covers them), and answers the script's reply once both are stored. On Redis Cluster the lists live on other
- * shards: both are awaited before the write counts as stored.
+ * before the script), and answers the script's reply once both are stored. On Redis Cluster the
+ * lists live on other shards: both are awaited before the write counts as stored.
  */
 export async function listedThen<T>(listed: Promise<void>, script: Promise<T>): Promise<T> {
   return (await Promise.all([listed, script]))[1];
@@ -133,16 +134,12 @@ export function createRedisGuards(options: RedisGuardsOptions): RedisGuards {
         return;
       }
       // Written now (an explicit pipeline is not deferred as an auto-pipelined command is): before the script's.
-      if (!writer.isCluster) {
-        const replies = (await writer.pipeline(commands.map((command) => [...command])).exec()) ?? [];
-        for (const [error] of replies) if (error) throw error;
-        return;
-      }
+      const pipelines = writer.isCluster ? commands.map((command) => [command]) : [commands];
       await Promise.all(
-        commands.map(async (command) => {
+        pipelines.map(async (sent) => {
           const replies =
             (await writer
-              .pipeline([[...command]])
+              .pipeline(sent.map((command) => [...command]))
               .wait(waitReplicas, waitTimeoutMs)
               .exec()) ?? [];
           acknowledged(replies, waitReplicas, waitTimeoutMs);

@@ -1,6 +1,6 @@
 /**
  * The Redis log's record of a started test (the create script, redis-append-script.ts): listed
- * before the script writes it (covered by its `WAIT` when the log waits for replicas); a test first seen through its results is
+ * before the script writes it (and, when the log waits for replicas, held by one before it counts as stored); a test first seen through its results is
  * filled in and moved in the lists to the time it holds. Answers the test as stored.
  */
 import type { TestRecord } from '../domain/types.js';

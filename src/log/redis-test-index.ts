@@ -5,9 +5,8 @@
  * test, and the write counts as stored only once both are (a failed one is retried, entry and
  * all), and an entry whose test has expired or been removed is dropped when a read comes across it.
  * On one node the entry goes before the script on the same connection (in the same round trip
- * without `WAIT`; with it, written ahead of the script's pipeline, so that the script's `WAIT`
- * covers the entry too); on Redis Cluster the entry's node gets a `WAIT` of its own. Either way a
- * failover that keeps a test keeps its entries.
+ * without `WAIT`); with `WAIT` the entries go with a `WAIT` of their own (redis-guards.ts
+ * `sendBefore`), so a failover that keeps a test keeps its entries.
  *
  * Each index key expires a little after the last of its tests: whenever one of its tests is
  * created or written to, its TTL is set to the tests' TTL plus a margin of a tenth of it, at most

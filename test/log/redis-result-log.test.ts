@@ -294,7 +294,7 @@ describe('redis log specifics', () => {
     }
   });
 
-  it("writes a test's list entries ahead of its script and the script's WAIT, on the writes' connection: a failover that keeps the test keeps its entries", async () => {
+  it("writes a test's list entries ahead of its script, with a WAIT of their own, on the writes' connection: a failover that keeps the test keeps its entries", async () => {
     // The machine's Redis has no replica: each WAIT answers 0 after 50 ms and the write is refused;
     // the order the writes' connection sent it in is what counts here. Opened as the service opens
     // it (auto-pipelined: a command is sent on the next turn, an explicit pipeline at once).
@@ -314,14 +314,16 @@ describe('redis log specifics', () => {
         code: 'STORE_UNAVAILABLE',
       });
       await expect(store.append([incoming(`${mark}-seen`, { sequence: 1 })])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-      await eventually(() => (sent.get(addr) ?? []).filter((kind) => kind === 'wait').length >= 2, 5000, 'both writes and their WAITs');
+      await eventually(() => (sent.get(addr) ?? []).filter((kind) => kind === 'wait').length >= 4, 5000, 'both writes and their WAITs');
     } finally {
       monitor.disconnect();
       await store.dispose();
       writer.disconnect();
     }
-    // The create's two entries (every test's list, its owner's), its script, its WAIT; then the append's.
-    expect(sent.get(addr)).toEqual(['entry', 'entry', 'script', 'wait', 'entry', 'script', 'wait']);
+    // The create's two entries (every test's list, its owner's) with a WAIT of their own, then its
+    // script and its WAIT; then the append's. Each WAIT covers what its pipeline wrote: were the
+    // connection cut after the entries' answer, the script alone would be sent again.
+    expect(sent.get(addr)).toEqual(['entry', 'entry', 'wait', 'script', 'wait', 'entry', 'wait', 'script', 'wait']);
   });
 
   it('sets the TTL on create and refreshes it on every append', async () => {
