@@ -12,10 +12,14 @@ export type ErrorCode =
   | 'INPUT_TOO_DEEP'
   /** A request body over the size the endpoint accepts. */
   | 'PAYLOAD_TOO_LARGE'
-  /** A request Apollo Server refuses before any operation (CSRF prevention, a batch, a GET with no query). */
+  /** An HTTP request refused before any operation (CSRF prevention, a batch, parameters of the wrong type, no document). */
   | 'BAD_REQUEST'
-  /** A method /graphql does not serve (graphql-sse's single connection mode reserves its stream with PUT). */
+  /** A method /graphql does not serve (graphql-sse's single connection mode reserves its stream with PUT), or a GET of an operation other than a query. */
   | 'METHOD_NOT_ALLOWED'
+  /** An `Accept` that takes neither GraphQL response type, for an operation over plain HTTP. */
+  | 'NOT_ACCEPTABLE'
+  /** A GET to /graphql whose `Content-Type` is not JSON. */
+  | 'UNSUPPORTED_MEDIA_TYPE'
   /** A valid document whose operation to run is not named (Apollo Server's code, over HTTP). */
   | 'OPERATION_RESOLUTION_FAILURE'
   | 'GRAPHQL_PARSE_FAILED'
@@ -76,6 +80,8 @@ const WIRE: Record<ErrorCode, { readonly status: number; readonly close: number 
   PAYLOAD_TOO_LARGE: { status: 413, close: 4400 },
   BAD_REQUEST: { status: 400, close: 4400 },
   METHOD_NOT_ALLOWED: { status: 405, close: 4400 },
+  NOT_ACCEPTABLE: { status: 406, close: 4400 },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, close: 4400 },
   OPERATION_RESOLUTION_FAILURE: { status: 400, close: 4400 },
   GRAPHQL_PARSE_FAILED: { status: 400, close: 4400 },
   GRAPHQL_VALIDATION_FAILED: { status: 400, close: 4400 },

@@ -84,7 +84,7 @@ export interface GraphQLConfig {
   readonly federation: boolean;
   /** The HTTP response cache of test reads; off when either bound is 0. */
   readonly responseCache: { readonly maxEntries: number; readonly maxBytes: number };
-  /** Bytes of parsed documents kept for reuse, by HTTP and by the streaming transports each. */
+  /** Bytes of parsed documents kept for reuse, by every transport together. */
   readonly documentCacheMaxBytes: number;
 }
 

@@ -461,7 +461,7 @@ export const SETTINGS = {
     type: 'integer',
     default: 16777216,
     description:
-      'Bytes of parsed documents kept for the next request with the same text, by HTTP and by WebSocket and SSE each (16 MiB). A document is counted with its source text and every token the parser read (comments included), which is what it holds; the least recently used are dropped, and one larger than the whole budget is not kept. `0` keeps none.',
+      'Bytes of parsed documents kept for the next request with the same text, over HTTP, WebSocket and SSE together (16 MiB). A document is counted with its source text and every token the parser read (comments included), which is what it holds; the least recently used are dropped, and one larger than the whole budget is not kept. `0` keeps none.',
   },
   GRAPHQL_RESPONSE_CACHE_MAX_BYTES: {
     section: 'graphql',

@@ -244,3 +244,37 @@ describe("graphql-sse's single connection mode", () => {
     expect(failure?.message).toBe('Server responded with 405: Method Not Allowed');
   });
 });
+
+describe('a request Apollo Server would not run, answered as it answers one, whatever the operation', () => {
+  const body = async (response: Response) => ((await response.json()) as { errors: Array<{ message: string; extensions: { code: string } }> }).errors;
+
+  it('answers 406 to an Accept that takes no GraphQL response type, the operation valid or not, and runs neither', async () => {
+    for (const query of ['{ __typename }', '{ nonsense }']) {
+      const response = await request({ query, accept: 'application/xml' });
+      expect([query, response.status, response.headers.get('content-type')]).toEqual([query, 406, JSON_TYPE]);
+      expect((await body(response))[0]?.extensions.code).toBe('NOT_ACCEPTABLE');
+    }
+  });
+
+  it('answers 415 to a GET whose content type is not JSON, the operation valid or not', async () => {
+    for (const query of ['{ __typename }', '{ nonsense }']) {
+      const response = await request({ query, headers: { 'content-type': 'text/plain' } });
+      expect([query, response.status]).toEqual([query, 415]);
+      expect((await body(response))[0]?.extensions.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
+  it('refuses a request without a document with BAD_REQUEST, over GET and POST', async () => {
+    for (const response of [await request({ query: '' }), await request({ body: {} }), await request({ body: { query: '' } })]) {
+      expect(response.status).toBe(400);
+      expect((await body(response))[0]?.extensions.code).toBe('BAD_REQUEST');
+    }
+  });
+
+  it('refuses a mutation sent with GET with 405 and Allow: POST before it is admitted, even to a caller who may not run it', async () => {
+    const token = await mintToken({ scope: 'tests:read' });
+    const response = await request({ query: 'mutation { startTest { correlationId } }', token });
+    expect([response.status, response.headers.get('allow')]).toEqual([405, 'POST']);
+    expect((await body(response))[0]?.extensions.code).toBe('METHOD_NOT_ALLOWED');
+  });
+});

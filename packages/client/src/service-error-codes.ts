@@ -10,10 +10,14 @@ export type ServiceErrorCode =
   | 'INPUT_TOO_DEEP'
   /** A request body over the size the endpoint accepts. */
   | 'PAYLOAD_TOO_LARGE'
-  /** A request Apollo Server refuses before any operation (CSRF prevention, a batch, a GET with no query). */
+  /** An HTTP request refused before any operation (CSRF prevention, a batch, parameters of the wrong type, no document). */
   | 'BAD_REQUEST'
-  /** A method /graphql does not serve (graphql-sse's single connection mode reserves its stream with PUT). */
+  /** A method /graphql does not serve (graphql-sse's single connection mode reserves its stream with PUT), or a GET of an operation other than a query. */
   | 'METHOD_NOT_ALLOWED'
+  /** An `Accept` that takes neither GraphQL response type, for an operation over plain HTTP. */
+  | 'NOT_ACCEPTABLE'
+  /** A GET to /graphql whose `Content-Type` is not JSON. */
+  | 'UNSUPPORTED_MEDIA_TYPE'
   /** A valid document whose operation to run is not named (Apollo Server's code, over HTTP). */
   | 'OPERATION_RESOLUTION_FAILURE'
   | 'GRAPHQL_PARSE_FAILED'
@@ -67,6 +71,8 @@ export const SERVICE_ERROR_CODES: readonly ServiceErrorCode[] = [
   'PAYLOAD_TOO_LARGE',
   'BAD_REQUEST',
   'METHOD_NOT_ALLOWED',
+  'NOT_ACCEPTABLE',
+  'UNSUPPORTED_MEDIA_TYPE',
   'OPERATION_RESOLUTION_FAILURE',
   'GRAPHQL_PARSE_FAILED',
   'GRAPHQL_VALIDATION_FAILED',

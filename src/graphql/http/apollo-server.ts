@@ -93,6 +93,10 @@ function lifecyclePlugin(): ApolloServerPlugin<GraphQLContext> {
           // With no document store, Apollo parses and validates only a request that has no document yet.
           (requestContext as { document?: DocumentNode }).document = prepared.document;
         },
+        async parsingDidStart() {
+          // Fails closed: Apollo would parse and validate without the lifecycle's limits (an upgrade that no longer takes the document).
+          throw new Error('Apollo Server began to parse a document the lifecycle prepared');
+        },
         async didResolveOperation({ operation, contextValue }) {
           if (operation !== undefined) contextValue.observer?.admitted(operation);
         },

@@ -17,15 +17,17 @@
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { parse as parseContentType } from 'content-type';
 import type { GraphQLError } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
-import { graphQLResponseType } from '../../base/graphql-response-type.js';
+import { GRAPHQL_RESPONSE_TYPES, graphQLResponseType } from '../../base/graphql-response-type.js';
 import { currentRequestId } from '../../base/request-id.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import type { PreparedOperation } from '../pipeline/operation-lifecycle.js';
 import { asGraphQLError, clientErrors, isUnexpected, type FormatError } from '../pipeline/format-error.js';
+import { refusalError } from '../pipeline/refusal-error.js';
 import { refusalHead } from '../pipeline/stream-refusal.js';
 import { readOperationRequest } from './operation-request.js';
 import { resultBody } from './result-body.js';
@@ -82,6 +84,32 @@ function send(res: Response, status: number, answer: KeptAnswer): void {
 }
 
 /**
+ * What makes a request unservable whatever its operation, checked before the operation is prepared
+ * (so that none runs, and a refused one is answered alike): a GET with a body type other than JSON
+ * (415), and an `Accept` that takes neither GraphQL response type (406), as Apollo Server checks
+ * them (the second only once the operation had run).
+ */
+function unservableRequest(req: Request): GraphQLError | undefined {
+  const contentType = req.headers['content-type'];
+  if (req.method === 'GET' && contentType !== undefined && mediaType(contentType) !== 'application/json')
+    return refusalError(new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'GET requests may not have a content-type header other than application/json.'));
+  if (req.headers.accept !== undefined && req.accepts([...GRAPHQL_RESPONSE_TYPES]) === false) {
+    const message = `The Accept header takes neither GraphQL response type: ${GRAPHQL_RESPONSE_TYPES.join(', ')}.`;
+    return refusalError(new ServiceError('NOT_ACCEPTABLE', message));
+  }
+  return undefined;
+}
+
+/** The media type of a `Content-Type`, without its parameters; undefined when it does not parse. */
+function mediaType(header: string): string | undefined {
+  try {
+    return parseContentType(header).type;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The answer to an operation the lifecycle refused (or whose parameters cannot be read), as Apollo
  * Server words its own; an unexpected error (a failing dependency, a bug) is 500, masked and logged
  * by the error edge.
@@ -102,10 +130,12 @@ export function createGraphQLEndpoint(options: GraphQLEndpointOptions): RequestH
     context: async ({ res }) => contexts.get(res) as GraphQLContext,
   });
   const prepare = async (req: Request, principal: Principal): Promise<PreparedOperation | GraphQLError[]> => {
+    const unservable = unservableRequest(req);
+    if (unservable !== undefined) return [unservable];
     const params = readOperationRequest(req);
     if (params instanceof ServiceError) return [asGraphQLError(params)];
     try {
-      return await lifecycle.prepare({ principal, transport: 'http', params });
+      return await lifecycle.prepare({ principal, transport: 'http', params, method: req.method });
     } catch (error) {
       return [asGraphQLError(error)];
     }

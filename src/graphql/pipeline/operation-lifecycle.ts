@@ -52,6 +52,8 @@ export interface ReceivedOperation extends OperationStart {
   readonly params: OperationRequest;
   /** The cursor a reconnecting SSE client last received (`Last-Event-ID`). */
   readonly resumeAfter?: string | undefined;
+  /** The HTTP method of a plain HTTP operation: a GET runs queries only (it may be repeated, prefetched or cached). */
+  readonly method?: string | undefined;
 }
 
 /** A prepared operation: its execution arguments, and the text of its document (resolved from an id, say). */
@@ -180,18 +182,20 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     return errors;
   };
 
-  return async ({ principal, transport, params, resumeAfter }) => {
+  return async ({ principal, transport, params, resumeAfter, method }) => {
     const refused = await lifecycle.start({ principal, transport });
     if (refused !== undefined) return [refused];
     const resolved = lifecycle.resolve(params);
     if (resolved instanceof GraphQLError) return [resolved];
-    const document = parseCached(resolved.query ?? '');
+    if (typeof resolved.query !== 'string' || resolved.query === '') return [asRefusal(noDocument())];
+    const document = parseCached(resolved.query);
     if (document instanceof GraphQLError) return [document];
     const invalid = validateCached(document);
     if (invalid.length > 0) return invalid;
     const operationName = resolved.operationName ?? null;
     const variables = resolved.variables ?? null;
     const operation = getOperationAST(document, operationName);
+    if (method === 'GET' && operation != null && operation.operation !== 'query') return [getRefusal(operation.operation)];
     const refusal = lifecycle.admit({
       document,
       operation,
@@ -206,8 +210,17 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     if (coerced.errors !== undefined) return coerced.errors.map((error) => coded(error, 'BAD_USER_INPUT'));
     // HTTP's context is its endpoint's (made for Apollo Server, which runs the operation).
     const contextValue = transport === 'http' ? undefined : options.createContext(principal, resumeAfter);
-    return { schema, document, variableValues: variables, operationName, contextValue, query: resolved.query ?? '' };
+    return { schema, document, variableValues: variables, operationName, contextValue, query: resolved.query };
   };
+}
+
+/** The refusal of a request with neither a document nor the id of one. */
+const noDocument = () => new ServiceError('BAD_REQUEST', 'GraphQL operations must contain a non-empty `query` or a `documentId`.');
+
+/** The refusal of an operation other than a query sent with GET (405, `Allow: POST`), worded as Apollo Server words it. */
+function getRefusal(type: string): GraphQLError {
+  const error = new ServiceError('METHOD_NOT_ALLOWED', `GET requests only support query operations, not ${type} operations.`);
+  return refusalError(error, { headers: new Map([['allow', 'POST']]) });
 }
 
 /** A hook's refusal as the GraphQL error every transport answers with. */

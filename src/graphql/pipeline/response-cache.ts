@@ -19,7 +19,7 @@
  * kept: a POST with a JSON body (so CSRF prevention passed), a query, status 200, no errors, no
  * extensions, no headers of its own. The body kept is the one sent: Apollo Server serializes every
  * result with the same function (`../http/result-body.ts`). A hit is sent as Apollo's integration
- * sends (the endpoint's `sendKept`), so its bytes and headers are the same, with a `Cache-Status`
+ * sends (the endpoint's `send`), so its bytes and headers are the same, with a `Cache-Status`
  * header added.
  */
 import { Kind, type OperationDefinitionNode } from 'graphql';
