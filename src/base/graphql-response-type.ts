@@ -11,10 +11,23 @@
 export const GRAPHQL_RESPONSE_TYPES: readonly string[] = ['application/json', 'application/graphql-response+json'];
 
 /**
+ * The types offered as Apollo Server offers them, with their charset: a range with parameters
+ * (`application/json; charset=utf-8`) matches only a type offered with the same ones, and a range
+ * without any matches them all. Apollo also offers JSON for its subscription callbacks.
+ */
+const OFFERED: readonly string[] = [...GRAPHQL_RESPONSE_TYPES.map((type) => `${type}; charset=utf-8`), 'application/json; callbackSpec=1.0; charset=utf-8'];
+
+/**
  * The bare media type (no parameters) for a GraphQL response to a request, given its negotiator:
  * Express's `req.accepts` (jshttp's `accepts` over `negotiator`), which answers the best of the
  * types offered, the first one without `Accept`, and false when none is acceptable.
  */
 export function graphQLResponseType(accepts: (types: string[]) => string | false): string {
-  return accepts([...GRAPHQL_RESPONSE_TYPES]) || 'application/json';
+  const chosen = accepts([...OFFERED]);
+  return chosen === false ? 'application/json' : (chosen.split(';')[0] as string);
+}
+
+/** Whether a request's `Accept` takes a GraphQL response at all, as Apollo Server decides it (406 when not). */
+export function acceptsGraphQLResponse(accepts: (types: string[]) => string | false): boolean {
+  return accepts([...OFFERED]) !== false;
 }

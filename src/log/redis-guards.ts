@@ -54,7 +54,7 @@ export interface RedisGuards {
    * Sends commands that go with a script's write (its tests' list entries), called before
    * {@link run}; resolves once they are stored, and with `waitReplicas` once the replicas hold them
    * too: a failover must not keep a test and lose its entry. With `waitReplicas` they go with a
-   * `WAIT` of their own (on one node in one pipeline, on Redis Cluster one per key's node), not
+   * `WAIT` of their own (on one node in one pipeline, on Redis Cluster one per command), not
    * under the script's: a connection cut between their answer and the script's makes ioredis send
    * the script again to the new primary, whose `WAIT` would not cover entries sent to the old one.
    */

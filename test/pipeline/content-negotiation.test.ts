@@ -256,12 +256,28 @@ describe('a request Apollo Server would not run, answered as it answers one, wha
     }
   });
 
+  it('serves an Accept whose ranges carry parameters, as Apollo Server offers its types with a charset', async () => {
+    for (const [accept, type] of [
+      ['application/json; charset=utf-8', JSON_TYPE],
+      ['application/graphql-response+json;charset=utf-8', GRAPHQL_RESPONSE_JSON],
+      ['*/*', JSON_TYPE],
+    ] as const) {
+      const response = await request({ query: '{ __typename }', accept });
+      expect([accept, response.status, response.headers.get('content-type')]).toEqual([accept, 200, type]);
+    }
+    // Refused, it is answered in the type the range chose too.
+    const refused = await request({ query: '{ nonsense }', accept: 'application/graphql-response+json;charset=utf-8' });
+    expect([refused.status, refused.headers.get('content-type')]).toEqual([400, GRAPHQL_RESPONSE_JSON]);
+  });
+
   it('answers 415 to a GET whose content type is not JSON, the operation valid or not', async () => {
     for (const query of ['{ __typename }', '{ nonsense }']) {
       const response = await request({ query, headers: { 'content-type': 'text/plain' } });
       expect([query, response.status]).toEqual([query, 415]);
       expect((await body(response))[0]?.extensions.code).toBe('UNSUPPORTED_MEDIA_TYPE');
     }
+    for (const contentType of ['application/json;', 'application/json; charset=utf-8', 'Application/JSON'])
+      expect([contentType, (await request({ query: '{ __typename }', headers: { 'content-type': contentType } })).status]).toEqual([contentType, 200]);
   });
 
   it('refuses a request without a document with BAD_REQUEST, over GET and POST', async () => {

@@ -17,12 +17,11 @@
  */
 import { expressMiddleware } from '@as-integrations/express5';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { parse as parseContentType } from 'content-type';
 import type { GraphQLError } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
-import { GRAPHQL_RESPONSE_TYPES, graphQLResponseType } from '../../base/graphql-response-type.js';
+import { acceptsGraphQLResponse, GRAPHQL_RESPONSE_TYPES, graphQLResponseType } from '../../base/graphql-response-type.js';
 import { currentRequestId } from '../../base/request-id.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import type { PreparedOperation } from '../pipeline/operation-lifecycle.js';
@@ -91,22 +90,14 @@ function send(res: Response, status: number, answer: KeptAnswer): void {
  */
 function unservableRequest(req: Request): GraphQLError | undefined {
   const contentType = req.headers['content-type'];
-  if (req.method === 'GET' && contentType !== undefined && mediaType(contentType) !== 'application/json')
+  // Its media type alone, read leniently (`application/json;` is JSON too).
+  if (req.method === 'GET' && contentType !== undefined && contentType.split(';')[0]?.trim().toLowerCase() !== 'application/json')
     return refusalError(new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'GET requests may not have a content-type header other than application/json.'));
-  if (req.headers.accept !== undefined && req.accepts([...GRAPHQL_RESPONSE_TYPES]) === false) {
+  if (!acceptsGraphQLResponse((types) => req.accepts(types))) {
     const message = `The Accept header takes neither GraphQL response type: ${GRAPHQL_RESPONSE_TYPES.join(', ')}.`;
     return refusalError(new ServiceError('NOT_ACCEPTABLE', message));
   }
   return undefined;
-}
-
-/** The media type of a `Content-Type`, without its parameters; undefined when it does not parse. */
-function mediaType(header: string): string | undefined {
-  try {
-    return parseContentType(header).type;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
