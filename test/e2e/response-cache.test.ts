@@ -108,10 +108,10 @@ interface Raw {
 }
 
 /** POSTs an operation and answers the body as sent, byte for byte. */
-async function post(svc: TestService, token: string, query: string, variables: Record<string, unknown>): Promise<Raw> {
+async function post(svc: TestService, token: string, query: string, variables: Record<string, unknown>, accept?: string): Promise<Raw> {
   const response = await fetch(`${svc.url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...(accept === undefined ? {} : { accept }) },
     body: JSON.stringify({ query, variables }),
   });
   return { status: response.status, text: await response.text(), headers: response.headers };
@@ -188,6 +188,35 @@ describe('response cache, memory', () => {
     const appeared = await post(memory, tokens.admin, TESTS, ids);
     expect(hit(appeared)).toBe(false);
     expect(JSON.parse(appeared.text).data.tests[1].messageCount).toBe(1);
+  });
+
+  it('drops an entry that read a test by another spelling of its id when the test changes', async () => {
+    const id = await started(memory.log, 'alice', 2);
+    // The upper-case spelling reads the one test the lower-case id names (one spelling per id).
+    const spelled = { id: id.toUpperCase() };
+    expect(count(await post(memory, tokens.alice, TEST, spelled))).toBe(2);
+    expect(hit(await post(memory, tokens.alice, TEST, spelled))).toBe(true);
+    await memory.log.append([message(id)]);
+    const after = await post(memory, tokens.alice, TEST, spelled);
+    expect(hit(after)).toBe(false);
+    expect(count(after)).toBe(3);
+  });
+
+  it("answers a hit in the type and bytes the request's Accept chose, as the miss was answered", async () => {
+    const id = await started(memory.log, 'alice', 1, true);
+    const accepts = [
+      'application/graphql-response+json',
+      'application/json;q=0.5, application/graphql-response+json',
+      'application/json; callbackSpec=1.0',
+      '*/*',
+    ];
+    for (const accept of accepts) {
+      const first = await post(memory, tokens.alice, TEST, { id }, accept);
+      const second = await post(memory, tokens.alice, TEST, { id }, accept);
+      expect([first.status, hit(first), hit(second)]).toEqual([200, false, true]);
+      expect(second.headers.get('content-type')).toBe(first.headers.get('content-type'));
+      expect(second.text).toBe(first.text);
+    }
   });
 
   it('keeps no answer with errors, and no mutation', async () => {

@@ -118,9 +118,11 @@ class OperationLoaders implements Loaders {
   get test(): DataLoader<string, TestSummary | null> {
     this.loader ??= new DataLoader<string, TestSummary | null>(
       async (ids) => {
-        // Either spelling of a UUID reads the one test it names.
-        const tests = await this.deps.log.getMany(ids.map(canonicalCorrelationId));
-        this.observer?.read(ids, tests);
+        // Either spelling of a UUID reads the one test it names, and is reported as that test's id:
+        // the response cache drops what read a test by the id its changes carry.
+        const canonical = ids.map(canonicalCorrelationId);
+        const tests = await this.deps.log.getMany(canonical);
+        this.observer?.read(canonical, tests);
         return tests.map((test) => (test !== null && this.visibility.canSee(test) ? test : null));
       },
       { cache: this.cacheReads },
