@@ -25,3 +25,14 @@ export function canonicalCorrelationId(id: string): string {
   const lower = id.toLowerCase();
   return lower === id || !UUID.test(id) ? id : lower;
 }
+
+/**
+ * What follows `<correlationId>/` at the head of `text` (a cursor, a message's id), with the id read
+ * in its one spelling; undefined when `text` does not start with the id and a slash. Only the id's
+ * own length is compared: an id longer than a UUID that starts like one keeps its case.
+ */
+export function afterIdPrefix(text: string, correlationId: string): string | undefined {
+  const id = canonicalCorrelationId(correlationId);
+  if (text.charCodeAt(id.length) !== 0x2f || canonicalCorrelationId(text.slice(0, id.length)) !== id) return undefined;
+  return text.slice(id.length + 1);
+}

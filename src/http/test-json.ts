@@ -1,4 +1,5 @@
 /** The REST representation of tests and messages (times as ISO 8601 strings). */
+import { afterIdPrefix } from '../domain/correlation-id.js';
 import { messageGlobalId, type TestMessage, type TestSummary } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
 import { checkPageSize, DEFAULT_MESSAGE_PAGE } from '../log/message-slice.js';
@@ -32,11 +33,12 @@ export function messageQuery(query: Record<string, unknown>, correlationId: stri
   if (first !== undefined) size = typeof first === 'string' && /^\d{1,7}$/.test(first) ? Number(first) : NaN;
   checkPageSize(size);
   if (after === undefined) return { first: size };
-  const prefix = `${correlationId}/`;
-  if (typeof after !== 'string' || !after.startsWith(prefix) || after.length === prefix.length) {
+  // The test's id in either case of a UUID, as everywhere else.
+  const afterKey = typeof after === 'string' ? afterIdPrefix(after, correlationId) : undefined;
+  if (afterKey === undefined || afterKey === '') {
     throw new ServiceError('BAD_USER_INPUT', 'after is not the id of a message of this test', { details: { argument: 'after' } });
   }
-  return { first: size, afterKey: after.slice(prefix.length) };
+  return { first: size, afterKey };
 }
 
 /**

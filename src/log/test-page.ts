@@ -6,6 +6,7 @@
  * that test expires or newer tests are started (the next page starts after its place, not after
  * a position).
  */
+import { canonicalCorrelationId } from '../domain/correlation-id.js';
 import type { TestListPage, TestStatus, TestSummary } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
 import type { ListOptions } from './result-log.js';
@@ -36,7 +37,8 @@ export function decodeTestCursor(cursor: string): Place {
   if (colon <= 0 || !Number.isSafeInteger(createdAt) || correlationId === '' || encodeTestCursor({ createdAt, correlationId }) !== cursor) {
     throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor of this list', { details: { argument: 'after' } });
   }
-  return { createdAt, correlationId };
+  // Ordered by the id's one spelling, as the lists hold it.
+  return { createdAt, correlationId: canonicalCorrelationId(correlationId) };
 }
 
 /**

@@ -80,6 +80,57 @@ describe.each(['memory', 'redis'] as const)('one spelling per id (%s store)', (s
     expect(await rest.json()).toMatchObject({ correlationId: id });
   });
 
+  it('an id that only starts like an upper-case UUID keeps its case, and its own cursors page it (GraphQL, REST, testMessages)', async () => {
+    const id = `${randomUUID().toUpperCase()}-run2`;
+    const admin = await mintToken({ sub: 'root', scope: 'tests:read tests:write tests:admin' });
+    await broker.deliver([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 })]);
+    const PAGE = 'query($a: ID!, $c: String) { test(correlationId: $a) { messages(first: 1, after: $c) { edges { cursor node { sequence } } } } }';
+    const first = await postGraphQL(svc.url, PAGE, { a: id, c: null }, { token: admin });
+    expect(first.body.data?.test.messages.edges).toMatchObject([{ node: { sequence: 1 } }]);
+    const second = await postGraphQL(svc.url, PAGE, { a: id, c: first.body.data?.test.messages.edges[0].cursor }, { token: admin });
+    expect(second.body.errors).toBeUndefined();
+    expect(second.body.data?.test.messages.edges).toMatchObject([{ node: { sequence: 2 } }]);
+    // Its lower-case spelling is another id: no such test.
+    expect((await postGraphQL(svc.url, PAGE, { a: id.toLowerCase(), c: null }, { token: admin })).body.data?.test).toBeNull();
+
+    const rest = await authedFetch(`${svc.url}/tests/${encodeURIComponent(id)}?first=1`, { token: admin });
+    const next = ((await rest.json()) as { links: { next?: string } }).links.next;
+    expect(next).toBeDefined();
+    const following = await authedFetch(`${svc.url}${next}`, { token: admin });
+    expect(following.status).toBe(200);
+    expect(((await following.json()) as { messages: Array<{ sequence: number }> }).messages.map((m) => m.sequence)).toEqual([2]);
+
+    const ws = createWsClient(svc.url, { connectionParams: { authorization: `Bearer ${admin}` } });
+    try {
+      const run = collect<{ testMessages: { sequence: number } }>(
+        ws,
+        'subscription($id: ID!, $c: String) { testMessages(correlationId: $id, after: $c) { sequence } }',
+        {
+          id,
+          c: first.body.data?.test.messages.edges[0].cursor,
+        },
+      );
+      await run.waitFor(1);
+      expect(run.results[0]?.errors).toBeUndefined();
+      expect(run.results.map((r) => r.data?.testMessages.sequence)).toEqual([2]);
+      run.unsubscribe();
+    } finally {
+      await ws.dispose();
+    }
+  });
+
+  it("REST: a message id in the next link is read in either case of its test's UUID", async () => {
+    const id = randomUUID();
+    await postGraphQL(svc.url, START, { id });
+    await broker.deliver([incoming(id, { sequence: 1 }), incoming(id, { sequence: 2 })]);
+    const next = ((await (await authedFetch(`${svc.url}/tests/${id}?first=1`)).json()) as { links: { next: string } }).links.next;
+    const upper = next.replace(encodeURIComponent(`${id}/`), encodeURIComponent(`${id.toUpperCase()}/`));
+    expect(upper).not.toBe(next);
+    const following = await authedFetch(`${svc.url}${upper}`);
+    expect(following.status).toBe(200);
+    expect(((await following.json()) as { messages: Array<{ sequence: number }> }).messages.map((m) => m.sequence)).toEqual([2]);
+  });
+
   it('testMessages(correlationId:) upper-cased follows the test, from a cursor too', async () => {
     const id = randomUUID();
     await postGraphQL(svc.url, START, { id });

@@ -2,7 +2,7 @@
 import type { MessagePage, TestMessage } from '../../domain/types.js';
 import { checkPageSize, MAX_MESSAGE_PAGE, notACursor, sliceMessages } from '../../log/message-slice.js';
 import type { MessageRange, MessageSlice } from '../../log/result-log.js';
-import { canonicalCorrelationId } from '../../domain/correlation-id.js';
+import { afterIdPrefix } from '../../domain/correlation-id.js';
 
 /** Largest page a client may ask for. */
 export const MAX_PAGE_SIZE = MAX_MESSAGE_PAGE;
@@ -32,17 +32,10 @@ export interface DecodedCursor {
  * are still read.
  */
 export function decodeCursor(cursor: string, correlationId: string): DecodedCursor {
-  const decoded = canonicalHead(Buffer.from(cursor, 'base64url').toString('utf8'));
-  const prefix = `${canonicalCorrelationId(correlationId)}/`;
-  if (!decoded.startsWith(prefix) || decoded.length === prefix.length) throw notACursor();
-  const rest = decoded.slice(prefix.length);
+  const rest = afterIdPrefix(Buffer.from(cursor, 'base64url').toString('utf8'), correlationId);
+  if (rest === undefined || rest === '') throw notACursor();
   const placed = /^(\d{1,15})\/(.+)$/s.exec(rest);
   return placed === null ? { key: rest, arrival: null } : { key: placed[2] as string, arrival: Number(placed[1]) };
-}
-
-/** A decoded cursor with the test id it starts with in its one spelling (a UUID's case does not matter). */
-function canonicalHead(decoded: string): string {
-  return `${canonicalCorrelationId(decoded.slice(0, 36))}${decoded.slice(36)}`;
 }
 
 /**

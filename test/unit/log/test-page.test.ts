@@ -47,6 +47,13 @@ describe('paging a list of tests', () => {
     }
   });
 
+  it('reads the test id of a cursor in its one spelling: a UUID in either case, any other id as it is', () => {
+    const uuid = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    expect(decodeTestCursor(encodeTestCursor({ createdAt: 5, correlationId: uuid.toUpperCase() }))).toEqual({ createdAt: 5, correlationId: uuid });
+    const other = `${uuid.toUpperCase()}-run2`;
+    expect(decodeTestCursor(encodeTestCursor({ createdAt: 5, correlationId: other }))).toEqual({ createdAt: 5, correlationId: other });
+  });
+
   it('orders correlation ids as Redis orders sorted-set members: by their UTF-8 bytes', () => {
     const sign = (n: number) => Math.sign(n);
     // A character past U+FFFF (a surrogate pair) comes after one from U+E000 up, unlike in UTF-16.
