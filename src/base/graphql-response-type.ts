@@ -31,3 +31,13 @@ export function graphQLResponseType(accepts: (types: string[]) => string | false
 export function acceptsGraphQLResponse(accepts: (types: string[]) => string | false): boolean {
   return accepts([...OFFERED]) !== false;
 }
+
+/**
+ * The content type, with its parameters, that Apollo Server sends a single result in for a
+ * request's `Accept` (`application/json; charset=utf-8` without one); undefined when it takes none
+ * (Apollo answers 406).
+ */
+export function singleResultType(accepts: (types: string[]) => string | false): string | undefined {
+  const chosen = accepts([...OFFERED]);
+  return chosen === false ? undefined : chosen;
+}

@@ -3,6 +3,7 @@
  * plugin (no other change) and sees it refuse, admit and count operations alike over HTTP,
  * graphql-ws and graphql-sse. The service runs in-process without a broker (the pipeline's harness).
  */
+import { randomUUID } from 'node:crypto';
 import { GraphQLError, type ValidationRule } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/base/errors.js';
@@ -46,18 +47,20 @@ const testPlugin: OperationPlugin = {
     seen.admit.push(transport);
     return operation?.name?.value === 'Blocked' ? new ServiceError('FORBIDDEN', 'Operations named Blocked are refused by the test plugin.') : undefined;
   },
-  // HTTP only: answers `Kept` itself, and follows `Observed` through its run.
-  arrive: ({ json }) => {
-    if (json?.operationName === 'Kept')
-      return { answer: { body: '{"data":{"kept":true}}\n', contentType: 'application/json; charset=utf-8', headers: { 'x-kept': 'yes' } } };
-    if (json?.operationName !== 'Observed') return undefined;
+  // HTTP only: answers `Kept` itself.
+  arrive: ({ json }) =>
+    json?.operationName === 'Kept'
+      ? { body: '{"data":{"kept":true}}\n', contentType: 'application/json; charset=utf-8', headers: { 'x-kept': 'yes' } }
+      : undefined,
+  // Follows `Observed` through its execution, and replaces the result of `Replaced`.
+  onExecute: ({ operation, prepared, context }) => {
+    const name = operation.name?.value;
+    if (name === 'Replaced') return { onExecuteDone: () => ({ data: { __typename: 'Replaced' } }) };
+    if (name !== 'Observed') return undefined;
+    const transport = prepared.received.transport;
+    seen.observed.push(`execute ${transport}`);
     return {
-      observer: {
-        read: (ids) => void seen.observed.push(`read ${ids.join(',')}`),
-        admitted: (operation) => void seen.observed.push(`admitted ${operation.name?.value}`),
-        completed: (body) => void seen.observed.push(`completed ${body.trim()}`),
-        finished: (status, contentType) => void seen.observed.push(`finished ${status} ${contentType}`),
-      },
+      onExecuteDone: (result) => void seen.observed.push(`done ${transport} ${JSON.stringify(result)} read ${[...context.loaders.reads.keys()].join(',')}`),
     };
   },
   onEvent: (event) => {
@@ -125,7 +128,7 @@ describe('a plugin added to the lifecycle', () => {
     expect(seen.admit).toEqual(['http', 'websocket', 'sse']);
   });
 
-  it('answers an HTTP request it kept before any other step, and follows another through its run; streamed operations never arrive', async () => {
+  it('answers an HTTP request it kept before any other step; streamed operations never arrive', async () => {
     seen.start.length = 0;
     const kept = await fetch(`${svc.url}/graphql`, {
       method: 'POST',
@@ -137,15 +140,43 @@ describe('a plugin added to the lifecycle', () => {
     expect(kept.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await kept.text()).toBe('{"data":{"kept":true}}\n');
     expect(seen.start).toEqual([]);
-
-    const observed = await postGraphQL(svc.url, { query: 'query Observed { test(correlationId: "none") { status } }', operationName: 'Observed' });
-    expect(observed.body).toEqual({ data: { test: null } });
-    expect(seen.observed).toEqual(['admitted Observed', 'read none', 'completed {"data":{"test":null}}', 'finished 200 application/json; charset=utf-8']);
     // Over graphql-ws and SSE the operation runs (no answer was kept for them), and is admitted.
     expect(await wsErrors(svc.url, { query: 'query Kept { __typename }', operationName: 'Kept' })).toEqual([]);
     expect([...(await sseErrors(svc.url, { query: 'query Kept { __typename }', operationName: 'Kept' }))]).toEqual([]);
-    // Started: the observed HTTP operation, and the two streamed ones; never the kept one.
-    expect(seen.start).toEqual(['http', 'websocket', 'sse']);
+    expect(seen.start).toEqual(['websocket', 'sse']);
+  });
+
+  it('executes queries between its execute hooks on every transport: it sees the result and what the operation read, and may replace it', async () => {
+    seen.observed.length = 0;
+    const id = randomUUID();
+    const observed = { query: 'query Observed($id: ID!) { test(correlationId: $id) { status } }', operationName: 'Observed' };
+    const http = await postGraphQL(svc.url, observed, { id: id.toUpperCase() });
+    expect(http.body).toEqual({ data: { test: null } });
+    expect(await wsErrors(svc.url, observed, { id })).toEqual([]);
+    expect([...(await sseErrors(svc.url, observed, { id }))]).toEqual([]);
+    const result = JSON.stringify({ data: { test: null } });
+    // HTTP's context keeps what it read (by the test's one spelling); a streamed operation's keeps nothing.
+    expect(seen.observed).toEqual([
+      `execute http`,
+      `done http ${result} read ${id}`,
+      'execute websocket',
+      `done websocket ${result} read `,
+      'execute sse',
+      `done sse ${result} read `,
+    ]);
+    const replaced = 'query Replaced { __typename }';
+    expect((await postGraphQL(svc.url, replaced)).body).toEqual({ data: { __typename: 'Replaced' } });
+    const ws = createWsClient(svc.url);
+    const sse = createSseClient(svc.url);
+    try {
+      for (const client of [ws, sse]) {
+        const run = collect(client, replaced, {});
+        await run.done;
+        expect(run.results).toEqual([{ data: { __typename: 'Replaced' } }]);
+      }
+    } finally {
+      await Promise.all([ws.dispose(), sse.dispose()]);
+    }
   });
 
   it('follows each subscription event once, however many subscribers it reaches over graphql-ws and SSE', async () => {

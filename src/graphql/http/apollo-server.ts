@@ -5,16 +5,20 @@
  * admission) before Apollo sees a request, as the graphql-ws, graphql-sse and multipart bindings
  * do, and answers a refused one itself; Apollo is handed the prepared document on the request's
  * context, and neither parses nor validates it again (no document store: nothing to keep twice).
- * Apollo then resolves the operation, executes it and sends the result, formatting errors with the
- * lifecycle's `formatError`. An observer of the operation (the endpoint's, from `lifecycle.arrive`)
- * is told of its operation and of the body sent.
+ * Apollo resolves the operation and hands it to its executor, which is the lifecycle's `execute`
+ * (with the plugins' execute hooks), as on every transport; Apollo then formats the errors with
+ * the lifecycle's `formatError`, sets the status by its rules and sends the body.
+ *
+ * The executor is Apollo's gateway seam (`gateway.load` answers it): the one place Apollo Server 4
+ * takes an executor of the host's. The "gateway" here serves the service's own schema, once, and
+ * never changes it.
  *
  * Nothing phones home and no per-field hook runs: the landing page, usage and schema reporting,
  * inline traces and cache control are off. Apollo's APQ is off too (the pipeline's resolver serves
  * APQ and trusted documents on every transport), and so is its handling of termination signals:
  * the service's stop phases drain HTTP and then stop the server.
  */
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, type ApolloServerOptionsWithGateway, type ApolloServerPlugin } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
@@ -22,7 +26,7 @@ import {
   ApolloServerPluginSchemaReportingDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
-import type { DocumentNode } from 'graphql';
+import { printSchema, type DocumentNode } from 'graphql';
 import type { Logger } from '../../base/logger.js';
 import type { GraphQLContext } from '../pipeline/context.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
@@ -48,7 +52,7 @@ const PREFLIGHT_HEADERS = ['authorization', 'apollo-require-preflight', 'x-apoll
 export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: Logger): HttpGraphQLServer {
   const { lifecycle } = pipeline;
   return new ApolloServer<GraphQLContext>({
-    schema: pipeline.schema,
+    gateway: lifecycleExecution(pipeline),
     // The switch is one of the pipeline's validation rules, the same on every transport: Apollo's
     // own would add a second rule on HTTP alone, worded for its configuration.
     introspection: true,
@@ -74,7 +78,26 @@ export function createApolloGraphQLServer(pipeline: OperationPipeline, logger: L
   });
 }
 
-/** Hands Apollo Server each operation's prepared document, and tells the operation's observer what Apollo ran and sent. */
+/** Apollo Server's executor: the lifecycle's `execute`, over the service's schema (see the file header). */
+function lifecycleExecution(pipeline: OperationPipeline): ApolloServerOptionsWithGateway<GraphQLContext>['gateway'] {
+  const { schema, lifecycle } = pipeline;
+  return {
+    onSchemaLoadOrUpdate(callback) {
+      callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
+      return () => {};
+    },
+    load: async () => ({
+      executor: async ({ context }) => {
+        const { prepared } = context as GraphQLContext;
+        if (prepared === undefined) throw new Error('an HTTP operation reached Apollo Server unprepared');
+        return lifecycle.execute({ ...prepared, contextValue: context });
+      },
+    }),
+    stop: async () => {},
+  };
+}
+
+/** Hands Apollo Server each operation's prepared document (and its text), so that it parses and validates nothing. */
 function lifecyclePlugin(): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart({ request, contextValue }) {
@@ -96,22 +119,6 @@ function lifecyclePlugin(): ApolloServerPlugin<GraphQLContext> {
         async parsingDidStart() {
           // Fails closed: Apollo would parse and validate without the lifecycle's limits (an upgrade that no longer takes the document).
           throw new Error('Apollo Server began to parse a document the lifecycle prepared');
-        },
-        async didResolveOperation({ operation, contextValue }) {
-          if (operation !== undefined) contextValue.observer?.admitted(operation);
-        },
-        async willSendResponse({ response, contextValue }) {
-          const { observer } = contextValue;
-          if (observer === undefined || response.body.kind !== 'single') return;
-          const { errors, data, extensions } = response.body.singleResult;
-          const plain =
-            errors === undefined &&
-            extensions === undefined &&
-            data !== undefined &&
-            (response.http.status ?? 200) === 200 &&
-            [...response.http.headers.keys()].length === 0;
-          // The body Apollo Server sends for it (`stringifyResult`).
-          if (plain) observer.completed(resultBody({ data }));
         },
       };
     },

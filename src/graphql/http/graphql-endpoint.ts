@@ -7,8 +7,8 @@
  * lifecycle (`lifecycle.arrive`: an answer a plugin kept, the response cache's, is sent as is), is
  * prepared by it (`lifecycle.prepare`: start, document resolution, parse, validation, admission;
  * a refusal is answered here, with its status, in Apollo Server's body and content type) and is
- * run by Apollo Server with the prepared document, followed by the plugins' observer when one
- * asked to.
+ * handed to Apollo Server with the prepared operation, which the lifecycle executes
+ * (`apollo-server.ts`).
  *
  * Only GET and POST are served. graphql-sse's single connection mode (its client's
  * `singleConnection: true`) reserves a stream with PUT and ends operations with DELETE; it is
@@ -21,17 +21,16 @@ import type { GraphQLError } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../../auth/principal.js';
 import { graphQLErrorBody, ServiceError } from '../../base/errors.js';
-import { acceptsGraphQLResponse, GRAPHQL_RESPONSE_TYPES, graphQLResponseType } from '../../base/graphql-response-type.js';
+import { acceptsGraphQLResponse, GRAPHQL_RESPONSE_TYPES, graphQLResponseType, singleResultType } from '../../base/graphql-response-type.js';
 import { currentRequestId } from '../../base/request-id.js';
 import type { GraphQLContext } from '../pipeline/context.js';
-import type { PreparedOperation } from '../pipeline/operation-lifecycle.js';
 import { asGraphQLError, clientErrors, isUnexpected, type FormatError } from '../pipeline/format-error.js';
 import { refusalError } from '../pipeline/refusal-error.js';
 import { refusalHead } from '../pipeline/stream-refusal.js';
 import { readOperationRequest } from './operation-request.js';
 import { resultBody } from './result-body.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
-import type { ArrivingOperation, KeptAnswer, OperationRequest } from '../pipeline/operation-plugin.js';
+import type { ArrivingOperation, KeptAnswer, OperationRequest, PreparedOperation } from '../pipeline/operation-plugin.js';
 import type { GraphQLMultipart } from '../multipart/multipart-server.js';
 import type { GraphQLSse } from '../sse/sse-server.js';
 import type { HttpGraphQLServer } from './apollo-server.js';
@@ -72,7 +71,8 @@ function refuseMethod(req: Request, res: Response): void {
 function arrivingOf(req: Request, principal: Principal): ArrivingOperation {
   const body: unknown = req.body;
   const json = req.method === 'POST' && req.is('application/json') && typeof body === 'object' && body !== null && !Array.isArray(body);
-  return { principal, method: req.method, json: json ? (body as OperationRequest) : undefined, accept: req.headers.accept };
+  const contentType = singleResultType((types) => req.accepts(types));
+  return { principal, method: req.method, json: json ? (body as OperationRequest) : undefined, accept: req.headers.accept, contentType };
 }
 
 /** Sends a kept answer or a refusal the way Apollo Server's Express integration sends its own (Express's `send`), so its bytes and headers are the same. */
@@ -120,31 +120,28 @@ export function createGraphQLEndpoint(options: GraphQLEndpointOptions): RequestH
   const apollo = expressMiddleware(options.http, {
     context: async ({ res }) => contexts.get(res) as GraphQLContext,
   });
-  const prepare = async (req: Request, principal: Principal): Promise<PreparedOperation | GraphQLError[]> => {
+  const prepare = async (req: Request, arrival: ArrivingOperation): Promise<PreparedOperation | GraphQLError[]> => {
     const unservable = unservableRequest(req);
     if (unservable !== undefined) return [unservable];
     const params = readOperationRequest(req);
     if (params instanceof ServiceError) return [asGraphQLError(params)];
     try {
-      return await lifecycle.prepare({ principal, transport: 'http', params, method: req.method });
+      return await lifecycle.prepare({ principal: arrival.principal, transport: 'http', params, method: req.method, arrival });
     } catch (error) {
       return [asGraphQLError(error)];
     }
   };
   const serveHttp = async (req: Request, res: Response, next: NextFunction) => {
-    const principal = options.principalOf(res);
-    const arrival = lifecycle.arrive(arrivingOf(req, principal));
-    if (arrival !== undefined && 'answer' in arrival) return send(res, 200, arrival.answer);
-    const prepared = await prepare(req, principal);
+    const arrival = arrivingOf(req, options.principalOf(res));
+    const kept = lifecycle.arrive(arrival);
+    if (kept !== undefined) return send(res, 200, kept);
+    const prepared = await prepare(req, arrival);
     if (Array.isArray(prepared)) {
       const refused = refusal(req, prepared, lifecycle.formatError);
-      send(res, refused.status, refused.answer);
-    } else {
-      contexts.set(res, options.pipeline.createContext(principal, { document: prepared.document, query: prepared.query }, arrival?.observer));
-      await apollo(req, res, next);
+      return send(res, refused.status, refused.answer);
     }
-    const contentType = res.getHeader('content-type');
-    arrival?.observer.finished(res.statusCode, typeof contentType === 'string' ? contentType : undefined);
+    contexts.set(res, options.pipeline.createContext(arrival.principal, prepared));
+    await apollo(req, res, next);
   };
   return async (req, res, next) => {
     try {

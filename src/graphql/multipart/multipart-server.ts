@@ -21,7 +21,7 @@
  * - A client that wants to resume after a dropped connection passes the last `cursor` it received
  *   as `testMessages(after:)`: the protocol has no `Last-Event-ID`.
  */
-import { execute, getOperationAST, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
+import { getOperationAST, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
@@ -38,6 +38,7 @@ import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { streamRefusal } from '../pipeline/stream-refusal.js';
 import { endingSseStream } from '../sse/sse-stream.js';
 import { readOperationRequest } from '../http/operation-request.js';
+import type { PreparedOperation } from '../pipeline/operation-plugin.js';
 
 /** The response's content type; its boundary is the one every part is framed with. */
 export const MULTIPART_CONTENT_TYPE = 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0';
@@ -140,7 +141,7 @@ interface Streamed {
 }
 
 /** Opens the response and streams the operation's results on it until it ends or the client leaves. */
-async function stream(options: GraphQLMultipartOptions, args: ExecutionArgs, streamed: Streamed): Promise<void> {
+async function stream(options: GraphQLMultipartOptions, args: PreparedOperation, streamed: Streamed): Promise<void> {
   const { res, requestId } = streamed;
   const formatted = withClientErrors(options, requestId);
   const last = (result: ExecutionResult) => options.coalescer.write(res, payloadPart(JSON.stringify(formatted(result))));
@@ -151,7 +152,7 @@ async function stream(options: GraphQLMultipartOptions, args: ExecutionArgs, str
   heartbeat.unref();
   try {
     if (getOperationAST(args.document, args.operationName)?.operation !== 'subscription') {
-      last(await withRequestId(requestId, async () => execute(args)));
+      last(await withRequestId(requestId, async () => options.pipeline.lifecycle.execute(args)));
       return;
     }
     await pushes(options, args, streamed, last);

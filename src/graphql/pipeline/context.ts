@@ -3,13 +3,12 @@
  * shared, so one request's batching and caching cannot leak into another's.
  */
 import DataLoader from 'dataloader';
-import type { DocumentNode } from 'graphql';
 import type { AccessPolicy } from '../../auth/access.js';
 import type { Principal } from '../../auth/principal.js';
 import type { TestSummary } from '../../domain/types.js';
 import type { ResultLog } from '../../log/result-log.js';
 import type { TestStarter } from '../../results/test-starter.js';
-import type { OperationObserver } from './operation-plugin.js';
+import type { PreparedOperation } from './operation-plugin.js';
 import { canonicalCorrelationId } from '../../domain/correlation-id.js';
 
 /** Long-lived parts the resolvers use; built once per process. */
@@ -42,27 +41,19 @@ export interface GraphQLContext extends GraphQLDeps {
    * `afterSequence`: an SSE client's `Last-Event-ID` when it reconnects.
    */
   readonly resumeAfter?: string | undefined;
-  /** The plugins' observer of this HTTP operation, when one follows it (the response cache, to keep its answer). */
-  readonly observer?: OperationObserver | undefined;
   /**
-   * An HTTP operation's document as the lifecycle parsed and validated it, and its text: its
-   * endpoint prepares it before Apollo Server runs it, and Apollo is handed it rather than parsing
-   * it again (`../http/apollo-server.ts`). Carried here because the context is what Apollo passes on.
+   * An HTTP operation as the lifecycle prepared it (its document parsed and validated): its endpoint
+   * prepares it before Apollo Server sees it, Apollo is handed its document rather than parsing it
+   * again, and the lifecycle executes it (`../http/apollo-server.ts`). Carried here because the
+   * context is what Apollo passes on.
    */
-  readonly prepared?: PreparedDocument | undefined;
-}
-
-/** A document the lifecycle prepared, with its text. */
-export interface PreparedDocument {
-  readonly document: DocumentNode;
-  readonly query: string;
+  readonly prepared?: PreparedOperation | undefined;
 }
 
 /** What a context carries beyond its caller. */
 export interface ContextExtras {
   readonly resumeAfter?: string | undefined;
-  readonly observer?: OperationObserver | undefined;
-  readonly prepared?: PreparedDocument | undefined;
+  readonly prepared?: PreparedOperation | undefined;
   /** False for a context that may live long (see {@link createGraphQLContext}). */
   readonly cacheReads?: boolean;
 }
@@ -75,6 +66,12 @@ export interface Loaders {
    * not see (its ownership is checked here, on the summary, before any message is read).
    */
   readonly test: DataLoader<string, TestSummary | null>;
+  /**
+   * What `test` read, by each test's one spelling (null: unknown, or not the caller's to see; those
+   * may appear): what the operation's answer depends on (the response cache keeps it by them). Empty
+   * for a context that keeps no reads.
+   */
+  readonly reads: ReadonlyMap<string, TestSummary | null>;
 }
 
 /**
@@ -84,7 +81,7 @@ export interface Loaders {
  * read nor holds every test it ever read.
  */
 export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, extras: ContextExtras = {}): GraphQLContext {
-  const { resumeAfter, observer, prepared, cacheReads = true } = extras;
+  const { resumeAfter, prepared, cacheReads = true } = extras;
   const visibility: Visibility = {
     canSee: (test) => deps.access.canSee(principal, test),
     owner: deps.access.seesAll(principal) ? undefined : principal.subject,
@@ -94,9 +91,8 @@ export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, ex
     principal,
     visibility,
     ...(resumeAfter === undefined ? {} : { resumeAfter }),
-    ...(observer === undefined ? {} : { observer }),
     ...(prepared === undefined ? {} : { prepared }),
-    loaders: new OperationLoaders(deps, visibility, observer, cacheReads),
+    loaders: new OperationLoaders(deps, visibility, cacheReads),
   };
 }
 
@@ -107,22 +103,23 @@ export function createGraphQLContext(deps: GraphQLDeps, principal: Principal, ex
  */
 class OperationLoaders implements Loaders {
   private loader: DataLoader<string, TestSummary | null> | undefined;
+  // Only a context that keeps its reads records them: a long-lived one would hold every test it read.
+  readonly reads = new Map<string, TestSummary | null>();
 
   constructor(
     private readonly deps: GraphQLDeps,
     private readonly visibility: Visibility,
-    private readonly observer: OperationObserver | undefined,
     private readonly cacheReads: boolean,
   ) {}
 
   get test(): DataLoader<string, TestSummary | null> {
     this.loader ??= new DataLoader<string, TestSummary | null>(
       async (ids) => {
-        // Either spelling of a UUID reads the one test it names, and is reported as that test's id:
+        // Either spelling of a UUID reads the one test it names, and is recorded by that test's id:
         // the response cache drops what read a test by the id its changes carry.
         const canonical = ids.map(canonicalCorrelationId);
         const tests = await this.deps.log.getMany(canonical);
-        this.observer?.read(canonical, tests);
+        if (this.cacheReads) for (let i = 0; i < canonical.length; i++) this.reads.set(canonical[i] as string, tests[i] ?? null);
         return tests.map((test) => (test !== null && this.visibility.canSee(test) ? test : null));
       },
       { cache: this.cacheReads },

@@ -7,17 +7,20 @@
  * graphql-ws, graphql-sse, the multipart protocol, and plain HTTP, whose endpoint prepares an
  * operation before Apollo Server sees it and hands Apollo the prepared document, which it neither
  * parses nor validates again (`../http/apollo-server.ts`). Each step's rules are the plugins',
- * written once, and parsed and validated documents are kept once for every transport.
+ * written once, and parsed and validated documents are kept once for every transport. Every
+ * transport executes a query or mutation through {@link OperationLifecycle.execute}, Apollo Server
+ * too (its executor), so the plugins' execute hooks see every result before it is sent.
  */
 import {
   GraphQLError,
+  execute,
   getOperationAST,
   getVariableValues,
   parse,
   specifiedRules,
   validate,
   type DocumentNode,
-  type ExecutionArgs,
+  type ExecutionResult,
   type GraphQLFormattedError,
   type GraphQLSchema,
   type ParseOptions,
@@ -30,13 +33,16 @@ import type {
   Arrival,
   ArrivingOperation,
   EventObserver,
+  OperationContext,
   OperationPlugin,
   OperationRequest,
   OperationStart,
   OperationToAdmit,
+  PreparedOperation,
+  ReceivedOperation,
   Refusal,
 } from './operation-plugin.js';
-import { composeArrivals, composeEventObservers, type ObserverFailure } from './plugin-observers.js';
+import { composeArrivals, composeEventObservers, composeExecutions, type ObserverFailure } from './plugin-observers.js';
 import { refusalError } from './refusal-error.js';
 
 /**
@@ -45,21 +51,6 @@ import { refusalError } from './refusal-error.js';
  * saying validation stopped.
  */
 export const MAX_VALIDATION_ERRORS = 5;
-
-/** One operation as a transport received it. */
-export interface ReceivedOperation extends OperationStart {
-  /** The request's parameters, before its document is resolved. */
-  readonly params: OperationRequest;
-  /** The cursor a reconnecting SSE client last received (`Last-Event-ID`). */
-  readonly resumeAfter?: string | undefined;
-  /** The HTTP method of a plain HTTP operation: a GET runs queries only (it may be repeated, prefetched or cached). */
-  readonly method?: string | undefined;
-}
-
-/** A prepared operation: its execution arguments, and the text of its document (resolved from an id, say). */
-export interface PreparedOperation extends ExecutionArgs {
-  readonly query: string;
-}
 
 /** The lifecycle, as the transports' adapters use it. */
 export interface OperationLifecycle {
@@ -71,7 +62,7 @@ export interface OperationLifecycle {
   startPlugins(): Promise<void>;
   /** Stops it (`onServiceStop`), once the transports drained. */
   stopPlugins(): Promise<void>;
-  /** Step 0, HTTP only: an answer a plugin kept for the request, or the plugins' observers of it as one. */
+  /** Step 0, HTTP only: an answer a plugin kept for the request. */
   arrive(operation: ArrivingOperation): Arrival;
   /** Step 1: the first refusal of the plugins' `onStart`, if any. */
   start(start: OperationStart): Promise<GraphQLError | undefined>;
@@ -81,6 +72,11 @@ export interface OperationLifecycle {
   admit(operation: OperationToAdmit): GraphQLError | undefined;
   /** Every step up to the context: execution arguments, or the errors the operation is refused with. */
   prepare(operation: ReceivedOperation): Promise<PreparedOperation | GraphQLError[]>;
+  /**
+   * Step 7, a query or mutation: executes what `prepare` answered (with its context: HTTP's is its
+   * endpoint's), between the plugins' `onExecute` and the hooks they returned.
+   */
+  execute(prepared: PreparedOperation): Promise<ExecutionResult>;
   /** A subscription event about to be pushed: the plugins' observers of it, as one (undefined when none follows it). */
   observeEvent(event: unknown): EventObserver | undefined;
   /** The last step: an error as a client receives it (Apollo Server's `formatError` signature). */
@@ -95,7 +91,7 @@ export interface OperationLifecycleOptions {
   readonly createContext: (principal: Principal, resumeAfter: string | undefined) => unknown;
   /** Where parsed documents are kept, bounded in bytes (document-cache.ts). */
   readonly documents: DocumentCache;
-  /** Told of an observing hook (`arrive`, `onEvent`, their observers) that threw: it is dropped, the operation goes on. */
+  /** Told of an observing hook (`arrive`, `onExecute`, `onEvent`, what they returned) that threw: it is dropped, the operation goes on. */
   readonly observerFailed: ObserverFailure;
 }
 
@@ -113,7 +109,7 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
   const admissions = plugins.flatMap((plugin) => (plugin.onAdmit ? [plugin.onAdmit.bind(plugin)] : []));
   const formatters = plugins.flatMap((plugin) => (plugin.formatError ? [plugin.formatError.bind(plugin)] : []));
 
-  const lifecycle: Omit<OperationLifecycle, 'prepare'> = {
+  const lifecycle: Omit<OperationLifecycle, 'prepare' | 'execute'> = {
     parseOptions,
     validationRules,
     validationOptions,
@@ -149,11 +145,23 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
     observeEvent: composeEventObservers(plugins, options.observerFailed),
     formatError: (formatted, error) => formatters.reduce((shown, format) => format(shown, error), formatted),
   };
-  return { ...lifecycle, prepare: createPreparer(options, lifecycle) };
+  return { ...lifecycle, prepare: createPreparer(options, lifecycle), execute: createExecutor(options) };
+}
+
+/** The execute step: graphql-js's `execute`, between the plugins' hooks. */
+function createExecutor(options: OperationLifecycleOptions): OperationLifecycle['execute'] {
+  const follow = composeExecutions(options.plugins, options.observerFailed);
+  return async (prepared) => {
+    const operation = getOperationAST(prepared.document, prepared.operationName);
+    // Prepared operations name one (`prepare` refuses any other); graphql-js answers that case itself.
+    const done = operation == null ? undefined : follow({ prepared, operation, context: prepared.contextValue as OperationContext });
+    const result = await execute(prepared);
+    return done === undefined ? result : done(result);
+  };
 }
 
 /** The run of the steps up to the context, with parse and validation kept per document. */
-function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<OperationLifecycle, 'prepare'>): OperationLifecycle['prepare'] {
+function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<OperationLifecycle, 'prepare' | 'execute'>): OperationLifecycle['prepare'] {
   const { schema, documents } = options;
   const validated = new WeakMap<DocumentNode, GraphQLError[]>();
   const allRules = [...specifiedRules, ...lifecycle.validationRules];
@@ -182,7 +190,8 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     return errors;
   };
 
-  return async ({ principal, transport, params, resumeAfter, method }) => {
+  return async (received) => {
+    const { principal, transport, params, resumeAfter, method } = received;
     const refused = await lifecycle.start({ principal, transport });
     if (refused !== undefined) return [refused];
     const resolved = lifecycle.resolve(params);
@@ -210,7 +219,7 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     if (coerced.errors !== undefined) return coerced.errors.map((error) => coded(error, 'BAD_USER_INPUT'));
     // HTTP's context is its endpoint's (made for Apollo Server, which runs the operation).
     const contextValue = transport === 'http' ? undefined : options.createContext(principal, resumeAfter);
-    return { schema, document, variableValues: variables, operationName, contextValue, query: resolved.query };
+    return { schema, document, variableValues: variables, operationName, contextValue, query: resolved.query, received };
   };
 }
 

@@ -8,10 +8,10 @@
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
-import { createGraphQLContext, type GraphQLContext, type GraphQLDeps, type PreparedDocument } from './context.js';
+import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './context.js';
 import { createDocumentCache } from './document-cache.js';
 import { createOperationLifecycle, type OperationLifecycle } from './operation-lifecycle.js';
-import type { OperationObserver, OperationPlugin } from './operation-plugin.js';
+import type { OperationPlugin, PreparedOperation } from './operation-plugin.js';
 import { createFanoutHub, type FanoutHub } from '../fanout/fanout-hub.js';
 
 /** Options of {@link createOperationPipeline}. */
@@ -37,8 +37,8 @@ export interface OperationPipeline {
   readonly lifecycle: OperationLifecycle;
   /** Unexpected errors' own messages and stack traces to clients. */
   readonly debugErrors: boolean;
-  /** A fresh context (with fresh loaders) for one HTTP operation the lifecycle prepared, for Apollo Server to run it with. */
-  createContext(principal: Principal, prepared: PreparedDocument, observer?: OperationObserver): GraphQLContext;
+  /** A fresh context (with fresh loaders) for one HTTP operation the lifecycle prepared, for Apollo Server to carry it in. */
+  createContext(principal: Principal, prepared: PreparedOperation): GraphQLContext;
   /** Where subscriptions are pushed from: one execution per event and operation, one synchronous pass over the subscribers. */
   readonly hub: FanoutHub;
 }
@@ -61,7 +61,7 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
     schema,
     lifecycle,
     debugErrors: options.debugErrors,
-    createContext: (principal, prepared, observer) => createGraphQLContext(deps, principal, { prepared, observer }),
+    createContext: (principal, prepared) => createGraphQLContext(deps, principal, { prepared }),
     hub: createFanoutHub({ logger, observeEvent: lifecycle.observeEvent }),
   };
 }

@@ -7,12 +7,22 @@
  * The steps, in order: arrive (HTTP only: an answer kept for the request as sent, a response cache's)
  * → start (before the document is read: budgets) → resolve the document (an id
  * to its text) → parse (with the plugins' parse options) → validate (graphql-js's rules and the
- * plugins') → admit (the caller, the variables) → context → execute or subscribe (each event a
+ * plugins') → admit (the caller, the variables) → context → execute (a query or a mutation:
+ * `onExecute` before, and the hooks it returns after, envelop's shape) or subscribe (each event a
  * subscription pushes: `onEvent`, once per event whatever the subscribers) → format errors.
  * A hook refuses by returning a ServiceError (or a GraphQL error a rule built); the lifecycle
  * converts it once (`refusal-error.ts`) and the transport answers it in its own protocol.
  */
-import type { DocumentNode, GraphQLError, GraphQLFormattedError, OperationDefinitionNode, ParseOptions, ValidationRule } from 'graphql';
+import type {
+  DocumentNode,
+  ExecutionArgs,
+  ExecutionResult,
+  GraphQLError,
+  GraphQLFormattedError,
+  OperationDefinitionNode,
+  ParseOptions,
+  ValidationRule,
+} from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { ServiceError } from '../../base/errors.js';
 import type { TestSummary } from '../../domain/types.js';
@@ -48,8 +58,8 @@ export interface OperationToAdmit extends OperationStart {
 
 /**
  * An HTTP request to `/graphql` as it arrives, before any step runs: what a plugin may answer it
- * from, or follow it by, to keep its answer (the response cache). The streaming transports have no
- * such step: their answers are streams, not bodies.
+ * from (the response cache), and what it keeps an answer by once the operation has run. The
+ * streaming transports have no such step: their answers are streams, not bodies.
  */
 export interface ArrivingOperation {
   readonly principal: Principal;
@@ -58,6 +68,59 @@ export interface ArrivingOperation {
   readonly json: OperationRequest | undefined;
   /** The `Accept` header: it chooses the content type of the answer. */
   readonly accept: string | undefined;
+  /** The content type a single result is sent in for this `Accept`, as Apollo Server chooses it; undefined when none is acceptable (406). */
+  readonly contentType: string | undefined;
+}
+
+/** One operation as a transport received it. */
+export interface ReceivedOperation extends OperationStart {
+  /** The request's parameters, before its document is resolved. */
+  readonly params: OperationRequest;
+  /** The cursor a reconnecting SSE client last received (`Last-Event-ID`). */
+  readonly resumeAfter?: string | undefined;
+  /** The HTTP method of a plain HTTP operation: a GET runs queries only (it may be repeated, prefetched or cached). */
+  readonly method?: string | undefined;
+  /** A plain HTTP operation as it arrived (its `arrive` step's view of it). */
+  readonly arrival?: ArrivingOperation | undefined;
+}
+
+/**
+ * A prepared operation: its execution arguments, the text of its document (resolved from an id,
+ * say) and the operation as received. Every transport hands it back to `execute` as it got it.
+ */
+export interface PreparedOperation extends ExecutionArgs {
+  readonly query: string;
+  readonly received: ReceivedOperation;
+}
+
+/** What a plugin may read of an operation's context after it ran: the tests it read. */
+export interface OperationContext {
+  readonly loaders: {
+    /**
+     * Every test the operation read, by its one spelling (those answered null too: they may
+     * appear), and what the log answered; every test whose messages an operation reads is read here
+     * first (its ownership is checked on this read). Empty for a context that keeps no reads.
+     */
+    readonly reads: ReadonlyMap<string, TestSummary | null>;
+  };
+}
+
+/** A query or mutation about to be executed, on any transport. */
+export interface OperationToExecute {
+  readonly prepared: PreparedOperation;
+  /** The operation to run, as the document and operation name resolve it. */
+  readonly operation: OperationDefinitionNode;
+  /** Its context, as the resolvers got it. */
+  readonly context: OperationContext;
+}
+
+/** What a plugin does after an execution it followed. */
+export interface ExecutionHooks {
+  /**
+   * The result, before errors are formatted and it is sent: return a replacement (the next plugin
+   * sees it), or nothing to leave it as it is. One that throws is reported and skipped.
+   */
+  onExecuteDone?(result: ExecutionResult): ExecutionResult | void;
 }
 
 /** An answer a plugin kept for a request: sent as is, status 200. */
@@ -68,24 +131,8 @@ export interface KeptAnswer {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-/** What a plugin follows of one HTTP operation as it runs, to keep its answer. */
-export interface OperationObserver {
-  /**
-   * Tests the operation read, by correlation id (those answered null too: they may appear), and
-   * what the log answered. Every test whose messages an operation reads is read here first (its
-   * ownership is checked on this read), so this names every test an answer depends on.
-   */
-  read(correlationIds: readonly string[], tests: ReadonlyArray<TestSummary | null>): void;
-  /** The operation admitted to run. */
-  admitted(operation: OperationDefinitionNode): void;
-  /** The body as sent, when the result is a single one without errors, extensions or headers of its own. */
-  completed(body: string): void;
-  /** The response is sent, with this status and content type. */
-  finished(status: number, contentType: string | undefined): void;
-}
-
-/** What `arrive` makes of a request: an answer to send, an observer to follow it by, or nothing. */
-export type Arrival = { readonly answer: KeptAnswer } | { readonly observer: OperationObserver } | undefined;
+/** What `arrive` makes of a request: an answer a plugin kept, or nothing. */
+export type Arrival = KeptAnswer | undefined;
 
 /** Why a hook refuses an operation. */
 export type Refusal = ServiceError | GraphQLError;
@@ -128,6 +175,11 @@ export interface OperationPlugin {
   resolveDocument?(request: OperationRequest): OperationRequest;
   /** After validation (it depends on the caller and the variables, so it runs for every operation). */
   onAdmit?(operation: OperationToAdmit): Refusal | undefined;
+  /**
+   * A query or mutation about to be executed: return hooks to follow its result (the common case is
+   * none). Subscriptions are not executed here: each event is, once per distinct operation (`onEvent`).
+   */
+  onExecute?(operation: OperationToExecute): ExecutionHooks | undefined;
   /**
    * A subscription event about to be pushed, on the streaming transports: once per event, however
    * many subscribers it reaches. Return an observer to follow it (the common case is none: keep it

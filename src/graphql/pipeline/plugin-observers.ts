@@ -5,7 +5,8 @@
  * span left open by a neighbour's failure, a response sent and then failed, would be worse than a
  * missing observation).
  */
-import type { Arrival, ArrivingOperation, EventObserver, OperationObserver, OperationPlugin } from './operation-plugin.js';
+import type { ExecutionResult } from 'graphql';
+import type { Arrival, ArrivingOperation, EventObserver, ExecutionHooks, OperationPlugin, OperationToExecute } from './operation-plugin.js';
 
 /** Told of a plugin hook that threw: the plugin, the hook, the error. */
 export type ObserverFailure = (plugin: string, hook: string, error: unknown) => void;
@@ -25,32 +26,50 @@ function each<T>(observers: Array<Named<T>>, hook: string, failed: ObserverFailu
   }
 }
 
-/** The `arrive` step over the plugins that hook it: the first answer wins, else their observers as one. */
+/** The `arrive` step over the plugins that hook it: the first answer wins. One that throws is reported and passed over. */
 export function composeArrivals(plugins: readonly OperationPlugin[], failed: ObserverFailure): (operation: ArrivingOperation) => Arrival {
   const hooks = plugins.flatMap((plugin) => (plugin.arrive ? [{ plugin: plugin.name, arrive: plugin.arrive.bind(plugin) }] : []));
   return (operation) => {
-    let observers: Array<Named<OperationObserver>> | undefined;
     for (const hook of hooks) {
-      let arrival: Arrival;
       try {
-        arrival = hook.arrive(operation);
+        const answer = hook.arrive(operation);
+        if (answer !== undefined) return answer;
       } catch (error) {
         failed(hook.plugin, 'arrive', error);
-        continue;
       }
-      if (arrival === undefined) continue;
-      if ('answer' in arrival) return arrival;
-      (observers ??= []).push({ plugin: hook.plugin, observer: arrival.observer });
     }
-    if (observers === undefined) return undefined;
-    const all = observers;
-    return {
-      observer: {
-        read: (ids, tests) => each(all, 'read', failed, (observer) => observer.read(ids, tests)),
-        admitted: (op) => each(all, 'admitted', failed, (observer) => observer.admitted(op)),
-        completed: (body) => each(all, 'completed', failed, (observer) => observer.completed(body)),
-        finished: (status, contentType) => each(all, 'finished', failed, (observer) => observer.finished(status, contentType)),
-      },
+    return undefined;
+  };
+}
+
+/**
+ * The `onExecute` step over the plugins that hook it: the hooks each returned, to run on the result
+ * in order, each on the previous one's answer (a hook that throws is reported and skipped); none
+ * (no allocation) when no plugin follows the operation.
+ */
+export function composeExecutions(
+  plugins: readonly OperationPlugin[],
+  failed: ObserverFailure,
+): (operation: OperationToExecute) => ((result: ExecutionResult) => ExecutionResult) | undefined {
+  const hooks = plugins.flatMap((plugin) => (plugin.onExecute ? [{ plugin: plugin.name, onExecute: plugin.onExecute.bind(plugin) }] : []));
+  return (operation) => {
+    let followers: Array<Named<ExecutionHooks>> | undefined;
+    for (const hook of hooks) {
+      try {
+        const followed = hook.onExecute(operation);
+        if (followed?.onExecuteDone !== undefined) (followers ??= []).push({ plugin: hook.plugin, observer: followed });
+      } catch (error) {
+        failed(hook.plugin, 'onExecute', error);
+      }
+    }
+    if (followers === undefined) return undefined;
+    const all = followers;
+    return (result) => {
+      let current = result;
+      each(all, 'onExecuteDone', failed, (observer) => {
+        current = observer.onExecuteDone?.(current) ?? current;
+      });
+      return current;
     };
   };
 }

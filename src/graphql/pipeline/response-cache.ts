@@ -1,8 +1,9 @@
 /**
  * The response cache of `/graphql` over HTTP: the serialized answers of queries that only read
  * tests (`test`, `tests`), served again without running Apollo Server while nothing they read has
- * changed. The lifecycle runs it as a plugin (`plugins/response-caching.ts`) at its `arrive` step:
- * it answers a request it kept, or follows one it may keep. An entry is keyed by the request as sent (document or its id, operation name,
+ * changed. The lifecycle runs it as a plugin (`plugins/response-caching.ts`): at its `arrive` step
+ * it answers a request it kept, and after the execute step of one it may keep (`onExecuteDone`)
+ * it keeps the result, with the tests its context's loaders read. An entry is keyed by the request as sent (document or its id, operation name,
  * variables, extensions), the `Accept` header (it chooses the content type) and what the caller may
  * see (its read scope, and every test or only its own); it lists the tests it read, those answered
  * null included, since they may appear.
@@ -16,20 +17,23 @@
  * test it read (the log's TTL after the test's last change), which no change announces.
  *
  * Only answers that Apollo Server would send the same to another caller of the same visibility are
- * kept: a POST with a JSON body (so CSRF prevention passed), a query, status 200, no errors, no
- * extensions, no headers of its own. The body kept is the one sent: Apollo Server serializes every
- * result with the same function (`../http/result-body.ts`). A hit is sent as Apollo's integration
- * sends (the endpoint's `send`), so its bytes and headers are the same, with a `Cache-Status`
- * header added.
+ * kept: a POST with a JSON body (so CSRF prevention passed), a query, a result with data and no
+ * errors or extensions (which Apollo sends with status 200 and no headers of its own). The body
+ * kept is the one sent: Apollo Server serializes every result with the same function
+ * (`../http/result-body.ts`), in the content type the request's `Accept` chose
+ * (`ArrivingOperation.contentType`). A hit is sent as Apollo's integration sends (the endpoint's
+ * `send`), so its bytes and headers are the same, with a `Cache-Status` header added.
  */
-import { Kind, type OperationDefinitionNode } from 'graphql';
+import { Kind, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import type { AccessPolicy } from '../../auth/access.js';
 import { SCOPES, hasScope, type Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
 import type { ChangeDelivery, LiveResults } from '../../log/result-log.js';
-import type { Arrival, ArrivingOperation, OperationObserver } from './operation-plugin.js';
+import type { TestSummary } from '../../domain/types.js';
+import { resultBody } from '../http/result-body.js';
+import type { Arrival, ArrivingOperation, ExecutionHooks, OperationToExecute } from './operation-plugin.js';
 
 /** Options of {@link createResponseCache}. */
 export interface ResponseCacheOptions {
@@ -54,8 +58,10 @@ export interface ResponseCacheStats {
 
 /** The cache of one process. */
 export interface ResponseCache {
-  /** The answer kept for a request, or an observer to keep the one it gets, or nothing (it may not be kept). */
+  /** The answer kept for a request, if any. */
   arrive(operation: ArrivingOperation): Arrival;
+  /** A query about to run for a request `arrive` found no answer for: what keeps its result, when it may be kept. */
+  onExecute(operation: OperationToExecute): ExecutionHooks | undefined;
   stats(): ResponseCacheStats;
   /** Subscribes to the change feed; until it resolves, nothing is served or kept. */
   start(): Promise<void>;
@@ -66,6 +72,13 @@ interface Entry {
   readonly body: string;
   readonly contentType: string;
   readonly reads: readonly string[];
+}
+
+/** A request `arrive` found no answer for: its key, and the clock and epoch it arrived at. */
+interface Pending {
+  readonly key: string;
+  readonly started: number;
+  readonly epoch: number;
 }
 
 /** The header a hit carries (RFC 9211). */
@@ -165,55 +178,51 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     }
     return delivery.live;
   }
-  function arrive({ principal, json, accept }: ArrivingOperation): Arrival {
+  // Requests that may be kept, until their operation runs: by the arrival the lifecycle hands on.
+  const pending = new WeakMap<ArrivingOperation, Pending>();
+  function arrive(arrival: ArrivingOperation): Arrival {
     if (!enabled || !usable()) return undefined;
-    const key = requestKey(access, principal, json, accept);
+    const key = requestKey(access, arrival.principal, arrival.json, arrival.accept);
     if (key === undefined) return undefined;
     const entry = entries.get(key);
     if (entry !== undefined) {
       hits++;
-      return { answer: { body: entry.body, contentType: entry.contentType, headers: HIT_HEADERS } };
+      return { body: entry.body, contentType: entry.contentType, headers: HIT_HEADERS };
     }
-    return { observer: fill(key) };
+    pending.set(arrival, { key, started: clock, epoch });
+    return undefined;
   }
 
-  function fill(key: string): OperationObserver {
-    const started = clock;
-    const startedEpoch = epoch;
-    const reads = new Set<string>();
-    let cacheable: boolean | undefined;
-    let body: string | undefined;
-    // The oldest change of a test read: the log forgets that test first, and the entry with it.
-    let oldest = Infinity;
-    return {
-      read: (ids, tests) => {
-        for (const id of ids) reads.add(id);
-        for (const test of tests) if (test !== null) oldest = Math.min(oldest, test.updatedAt);
-      },
-      admitted: (operation) => {
-        cacheable = (cacheable ?? true) && onlyReadsTests(operation);
-      },
-      completed: (text) => {
-        body = text;
-      },
-      finished(status, contentType) {
-        // At most the store's TTL, even for an entry that read no test (unknown ids): its creation
-        // would drop the entry (a change), but nothing else would.
-        const ttl = Math.min(options.ttlSeconds * 1000, oldest === Infinity ? Infinity : oldest + options.ttlSeconds * 1000 - Date.now());
-        if (cacheable !== true || body === undefined || ttl <= 0 || status !== 200 || !usable() || epoch !== startedEpoch || floor > started) return;
-        for (const id of reads) if ((changedAt.get(id) ?? 0) > started) return;
-        if (contentType === undefined) return;
-        const entry: Entry = { body, contentType, reads: [...reads] };
-        entries.set(key, entry, { ttl });
-        if (!entries.has(key)) return;
-        for (const id of entry.reads) {
-          let keys = byTest.get(id);
-          if (keys === undefined) byTest.set(id, (keys = new Set()));
-          keys.add(key);
-        }
-        stored++;
-      },
-    };
+  function onExecute({ prepared, operation, context }: OperationToExecute): ExecutionHooks | undefined {
+    const arrival = prepared.received.arrival;
+    const waiting = arrival === undefined ? undefined : pending.get(arrival);
+    const contentType = arrival?.contentType;
+    if (waiting === undefined || contentType === undefined || !onlyReadsTests(operation)) return undefined;
+    return { onExecuteDone: (result) => keep(waiting, contentType, result, context.loaders.reads) };
+  }
+
+  /** Keeps a result with data alone, unless a test it read changed since its request arrived. */
+  function keep(
+    { key, started, epoch: startedEpoch }: Pending,
+    contentType: string,
+    result: ExecutionResult,
+    reads: ReadonlyMap<string, TestSummary | null>,
+  ): void {
+    const { data, errors, extensions } = result;
+    if (data == null || errors !== undefined || extensions !== undefined) return;
+    const ttl = entryTtl(reads, options.ttlSeconds * 1000);
+    if (ttl <= 0 || !usable() || epoch !== startedEpoch || floor > started) return;
+    for (const id of reads.keys()) if ((changedAt.get(id) ?? 0) > started) return;
+    // The body Apollo Server sends for it (`stringifyResult`).
+    const entry: Entry = { body: resultBody({ data }), contentType, reads: [...reads.keys()] };
+    entries.set(key, entry, { ttl });
+    if (!entries.has(key)) return;
+    for (const id of entry.reads) {
+      let keys = byTest.get(id);
+      if (keys === undefined) byTest.set(id, (keys = new Set()));
+      keys.add(key);
+    }
+    stored++;
   }
 
   async function follow(): Promise<void> {
@@ -242,6 +251,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
 
   return {
     arrive,
+    onExecute,
     stats: () => ({ hits, stored, entries: entries.size, bytes: entries.calculatedSize }),
     async start() {
       if (!enabled) return;
@@ -258,6 +268,17 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       entries.clear();
     },
   };
+}
+
+/**
+ * How long an entry that read `reads` may live: until the log forgets the test it read that changed
+ * longest ago (the entry would outlive it), and at most the log's TTL, even for an entry that read
+ * no test (unknown ids): its creation would drop the entry (a change), but nothing else would.
+ */
+function entryTtl(reads: ReadonlyMap<string, TestSummary | null>, ttlMs: number): number {
+  let oldest = Infinity;
+  for (const test of reads.values()) if (test !== null) oldest = Math.min(oldest, test.updatedAt);
+  return Math.min(ttlMs, oldest === Infinity ? Infinity : oldest + ttlMs - Date.now());
 }
 
 /** Whether an operation is a query of test reads only (plain root fields, no directives). */

@@ -22,7 +22,7 @@
  * - The stream ends at the token's expiry with an UNAUTHENTICATED error event, and with the error
  *   when its source fails (`sse-stream.ts`).
  */
-import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createHandler, type Request as SseRequest, type Response as SseResponse, type ResponseBody } from 'graphql-sse';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -35,6 +35,7 @@ import type { Logger } from '../../base/logger.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+import type { PreparedOperation } from '../pipeline/operation-plugin.js';
 import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
 import { streamRefusal } from '../pipeline/stream-refusal.js';
@@ -183,7 +184,8 @@ function createOperationHandler(options: GraphQLSseOptions): Handler {
         return refusal([asGraphQLError(error)], pipeline, stream, error instanceof ServiceError ? error.httpStatus : 500);
       }
     },
-    execute: (args) => endOnFailure(() => withRequestId(streamOf.get(args)!.requestId, () => execute(args)), endedWithError),
+    execute: (args) =>
+      endOnFailure(() => withRequestId(streamOf.get(args)!.requestId, () => pipeline.lifecycle.execute(args as PreparedOperation)), endedWithError),
     subscribe: (args) =>
       endOnFailure(async () => {
         const stream = streamOf.get(args)!;

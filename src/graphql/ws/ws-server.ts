@@ -21,7 +21,7 @@
  *   waiting for a client, its operations wait for it, and a subscription that falls further behind
  *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.
  */
-import { execute, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Context, SubscribePayload } from 'graphql-ws';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
@@ -33,6 +33,7 @@ import { retryAfterSeconds, type RateLimits } from '../../rate-limits/rate-limit
 import { withRequestId } from '../../base/request-id.js';
 import { asGraphQLError, clientErrors } from '../pipeline/format-error.js';
 import type { OperationPipeline } from '../pipeline/operation-pipeline.js';
+import type { PreparedOperation } from '../pipeline/operation-plugin.js';
 import { createPrincipalSlots } from '../pipeline/principal-slots.js';
 import { endOnFailure } from '../pipeline/stream-endings.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
@@ -165,7 +166,7 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         }
       },
       // graphql-ws hands back the very arguments `onSubscribe` returned.
-      execute: (args) => endOnFailure(() => withRequestId(requestIds.get(args)!, () => execute(args)), failedStream),
+      execute: (args) => endOnFailure(() => withRequestId(requestIds.get(args)!, () => pipeline.lifecycle.execute(args as PreparedOperation)), failedStream),
       // Subscriptions are prepared by the pipeline like any operation, and then pushed by the hub:
       // executed once per event for all the subscribers of the same operation, over WebSocket and
       // SSE alike, each frame written straight to its socket.

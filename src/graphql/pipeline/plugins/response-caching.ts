@@ -1,8 +1,8 @@
 /**
  * The response cache as a plugin of the lifecycle (the cache itself: `../response-cache.ts`): at
  * the `arrive` step of an HTTP request it answers with the body it kept for the same request and
- * visibility, or follows the operation (the tests it reads, its admission, the body sent) to keep
- * its answer. Streamed operations never arrive there.
+ * visibility; after the execute step of a query it may keep, it keeps the result with the tests the
+ * operation read. Streamed operations never arrive there, so nothing of theirs is kept.
  */
 import type { OperationPlugin } from '../operation-plugin.js';
 import type { ResponseCache } from '../response-cache.js';
@@ -15,5 +15,6 @@ export function responseCachingPlugin(cache: ResponseCache): OperationPlugin {
     onServiceStart: () => cache.start(),
     onServiceStop: () => cache.dispose(),
     arrive: (operation) => cache.arrive(operation),
+    onExecute: (operation) => cache.onExecute(operation),
   };
 }
