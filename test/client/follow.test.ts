@@ -6,10 +6,12 @@
  * stops for good, saying why, on what cannot be resumed. The service runs without a broker; its
  * state (a memory log) outlives a restart by being handed to the next instance.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
+  createMemoryCursorStore,
   createWebStorageCursorStore,
   follow,
   type FollowEnd,
@@ -155,6 +157,23 @@ describe.each(['ws', 'sse'] as const)('follow over %s', (transport) => {
     // The test's cursor, and the list of the tests the store keeps cursors of (its bound).
     expect([...kept.keys()].sort()).toEqual(['rcs-cursor:#order', `rcs-cursor:${id}`]);
     expect(JSON.parse(kept.get('rcs-cursor:#order') ?? '')).toEqual([id]);
+  });
+
+  it("resumes from the cursor it kept whichever case the application spells the test's UUID in", async () => {
+    const id = randomUUID();
+    await log.create({ correlationId: id, input: null, owner: 'tester' });
+    await append(id, 1, 2);
+    const cursorStore = createMemoryCursorStore();
+    const first = recorded(id.toUpperCase(), { transport, cursorStore });
+    await first.reached(2);
+    await first.following.stop();
+    expect(await cursorStore.get(id)).toBeDefined();
+    await append(id, 3);
+    const second = recorded(id, { transport, cursorStore });
+    await second.reached(1);
+    await appendFinal(id, 4);
+    await expect(second.following.done).resolves.toEqual({ status: 'completed' });
+    expect([...first.sequences(), ...second.sequences()]).toEqual([1, 2, 3, 4]);
   });
 
   it('does not take a message its handler failed on: the follow fails, and the next one starts with that message', async () => {

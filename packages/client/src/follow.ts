@@ -9,6 +9,7 @@
 import type { Attempt, AttemptEnd, Pushed } from './attempt.js';
 import { createMemoryCursorStore } from './memory-cursor-store.js';
 import { nextStep } from './next-step.js';
+import { oneSpelling } from './one-spelling.js';
 import { FollowTest } from './operation.js';
 import { createSeenIds } from './seen-ids.js';
 import { openSseAttempt } from './sse-attempt.js';
@@ -21,8 +22,10 @@ const FIRST_RETRY_WAIT_MS = 250;
 /** What one attempt came to: how it ended and how many messages the application took from it, or the follow's end. */
 type Outcome = { readonly end: AttemptEnd; readonly taken: number } | { readonly over: FollowEnd };
 
-/** Starts following `correlationId`; see {@link FollowOptions}. */
-export function follow(correlationId: string, options: FollowOptions): Following {
+/** Starts following `spelled` (a UUID in either case); see {@link FollowOptions}. */
+export function follow(spelled: string, options: FollowOptions): Following {
+  // Its cursor is kept under the id's one spelling: a reload that spells it otherwise resumes too.
+  const correlationId = oneSpelling(spelled);
   const store = options.cursorStore ?? createMemoryCursorStore();
   const open = options.transport === 'ws' ? openWsAttempt : openSseAttempt;
   const seen = createSeenIds(10_000);
