@@ -166,6 +166,10 @@ describe('a plugin added to the lifecycle', () => {
     ]);
     const replaced = 'query Replaced { __typename }';
     expect((await postGraphQL(svc.url, replaced)).body).toEqual({ data: { __typename: 'Replaced' } });
+    // The response cache keeps the result as sent (a `__typename` query is one it keeps): its hit is the replacement too.
+    const again = await postGraphQL(svc.url, replaced);
+    expect(again.headers.get('cache-status')).toContain('hit');
+    expect(again.body).toEqual({ data: { __typename: 'Replaced' } });
     const ws = createWsClient(svc.url);
     const sse = createSseClient(svc.url);
     try {

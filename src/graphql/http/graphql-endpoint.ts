@@ -71,8 +71,16 @@ function refuseMethod(req: Request, res: Response): void {
 function arrivingOf(req: Request, principal: Principal): ArrivingOperation {
   const body: unknown = req.body;
   const json = req.method === 'POST' && req.is('application/json') && typeof body === 'object' && body !== null && !Array.isArray(body);
-  const contentType = singleResultType((types) => req.accepts(types));
-  return { principal, method: req.method, json: json ? (body as OperationRequest) : undefined, accept: req.headers.accept, contentType };
+  return {
+    principal,
+    method: req.method,
+    json: json ? (body as OperationRequest) : undefined,
+    accept: req.headers.accept,
+    // Negotiated only when asked (the response cache keeping an answer).
+    get contentType() {
+      return singleResultType((types) => req.accepts(types));
+    },
+  };
 }
 
 /** Sends a kept answer or a refusal the way Apollo Server's Express integration sends its own (Express's `send`), so its bytes and headers are the same. */

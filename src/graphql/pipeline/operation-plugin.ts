@@ -114,13 +114,15 @@ export interface OperationToExecute {
   readonly context: OperationContext;
 }
 
-/** What a plugin does after an execution it followed. */
+/** What a plugin does after an execution it followed. One that throws is reported and skipped. */
 export interface ExecutionHooks {
   /**
-   * The result, before errors are formatted and it is sent: return a replacement (the next plugin
-   * sees it), or nothing to leave it as it is. One that throws is reported and skipped.
+   * The result as graphql-js answered it, or as an earlier plugin replaced it: return a replacement
+   * (the next plugin sees it), or nothing to leave it as it is.
    */
   onExecuteDone?(result: ExecutionResult): ExecutionResult | void;
+  /** The result every plugin's `onExecuteDone` left: the one whose errors are formatted and which is sent (what a cache keeps). */
+  onResult?(result: ExecutionResult): void;
 }
 
 /** An answer a plugin kept for a request: sent as is, status 200. */

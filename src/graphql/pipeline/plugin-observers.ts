@@ -44,8 +44,9 @@ export function composeArrivals(plugins: readonly OperationPlugin[], failed: Obs
 
 /**
  * The `onExecute` step over the plugins that hook it: the hooks each returned, to run on the result
- * in order, each on the previous one's answer (a hook that throws is reported and skipped); none
- * (no allocation) when no plugin follows the operation.
+ * in order, each `onExecuteDone` on the previous one's answer, then every `onResult` on the last
+ * answer (a hook that throws is reported and skipped); none (no allocation) when no plugin follows
+ * the operation.
  */
 export function composeExecutions(
   plugins: readonly OperationPlugin[],
@@ -57,7 +58,7 @@ export function composeExecutions(
     for (const hook of hooks) {
       try {
         const followed = hook.onExecute(operation);
-        if (followed?.onExecuteDone !== undefined) (followers ??= []).push({ plugin: hook.plugin, observer: followed });
+        if (followed !== undefined) (followers ??= []).push({ plugin: hook.plugin, observer: followed });
       } catch (error) {
         failed(hook.plugin, 'onExecute', error);
       }
@@ -69,7 +70,9 @@ export function composeExecutions(
       each(all, 'onExecuteDone', failed, (observer) => {
         current = observer.onExecuteDone?.(current) ?? current;
       });
-      return current;
+      const sent = current;
+      each(all, 'onResult', failed, (observer) => observer.onResult?.(sent));
+      return sent;
     };
   };
 }

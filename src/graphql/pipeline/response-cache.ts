@@ -2,8 +2,9 @@
  * The response cache of `/graphql` over HTTP: the serialized answers of queries that only read
  * tests (`test`, `tests`), served again without running Apollo Server while nothing they read has
  * changed. The lifecycle runs it as a plugin (`plugins/response-caching.ts`): at its `arrive` step
- * it answers a request it kept, and after the execute step of one it may keep (`onExecuteDone`)
- * it keeps the result, with the tests its context's loaders read. An entry is keyed by the request as sent (document or its id, operation name,
+ * it answers a request it kept, and after the execute step of one it may keep (`onResult`: the
+ * result as sent, after any plugin that replaces it) it keeps the result, with the tests its
+ * context's loaders read. An entry is keyed by the request as sent (document or its id, operation name,
  * variables, extensions), the `Accept` header (it chooses the content type) and what the caller may
  * see (its read scope, and every test or only its own); it lists the tests it read, those answered
  * null included, since they may appear.
@@ -32,7 +33,7 @@ import { SCOPES, hasScope, type Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
 import type { ChangeDelivery, LiveResults } from '../../log/result-log.js';
 import type { TestSummary } from '../../domain/types.js';
-import { resultBody } from '../http/result-body.js';
+import { dataBody } from '../http/result-body.js';
 import type { Arrival, ArrivingOperation, ExecutionHooks, OperationToExecute } from './operation-plugin.js';
 
 /** Options of {@link createResponseCache}. */
@@ -198,7 +199,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     const waiting = arrival === undefined ? undefined : pending.get(arrival);
     const contentType = arrival?.contentType;
     if (waiting === undefined || contentType === undefined || !onlyReadsTests(operation)) return undefined;
-    return { onExecuteDone: (result) => keep(waiting, contentType, result, context.loaders.reads) };
+    // The result as sent, after every plugin that may replace it.
+    return { onResult: (result) => keep(waiting, contentType, result, context.loaders.reads) };
   }
 
   /** Keeps a result with data alone, unless a test it read changed since its request arrived. */
@@ -213,8 +215,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     const ttl = entryTtl(reads, options.ttlSeconds * 1000);
     if (ttl <= 0 || !usable() || epoch !== startedEpoch || floor > started) return;
     for (const id of reads.keys()) if ((changedAt.get(id) ?? 0) > started) return;
-    // The body Apollo Server sends for it (`stringifyResult`).
-    const entry: Entry = { body: resultBody({ data }), contentType, reads: [...reads.keys()] };
+    // The body Apollo Server sends for it, serialized once for both (`stringifyResult`).
+    const entry: Entry = { body: dataBody(data), contentType, reads: [...reads.keys()] };
     entries.set(key, entry, { ttl });
     if (!entries.has(key)) return;
     for (const id of entry.reads) {

@@ -193,14 +193,30 @@ describe('the operation lifecycle', () => {
           },
         }),
       },
+      {
+        name: 'keeps',
+        onExecute: () => ({
+          onResult: (result) => void calls.push(`keeps sent ${JSON.stringify(result)}`),
+        }),
+      },
+      {
+        name: 'broken-result',
+        onExecute: () => ({
+          onResult: () => {
+            throw new Error('no keep');
+          },
+        }),
+      },
       { name: 'reads', onExecute: () => ({ onExecuteDone: (result) => void calls.push(`reads saw ${JSON.stringify(result)}`) }) },
+      { name: 'late', onExecute: () => ({ onExecuteDone: () => ({ data: { a: 4 } }) }) },
     ]);
     const prepared = await lifecycle.prepare({ principal, transport: 'sse', params: { query: '{ a }' } });
     if (Array.isArray(prepared)) throw new Error('expected a prepared operation');
     const result = await lifecycle.execute({ ...prepared, rootValue: { a: 1 } });
-    expect(result).toEqual({ data: { a: 2 } });
-    expect(calls).toEqual(['before query sse', 'replaces saw {"data":{"a":1}}', 'reads saw {"data":{"a":2}}']);
-    expect(failures).toEqual(['broken-before onExecute: no start', 'broken-after onExecuteDone: no end']);
+    expect(result).toEqual({ data: { a: 4 } });
+    // `onResult` sees what is sent: after every replacement, whatever the plugin's place in the list.
+    expect(calls).toEqual(['before query sse', 'replaces saw {"data":{"a":1}}', 'reads saw {"data":{"a":2}}', 'keeps sent {"data":{"a":4}}']);
+    expect(failures).toEqual(['broken-before onExecute: no start', 'broken-after onExecuteDone: no end', 'broken-result onResult: no keep']);
     // No plugin hooks the step: graphql-js's result as it is.
     const plain = lifecycleOf([]);
     const again = await plain.prepare({ principal, transport: 'http', params: { query: '{ a }' } });
