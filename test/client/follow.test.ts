@@ -176,6 +176,27 @@ describe.each(['ws', 'sse'] as const)('follow over %s', (transport) => {
     expect([...first.sequences(), ...second.sequences()]).toEqual([1, 2, 3, 4]);
   });
 
+  it('still resumes from a cursor an earlier release kept under the spelling the application used', async () => {
+    const id = randomUUID();
+    await log.create({ correlationId: id, input: null, owner: 'tester' });
+    await append(id, 1, 2);
+    const upper = id.toUpperCase();
+    const cursorStore = createMemoryCursorStore();
+    const first = recorded(id, { transport, cursorStore });
+    await first.reached(2);
+    await first.following.stop();
+    // The same cursor as 1.0.0 kept it: under the application's spelling only.
+    const earlier = createMemoryCursorStore();
+    await earlier.set(upper, (await cursorStore.get(id)) as string);
+    await append(id, 3);
+    const second = recorded(upper, { transport, cursorStore: earlier });
+    await second.reached(1);
+    await appendFinal(id, 4);
+    await expect(second.following.done).resolves.toEqual({ status: 'completed' });
+    expect(second.sequences()).toEqual([3, 4]);
+    expect(await earlier.get(id)).toBeDefined();
+  });
+
   it('does not take a message its handler failed on: the follow fails, and the next one starts with that message', async () => {
     const id = await storedTest('handler', [{ sequence: 1 }, { sequence: 2 }]);
     const kept = new Map<string, string>();

@@ -130,7 +130,8 @@ export function follow(spelled: string, options: FollowOptions): Following {
     });
 
   async function run(): Promise<FollowEnd> {
-    cursor = await store.get(correlationId);
+    // A cursor an earlier release kept under the spelling the application used is still found.
+    cursor = (await store.get(correlationId)) ?? (spelled === correlationId ? undefined : await store.get(spelled));
     let fruitless = 0; // attempts in a row that handed nothing over
     let refusedTokens = 0;
     for (let n = 1; !stopped; n += 1) {
