@@ -21,7 +21,7 @@
  * - A client that wants to resume after a dropped connection passes the last `cursor` it received
  *   as `testMessages(after:)`: the protocol has no `Last-Event-ID`.
  */
-import { getOperationAST, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
+import type { ExecutionArgs, ExecutionResult, GraphQLError } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { InvalidTokenError } from '../../auth/auth-error.js';
@@ -151,7 +151,7 @@ async function stream(options: GraphQLMultipartOptions, args: PreparedOperation,
   const heartbeat = setInterval(() => options.coalescer.write(res, part('{}')), options.heartbeatMs ?? 5_000);
   heartbeat.unref();
   try {
-    if (getOperationAST(args.document, args.operationName)?.operation !== 'subscription') {
+    if (args.operation?.operation !== 'subscription') {
       last(await withRequestId(requestId, async () => options.pipeline.lifecycle.execute(args)));
       return;
     }

@@ -152,7 +152,7 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
 function createExecutor(options: OperationLifecycleOptions): OperationLifecycle['execute'] {
   const follow = composeExecutions(options.plugins, options.observerFailed);
   return async (prepared) => {
-    const operation = getOperationAST(prepared.document, prepared.operationName);
+    const { operation } = prepared;
     // Prepared operations name one (`prepare` refuses any other); graphql-js answers that case itself.
     const done = operation == null ? undefined : follow({ prepared, operation, context: prepared.contextValue as OperationContext });
     const result = await execute(prepared);
@@ -219,7 +219,7 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     if (coerced.errors !== undefined) return coerced.errors.map((error) => coded(error, 'BAD_USER_INPUT'));
     // HTTP's context is its endpoint's (made for Apollo Server, which runs the operation).
     const contextValue = transport === 'http' ? undefined : options.createContext(principal, resumeAfter);
-    return { schema, document, variableValues: variables, operationName, contextValue, query: resolved.query, received };
+    return { schema, document, variableValues: variables, operationName, contextValue, query: resolved.query, operation, received };
   };
 }
 

@@ -86,10 +86,13 @@ export interface ReceivedOperation extends OperationStart {
 
 /**
  * A prepared operation: its execution arguments, the text of its document (resolved from an id,
- * say) and the operation as received. Every transport hands it back to `execute` as it got it.
+ * say), the operation it runs and the operation as received. Every transport hands it back to
+ * `execute` as it got it.
  */
 export interface PreparedOperation extends ExecutionArgs {
   readonly query: string;
+  /** The operation the document and operation name select, as `prepare` found it (undefined or null: none, which graphql-js refuses). */
+  readonly operation: OperationDefinitionNode | null | undefined;
   readonly received: ReceivedOperation;
 }
 
