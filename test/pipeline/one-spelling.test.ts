@@ -24,6 +24,29 @@ const post = (url: string, key: string, token?: string) =>
     ...(token === undefined ? {} : { token }),
   });
 
+/**
+ * The sequence of the first message `testMessages(correlationId: $id, after: $c)` pushes over
+ * graphql-ws, with `token` (the default token else), once `then` (a delivery, say) has run.
+ */
+async function firstFollowed(url: string, variables: { id: string; c: unknown }, options: { token?: string; then?: () => Promise<unknown> } = {}) {
+  const { token, then } = options;
+  const ws = createWsClient(url, token === undefined ? {} : { connectionParams: { authorization: `Bearer ${token}` } });
+  try {
+    const run = collect<{ testMessages: { sequence: number } }>(
+      ws,
+      'subscription($id: ID!, $c: String) { testMessages(correlationId: $id, after: $c) { sequence } }',
+      variables,
+    );
+    await then?.();
+    await run.waitFor(1);
+    expect(run.results[0]?.errors).toBeUndefined();
+    run.unsubscribe();
+    return run.results.map((r) => r.data?.testMessages.sequence);
+  } finally {
+    await ws.dispose();
+  }
+}
+
 describe.each(['memory', 'redis'] as const)('one spelling per id (%s store)', (store) => {
   let svc: TestService;
   let broker: MemoryBrokerSide;
@@ -100,23 +123,7 @@ describe.each(['memory', 'redis'] as const)('one spelling per id (%s store)', (s
     expect(following.status).toBe(200);
     expect(((await following.json()) as { messages: Array<{ sequence: number }> }).messages.map((m) => m.sequence)).toEqual([2]);
 
-    const ws = createWsClient(svc.url, { connectionParams: { authorization: `Bearer ${admin}` } });
-    try {
-      const run = collect<{ testMessages: { sequence: number } }>(
-        ws,
-        'subscription($id: ID!, $c: String) { testMessages(correlationId: $id, after: $c) { sequence } }',
-        {
-          id,
-          c: first.body.data?.test.messages.edges[0].cursor,
-        },
-      );
-      await run.waitFor(1);
-      expect(run.results[0]?.errors).toBeUndefined();
-      expect(run.results.map((r) => r.data?.testMessages.sequence)).toEqual([2]);
-      run.unsubscribe();
-    } finally {
-      await ws.dispose();
-    }
+    expect(await firstFollowed(svc.url, { id, c: first.body.data?.test.messages.edges[0].cursor }, { token: admin })).toEqual([2]);
   });
 
   it("REST: a message id in the next link is read in either case of its test's UUID", async () => {
@@ -137,20 +144,7 @@ describe.each(['memory', 'redis'] as const)('one spelling per id (%s store)', (s
     await broker.deliver([incoming(id, { sequence: 1 })]);
     const page = await postGraphQL(svc.url, 'query($a: ID!) { test(correlationId: $a) { messages(first: 1) { edges { cursor } } } }', { a: id });
     const cursor = page.body.data?.test.messages.edges[0].cursor as string;
-    const ws = createWsClient(svc.url);
-    try {
-      const run = collect<{ testMessages: { sequence: number } }>(
-        ws,
-        'subscription($id: ID!, $c: String) { testMessages(correlationId: $id, after: $c) { sequence } }',
-        { id: id.toUpperCase(), c: cursor },
-      );
-      await broker.deliver([incoming(id, { sequence: 2 })]);
-      await run.waitFor(1);
-      expect(run.results[0]?.errors).toBeUndefined();
-      expect(run.results.map((r) => r.data?.testMessages.sequence)).toEqual([2]);
-      run.unsubscribe();
-    } finally {
-      await ws.dispose();
-    }
+    const then = () => broker.deliver([incoming(id, { sequence: 2 })]);
+    expect(await firstFollowed(svc.url, { id: id.toUpperCase(), c: cursor }, { then })).toEqual([2]);
   });
 });
