@@ -14,6 +14,9 @@
  * A field that reads the context must not be added below a subscription root without dropping
  * this sharing for it.
  *
+ * A push of an operation that reads only its message's own fields is answered by its plan
+ * (`plain-execution.ts`) instead of graphql-js's `execute`, with the same result.
+ *
  * Results are kept only until the event loop turns: the subscribers an event reaches are all
  * written in the same turn (the hub pushes synchronously), and one that catches up later simply
  * executes its late event again. The lifecycle's plugins may follow an event (`onEvent`: the
@@ -22,6 +25,7 @@
  */
 import { execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
+import { plainResult } from './plain-execution.js';
 import type { SharedResult } from './push-sink.js';
 
 /** The results of this turn, by event and operation. */
@@ -89,7 +93,7 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
       }
       let shared = perEvent.get(key);
       if (shared === undefined) {
-        const result = execute({ ...args, rootValue: event });
+        const result = plainResult(args, event) ?? execute({ ...args, rootValue: event });
         shared = result instanceof Promise ? result.then((settled) => sharedResult(event, settled)) : sharedResult(event, result);
         perEvent.set(key, shared);
       }

@@ -3,10 +3,11 @@ import type { TestChangeEvent, TestMessage } from '../../domain/types.js';
 import { messageGlobalId } from '../../domain/types.js';
 import { ServiceError } from '../../base/errors.js';
 import { deliveryNoteOf } from '../fanout/delivery-notes.js';
-import type { Resolvers, ResolversTypes } from './generated/resolvers-types.js';
+import type { Resolvers, ResolversParentTypes, ResolversTypes } from './generated/resolvers-types.js';
 import { decodeCursor, encodeCursor, messageRange, paginateMessages, toMessagePage } from './pagination.js';
 import { DateTimeScalar, JSONScalar } from './scalars.js';
 import { canonicalCorrelationId } from '../../domain/correlation-id.js';
+import { sourceOnly } from './source-only.js';
 
 /** Most ids one `tests` query may ask for. */
 export const MAX_IDS_PER_QUERY = 100;
@@ -68,13 +69,13 @@ export const resolvers: Resolvers = {
         });
       },
       // The stream yields stored messages as they are; the field's value is the message itself.
-      resolve: (message: TestMessage) => message,
+      resolve: sourceOnly((message: TestMessage) => message),
     },
     testChanges: {
       subscribe: (_root, _args, { log, subscriptionQueueLimit, visibility }) => {
         return log.changes({ queueLimit: subscriptionQueueLimit, canSee: visibility.canSee });
       },
-      resolve: (change: TestChangeEvent) => change,
+      resolve: sourceOnly((change: TestChangeEvent) => change),
     },
   },
 
@@ -92,7 +93,7 @@ export const resolvers: Resolvers = {
       const slice = await log.messages(test.correlationId, messageRange(test.correlationId, first, after));
       return toMessagePage(slice ?? { messages: [], hasNextPage: false, totalCount: 0 });
     },
-    messageCount: (test) => ('messages' in test ? test.messages.length : test.messageCount),
+    messageCount: { resolve: sourceOnly((test: ResolversParentTypes['Test']) => ('messages' in test ? test.messages.length : test.messageCount)) },
     // A change that did not set the input (an append's, on Redis) does not carry it: read it then.
     input: async (test, _args, { loaders }) => (test.input !== undefined ? test.input : ((await loaders.test.load(test.correlationId))?.input ?? null)),
   },
@@ -102,11 +103,14 @@ export const resolvers: Resolvers = {
     pageInfo: (page) => ({ hasNextPage: page.hasNextPage, endCursor: page.edges.at(-1)?.cursor ?? null }),
   },
 
+  // Pure functions of their parent, as every field below a subscription root must be
+  // (fanout/shared-results.ts), and marked so: a push that selects only such fields is answered
+  // without graphql-js's execution (fanout/plain-execution.ts). In the object form, because
+  // graphql-tools binds a resolver given as a function (a new function, without the mark).
   TestMessage: {
-    id: (message: TestMessage) => messageGlobalId(message),
-    // A pure function of the message, as every field below a subscription root must be (fanout/shared-results.ts).
-    cursor: (message: TestMessage) => encodeCursor(message),
+    id: { resolve: sourceOnly((message: TestMessage) => messageGlobalId(message)) },
+    cursor: { resolve: sourceOnly((message: TestMessage) => encodeCursor(message)) },
     // Set on a push that tells its subscriber something (fanout/delivery-notes.ts), null otherwise.
-    delivery: (message: TestMessage) => deliveryNoteOf(message) as ResolversTypes['DeliveryNote'] | null,
+    delivery: { resolve: sourceOnly((message: TestMessage) => deliveryNoteOf(message) as ResolversTypes['DeliveryNote'] | null) },
   },
 };
