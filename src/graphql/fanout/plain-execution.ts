@@ -11,7 +11,9 @@
  * The plan answers only what graphql-js would answer without an error: at the first value it is
  * not sure of (a null where the type says non-null, a scalar its `serialize` refuses, a function, a
  * promise, an Error), it gives up and graphql-js executes the event, whose errors are then its own.
- * The resolvers it calls are pure, so calling one twice changes nothing. The result's objects are
+ * The resolvers it calls are pure, so calling one twice changes nothing. A push answered by the
+ * plan gets no `graphql.execute` span when tracing is on (its `push` span is the lifecycle's, and
+ * stays); a resolver the tracing wraps leaves its pushes to graphql-js. The result's objects are
  * made as graphql-js makes them (`Object.create(null)`, fields in the order it collects them).
  */
 import {
@@ -40,23 +42,27 @@ const UNSURE: unique symbol = Symbol('unsure');
 type Completion = (value: unknown) => unknown;
 type Plan = (event: unknown) => ExecutionResult | undefined;
 
-// Plans by document and operation name, for the schema they were made for.
-const plans = new WeakMap<DocumentNode, Map<string, { schema: GraphQLSchema; plan: Plan | undefined }>>();
+// Plans by document and operation name (undefined: the document's only operation), for the schema they were made for.
+const plans = new WeakMap<DocumentNode, Map<string | undefined, { schema: GraphQLSchema; plan: Plan | undefined }>>();
 
 /**
  * The result of `event` for the subscription of `args`, as graphql-js's `execute` would give it
  * without errors; undefined when the operation has no plan or this event leaves the plan unsure.
+ * The arguments and variables are not looked at: the subscription's source stream was opened with
+ * the same ones (`createSourceEventStream`), which refuses those graphql-js would.
  */
 export function plainResult(args: ExecutionArgs, event: unknown): ExecutionResult | undefined {
+  // A caller's own default resolver is not the one the plan reads with.
+  if (args.fieldResolver !== undefined && args.fieldResolver !== null) return undefined;
   let byName = plans.get(args.document);
   if (byName === undefined) {
     byName = new Map();
     plans.set(args.document, byName);
   }
-  const name = args.operationName ?? '';
+  const name = args.operationName ?? undefined;
   let planned = byName.get(name);
   if (planned === undefined || planned.schema !== args.schema) {
-    planned = { schema: args.schema, plan: args.fieldResolver === undefined || args.fieldResolver === null ? planOf(args) : undefined };
+    planned = { schema: args.schema, plan: planOf(args) };
     byName.set(name, planned);
   }
   return planned.plan?.(event);
@@ -79,7 +85,13 @@ function planOf(args: ExecutionArgs): Plan | undefined {
   const field = planner.field(root, nodes, true);
   if (field === undefined) return undefined;
   return (event) => {
-    const value = field(event);
+    let value: unknown;
+    try {
+      value = field(event);
+    } catch {
+      // A getter or a resolver that throws is a field error graphql-js reports.
+      return undefined;
+    }
     if (value === UNSURE) return undefined;
     const data = Object.create(null) as Record<string, unknown>;
     data[key] = value;
@@ -144,10 +156,12 @@ function createPlanner(schema: GraphQLSchema, fragments: ReadonlyMap<string, Fra
       if (complete === undefined) return undefined;
       const resolve = definition.resolve;
       if (resolve !== undefined && !isSourceOnly(resolve)) return undefined;
+      // A resolver replaced after the plan was made (OpenTelemetry's graphql instrumentation wraps
+      // them in place to trace them) leaves the push to graphql-js, which calls the replacement.
       const read =
         resolve === undefined
           ? (parent: unknown) => (typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[name] : UNSURE)
-          : (parent: unknown) => (resolve as (parent: unknown) => unknown)(parent);
+          : (parent: unknown) => (definition.resolve === resolve ? (resolve as (parent: unknown) => unknown)(parent) : UNSURE);
       return (parent) => {
         const value = read(parent);
         return typeof value === 'function' ? UNSURE : complete(value);

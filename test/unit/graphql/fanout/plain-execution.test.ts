@@ -4,7 +4,7 @@
  * has directives), and none that graphql-js answers with one.
  */
 import fc from 'fast-check';
-import { execute, parse, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { execute, isObjectType, parse, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { plainResult } from '../../../../src/graphql/fanout/plain-execution.js';
 import { createSchema } from '../../../../src/graphql/schema/schema.js';
@@ -139,5 +139,45 @@ describe('a push answered by its plan', () => {
     expect(
       plainResult({ schema, document: parse('subscription { testMessages(correlationId: "t-1") { sequence } }'), fieldResolver: () => 1 }, event),
     ).toBeUndefined();
+  });
+
+  it('gives way where graphql-js would see something else: a resolver wrapped after the plan, a getter that throws, a field resolver or another operation name on a planned document', () => {
+    const schema = createSchema();
+    const event = {
+      correlationId: 't-1',
+      key: 's:1',
+      messageId: null,
+      sequence: 4,
+      status: null,
+      final: false,
+      payload: 1,
+      producedAt: null,
+      receivedAt: 0,
+      arrival: 1,
+    };
+    const args: ExecutionArgs = { schema, document: parse('subscription { testMessages(correlationId: "t-1") { id sequence } }') };
+    expect(JSON.stringify(plainResult(args, event))).toBe('{"data":{"testMessages":{"id":"t-1/s:1","sequence":4}}}');
+    // As OpenTelemetry's graphql instrumentation does to trace a resolver: replaced in place.
+    const type = schema.getType('TestMessage');
+    if (!isObjectType(type)) throw new Error('no TestMessage');
+    const field = type.getFields().id;
+    if (field?.resolve === undefined) throw new Error('TestMessage.id has no resolver');
+    const original = field.resolve;
+    field.resolve = (...call: Parameters<typeof original>) => `traced ${String(original(...call))}`;
+    expect(plainResult(args, event)).toBeUndefined();
+    expect(JSON.stringify(executed(args, event))).toBe('{"data":{"testMessages":{"id":"traced t-1/s:1","sequence":4}}}');
+    field.resolve = original;
+
+    const throwing = Object.defineProperty({ ...event }, 'sequence', {
+      get() {
+        throw new Error('unreadable');
+      },
+    });
+    expect(plainResult(args, throwing)).toBeUndefined();
+    expect(executed(args, throwing).errors?.[0]?.message).toBe('unreadable');
+
+    expect(plainResult({ ...args, fieldResolver: () => 99 }, event)).toBeUndefined();
+    expect(plainResult({ ...args, operationName: '' }, event)).toBeUndefined();
+    expect(plainResult(args, event)).toBeDefined();
   });
 });
