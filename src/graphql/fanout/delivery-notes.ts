@@ -14,9 +14,9 @@
  * operation shares; a noted one is the shared result with the extensions spliced in.
  */
 
-import { execute, visit, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { visit, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { askedGuarantee } from '../pipeline/plugins/delivery-guarantee.js';
-import { plainResult } from './plain-execution.js';
+import { executeEvent } from './plain-execution.js';
 import type { PushSink, SharedResult, SubscriberSink } from './push-sink.js';
 
 /** What a subscription was granted, for its confirmation. */
@@ -163,7 +163,7 @@ class NotingSink implements SubscriberSink {
     if (!this.inData || typeof shared.event !== 'object' || shared.event === null) return shared;
     const copy = { ...shared.event };
     notesOf.set(copy, schemaNote(note));
-    const result = plainResult(this.args, copy) ?? execute({ ...this.args, rootValue: copy });
+    const result = executeEvent(this.args, copy);
     // Every field below `testMessages` resolves synchronously (a pure function of the message); a
     // result that would not is left as shared, with the note in its extensions only.
     return result instanceof Promise ? shared : this.sharedResult(copy, result);

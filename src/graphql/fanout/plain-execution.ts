@@ -17,6 +17,7 @@
  * made as graphql-js makes them (`Object.create(null)`, fields in the order it collects them).
  */
 import {
+  execute,
   getNamedType,
   getOperationAST,
   isAbstractType,
@@ -66,6 +67,11 @@ export function plainResult(args: ExecutionArgs, event: unknown): ExecutionResul
     byName.set(name, planned);
   }
   return planned.plan?.(event);
+}
+
+/** The result of `event` for the subscription of `args`: its plan's, or graphql-js's `execute` where the plan gives way. */
+export function executeEvent(args: ExecutionArgs, event: unknown): ExecutionResult | Promise<ExecutionResult> {
+  return plainResult(args, event) ?? execute({ ...args, rootValue: event });
 }
 
 function planOf(args: ExecutionArgs): Plan | undefined {

@@ -23,9 +23,9 @@
  * push-tracing plugin's span) from its first execution until that turn ends; each subscriber it
  * reaches is counted.
  */
-import { execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
-import { plainResult } from './plain-execution.js';
+import { executeEvent } from './plain-execution.js';
 import type { SharedResult } from './push-sink.js';
 
 /** The results of this turn, by event and operation. */
@@ -93,7 +93,7 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
       }
       let shared = perEvent.get(key);
       if (shared === undefined) {
-        const result = plainResult(args, event) ?? execute({ ...args, rootValue: event });
+        const result = executeEvent(args, event);
         shared = result instanceof Promise ? result.then((settled) => sharedResult(event, settled)) : sharedResult(event, result);
         perEvent.set(key, shared);
       }

@@ -67,6 +67,20 @@ const message = fc.record({
   arrival: fc.integer({ min: 1, max: 1_000_000 }),
 });
 
+/** One well-formed stored message, for the cases below the property. */
+const event = {
+  correlationId: 't-1',
+  key: 's:1',
+  messageId: null,
+  sequence: 4,
+  status: null,
+  final: false,
+  payload: 1,
+  producedAt: null,
+  receivedAt: 0,
+  arrival: 1,
+};
+
 function executed(args: ExecutionArgs, event: unknown): ExecutionResult {
   const result = execute({ ...args, rootValue: event });
   if (result instanceof Promise) throw new Error('a push executed asynchronously');
@@ -118,18 +132,6 @@ describe('a push answered by its plan', () => {
 
   it('is made for the operation named, and none for a query or a field resolver of the caller', () => {
     const schema = createSchema();
-    const event = {
-      correlationId: 't-1',
-      key: 's:1',
-      messageId: null,
-      sequence: 4,
-      status: null,
-      final: false,
-      payload: 1,
-      producedAt: null,
-      receivedAt: 0,
-      arrival: 1,
-    };
     const document = parse(
       'subscription A { testMessages(correlationId: "t-1") { sequence } } subscription B { testMessages(correlationId: "t-1") { final } }',
     );
@@ -143,18 +145,6 @@ describe('a push answered by its plan', () => {
 
   it('gives way where graphql-js would see something else: a resolver wrapped after the plan, a getter that throws, a field resolver or another operation name on a planned document', () => {
     const schema = createSchema();
-    const event = {
-      correlationId: 't-1',
-      key: 's:1',
-      messageId: null,
-      sequence: 4,
-      status: null,
-      final: false,
-      payload: 1,
-      producedAt: null,
-      receivedAt: 0,
-      arrival: 1,
-    };
     const args: ExecutionArgs = { schema, document: parse('subscription { testMessages(correlationId: "t-1") { id sequence } }') };
     expect(JSON.stringify(plainResult(args, event))).toBe('{"data":{"testMessages":{"id":"t-1/s:1","sequence":4}}}');
     // As OpenTelemetry's graphql instrumentation does to trace a resolver: replaced in place.
