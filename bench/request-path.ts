@@ -20,10 +20,10 @@
  * of ours below it.
  */
 import { Session } from 'node:inspector/promises';
-import WebSocket from 'ws';
 import { createMemoryResultLog } from '../src/log/memory-result-log.js';
 import { incoming } from '../test/log/storage-contract.js';
 import { eventually } from '../test/support/graphql.js';
+import { openRawSocket } from '../test/support/raw-socket.js';
 import { startPipelineService } from '../test/support/service.js';
 import { defaultToken } from '../test/support/tokens.js';
 
@@ -61,17 +61,11 @@ async function query(id: string): Promise<void> {
 async function follower(): Promise<{ push(): Promise<void>; close(): void }> {
   const id = `follow-${made++}-${Date.now()}`;
   await store.create({ correlationId: id, input: null, owner: 'tester' });
-  const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+  const { ws } = await openRawSocket(svc.url, token);
   let nexts = 0;
-  let acked = false;
   ws.on('message', (data: Buffer) => {
-    const text = data.toString();
-    if (text.includes('"type":"next"')) nexts++;
-    if (text === '{"type":"connection_ack"}') acked = true;
+    if (data.toString().includes('"type":"next"')) nexts++;
   });
-  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
-  ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${token}` } }));
-  await eventually(() => acked, 5000, 'the ack');
   ws.send(JSON.stringify({ id: 's', type: 'subscribe', payload: { query: FOLLOW, variables: { id } } }));
   await eventually(() => store.followers(id) === 1, 5000, 'the follower');
   let sequence = 0;

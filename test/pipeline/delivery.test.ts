@@ -6,11 +6,11 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import type { IncomingMessage } from '../../src/domain/types.js';
 import { incoming, storedTest as storeTest } from '../log/storage-contract.js';
 import { collect, eventually, subscriptionTransports } from '../support/graphql.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
+import { openRawSocket } from '../support/raw-socket.js';
 import { useRedisLogs } from '../support/redis-logs.js';
 import { startPipelineService, type TestService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
@@ -134,10 +134,7 @@ describe('a subscriber that falls behind', () => {
    */
   async function fallBehindOverWebSocket(label: string, query: string): Promise<string[]> {
     const id = await storedTest(label);
-    const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
-    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
-    ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
-    await new Promise((resolve) => ws.once('message', resolve));
+    const { ws } = await openRawSocket(svc.url, await defaultToken());
     const frames: string[] = [];
     ws.on('message', (data) => {
       const text = String(data);

@@ -7,10 +7,10 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import type { IncomingMessage as ResultMessage } from '../../src/domain/types.js';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { eventually } from '../support/graphql.js';
+import { openRawSocket } from '../support/raw-socket.js';
 import { startPipelineService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 import { incoming } from '../log/storage-contract.js';
@@ -34,13 +34,7 @@ afterAll(async () => {
 });
 
 /** A raw graphql-ws connection, acknowledged. */
-async function connect(): Promise<WebSocket> {
-  const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
-  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
-  ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
-  await new Promise((resolve) => ws.once('message', resolve));
-  return ws;
-}
+const connect = async () => (await openRawSocket(svc.url, await defaultToken())).ws;
 
 /** Memory the service's process holds: its heap and the buffers outside it (socket writes). */
 const held = async () => {

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket from 'ws';
 import { eventually } from '../support/graphql.js';
+import { openRawSocket } from '../support/raw-socket.js';
 import { defaultToken } from '../support/tokens.js';
 
 const serviceModule = fileURLToPath(new URL('../support/service.ts', import.meta.url));
@@ -83,12 +84,8 @@ async function inSlices(count: number, open: () => Promise<void>): Promise<void>
 async function overWebSockets(url: string, id: string, count: number): Promise<void> {
   const token = await defaultToken();
   await inSlices(count, async () => {
-    const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+    const { ws: socket } = await openRawSocket(url, token);
     sockets.push(socket);
-    await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
-    const acknowledged = new Promise((resolve) => socket.once('message', resolve));
-    socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${token}` } }));
-    await acknowledged;
     socket.send(JSON.stringify({ id: randomUUID(), type: 'subscribe', payload: { query: FOLLOW, variables: { id } } }));
   });
 }

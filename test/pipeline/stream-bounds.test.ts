@@ -14,6 +14,7 @@ import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import type { IncomingMessage as ResultMessage } from '../../src/domain/types.js';
 import { incoming } from '../log/storage-contract.js';
 import { eventually } from '../support/graphql.js';
+import { rawSocketOrClose } from '../support/raw-socket.js';
 import { startPipelineService } from '../support/service.js';
 import { mintToken } from '../support/tokens.js';
 
@@ -40,13 +41,8 @@ const subscription = (id: string) => `subscription { testMessages(correlationId:
 
 /** An acknowledged graphql-ws connection, or the close code it got instead. */
 async function connect(bearer: string): Promise<WebSocket | number> {
-  const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
-  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
-  ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${bearer}` } }));
-  return new Promise((resolve) => {
-    ws.once('message', () => resolve(ws));
-    ws.once('close', (code) => resolve(code));
-  });
+  const answer = await rawSocketOrClose(svc.url, bearer);
+  return typeof answer === 'number' ? answer : answer.ws;
 }
 
 /** An SSE subscription's response, not yet read. */

@@ -6,9 +6,9 @@
  * without a broker (the pipeline's harness): results reach it through the consumer's handler.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { createMemoryResultLog } from '../../src/log/memory-result-log.js';
 import { eventually } from '../support/graphql.js';
+import { openRawSocket } from '../support/raw-socket.js';
 import { startPipelineService } from '../support/service.js';
 import { defaultToken } from '../support/tokens.js';
 import { incoming } from '../log/storage-contract.js';
@@ -26,15 +26,7 @@ afterAll(async () => {
 });
 
 /** A raw graphql-ws connection, acknowledged, keeping every frame it receives as text. */
-async function connect(): Promise<{ ws: WebSocket; frames: string[] }> {
-  const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
-  const frames: string[] = [];
-  ws.on('message', (data: Buffer) => frames.push(data.toString()));
-  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
-  ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${await defaultToken()}` } }));
-  await eventually(() => frames.includes('{"type":"connection_ack"}'), 5000, 'the ack');
-  return { ws, frames };
-}
+const connect = async () => openRawSocket(svc.url, await defaultToken(), { keepFrames: true });
 
 const FOLLOW = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence status payload } }';
 
