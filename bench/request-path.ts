@@ -22,7 +22,7 @@
 import { Session } from 'node:inspector/promises';
 import { createMemoryResultLog } from '../src/log/memory-result-log.js';
 import { incoming } from '../test/log/storage-contract.js';
-import { eventually } from '../test/support/graphql.js';
+import { eventually, postGraphQL } from '../test/support/graphql.js';
 import { openRawSocket } from '../test/support/raw-socket.js';
 import { startPipelineService } from '../test/support/service.js';
 import { defaultToken } from '../test/support/tokens.js';
@@ -48,12 +48,7 @@ async function freshTest(): Promise<string> {
 }
 
 async function query(id: string): Promise<void> {
-  const response = await fetch(`${svc.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query: QUERY, variables: { id } }),
-  });
-  const body = (await response.json()) as { data?: { test?: { messages?: { nodes?: unknown[] } } } };
+  const { body } = await postGraphQL<{ test?: { messages?: { nodes?: unknown[] } } }>(svc.url, QUERY, { id }, { token });
   if (body.data?.test?.messages?.nodes?.length !== 1) throw new Error(`the query answered ${JSON.stringify(body)}`);
 }
 
