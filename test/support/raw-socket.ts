@@ -21,16 +21,23 @@ export interface RawSocketOptions {
 /**
  * Opens `<url>/graphql` (an `http://` base) with graphql-ws's subprotocol and sends
  * `connection_init` with `bearer`: the connection once the service acknowledged it, or the close
- * code it got instead (a refused token).
+ * code it got instead (a refused token). Rejects when another frame comes before the ack: that is
+ * no answer graphql-ws allows, and a close code cannot stand for it.
  */
 export async function rawSocketOrClose(url: string, bearer: string, options: RawSocketOptions = {}): Promise<RawSocket | number> {
   const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
   await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
-  const answer = new Promise<RawSocket | number>((resolve) => {
+  const answer = new Promise<RawSocket | number>((resolve, reject) => {
     ws.once('message', (data: Buffer) => {
+      const first = data.toString();
+      if (first !== '{"type":"connection_ack"}') {
+        ws.terminate();
+        reject(new Error(`the first frame was not the connection's ack: ${first.slice(0, 200)}`));
+        return;
+      }
       const frames: string[] = [];
       if (options.keepFrames === true) ws.on('message', (next: Buffer) => frames.push(next.toString()));
-      resolve(data.toString() === '{"type":"connection_ack"}' ? { ws, frames } : -1);
+      resolve({ ws, frames });
     });
     ws.once('close', (code) => resolve(code));
   });
@@ -41,7 +48,6 @@ export async function rawSocketOrClose(url: string, bearer: string, options: Raw
 /** {@link rawSocketOrClose}, rejecting unless the service acknowledged the connection. */
 export async function openRawSocket(url: string, bearer: string, options: RawSocketOptions = {}): Promise<RawSocket> {
   const answer = await rawSocketOrClose(url, bearer, options);
-  if (typeof answer === 'number')
-    throw new Error(`the graphql-ws connection was not acknowledged (${answer === -1 ? 'another frame came first' : `closed ${answer}`})`);
+  if (typeof answer === 'number') throw new Error(`the graphql-ws connection was not acknowledged (closed ${answer})`);
   return answer;
 }
