@@ -49,6 +49,8 @@ export interface KafkaClusterOptions {
   readonly heapMb?: number;
   /** Working folder (storage, configuration, logs); default a new temporary folder, removed at stop. */
   readonly dir?: string;
+  /** Where that temporary folder is made when `dir` is not given; default the system's temporary folder. */
+  readonly parent?: string;
   /**
    * Runs the nodes in a process group of their own, so a Ctrl-C at the terminal reaches only this
    * process, which stops them when it chooses (the local stack stops the service first).
@@ -128,7 +130,7 @@ async function startKafkaOnce(options: KafkaClusterOptions): Promise<KafkaCluste
   const libs = await ensureKafkaJars();
   const version = /kafka\/([^/]+)\/libs$/.exec(libs)?.[1] ?? 'unknown';
   const ownDir = options.dir === undefined;
-  const root = options.dir ?? (await mkdtemp(join(tmpdir(), 'kafka-')));
+  const root = options.dir ?? (await mkdtemp(join(options.parent ?? tmpdir(), 'kafka-')));
   await mkdir(root, { recursive: true });
   const extra = options.listeners ?? [];
   const nodes: NodeState[] = [];
