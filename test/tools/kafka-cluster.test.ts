@@ -1,16 +1,23 @@
 /** The real-Kafka helper: a node serves, produces and consumes, stops and comes back. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { offsetsPartition, startKafka, type KafkaCluster } from '../../tools/kafka/kafka-cluster.js';
 
 let cluster: KafkaCluster;
+/** The folder the cluster is asked to make its own temporary folder in. */
+let parent: string;
 
 beforeAll(async () => {
-  cluster = await startKafka({ nodes: 1, topics: [{ name: 'helper-topic', partitions: 2 }] });
+  parent = await mkdtemp(join(tmpdir(), 'kafka-parent-'));
+  cluster = await startKafka({ nodes: 1, topics: [{ name: 'helper-topic', partitions: 2 }], parent });
 }, 120_000);
 
 afterAll(async () => {
   await cluster?.stop();
+  await rm(parent, { recursive: true, force: true });
 });
 
 // A Java broker starts, stops and restarts in seconds, and in tens of seconds on a loaded machine.
@@ -20,6 +27,11 @@ describe('startKafka', { timeout: 120_000 }, () => {
     expect(cluster.bootstrapServers).toHaveLength(1);
     expect(await cluster.leaderOf('helper-topic', 0)).toBe(1);
     expect(await cluster.leaderOf('helper-topic', 1)).toBe(1);
+  });
+
+  it('makes its working folder in the parent it was given', async () => {
+    expect(cluster.nodes[0]?.logFile.startsWith(`${parent}/kafka-`)).toBe(true);
+    expect(await readdir(parent)).toHaveLength(1);
   });
 
   it('refuses to create a topic twice', async () => {
