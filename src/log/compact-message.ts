@@ -15,6 +15,7 @@
  * Readers see an ordinary {@link TestMessage}: the derived fields are getters on a shared
  * prototype. `toJSON` gives the plain form, so serializing one needs no knowledge of this.
  */
+import { FIELD_JSON_TEXT } from '../domain/json-text.js';
 import { plainMessage, type IncomingMessage, type TestMessage, type TestStatus } from '../domain/types.js';
 
 const STATUSES: readonly (TestStatus | null)[] = [null, 'PENDING', 'RUNNING', 'COMPLETED', 'FAILED'];
@@ -84,6 +85,10 @@ class CompactMessage implements CompactFields {
   }
   get payload(): unknown {
     return JSON.parse(this.payloadJson) as unknown;
+  }
+  /** The payload's text as stored, for a push that copies it to the wire rather than parse it (`domain/json-text.ts`). */
+  [FIELD_JSON_TEXT](field: string): string | undefined {
+    return field === 'payload' ? this.payloadJson : undefined;
   }
   get receivedAt(): number {
     return this.test.base + this.received;

@@ -25,7 +25,8 @@
  */
 import { type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
-import { executeEvent } from './plain-execution.js';
+import { stringifyWithText } from '../../domain/json-text.js';
+import { executeEvent, holdsText } from './plain-execution.js';
 import type { SharedResult } from './push-sink.js';
 
 /** The results of this turn, by event and operation. */
@@ -109,7 +110,8 @@ export function sharedResult(event: unknown, result: ExecutionResult): SharedRes
   return {
     event,
     result,
-    bytes: () => (bytes ??= Buffer.from(JSON.stringify(result))),
+    // A plan's result may carry a stored payload's text, copied as it is rather than parsed and serialized again.
+    bytes: () => (bytes ??= Buffer.from((holdsText(result) ? stringifyWithText(result) : JSON.stringify(result)) as string)),
     shared<T>(key: symbol, make: () => T): T {
       if (!made.has(key)) made.set(key, make());
       return made.get(key) as T;

@@ -5,8 +5,10 @@
  */
 import fc from 'fast-check';
 import { execute, isObjectType, parse, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { describe, expect, it } from 'vitest';
-import { plainResult } from '../../../../src/graphql/fanout/plain-execution.js';
+import { describe, expect, it, vi } from 'vitest';
+import { executeEvent, plainResult } from '../../../../src/graphql/fanout/plain-execution.js';
+import { sharedResult } from '../../../../src/graphql/fanout/shared-results.js';
+import { compactMessage } from '../../../../src/log/compact-message.js';
 import { createSchema } from '../../../../src/graphql/schema/schema.js';
 
 const MESSAGE_FIELDS = [
@@ -169,5 +171,50 @@ describe('a push answered by its plan', () => {
     expect(plainResult({ ...args, fieldResolver: () => 99 }, event)).toBeUndefined();
     expect(plainResult({ ...args, operationName: '' }, event)).toBeUndefined();
     expect(plainResult(args, event)).toBeDefined();
+  });
+});
+
+describe("a stored payload's text on a push", () => {
+  const schema = createSchema();
+  const stored = (payload: unknown) =>
+    compactMessage(
+      { correlationId: 't-1', key: 's:4', messageId: null, sequence: 4, status: 'RUNNING', final: false, payload, producedAt: null },
+      1_000,
+      { correlationId: 't-1', base: 0 },
+      1,
+    );
+  const args = (selection: string): ExecutionArgs => ({ schema, document: parse(`subscription { testMessages(correlationId: "t-1") { ${selection} } }`) });
+
+  it("is copied into the push's bytes as stored, the same bytes graphql-js's result serializes to, whatever the payload", () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.constantFrom('payload', 'sequence payload', 'p: payload status', 'payload q: payload'),
+        (payload, selection) => {
+          const message = stored(payload);
+          const shared = sharedResult(message, executeEvent(args(selection), message) as ExecutionResult);
+          expect(shared.bytes().toString()).toBe(JSON.stringify(executed(args(selection), message)));
+          // A result serialized another way (an error's path, a transport of its own) still reads the value.
+          expect(JSON.stringify(shared.result)).toBe(JSON.stringify(executed(args(selection), message)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is not parsed on a push, and is parsed for a push graphql-js executes', () => {
+    const message = stored({ note: 'x'.repeat(200), list: [1, 2, 3] });
+    const parses = vi.spyOn(JSON, 'parse');
+    try {
+      const shared = sharedResult(message, executeEvent(args('sequence payload'), message) as ExecutionResult);
+      expect(shared.bytes().toString()).toBe(`{"data":{"testMessages":{"sequence":4,"payload":{"note":"${'x'.repeat(200)}","list":[1,2,3]}}}}`);
+      expect(parses).not.toHaveBeenCalled();
+      // With a directive the plan gives way, and graphql-js reads the payload as any reader does.
+      const directed = args('sequence payload @include(if: true)');
+      sharedResult(message, executeEvent(directed, message) as ExecutionResult).bytes();
+      expect(parses).toHaveBeenCalledTimes(1);
+    } finally {
+      parses.mockRestore();
+    }
   });
 });
