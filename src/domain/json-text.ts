@@ -1,12 +1,14 @@
 /**
  * JSON text carried as it is from the store to the wire. The memory log keeps each message's
- * payload as the JSON text it serialized once at ingest (`log/compact-message.ts`); a push of
- * `payload` used to parse that text into objects only for the push's serialization to turn them
- * back into the same text, on every push: with one follower per test nothing is shared, and the
- * cost grows with the payload (a few kilobytes cost tens of µs a push). A stored message offers a
- * field's text under {@link FIELD_JSON_TEXT}; the push's plan (`graphql/fanout/plain-execution.ts`)
- * puts it in the result as a {@link JsonText}, and {@link stringifyWithText} copies it into the bytes.
+ * payload as the JSON text it serialized once at ingest (`log/compact-message.ts`); every read of
+ * `payload` (a push, a query, `GET /tests/{id}`) used to parse that text into objects only for the
+ * response's serialization to turn them back into the same text: with one follower per test
+ * nothing is shared between pushes, and the cost grows with the payload (at 10 KB, about 140 µs a
+ * push of the 150 it cost). A stored message offers a field's text under {@link FIELD_JSON_TEXT};
+ * the field's resolver answers it as a {@link JsonText}, and {@link stringifyWithText}, which
+ * serializes every result and REST body, copies it into the output.
  */
+import { randomBytes } from 'node:crypto';
 
 /** The key of a stored value's method answering a field's JSON text, or undefined when it holds none. */
 export const FIELD_JSON_TEXT: unique symbol = Symbol('field JSON text');
@@ -16,44 +18,51 @@ export interface HoldsJsonText {
   [FIELD_JSON_TEXT](field: string): string | undefined;
 }
 
-/** Whether `value` can answer some of its fields as JSON text. */
-export function holdsJsonText(value: unknown): value is HoldsJsonText {
-  return typeof value === 'object' && value !== null && typeof (value as Partial<HoldsJsonText>)[FIELD_JSON_TEXT] === 'function';
-}
+// While stringifyWithText runs (synchronously: nothing else runs in between), the texts met so far.
+let collecting: string[] | undefined;
+// Stands for a text in the native serializer's output, numbered: random per process, so that no
+// string a client or a producer controls can be taken for one (it never leaves the process).
+const MARK = `json-text-${randomBytes(12).toString('hex')}-`;
+const MARKED = new RegExp(`"${MARK}(\\d+)"`, 'g');
 
 /**
  * A JSON value held as its text (valid JSON, as `JSON.stringify` made it). A class, against the
- * project's rule of factories, for the reason `compact-message.ts` gives: one is made a push, and
- * an object with a shared prototype is cheapest made by a constructor. Anything that serializes a
- * result without {@link stringifyWithText} still gets the value (`toJSON` parses the text).
+ * project's rule of factories, for the reason `compact-message.ts` gives: one is made a read, and an
+ * object with a shared prototype is cheapest made by a constructor. A serialization other than
+ * {@link stringifyWithText} still gets the value: `toJSON` parses the text.
  */
 export class JsonText {
   constructor(readonly text: string) {}
   toJSON(): unknown {
-    return JSON.parse(this.text) as unknown;
+    if (collecting === undefined) return JSON.parse(this.text) as unknown;
+    collecting.push(this.text);
+    return `${MARK}${collecting.length - 1}`;
   }
 }
 
+/** `parent[field]`, or its stored text as a {@link JsonText} where `parent` holds that text. */
+export function jsonField(parent: object, field: string): unknown {
+  const offer = (parent as Partial<HoldsJsonText>)[FIELD_JSON_TEXT];
+  const text = typeof offer === 'function' ? offer.call(parent, field) : undefined;
+  if (text === undefined) return (parent as Record<string, unknown>)[field];
+  return text === 'null' ? null : new JsonText(text);
+}
+
 /**
- * `JSON.stringify(value)` for a result that holds {@link JsonText}s, each copied as its text
- * instead of parsed and serialized again. Walks the objects and arrays around them (a result's
- * envelope: a few small objects), as `JSON.stringify` would; everything else is `JSON.stringify`'s.
+ * `JSON.stringify(value)`, with every {@link JsonText} in it copied as its text rather than parsed
+ * and serialized again. The native serializer does the walk; each text stands in its output as a
+ * marked string, replaced afterwards.
  */
-export function stringifyWithText(value: unknown): string | undefined {
-  if (value instanceof JsonText) return value.text;
-  if (typeof value !== 'object' || value === null || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += `${i === 0 ? '' : ','}${stringifyWithText(value[i]) ?? 'null'}`;
-    return `${out}]`;
+export function stringifyWithText(value: object): string {
+  const texts: string[] = [];
+  const outer = collecting;
+  collecting = texts;
+  let out: string | undefined;
+  try {
+    out = JSON.stringify(value);
+  } finally {
+    collecting = outer;
   }
-  let out = '{';
-  let first = true;
-  for (const key of Object.keys(value)) {
-    const text = stringifyWithText((value as Record<string, unknown>)[key]);
-    if (text === undefined) continue;
-    out += `${first ? '' : ','}${JSON.stringify(key)}:${text}`;
-    first = false;
-  }
-  return `${out}}`;
+  if (out === undefined) throw new TypeError('the value has no JSON form');
+  return texts.length === 0 ? out : out.replace(MARKED, (_, index: string) => texts[Number(index)] as string);
 }

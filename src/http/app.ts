@@ -22,6 +22,7 @@ import { sendRefusal } from './send-refusal.js';
 import { byClientIp, byPrincipal, rateLimit } from './rate-limit.js';
 import { assignRequestId, requestIdOf } from './request-id-header.js';
 import { securityHeaders } from './security-headers.js';
+import { stringifyWithText } from '../domain/json-text.js';
 import { messageQuery, testToJson } from './test-json.js';
 import { canonicalCorrelationId } from '../domain/correlation-id.js';
 
@@ -194,7 +195,11 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
       sendProblem(res, 'NOT_FOUND', `No test has the correlation id "${correlationId}".`, { instance: req.originalUrl });
       return;
     }
-    res.setHeader('Cache-Control', 'no-store').json(testToJson(test, page, range));
+    // Serialized as res.json would, with each stored payload's text copied as it is (`domain/json-text.ts`).
+    res
+      .setHeader('Cache-Control', 'no-store')
+      .type('json')
+      .send(stringifyWithText(testToJson(test, page, range)));
   });
 
   const graphiql = api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' };

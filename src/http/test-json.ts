@@ -1,5 +1,6 @@
 /** The REST representation of tests and messages (times as ISO 8601 strings). */
 import { afterIdPrefix } from '../domain/correlation-id.js';
+import { jsonField } from '../domain/json-text.js';
 import { messageGlobalId, type TestMessage, type TestSummary } from '../domain/types.js';
 import { ServiceError } from '../base/errors.js';
 import { checkPageSize, DEFAULT_MESSAGE_PAGE } from '../log/message-slice.js';
@@ -16,7 +17,8 @@ export function messageToJson(message: TestMessage) {
     sequence: message.sequence,
     status: message.status,
     final: message.final,
-    payload: message.payload,
+    // The stored text where the store keeps one, copied into the body by the route (`stringifyWithText`).
+    payload: jsonField(message, 'payload'),
     producedAt: iso(message.producedAt),
     receivedAt: iso(message.receivedAt),
   };

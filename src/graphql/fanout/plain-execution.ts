@@ -33,28 +33,15 @@ import {
   type FragmentDefinitionNode,
   type GraphQLObjectType,
   type GraphQLOutputType,
-  type GraphQLScalarType,
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import { FIELD_JSON_TEXT, holdsJsonText, JsonText } from '../../domain/json-text.js';
-import { JSONScalar } from '../schema/scalars.js';
 import { isSourceOnly } from '../schema/source-only.js';
 
 /** The plan's answer when it is not sure: graphql-js executes the event instead. */
 const UNSURE: unique symbol = Symbol('unsure');
 type Completion = (value: unknown) => unknown;
 type Plan = (event: unknown) => ExecutionResult | undefined;
-
-// Stored JSON texts put in results so far: a plan's push that moved it holds one (read synchronously, on one thread).
-let textsPut = 0;
-// The plans' results that hold a JsonText: serialized by `stringifyWithText`.
-const withText = new WeakSet<ExecutionResult>();
-
-/** Whether `result`, a plan's, holds stored JSON text ({@link JsonText}) to be copied by `stringifyWithText`. */
-export function holdsText(result: ExecutionResult): boolean {
-  return withText.has(result);
-}
 
 // Plans by document and operation name (undefined: the document's only operation), for the schema they were made for.
 const plans = new WeakMap<DocumentNode, Map<string | undefined, { schema: GraphQLSchema; plan: Plan | undefined }>>();
@@ -104,7 +91,6 @@ function planOf(args: ExecutionArgs): Plan | undefined {
   const field = planner.field(root, nodes, true);
   if (field === undefined) return undefined;
   return (event) => {
-    const texts = textsPut;
     let value: unknown;
     try {
       value = field(event);
@@ -115,9 +101,7 @@ function planOf(args: ExecutionArgs): Plan | undefined {
     if (value === UNSURE) return undefined;
     const data = Object.create(null) as Record<string, unknown>;
     data[key] = value;
-    const result: ExecutionResult = { data };
-    if (textsPut !== texts) withText.add(result);
-    return result;
+    return { data };
   };
 }
 
@@ -182,9 +166,7 @@ function createPlanner(schema: GraphQLSchema, fragments: ReadonlyMap<string, Fra
       // them in place to trace them) leaves the push to graphql-js, which calls the replacement.
       const read =
         resolve === undefined
-          ? passesJsonThrough(definition.type)
-            ? readJsonText(name)
-            : (parent: unknown) => (typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[name] : UNSURE)
+          ? (parent: unknown) => (typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[name] : UNSURE)
           : (parent: unknown) => (definition.resolve === resolve ? (resolve as (parent: unknown) => unknown)(parent) : UNSURE);
       return (parent) => {
         const value = read(parent);
@@ -256,24 +238,6 @@ function createPlanner(schema: GraphQLSchema, fragments: ReadonlyMap<string, Fra
   };
 
   return planner;
-}
-
-/** Whether a field of `type` serializes JSON as it is (the JSON scalar), so a stored value's text can stand for it. */
-function passesJsonThrough(type: GraphQLOutputType): boolean {
-  const named = getNamedType(type);
-  return isLeafType(named) && !isListType(isNonNullType(type) ? type.ofType : type) && (named as GraphQLScalarType).serialize === JSONScalar.serialize;
-}
-
-/** The default read of field `name`, answering the parent's stored JSON text for it where it holds one. */
-function readJsonText(name: string): (parent: unknown) => unknown {
-  return (parent) => {
-    if (typeof parent !== 'object' || parent === null) return UNSURE;
-    const text = holdsJsonText(parent) ? parent[FIELD_JSON_TEXT](name) : undefined;
-    if (text === undefined) return (parent as Record<string, unknown>)[name];
-    if (text === 'null') return null;
-    textsPut++;
-    return new JsonText(text);
-  };
 }
 
 function leafCompletion(serialize: (value: unknown) => unknown): Completion {

@@ -26,7 +26,7 @@
 import { type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
 import { stringifyWithText } from '../../domain/json-text.js';
-import { executeEvent, holdsText } from './plain-execution.js';
+import { executeEvent } from './plain-execution.js';
 import type { SharedResult } from './push-sink.js';
 
 /** The results of this turn, by event and operation. */
@@ -110,8 +110,8 @@ export function sharedResult(event: unknown, result: ExecutionResult): SharedRes
   return {
     event,
     result,
-    // A plan's result may carry a stored payload's text, copied as it is rather than parsed and serialized again.
-    bytes: () => (bytes ??= Buffer.from((holdsText(result) ? stringifyWithText(result) : JSON.stringify(result)) as string)),
+    // A stored payload's text in the result is copied as it is rather than parsed and serialized again.
+    bytes: () => (bytes ??= Buffer.from(stringifyWithText(result))),
     shared<T>(key: symbol, make: () => T): T {
       if (!made.has(key)) made.set(key, make());
       return made.get(key) as T;

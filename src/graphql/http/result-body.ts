@@ -6,6 +6,7 @@
  * call finds the text made for the same `data`.
  */
 import type { FormattedExecutionResult } from 'graphql';
+import { stringifyWithText } from '../../domain/json-text.js';
 
 /** Bodies of results with data alone, by their `data` (a result is not changed once executed). */
 const bodies = new WeakMap<object, string>();
@@ -17,12 +18,13 @@ export function resultBody(result: FormattedExecutionResult): string {
     const made = bodies.get(data);
     if (made !== undefined) return made;
   }
-  return `${JSON.stringify(result)}\n`;
+  // Stored JSON text in the result (a payload) is copied as it is (`domain/json-text.ts`).
+  return `${stringifyWithText(result)}\n`;
 }
 
 /** The body of a result with `data` alone, kept for the serializer's later call for the same result. */
 export function dataBody(data: Record<string, unknown>): string {
   let body = bodies.get(data);
-  if (body === undefined) bodies.set(data, (body = `${JSON.stringify({ data })}\n`));
+  if (body === undefined) bodies.set(data, (body = `${stringifyWithText({ data })}\n`));
   return body;
 }

@@ -1,4 +1,5 @@
 /** Resolvers of schema/*.graphql, typed by the generated resolver types. */
+import { jsonField } from '../../domain/json-text.js';
 import type { TestChangeEvent, TestMessage } from '../../domain/types.js';
 import { messageGlobalId } from '../../domain/types.js';
 import { ServiceError } from '../../base/errors.js';
@@ -109,6 +110,8 @@ export const resolvers: Resolvers = {
   // graphql-tools binds a resolver given as a function (a new function, without the mark).
   TestMessage: {
     id: { resolve: sourceOnly((message: TestMessage) => messageGlobalId(message)) },
+    // The stored text where the store keeps one (the memory log), copied into the response as it is.
+    payload: { resolve: sourceOnly((message: TestMessage) => jsonField(message, 'payload')) },
     cursor: { resolve: sourceOnly((message: TestMessage) => encodeCursor(message)) },
     // Set on a push that tells its subscriber something (fanout/delivery-notes.ts), null otherwise.
     delivery: { resolve: sourceOnly((message: TestMessage) => deliveryNoteOf(message) as ResolversTypes['DeliveryNote'] | null) },
