@@ -4,7 +4,8 @@
  * connection when they have one, must be `ready` (ioredis' own state), since with no offline queue every command sent while one of them connects or
  * reconnects is refused ("Cluster isn't ready and enableOfflineQueue options is false", "Stream
  * isn't writeable") even when Redis itself is fine. Then Redis: one node (standalone, or the
- * primary Sentinel names) answers PING; a Redis Cluster, every primary the client knows answers PING
+ * primary Sentinel names) answers PING; a Redis Cluster, every primary the client's slot map names
+ * is in its pool (a killed one leaves the pool at once), every primary the client knows answers PING
  * (a hung one holds its slots long before the cluster notices), and the cluster's own view, `CLUSTER INFO` as
  * the first primary to answer gives it, must have every slot served (`cluster_slots_ok` 16384): from
  * the moment the other nodes flag a primary as failing (`cluster-node-timeout`) until its replica
@@ -35,7 +36,21 @@ export async function checkRedis(redis: RedisClient, others: { readonly subscrib
     await redis.ping();
     return;
   }
-  const masters = (redis as Cluster).nodes('master');
+  const cluster = redis as Cluster;
+  const masters = cluster.nodes('master');
+  // A primary killed outright leaves the client's pool at once (its connection ends and is not
+  // retried), while the slots still map to it until the cluster fails it over: pinging the pool
+  // alone would answer ready through that window, the cluster's own view too until node-timeout.
+  const connected = new Set(masters.map((node) => `${node.options.host ?? ''}:${node.options.port ?? ''}`));
+  for (const owners of cluster.slots) {
+    const primary = owners?.[0];
+    if (primary !== undefined && !connected.has(primary)) {
+      // Asked to read the map again (ioredis does on a MOVED, which an idle replica never gets):
+      // the next check sees the node back in the pool (refused by its PING) or its replica promoted.
+      cluster.refreshSlotsCache();
+      throw new Error(`the primary ${primary} of slots in the client's map is not connected`);
+    }
+  }
   // Every primary answers: one that hangs (a paused or wedged process) holds its slots' reads and
   // writes until the command timeout, long before the cluster flags it as failing.
   await Promise.all(
