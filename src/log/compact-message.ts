@@ -86,7 +86,7 @@ class CompactMessage implements CompactFields {
   get payload(): unknown {
     return JSON.parse(this.payloadJson) as unknown;
   }
-  /** The payload's text as stored, for a push that copies it to the wire rather than parse it (`domain/json-text.ts`). */
+  /** The payload's text as stored, for a read that copies it into its response rather than parse it (`domain/json-text.ts`). */
   [FIELD_JSON_TEXT](field: string): string | undefined {
     return field === 'payload' ? this.payloadJson : undefined;
   }
