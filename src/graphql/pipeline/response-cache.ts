@@ -34,6 +34,7 @@ import type { Logger } from '../../base/logger.js';
 import type { ChangeDelivery, LiveResults } from '../../log/result-log.js';
 import type { TestSummary } from '../../domain/types.js';
 import { dataBody } from '../http/result-body.js';
+import { createChangeClock } from './change-clock.js';
 import type { Arrival, ArrivingOperation, ExecutionHooks, OperationToExecute } from './operation-plugin.js';
 
 /** Options of {@link createResponseCache}. */
@@ -135,18 +136,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   });
   // Entries by the tests they read, to drop them when one changes.
   const byTest = new Map<string, Set<string>>();
-  // The clock of changes: each test's last change, and below `floor`, changes forgotten.
-  let clock = 0;
-  // Bounded in bytes too: a test id is up to 256 characters.
-  const changedAt = new LRUCache<string, number>({
-    max: 100_000,
-    maxSize: 16 * 1024 * 1024,
-    sizeCalculation: (_at, id) => 100 + 2 * id.length,
-    dispose: (at, _id, reason) => {
-      if (reason === 'evict') floor = Math.max(floor, at);
-    },
-  });
-  let floor = 0;
+  // Each test's last change (bounded in bytes too: a test id is up to 256 characters).
+  const clock = createChangeClock({ maxIds: 100_000, maxBytes: 16 * 1024 * 1024 });
   let epoch = -1;
   let feed: AsyncIterableIterator<{ test: { correlationId: string } }> | undefined;
   let stopped = false;
@@ -163,7 +154,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     }
   }
   function changed(correlationId: string): void {
-    changedAt.set(correlationId, ++clock);
+    clock.stamp(correlationId);
     const keys = byTest.get(correlationId);
     if (keys === undefined) return;
     for (const key of [...keys]) entries.delete(key);
@@ -175,7 +166,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     if (delivery.epoch !== epoch) {
       entries.clear();
       epoch = delivery.epoch;
-      floor = ++clock;
+      clock.forget();
     }
     return delivery.live;
   }
@@ -190,7 +181,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       hits++;
       return { body: entry.body, contentType: entry.contentType, headers: HIT_HEADERS };
     }
-    pending.set(arrival, { key, started: clock, epoch });
+    pending.set(arrival, { key, started: clock.now, epoch });
     return undefined;
   }
 
@@ -213,8 +204,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     const { data, errors, extensions } = result;
     if (data == null || errors !== undefined || extensions !== undefined) return;
     const ttl = entryTtl(reads, options.ttlSeconds * 1000);
-    if (ttl <= 0 || !usable() || epoch !== startedEpoch || floor > started) return;
-    for (const id of reads.keys()) if ((changedAt.get(id) ?? 0) > started) return;
+    if (ttl <= 0 || !usable() || epoch !== startedEpoch || clock.changedSince(reads.keys(), started)) return;
     // The body Apollo Server sends for it, serialized once for both (`stringifyResult`).
     const entry: Entry = { body: dataBody(data), contentType, reads: [...reads.keys()] };
     entries.set(key, entry, { ttl });
