@@ -6,7 +6,10 @@
  * nothing is shared between pushes, and the cost grows with the payload (at 10 KB, about 140 µs a
  * push of the 150 it cost). A stored message offers a field's text under {@link FIELD_JSON_TEXT};
  * the field's resolver answers it as a {@link JsonText}, and {@link stringifyWithText}, which
- * serializes every result and REST body, copies it into the output.
+ * serializes every result and REST body the service serializes itself (pushes and their error
+ * results on every transport, bodies over HTTP, `GET /tests/{id}`), copies it into the output. A
+ * result another library serializes (graphql-ws's and graphql-sse's query results) gets the value:
+ * `toJSON` parses the text.
  */
 import { randomBytes } from 'node:crypto';
 

@@ -11,6 +11,7 @@
  */
 import type { ExecutionResult } from 'graphql';
 import type { ServerResponse } from 'node:http';
+import { stringifyWithText } from '../../domain/json-text.js';
 import { withDeliveryNote } from './delivery-notes.js';
 import type { PushSink, SharedResult } from './push-sink.js';
 import type { WriteCoalescer } from './write-coalescer.js';
@@ -33,7 +34,7 @@ export interface ResponsePushSinkOptions {
   /** How long the response may stay over `maxBufferedBytes` before it is cut. */
   readonly drainTimeoutMs: number;
   /** A result with errors as this subscriber gets it (through the lifecycle's error edge, under its request id), to serialize. */
-  readonly withClientErrors: (result: ExecutionResult) => unknown;
+  readonly withClientErrors: (result: ExecutionResult) => object;
 }
 
 /** Creates the sink of one subscription streamed on `res`. */
@@ -60,7 +61,7 @@ class ResponsePushSink implements PushSink {
     const errors = shared.result.errors;
     const frame =
       errors !== undefined && errors.length > 0
-        ? framing.frame(shared, JSON.stringify(this.options.withClientErrors(shared.result)))
+        ? framing.frame(shared, stringifyWithText(this.options.withClientErrors(shared.result)))
         : note === undefined
           ? shared.shared(framing.key, () => framing.frame(shared, shared.bytes().toString()))
           : framing.frame(shared, withDeliveryNote(shared.bytes(), note).toString());

@@ -30,6 +30,7 @@ import { forgetBearer } from '../../auth/bearer.js';
 import { flattenHead } from '../fanout/flat-head.js';
 import { ServiceError } from '../../base/errors.js';
 import { currentRequestId, withRequestId } from '../../base/request-id.js';
+import { stringifyWithText } from '../../domain/json-text.js';
 import { grantOf } from '../fanout/delivery-notes.js';
 import type { HttpStreamOptions } from '../fanout/http-stream-options.js';
 import { createResponsePushSink, type ResponseFraming } from '../fanout/response-push-sink.js';
@@ -144,7 +145,7 @@ interface Streamed {
 async function stream(options: GraphQLMultipartOptions, args: PreparedOperation, streamed: Streamed): Promise<void> {
   const { res, requestId } = streamed;
   const formatted = withClientErrors(options, requestId);
-  const last = (result: ExecutionResult) => options.coalescer.write(res, payloadPart(JSON.stringify(formatted(result))));
+  const last = (result: ExecutionResult) => options.coalescer.write(res, payloadPart(stringifyWithText(formatted(result))));
   res.writeHead(200, STATUS_CODES[200], { 'content-type': MULTIPART_CONTENT_TYPE, 'cache-control': 'no-cache, no-store' });
   flattenHead(res);
   res.write(BOUNDARY);
@@ -165,7 +166,7 @@ async function stream(options: GraphQLMultipartOptions, args: PreparedOperation,
 }
 
 /** A result as this stream's client gets it: its errors through the lifecycle's edge, under the request's id. */
-function withClientErrors(options: GraphQLMultipartOptions, requestId: string): (result: ExecutionResult) => unknown {
+function withClientErrors(options: GraphQLMultipartOptions, requestId: string): (result: ExecutionResult) => object {
   return (result) =>
     result.errors === undefined ? result : { ...result, errors: clientErrors(result.errors, requestId, options.pipeline.lifecycle.formatError) };
 }

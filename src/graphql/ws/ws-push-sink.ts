@@ -17,6 +17,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
+import { stringifyWithText } from '../../domain/json-text.js';
 import { withDeliveryNote } from '../fanout/delivery-notes.js';
 import type { PushSink, SharedResult } from '../fanout/push-sink.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
@@ -34,7 +35,7 @@ export interface WebSocketPushSinkOptions {
   /** Told when the socket goes over its mark (the transport cuts a client that stays there). */
   readonly overMark: () => void;
   /** A result with errors as this subscriber gets it (through the lifecycle's error edge, under its request id), to serialize. */
-  readonly withClientErrors: (result: ExecutionResult) => unknown;
+  readonly withClientErrors: (result: ExecutionResult) => object;
 }
 
 const SUFFIX = 0x7d; // `}`
@@ -60,7 +61,7 @@ class WebSocketPushSink implements PushSink {
     // Closing: graphql-ws ends the subscription (it returns what it waits on, which leaves the hub) as the socket closes.
     if (socket.readyState !== socket.OPEN) return true;
     const errors = shared.result.errors;
-    const payload = errors === undefined || errors.length === 0 ? shared.bytes() : Buffer.from(JSON.stringify(this.options.withClientErrors(shared.result)));
+    const payload = errors === undefined || errors.length === 0 ? shared.bytes() : Buffer.from(stringifyWithText(this.options.withClientErrors(shared.result)));
     coalescer.write(wire, textFrame(this.prefix, note === undefined ? payload : withDeliveryNote(payload, note)));
     if (socket.bufferedAmount < highWaterMark) return true;
     this.options.overMark();
