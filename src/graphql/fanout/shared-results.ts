@@ -105,16 +105,33 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
 
 /** A result with its bytes and shared values made on first use. */
 export function sharedResult(event: unknown, result: ExecutionResult): SharedResult {
-  let bytes: Buffer | undefined;
-  const made = new Map<symbol, unknown>();
-  return {
-    event,
-    result,
-    // A stored payload's text in the result is copied as it is rather than parsed and serialized again.
-    bytes: () => (bytes ??= Buffer.from(stringifyWithText(result))),
-    shared<T>(key: symbol, make: () => T): T {
-      if (!made.has(key)) made.set(key, make());
-      return made.get(key) as T;
-    },
-  };
+  return new LazySharedResult(event, result);
+}
+
+/**
+ * {@link sharedResult}'s result, built by a constructor against the project's rule of factories:
+ * one is made for every push (with one follower a test, for every subscriber), and an object with
+ * its methods on a shared prototype, its table of shared values made only when a transport asks
+ * for one (SSE does, graphql-ws does not), is one allocation where closures and an eager `Map`
+ * were four (bench/README.md, "A push's shared result").
+ */
+class LazySharedResult implements SharedResult {
+  private made: Buffer | undefined = undefined;
+  private values: Map<symbol, unknown> | undefined = undefined;
+
+  constructor(
+    readonly event: unknown,
+    readonly result: ExecutionResult,
+  ) {}
+
+  // A stored payload's text in the result is copied as it is rather than parsed and serialized again.
+  bytes(): Buffer {
+    return (this.made ??= Buffer.from(stringifyWithText(this.result)));
+  }
+
+  shared<T>(key: symbol, make: () => T): T {
+    const values = (this.values ??= new Map());
+    if (!values.has(key)) values.set(key, make());
+    return values.get(key) as T;
+  }
 }
