@@ -45,6 +45,22 @@ const running = await startFromConfig(config, logger, async (state) => {
   live = await seedLive(state.log, arg('live', 0), arg('messages', 0));
   stopFeed = feedLive(state.log, live, arg('rate', 0), arg('messages', 0));
 });
+// BENCH_ALLOC_PROFILE=<file>: every allocation sampled (those collected since included), written at SIGTERM.
+const allocations = process.env.BENCH_ALLOC_PROFILE;
+if (allocations !== undefined) {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  process.prependOnceListener('SIGTERM', () => {
+    void session.post('HeapProfiler.stopSampling').then(({ profile }) => writeFileSync(allocations, JSON.stringify(profile)));
+  });
+}
 // SIGUSR2: a full collection (the worker runs with --expose-gc), so that a memory reading counts
 // what is held and not the garbage of what came before it.
 process.on('SIGUSR2', () => (globalThis as { gc?: () => void }).gc?.());

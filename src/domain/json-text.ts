@@ -27,6 +27,13 @@ let collecting: string[] | undefined;
 // string a client or a producer controls can be taken for one (it never leaves the process).
 const MARK = `json-text-${randomBytes(12).toString('hex')}-`;
 const MARKED = new RegExp(`"${MARK}(\\d+)"`, 'g');
+// The first marks, made once: a push holds one text, and its mark is the same string every time
+// (a result holding more, a page of messages, makes the rest as it needs them).
+const MARKS: string[] = [];
+const KEPT_MARKS = 64;
+const markOf = (index: number): string => (index < KEPT_MARKS ? (MARKS[index] ??= `${MARK}${index}`) : `${MARK}${index}`);
+// The first mark as the serializer writes it, quoted: a result holding one text (a push of a payload) is spliced, not searched by the pattern.
+const FIRST_QUOTED = `"${markOf(0)}"`;
 
 /**
  * A JSON value held as its text (valid JSON, as `JSON.stringify` made it). A class, against the
@@ -39,7 +46,7 @@ export class JsonText {
   toJSON(): unknown {
     if (collecting === undefined) return JSON.parse(this.text) as unknown;
     collecting.push(this.text);
-    return `${MARK}${collecting.length - 1}`;
+    return markOf(collecting.length - 1);
   }
 }
 
@@ -67,5 +74,11 @@ export function stringifyWithText(value: object): string {
     collecting = outer;
   }
   if (out === undefined) throw new TypeError('the value has no JSON form');
-  return texts.length === 0 ? out : out.replace(MARKED, (_, index: string) => texts[Number(index)] as string);
+  if (texts.length === 0) return out;
+  if (texts.length === 1) {
+    // Its one mark, where the serializer wrote it: no match objects and no callback a push.
+    const at = out.indexOf(FIRST_QUOTED);
+    if (at >= 0) return out.slice(0, at) + (texts[0] as string) + out.slice(at + FIRST_QUOTED.length);
+  }
+  return out.replace(MARKED, (_, index: string) => texts[Number(index)] as string);
 }

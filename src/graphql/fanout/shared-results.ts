@@ -37,12 +37,23 @@ export interface SharedResults {
   get(event: unknown, args: ExecutionArgs, key: string, reached?: number): SharedResult | Promise<SharedResult>;
 }
 
+/**
+ * One event's results this turn, by operation key: the first operation's held inline, the others
+ * in a map made for a second one. With one follower a test an event has one operation, and a map
+ * an event was among the largest allocations of a push (bench/README.md, "What a push allocates").
+ */
+interface EventResults {
+  key: string | undefined;
+  first: SharedResult | Promise<SharedResult> | undefined;
+  others: Map<string, SharedResult | Promise<SharedResult>> | undefined;
+}
+
 let nextHubId = 0;
 
 /** Creates the per-turn results; `observeEvent` is the lifecycle's (its plugins' observers of an event, as one). */
 export function createSharedResults(observeEvent: (event: unknown) => EventObserver | undefined = () => undefined): SharedResults {
   // event -> operation key -> result, for the current turn of the event loop only.
-  const results = new Map<unknown, Map<string, SharedResult | Promise<SharedResult>>>();
+  const results = new Map<unknown, EventResults>();
   // Observers of this turn's events, by event.
   const pushes = new Map<unknown, EventObserver>();
   let clearing = false;
@@ -79,7 +90,7 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
     get(event, args, key, reached = 1) {
       let perEvent = results.get(event);
       if (perEvent === undefined) {
-        perEvent = new Map();
+        perEvent = { key: undefined, first: undefined, others: undefined };
         results.set(event, perEvent);
         if (!clearing) {
           clearing = true;
@@ -92,11 +103,14 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
         const push = pushes.get(event);
         for (let i = 0; i < reached; i++) push?.reached();
       }
-      let shared = perEvent.get(key);
+      let shared = perEvent.key === key ? perEvent.first : perEvent.others?.get(key);
       if (shared === undefined) {
         const result = executeEvent(args, event);
         shared = result instanceof Promise ? result.then((settled) => sharedResult(event, settled)) : sharedResult(event, result);
-        perEvent.set(key, shared);
+        if (perEvent.key === undefined) {
+          perEvent.key = key;
+          perEvent.first = shared;
+        } else (perEvent.others ??= new Map()).set(key, shared);
       }
       return shared;
     },

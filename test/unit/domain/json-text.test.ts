@@ -34,6 +34,22 @@ describe('stringifyWithText', () => {
     );
   });
 
+  it('copies a lone stored text wherever it stands, the whole value included', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 3 }), value, fc.nat({ max: 3 }), (stored, other, where) => {
+        const t = new JsonText(JSON.stringify(stored));
+        const holder = [{ t, other }, [other, t], { deep: { deeper: [t] }, other }, t][where] as object;
+        expect(stringifyWithText(holder)).toBe(JSON.stringify(holder));
+      }),
+    );
+  });
+
+  it('copies as many texts as a page holds, past the marks it keeps', () => {
+    const texts = Array.from({ length: 150 }, (_, i) => new JsonText(JSON.stringify({ i, s: `t${i}` })));
+    const page = { edges: texts.map((payload, sequence) => ({ node: { sequence, payload } })) };
+    expect(stringifyWithText(page)).toBe(JSON.stringify(page));
+  });
+
   it('parses the text for any other serializer, also while one runs', () => {
     const text = '{"a":[1,"two"]}';
     const inner = { toJSON: () => JSON.parse(JSON.stringify({ n: new JsonText(text) })) as unknown };
