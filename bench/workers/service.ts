@@ -45,7 +45,8 @@ const running = await startFromConfig(config, logger, async (state) => {
   live = await seedLive(state.log, arg('live', 0), arg('messages', 0));
   stopFeed = feedLive(state.log, live, arg('rate', 0), arg('messages', 0));
 });
-// BENCH_ALLOC_PROFILE=<file>: every allocation sampled (those collected since included), written at SIGTERM.
+// BENCH_ALLOC_PROFILE=<file>: every allocation sampled (those collected since included), written at SIGTERM;
+// with BENCH_ALLOC_MINOR=0, less those a scavenge collected: what outlived the young generation.
 const allocations = process.env.BENCH_ALLOC_PROFILE;
 if (allocations !== undefined) {
   const { Session } = await import('node:inspector/promises');
@@ -55,7 +56,7 @@ if (allocations !== undefined) {
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 512,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: process.env.BENCH_ALLOC_MINOR !== '0',
   });
   process.prependOnceListener('SIGTERM', () => {
     void session.post('HeapProfiler.stopSampling').then(({ profile }) => writeFileSync(allocations, JSON.stringify(profile)));

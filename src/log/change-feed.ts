@@ -5,6 +5,9 @@
  *
  * Each subscriber is a bounded channel (base/channel.ts): `return()` ends one that is waiting on a
  * quiet feed at once, without leaking it, and one that falls `queueLimit` changes behind is cut off.
+ * A watcher (the response cache) is a function told the id of each changed test, synchronously:
+ * it needs only which test changed, and an event, a summary and a step of an async iterator per
+ * change were a tenth of what a push allocated with one follower a test (bench/README.md).
  */
 import type { TestChangeEvent, TestSummary } from '../domain/types.js';
 import { createChannel } from '../base/channel.js';
@@ -17,29 +20,40 @@ export interface ChangeFeed {
    * Delivers a change, synchronously, to every subscriber that may see its test. With `before`
    * (the test as it stood, when the change may make it visible to more subscribers: its owner was
    * filled in), a subscriber that could already see `before` gets the change as `UPDATED`, one
-   * that could not as `CREATED`: for it, the test has just become known.
+   * that could not as `CREATED`: for it, the test has just become known. Watchers get its test's id.
    */
   emit(change: TestChangeEvent, before?: TestSummary): void;
+  /**
+   * Tells the watchers alone that `correlationId` changed: what an implementation calls instead of
+   * `emit` when no subscriber is open ({@link ChangeFeed.clients} is 0), so as not to build the
+   * change for nobody.
+   */
+  touched(correlationId: string): void;
   /** A new subscriber; it receives every change emitted from now on until it ends. */
   open(options: ChangeOptions): AsyncIterableIterator<TestChangeEvent>;
-  /** Subscribers open now. */
+  /**
+   * A watcher of the service's own (the response cache): the id of every changed test, as it is
+   * emitted, with no event, summary or queue per change. The function answered stops it.
+   */
+  watch(listener: (correlationId: string) => void): () => void;
+  /** Subscribers and watchers open now. */
   count(): number;
-  /** Subscribers open now that are clients' (not `internal`). */
+  /** Subscribers open now (clients'; watchers left out). */
   clients(): number;
-  /** Ends every subscriber. */
+  /** Ends every subscriber and stops every watcher. */
   clear(): void;
 }
 
 /** Creates a {@link ChangeFeed}; `onLast` runs when its last subscriber ends. */
 export function createChangeFeed(onLast?: () => void): ChangeFeed {
   const subscribers = new Set<(change: TestChangeEvent | null, before?: TestSummary) => void>();
-  let internal = 0;
+  const watchers = new Set<(correlationId: string) => void>();
+  const count = () => subscribers.size + watchers.size;
 
   function open(options: ChangeOptions): AsyncIterableIterator<TestChangeEvent> {
     const stop = () => {
       if (!subscribers.delete(deliver)) return;
-      if (options.internal === true) internal -= 1;
-      if (subscribers.size === 0) onLast?.();
+      if (count() === 0) onLast?.();
     };
     const channel = createChannel<TestChangeEvent>({
       limit: options.queueLimit,
@@ -61,19 +75,33 @@ export function createChangeFeed(onLast?: () => void): ChangeFeed {
       channel.push(before === undefined ? change : { kind: options.canSee(before) ? 'UPDATED' : 'CREATED', test: change.test });
     }
     subscribers.add(deliver);
-    if (options.internal === true) internal += 1;
     return channel.iterator;
+  }
+
+  function watch(listener: (correlationId: string) => void): () => void {
+    // Its own function per watch, so that watching twice with one listener is two watchers.
+    const watcher = (correlationId: string) => listener(correlationId);
+    watchers.add(watcher);
+    return () => {
+      if (watchers.delete(watcher) && count() === 0) onLast?.();
+    };
   }
 
   return {
     emit(change, before) {
+      for (const watcher of watchers) watcher(change.test.correlationId);
       // Copy first: a subscriber cut off as too slow removes itself while we iterate.
-      for (const deliver of [...subscribers]) deliver(change, before);
+      if (subscribers.size > 0) for (const deliver of [...subscribers]) deliver(change, before);
+    },
+    touched(correlationId) {
+      for (const watcher of watchers) watcher(correlationId);
     },
     open,
-    count: () => subscribers.size,
-    clients: () => subscribers.size - internal,
+    watch,
+    count,
+    clients: () => subscribers.size,
     clear() {
+      watchers.clear();
       for (const deliver of [...subscribers]) deliver(null);
     },
   };

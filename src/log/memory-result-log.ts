@@ -150,6 +150,8 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
 
     changes: async (changeOptions) => changes.open(changeOptions),
 
+    watchChanges: async (listener) => changes.watch(listener),
+
     follow: (correlationId, followOptions) => openFollower(source, correlationId, followOptions, followed),
 
     followers: (correlationId) => followed.count(correlationId),
@@ -184,9 +186,13 @@ function deliver(listeners: TestListeners, results: readonly AppendResult[]): vo
 function emitChanges(changes: ChangeFeed, entries: ReadonlyMap<string, Entry>, results: readonly AppendResult[], created: ReadonlySet<string>): void {
   const changed = new Set<string>();
   for (const result of results) if (result.outcome === 'inserted') changed.add(result.message.correlationId);
+  // With only watchers (the response cache), the id alone: no summary built for nobody.
+  const clients = changes.clients() > 0;
   for (const id of changed) {
     const entry = entries.get(id);
-    if (entry !== undefined) changes.emit({ kind: created.has(id) ? 'CREATED' : 'UPDATED', test: summaryOf(entry) });
+    if (entry === undefined) continue;
+    if (clients) changes.emit({ kind: created.has(id) ? 'CREATED' : 'UPDATED', test: summaryOf(entry) });
+    else changes.touched(id);
   }
 }
 

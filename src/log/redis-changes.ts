@@ -21,9 +21,11 @@ import type { ChangeDelivery, ChangeOptions } from './result-log.js';
 /** The change feed of one process over Redis. */
 export interface RedisChanges {
   open(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
-  /** Subscribers open in this process. */
+  /** A watcher of the service's own (change-feed.ts); resolves with its stop once the channels are subscribed. */
+  watch(listener: (correlationId: string) => void): Promise<() => void>;
+  /** Subscribers and watchers open in this process. */
   count(): number;
-  /** Subscribers open in this process that are clients' (not `internal`). */
+  /** Subscribers open in this process (clients'; watchers left out). */
   clients(): number;
   /** Whether notices reach this process now (result-log.ts). */
   delivery(): ChangeDelivery;
@@ -65,20 +67,24 @@ export function createRedisChanges(options: {
     delivery = { live: true, epoch: delivery.epoch + 1 };
   });
 
-  return {
-    async open(changeOptions) {
-      for (;;) {
-        const pending = (subscribed ??= pubsub.subscribe([...channelsOf()]));
-        try {
-          await pending;
-        } catch (error) {
-          if (subscribed === pending) subscribed = undefined;
-          throw new ServiceError('STORE_UNAVAILABLE', 'Live updates are unavailable (Redis).', { cause: error });
-        }
-        // The last subscriber may have left (and unsubscribed) while this one waited: subscribe again.
-        if (subscribed === pending) return feed.open(changeOptions);
+  /** Subscribes to the channels (once for every subscriber and watcher here), then adds one with `add`. */
+  async function joined<T>(add: () => T): Promise<T> {
+    for (;;) {
+      const pending = (subscribed ??= pubsub.subscribe([...channelsOf()]));
+      try {
+        await pending;
+      } catch (error) {
+        if (subscribed === pending) subscribed = undefined;
+        throw new ServiceError('STORE_UNAVAILABLE', 'Live updates are unavailable (Redis).', { cause: error });
       }
-    },
+      // The last subscriber may have left (and unsubscribed) while this one waited: subscribe again.
+      if (subscribed === pending) return add();
+    }
+  }
+
+  return {
+    open: (changeOptions) => joined(() => feed.open(changeOptions)),
+    watch: (listener) => joined(() => feed.watch(listener)),
     count: () => feed.count(),
     clients: () => feed.clients(),
     delivery: () => delivery,

@@ -207,6 +207,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     },
 
     changes: (changeOptions) => changes.open(changeOptions),
+    watchChanges: (listener) => changes.watch(listener),
 
     follow: (correlationId, followOptions) => openFollower(followSource, correlationId, followOptions, followed),
 

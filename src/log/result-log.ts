@@ -90,8 +90,6 @@ export interface ChangeOptions {
   readonly queueLimit: number;
   /** Whether the subscriber may see the test (by its owner); changes of other tests are not delivered. */
   readonly canSee: (test: Pick<TestSummary, 'owner'>) => boolean;
-  /** A subscriber of the service's own (the response cache), not a client's: left out of `changeSubscribers`. */
-  readonly internal?: boolean;
 }
 
 /**
@@ -183,11 +181,19 @@ export interface LiveResults {
    * Changes made anywhere arrive, for a shared log. Resolves once every later change will be delivered.
    */
   changes(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
+  /**
+   * The change feed for the service's own use (the response cache): `listener` is told the id of
+   * the test of every change `changes` would deliver, synchronously as it arrives, whoever owns
+   * the test, with no event or queue per change. Resolves, once every later change will be
+   * told, with the function that stops it; the log's stop stops it too. `listener` runs inside the
+   * write that made the change (or the handler of the message that carried it): it must not throw.
+   */
+  watchChanges(listener: (correlationId: string) => void): Promise<() => void>;
   /** How changes reach this process (see {@link ChangeDelivery}); a log of one process always delivers them, and leaves this out. */
   changeDelivery?(): ChangeDelivery;
   /** Followers open in this process that take messages (not one paused while its subscriber is full), of one test or of all. */
   followers(correlationId?: string): number;
-  /** Change feed subscribers of clients open in this process (the service's own, `internal`, left out). */
+  /** Change feed subscribers of clients open in this process (the service's own watchers left out). */
   changeSubscribers(): number;
 }
 

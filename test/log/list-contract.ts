@@ -1,8 +1,8 @@
 /**
  * The listing half of the result-log contract (result-log-contract.ts): `list` (order, owner and
  * status filters, paging, expiry) and the change feed (`changes`: what is announced, once per
- * batch, to whom, and the cut-off of a subscriber that does not read), on every replica sharing
- * the log.
+ * batch, to whom, and the cut-off of a subscriber that does not read; `watchChanges`, the
+ * service's own watch), on every replica sharing the log.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TestChangeEvent, TestListPage } from '../../src/domain/types.js';
@@ -18,6 +18,11 @@ export interface ListContext {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `done` holds, for at most 5 s (a shared log tells other replicas through Redis). */
+async function until(done: () => boolean): Promise<void> {
+  for (const started = Date.now(); !done(); await sleep(5)) if (Date.now() - started > 5000) throw new Error('not told within 5 s');
+}
 const ids = (page: TestListPage) => page.edges.map((edge) => edge.node.correlationId);
 const everyone = () => true;
 
@@ -253,18 +258,42 @@ export function describeListContract(context: ListContext): void {
       expect(log.changeSubscribers()).toBe(0);
     });
 
-    it('counts no internal subscriber (the service’s own) among the clients', async () => {
-      const owner = uniqueId('internal');
-      const internal = await log.changes({ queueLimit: 10, canSee: (test) => test.owner === owner, internal: true });
-      const client = await log.changes({ queueLimit: 10, canSee: (test) => test.owner === owner });
-      expect(log.changeSubscribers()).toBe(1);
-      // It still gets every change.
-      const [id] = await start(owner, 1);
-      expect(await read(internal, new Set([id!]), 1)).toHaveLength(1);
-      await internal.return?.();
-      expect(log.changeSubscribers()).toBe(1);
-      await client.return?.();
+    it('tells a watcher (the service’s own) every change’s test id, before any subscriber, whoever owns it, counted apart from the clients', async () => {
+      const told: string[] = [];
+      const stop = await log.watchChanges((id) => told.push(id));
       expect(log.changeSubscribers()).toBe(0);
+      // A client of another owner only, as the witness that each change has arrived.
+      const owner = uniqueId('watched');
+      const witness = await log.changes({ queueLimit: 100, canSee: (test) => test.owner === owner });
+      expect(log.changeSubscribers()).toBe(1);
+      const tests = await start(owner, 2);
+      const [a, b] = tests as [string, string];
+      const unowned = uniqueId('unowned');
+      await peer.create({ correlationId: unowned, input: null, owner: uniqueId('someone-else') });
+      // One change per test per append, however many messages it stored (both tests had none: the append was theirs alone).
+      await peer.append([incoming(a, { sequence: 1 }), incoming(a, { sequence: 2 }), incoming(b, { sequence: 1 }), incoming(unowned, { sequence: 1 })]);
+      const seen = await read(witness, new Set(tests), 4);
+      expect(seen.map((change) => change.test.correlationId)).toEqual([a, b, a, b]);
+      // Told before the witness was: every change the witness read, the watcher had.
+      const of = (id: string) => told.filter((t) => t === id).length;
+      expect([of(a), of(b)]).toEqual([2, 2]);
+      // Whoever owns the test: the watcher sees what no client here may.
+      await until(() => of(unowned) === 2);
+      stop();
+      await peer.append([incoming(a, { sequence: 3 })]);
+      expect(await read(witness, new Set([a]), 1)).toHaveLength(1);
+      expect(of(a)).toBe(2);
+      await witness.return?.();
+      expect(log.changeSubscribers()).toBe(0);
+    });
+
+    it('tells a watcher alone (no client subscribed) of what appends change', async () => {
+      const told: string[] = [];
+      const stop = await log.watchChanges((id) => told.push(id));
+      const [a] = (await start(uniqueId('alone'), 1)) as [string];
+      await peer.append([incoming(a, { sequence: 1 })]);
+      await until(() => told.filter((t) => t === a).length === 2);
+      stop();
     });
 
     it('cuts off a subscriber that falls more than queueLimit changes behind with SUBSCRIBER_TOO_SLOW', async () => {

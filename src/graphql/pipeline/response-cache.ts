@@ -10,9 +10,9 @@
  * null included, since they may appear.
  *
  * Entries are dropped by the log's own change feed, in this process for the memory log and from
- * every replica for Redis: the cache is the feed's first subscriber, so an entry is gone before a
- * change is delivered to anyone else, and before the write that made it is acknowledged in this
- * process. A response computed while one of its tests changed is not kept (each test's last change
+ * every replica for Redis: the cache watches it (`watchChanges`: told each changed test's id as
+ * the change is emitted, before any subscriber), so an entry is gone before a change is delivered
+ * to anyone else, and before the write that made it is acknowledged in this process. A response computed while one of its tests changed is not kept (each test's last change
  * is stamped on a clock). While notices may be missed (Redis reconnecting) nothing is served or
  * kept, and everything is forgotten once they arrive again. No entry outlives the expiry of a
  * test it read (the log's TTL after the test's last change), which no change announces.
@@ -88,8 +88,6 @@ export const CACHE_STATUS_HEADER = 'Cache-Status';
 const HIT_HEADERS: Readonly<Record<string, string>> = Object.freeze({ [CACHE_STATUS_HEADER]: 'result-collection-service; hit' });
 /** Root fields whose answers only depend on the tests they read and the caller's visibility. */
 const CACHEABLE_FIELDS: ReadonlySet<string> = new Set(['test', 'tests', '__typename']);
-/** Changes held for the cache's own subscription: it drains them at once. */
-const QUEUE_LIMIT = 100_000;
 /** Bytes an entry costs beyond its body and ids: the entry, its LRU node, its key. */
 const ENTRY_BYTES = 400;
 /** Bytes each test id an entry read costs in the index (`byTest`'s Map entry and Set member). */
@@ -139,7 +137,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   // Each test's last change (bounded in bytes too: a test id is up to 256 characters).
   const clock = createChangeClock({ maxIds: 100_000, maxBytes: 16 * 1024 * 1024 });
   let epoch = -1;
-  let feed: AsyncIterableIterator<{ test: { correlationId: string } }> | undefined;
+  /** Stops watching the change feed; set while the cache watches it. */
+  let unwatch: (() => void) | undefined;
   let stopped = false;
   let opened: (() => void) | undefined;
   let hits = 0;
@@ -161,7 +160,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   }
   /** Whether notices arrive now; a new epoch forgets everything kept before it. */
   function usable(): boolean {
-    if (feed === undefined) return false;
+    if (unwatch === undefined) return false;
     const delivery = log.changeDelivery?.() ?? ALWAYS;
     if (delivery.epoch !== epoch) {
       entries.clear();
@@ -217,27 +216,22 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     stored++;
   }
 
+  /** Watches the change feed, trying again every second while it cannot (the log's stop ends the watch). */
   async function follow(): Promise<void> {
     while (!stopped) {
       try {
-        const changes = await log.changes({ queueLimit: QUEUE_LIMIT, canSee: () => true, internal: true });
-        if (stopped) {
-          await changes.return?.();
-          return;
-        }
-        feed = changes;
+        const stop = await log.watchChanges(changed);
+        if (stopped) return stop();
+        unwatch = stop;
         opened?.();
-        for await (const change of changes) changed(change.test.correlationId);
+        return;
       } catch (error) {
         if (stopped) return;
-        logger.warn({ err: error }, 'change feed lost; responses are not cached until it is back');
+        logger.warn({ err: error }, 'change feed unavailable; responses are not cached until it is back');
         // The service starts without it: requests run uncached meanwhile.
         opened?.();
       }
-      // Changes may have gone by: nothing kept so far may be served.
-      feed = undefined;
-      entries.clear();
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      await new Promise((resolve) => setTimeout(resolve, 1000).unref());
     }
   }
 
@@ -255,8 +249,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     },
     dispose() {
       stopped = true;
-      void feed?.return?.();
-      feed = undefined;
+      unwatch?.();
+      unwatch = undefined;
       entries.clear();
     },
   };
