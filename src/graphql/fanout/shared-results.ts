@@ -17,11 +17,15 @@
  * A push of an operation that reads only its message's own fields is answered by its plan
  * (`plain-execution.ts`) instead of graphql-js's `execute`, with the same result.
  *
- * Results are kept only until the event loop turns: the subscribers an event reaches are all
- * written in the same turn (the hub pushes synchronously), and one that catches up later simply
- * executes its late event again. The lifecycle's plugins may follow an event (`onEvent`: the
- * push-tracing plugin's span) from its first execution until that turn ends; each subscriber it
- * reaches is counted.
+ * Results are kept only for the event being delivered: the log hands a stored message to every
+ * subscriber it reaches in one synchronous pass before it hands on the next, so the last event's
+ * results are all the sharing needs, and a subscriber that asks for an earlier event (one catching
+ * up) simply executes it again. Kept until the end of the turn, every result of a broker batch
+ * (its text and bytes too) was alive at any collection during it, and was copied out of the young
+ * generation with the stored messages: with one follower a test, three times what a push keeps
+ * (bench/README.md, "What outlives the young generation"). The lifecycle's plugins may follow an
+ * event (`onEvent`: the push-tracing plugin's span) from its first execution until the turn ends;
+ * each subscriber it reaches is counted.
  */
 import { type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { EventObserver } from '../pipeline/operation-plugin.js';
@@ -29,16 +33,19 @@ import { stringifyWithText } from '../../domain/json-text.js';
 import { executeEvent } from './plain-execution.js';
 import type { SharedResult } from './push-sink.js';
 
-/** The results of this turn, by event and operation. */
+/** The results of the event being delivered, by operation. */
 export interface SharedResults {
   /** The key of an operation: equal for subscribers whose results are equal for every event. */
   keyOf(args: ExecutionArgs): string;
-  /** The result of `event` for the operation of `args` (key `key`), executed at most once this turn, for `reached` more subscribers (1 by default). */
+  /**
+   * The result of `event` for the operation of `args` (key `key`), for `reached` more subscribers
+   * (1 by default): executed once for as long as the same event is asked for in a row.
+   */
   get(event: unknown, args: ExecutionArgs, key: string, reached?: number): SharedResult | Promise<SharedResult>;
 }
 
 /**
- * One event's results this turn, by operation key: the first operation's held inline, the others
+ * One event's results, by operation key: the first operation's held inline, the others
  * in a map made for a second one. With one follower a test an event has one operation, and a map
  * an event was among the largest allocations of a push (bench/README.md, "What a push allocates").
  */
@@ -52,8 +59,9 @@ let nextHubId = 0;
 
 /** Creates the per-turn results; `observeEvent` is the lifecycle's (its plugins' observers of an event, as one). */
 export function createSharedResults(observeEvent: (event: unknown) => EventObserver | undefined = () => undefined): SharedResults {
-  // event -> operation key -> result, for the current turn of the event loop only.
-  const results = new Map<unknown, EventResults>();
+  // The event being delivered, and its results by operation key.
+  let current: unknown = undefined;
+  let results: EventResults | undefined;
   // Observers of this turn's events, by event.
   const pushes = new Map<unknown, EventObserver>();
   let clearing = false;
@@ -66,7 +74,7 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
   // The turn is over: forget its results, then end its observers (the lifecycle's, which report
   // their own failures). Cleared first: nothing an observer does can keep this turn's results.
   const endTurn = () => {
-    results.clear();
+    current = results = undefined;
     clearing = false;
     if (pushes.size === 0) return;
     const ended = [...pushes.values()];
@@ -88,16 +96,20 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
       return [`${hubId}:${documentId}`, args.operationName ?? '', JSON.stringify(args.variableValues ?? null)].join('\u0000');
     },
     get(event, args, key, reached = 1) {
-      let perEvent = results.get(event);
+      let perEvent = current === event ? results : undefined;
       if (perEvent === undefined) {
-        perEvent = { key: undefined, first: undefined, others: undefined };
-        results.set(event, perEvent);
+        // The previous event's results are let go: whoever still writes them holds them itself.
+        perEvent = results = { key: undefined, first: undefined, others: undefined };
+        current = event;
         if (!clearing) {
           clearing = true;
           setImmediate(endTurn);
         }
-        const push = observeEvent(event);
-        if (push !== undefined) pushes.set(event, push);
+        // Once a turn per event, however often it comes back in it.
+        if (!pushes.has(event)) {
+          const push = observeEvent(event);
+          if (push !== undefined) pushes.set(event, push);
+        }
       }
       if (pushes.size > 0) {
         const push = pushes.get(event);
