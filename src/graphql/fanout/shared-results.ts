@@ -57,7 +57,7 @@ interface EventResults {
 
 let nextHubId = 0;
 
-/** Creates the per-turn results; `observeEvent` is the lifecycle's (its plugins' observers of an event, as one). */
+/** Creates the shared results of one hub; `observeEvent` is the lifecycle's (its plugins' observers of an event, as one). */
 export function createSharedResults(observeEvent: (event: unknown) => EventObserver | undefined = () => undefined): SharedResults {
   // The event being delivered, and its results by operation key.
   let current: unknown = undefined;
