@@ -7,7 +7,7 @@
  * quiet feed at once, without leaking it, and one that falls `queueLimit` changes behind is cut off.
  * A watcher (the response cache) is a function told the id of each changed test, synchronously:
  * it needs only which test changed, and an event, a summary and a step of an async iterator per
- * change were a tenth of what a push allocated with one follower a test (bench/README.md).
+ * change were about 7 % of what a push allocated with one follower a test (bench/README.md).
  */
 import type { TestChangeEvent, TestSummary } from '../domain/types.js';
 import { createChannel } from '../base/channel.js';
