@@ -1,6 +1,7 @@
 /**
  * Consumes a pre-produced topic to its end and reports records/s, timed from the first batch handed
- * to the mode's code to the last record handled (the group join is not counted). Modes: `bare` (kafkajs + JSON.parse only, the ceiling),
+ * to the mode's code to the last record handled (the group join is not counted). Modes: `bare`
+ * (kafkajs + JSON.parse only, the ceiling),
  * `bare-redis` (the same consumer writing each record to Redis with the least a store needs: one
  * `RPUSH` per record into its test's list, a chunk's pushes pipelined in one round trip: the
  * ceiling for the Redis modes), `memory`, `redis` and `redis-cluster` (the service's consumer, decoder and result log; Redis

@@ -87,15 +87,17 @@ export function createChangeFeed(onLast?: () => void): ChangeFeed {
     };
   }
 
+  const touched = (correlationId: string) => {
+    for (const watcher of watchers) watcher(correlationId);
+  };
+
   return {
     emit(change, before) {
-      for (const watcher of watchers) watcher(change.test.correlationId);
+      touched(change.test.correlationId);
       // Copy first: a subscriber cut off as too slow removes itself while we iterate.
       if (subscribers.size > 0) for (const deliver of [...subscribers]) deliver(change, before);
     },
-    touched(correlationId) {
-      for (const watcher of watchers) watcher(correlationId);
-    },
+    touched,
     open,
     watch,
     count,

@@ -12,8 +12,9 @@
  * Entries are dropped by the log's own change feed, in this process for the memory log and from
  * every replica for Redis: the cache watches it (`watchChanges`: told each changed test's id as
  * the change is emitted, before any subscriber), so an entry is gone before a change is delivered
- * to anyone else, and before the write that made it is acknowledged in this process. A response computed while one of its tests changed is not kept (each test's last change
- * is stamped on a clock). While notices may be missed (Redis reconnecting) nothing is served or
+ * to anyone else, and before the write that made it is acknowledged in this process. A response
+ * computed while one of its tests changed is not kept (each test's last change is stamped on a
+ * clock). While notices may be missed (Redis reconnecting) nothing is served or
  * kept, and everything is forgotten once they arrive again. No entry outlives the expiry of a
  * test it read (the log's TTL after the test's last change), which no change announces.
  *
