@@ -13,7 +13,9 @@
  *   are rebuilt on read).
  *
  * Readers see an ordinary {@link TestMessage}: the derived fields are getters on a shared
- * prototype. `toJSON` gives the plain form, so serializing one needs no knowledge of this.
+ * prototype. `toJSON` gives the plain form, so serializing one needs no knowledge of this. The
+ * memory log holds these fields as columns (message-rows.ts), not these objects: a message made at
+ * append is handed to its followers and let go, and each read makes a view from its row.
  */
 import { FIELD_JSON_TEXT } from '../domain/json-text.js';
 import { plainMessage, type IncomingMessage, type TestMessage, type TestStatus } from '../domain/types.js';
@@ -29,8 +31,8 @@ export interface CompactTest {
   readonly base: number;
 }
 
-/** The fields a compact message holds. */
-interface CompactFields {
+/** The fields a compact message holds (what message-rows.ts keeps of it as columns). */
+export interface CompactFields {
   readonly test: CompactTest;
   readonly messageId: string | null;
   readonly sequence: number | null;
@@ -115,7 +117,7 @@ export function keyKind(message: IncomingMessage): 'id' | 'sequence' | 'other' {
 }
 
 /** Whether `key` is exactly `s:<sequence>`: `s:07` is not `s:7`, which a read would rebuild. */
-function isSequenceKey(key: string, sequence: number): boolean {
+export function isSequenceKey(key: string, sequence: number): boolean {
   // Read digit by digit rather than compared with a built `s:<sequence>`: this runs for every
   // message stored, and the built key was a string allocated (and flattened) each time.
   const length = key.length;
@@ -134,7 +136,13 @@ function isSequenceKey(key: string, sequence: number): boolean {
  * Builds the compact form of `incoming`, received at `receivedAt` as its test's `arrival`-th
  * message, for `test`; `kind` is its {@link keyKind} (the caller has it already).
  */
-export function compactMessage(incoming: IncomingMessage, receivedAt: number, test: CompactTest, arrival: number, kind = keyKind(incoming)): TestMessage {
+export function compactMessage(
+  incoming: IncomingMessage,
+  receivedAt: number,
+  test: CompactTest,
+  arrival: number,
+  kind = keyKind(incoming),
+): TestMessage & CompactFields {
   return new CompactMessage(
     test,
     incoming.messageId,
@@ -145,5 +153,19 @@ export function compactMessage(incoming: IncomingMessage, receivedAt: number, te
     // A caller that has the payload's text keeps it; else it is serialized once, here (flat on Node 26).
     JSON.stringify(incoming.payload) ?? 'null',
     kind !== 'other' ? null : incoming.key,
-  ) as unknown as TestMessage;
+  ) as unknown as TestMessage & CompactFields;
+}
+
+/** A compact message from the fields a row held (message-rows.ts): the view a read gets. */
+export function compactView(
+  test: CompactTest,
+  messageId: string | null,
+  sequence: number | null,
+  flags: number,
+  received: number,
+  produced: number | null,
+  payloadJson: string,
+  ownKey: string | null,
+): TestMessage {
+  return new CompactMessage(test, messageId, sequence, flags, received, produced, payloadJson, ownKey) as unknown as TestMessage;
 }

@@ -1,12 +1,11 @@
 /**
  * In-memory result log: one process's state (and each replica's own in the replicated mode). Bounded by a time to live (refreshed on every write),
  * a maximum number of tests and a maximum of bytes held (least recently updated evicted first for
- * both), plus a cap of messages per test. Messages
- * are held in a compact form (compact-message.ts), and deduplication keys add no string for the
- * common key kinds. An append delivers what it stored to this process's followers synchronously,
+ * both), plus a cap of messages per test. A test's messages
+ * are held as columns (message-rows.ts) and read as compact views (compact-message.ts), and
+ * deduplication keys add no string for the common key kinds. An append delivers what it stored to this process's followers synchronously,
  * once the whole batch is stored: nothing can come between storing and announcing.
  */
-import { insertOrdered } from '../domain/order.js';
 import { nextStatus } from '../domain/status.js';
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
 import { disposeOnce } from '../process/disposable.js';
@@ -19,7 +18,7 @@ import { createFollowedTests } from './followed-tests.js';
 import type { FollowSource } from './follower-types.js';
 import { testExpired } from './test-expired.js';
 import { createTestListeners, type TestListeners } from './test-listeners.js';
-import { sliceMessages } from './message-slice.js';
+import { insertRow, rowsAfter, sliceRows } from './message-rows.js';
 import { expiryCheckInterval, type NewTest, type ResultLog } from './result-log.js';
 import { selectPage, toListPage } from './test-page.js';
 
@@ -69,10 +68,7 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       const entry = live(correlationId);
       if (entry === undefined) return null;
       // Rare (a subscriber catching up): the later arrivals, sorted back into the order they came in.
-      return entry.messages
-        .filter((message) => message.arrival > passed)
-        .sort((a, b) => a.arrival - b.arrival)
-        .map((message) => ({ message, arrival: message.arrival }));
+      return rowsAfter(entry.rows, entry.compact, passed).map((message) => ({ message, arrival: message.arrival }));
     },
   };
 
@@ -120,10 +116,10 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
       });
     },
 
-    // A slice of the ordered array: the page's own messages, never a copy of the rest.
+    // The page's own messages, made from their rows; nothing of the rest.
     async messages(correlationId, range) {
       const entry = live(correlationId);
-      return entry === undefined ? null : sliceMessages(entry.messages, range);
+      return entry === undefined ? null : sliceRows(entry.rows, entry.compact, range);
     },
 
     async append(batch) {
@@ -206,16 +202,16 @@ function appendOne(table: MemoryTestTable, maxMessages: number, incoming: Incomi
   }
   const kind = keyKind(incoming);
   if (hasKey(entry.keys, incoming, kind)) {
-    const earlier = findStored(entry.messages, incoming, kind);
+    const earlier = findStored(entry, incoming);
     return { outcome: 'duplicate', status: entry.status, message: earlier };
   }
   const message = compactMessage(incoming, at, entry.compact, entry.arrived + 1, kind);
   const size = messageBytes(message, incoming);
-  if (entry.messages.length >= maxMessages || !table.makeRoom(size, entry)) {
+  if (entry.rows.length >= maxMessages || !table.makeRoom(size, entry)) {
     return { outcome: 'over-limit', status: entry.status, message };
   }
   table.grow(entry, size);
-  insertOrdered(entry.messages, message);
+  insertRow(entry.rows, message);
   entry.arrived += 1;
   addKey(entry.keys, incoming, kind);
   entry.status = nextStatus(entry.status, message);

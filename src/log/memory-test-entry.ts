@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, TestMessage, TestRecord, TestStatus, TestSummary } from '../domain/types.js';
 import type { CompactTest, keyKind } from './compact-message.js';
+import { indexOfKey, rowMessage, rowMessages, type MessageRows } from './message-rows.js';
 
 /** The kind of a message's deduplication key (compact-message.ts). */
 export type KeyKind = ReturnType<typeof keyKind>;
@@ -20,7 +21,8 @@ export interface Entry {
   updatedAt: number;
   /** Whether a create recorded it (started), rather than only its results (seen). */
   started: boolean;
-  readonly messages: TestMessage[];
+  /** Its messages, in the test's order, as columns (message-rows.ts). */
+  readonly rows: MessageRows;
   /** Messages stored so far: the next one's place in the order of arrival is one more (each message holds its own). */
   arrived: number;
   /** What the test's compact messages share. */
@@ -66,16 +68,9 @@ export function noKeys(): DedupeKeys {
   return { ids: null, runFrom: 0, runTo: 0, sequences: null, others: null };
 }
 
-/** The stored copy of a duplicate; compares cheap own fields before building a stored key. */
-export function findStored(messages: readonly TestMessage[], incoming: IncomingMessage, kind: KeyKind): TestMessage {
-  const { key, messageId, sequence } = incoming;
-  const found =
-    kind === 'id'
-      ? messages.find((m) => m.messageId === messageId && m.key === key)
-      : kind === 'sequence'
-        ? messages.find((m) => m.sequence === sequence && m.key === key)
-        : messages.find((m) => m.key === key);
-  return found as TestMessage;
+/** The stored copy of a duplicate (its key is held: see {@link hasKey}). */
+export function findStored(entry: Entry, incoming: IncomingMessage): TestMessage {
+  return rowMessage(entry.rows, entry.compact, indexOfKey(entry.rows, incoming.key));
 }
 
 export function hasKey(keys: DedupeKeys, message: IncomingMessage, kind: KeyKind): boolean {
@@ -114,11 +109,11 @@ export function snapshot(entry: Entry): TestRecord {
     owner: entry.owner,
     createdAt: entry.createdAt,
     updatedAt: entry.updatedAt,
-    messages: entry.messages.slice(),
+    messages: rowMessages(entry.rows, entry.compact),
   };
 }
 
 export function summaryOf(entry: Entry): TestSummary {
   const { correlationId, status, input, owner, createdAt, updatedAt } = entry;
-  return { correlationId, status, input, owner, createdAt, updatedAt, messageCount: entry.messages.length };
+  return { correlationId, status, input, owner, createdAt, updatedAt, messageCount: entry.rows.length };
 }

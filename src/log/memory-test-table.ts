@@ -5,6 +5,7 @@
  * (memory-result-log.ts) is told of every test that leaves, to end its followers.
  */
 import { inputBytes, noKeys, TEST_OVERHEAD, type Entry } from './memory-test-entry.js';
+import { noRows } from './message-rows.js';
 import type { GoneReason } from './test-expired.js';
 import type { NewTest } from './result-log.js';
 
@@ -91,7 +92,7 @@ export function createMemoryTestTable(options: MemoryTestTableOptions): MemoryTe
         createdAt: started?.createdAt ?? at,
         updatedAt: at,
         started: started !== null,
-        messages: [],
+        rows: noRows(),
         arrived: 0,
         compact: { correlationId, base: at },
         keys: noKeys(),
