@@ -1,10 +1,11 @@
 /**
- * In-memory result log: one process's state (and each replica's own in the replicated mode). Bounded by a time to live (refreshed on every write),
- * a maximum number of tests and a maximum of bytes held (least recently updated evicted first for
- * both), plus a cap of messages per test. A test's messages
- * are held as columns (message-rows.ts) and read as compact views (compact-message.ts), and
- * deduplication keys add no string for the common key kinds. An append delivers what it stored to this process's followers synchronously,
- * once the whole batch is stored: nothing can come between storing and announcing.
+ * In-memory result log: one process's state (and each replica's own in the replicated mode).
+ * Bounded by a time to live (refreshed on every write), a maximum number of tests and a maximum of
+ * bytes held (least recently updated evicted first for both), plus a cap of messages per test. A
+ * test's messages are held as columns (message-rows.ts) and read as compact views
+ * (compact-message.ts), and deduplication keys add no string for the common key kinds. An append
+ * delivers what it stored to this process's followers synchronously, once the whole batch is
+ * stored: nothing can come between storing and announcing.
  */
 import { nextStatus } from '../domain/status.js';
 import type { AppendResult, IncomingMessage } from '../domain/types.js';
