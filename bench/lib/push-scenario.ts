@@ -19,6 +19,12 @@ import { BENCH_AUTH_ENV, benchToken } from './token.js';
 export interface PushResult {
   /** Server CPU time per push received, in microseconds. */
   readonly cpuPerPushUs: number;
+  /**
+   * The server's CPU time per second while its subscribers were connected and nothing was produced
+   * (milliseconds a second, over {@link IDLE_WINDOW_MS}): what every push at a low rate carries a
+   * share of (at 100 records/s and one push a record, each push carries a hundredth of a second's).
+   */
+  readonly idleCpuMsPerS?: number;
   readonly received: number;
   readonly expected: number;
   readonly p50: number;
@@ -116,8 +122,11 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
     const subscribers = startWorker('subscribers', [url, token, String(s.subscribersPerTest), String(records), ...ids], timeout);
     await subscribers.ready; // every subscription acknowledged
     const pid = server.child.pid as number;
-    const cpuBefore = await cpuSeconds(pid);
+    // Read before the window opens: a scrape of the service's /metrics costs it 10–40 ms of CPU at
+    // 10,000 sockets (the ceiling has no such scrape), which the window would charge to its pushes.
     const delaysBefore = await delayBuckets(url);
+    const idleCpuMsPerS = await idleCpu(pid);
+    const cpuBefore = await cpuSeconds(pid);
     const rss = sampleRss(pid);
     await runWorker('produce', [cluster.bootstrapServers.join(','), topic, String(s.rate), String(s.seconds), ...ids]);
     const result = (await subscribers.result) as Omit<PushResult, 'cpuPerPushUs'>;
@@ -128,9 +137,9 @@ export async function runPushScenario(cluster: BenchBroker, s: PushScenario): Pr
       stages === undefined ? '' : `; record → fetched p99 ${stages.fetched.p99} ms, → stored p99 ${stages.stored.p99} ms, → pushed p99 ${result.p99} ms`;
     const cut = (result as { cutOff?: Record<string, number> }).cutOff;
     console.error(
-      `${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push${breakdown}${cut === undefined ? '' : `; subscriptions ended by the server, by close code: ${JSON.stringify(cut)}`}`,
+      `${s.label} (${s.server}): ${result.received}/${result.expected} received, p99 ${result.p99} ms, ${cpuPerPushUs.toFixed(1)} µs CPU per push (idle ${idleCpuMsPerS} ms/s)${breakdown}${cut === undefined ? '' : `; subscriptions ended by the server, by close code: ${JSON.stringify(cut)}`}`,
     );
-    return { ...result, cpuPerPushUs, ...(stages === undefined ? {} : { stages }), ...(rssPeakBytes === undefined ? {} : { rssPeakBytes }) };
+    return { ...result, cpuPerPushUs, idleCpuMsPerS, ...(stages === undefined ? {} : { stages }), ...(rssPeakBytes === undefined ? {} : { rssPeakBytes }) };
   } finally {
     await server.stop();
   }
@@ -161,6 +170,18 @@ function sampleRss(pid: number): { stop(): Promise<number | undefined> } {
       return peak;
     },
   };
+}
+
+/** How long a server's idle CPU is read, after {@link IDLE_SETTLE_MS} for the subscribing to settle. */
+const IDLE_WINDOW_MS = 2000;
+const IDLE_SETTLE_MS = 1000;
+
+/** A server's CPU time per second (ms) over a quiet window: subscribers connected, nothing produced. */
+async function idleCpu(pid: number): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+  const before = await cpuSeconds(pid);
+  await new Promise((resolve) => setTimeout(resolve, IDLE_WINDOW_MS));
+  return Math.round((((await cpuSeconds(pid)) - before) * 1e6) / IDLE_WINDOW_MS);
 }
 
 /** Clock ticks per second of `/proc/<pid>/stat`'s times. */

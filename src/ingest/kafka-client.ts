@@ -8,8 +8,10 @@ import { Kafka, logLevel as KafkaLogLevel, type LogEntry, type SASLOptions } fro
 import type { KafkaConfig } from '../config/config.js';
 import type { Logger } from '../base/logger.js';
 import { registerKafkaCodecs } from './kafka-codecs.js';
-// Before any connection: kafkajs's request queue timer without Node's negative-delay warning.
+// Before any connection: kafkajs's request queue timer without Node's negative-delay warning, and
+// without its check every millisecond while nothing is pending.
 import './kafkajs-queue-timer.js';
+import './kafkajs-idle-queue.js';
 import './kafkajs-stopped-fetch.js';
 import { setRecordBounds } from './kafkajs-record-bounds.js';
 

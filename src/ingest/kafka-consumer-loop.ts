@@ -14,8 +14,10 @@ import type { ConsumerStateMachine } from './consumer-state-machine.js';
 import type { ConsumerActivity } from './consumer.js';
 import { silenceError, watchForStall } from './consumer-stall-watch.js';
 import { describeKafkaError } from './describe-kafka-error.js';
-// Every consumer runs through this loop: kafkajs's record decoder is replaced before its first fetch.
+// Every consumer runs through this loop: kafkajs's record decoder is replaced before its first
+// fetch, and its request queues stop polling while nothing is pending.
 import './kafkajs-record-decoder.js';
+import './kafkajs-idle-queue.js';
 
 /** What a consumer adds to the loop's own handling of kafkajs's events; each is called only for the loop's current consumer. */
 export interface ConsumerLoopHooks {
