@@ -6,6 +6,7 @@
 import type { KafkaMessage } from 'kafkajs';
 import type { BrokerRecord } from './broker-record.js';
 import { recordBounds, recordRefusal } from './kafkajs-record-bounds.js';
+import { NO_RECORD_HEADERS } from './kafkajs-record-decoder.js';
 
 /** The headers of a record that carries none (or whose headers were not read): empty, frozen, without a prototype. */
 const NO_HEADERS: Readonly<Record<string, string | undefined>> = Object.freeze(Object.create(null) as Record<string, string | undefined>);
@@ -13,6 +14,8 @@ const NO_HEADERS: Readonly<Record<string, string | undefined>> = Object.freeze(O
 /** The record in a shape that names no broker client (what the decoder and the dead-letter sink take). */
 export function toBrokerRecord(message: KafkaMessage, topic: string, partition: number): BrokerRecord {
   const raw = message.headers;
+  // A record without headers, as the service's record decoder reads it: nothing to look at.
+  if (raw === NO_RECORD_HEADERS) return { topic, partition, offset: message.offset, key: message.key, value: message.value, headers: NO_HEADERS };
   const refused = recordRefusal(raw);
   if (refused !== undefined) {
     // Its headers were never read; a key over its bound is not carried on (to the dead letter).

@@ -23,6 +23,7 @@
  */
 import { createRequire } from 'node:module';
 import { kafkajsIsPatchedRelease } from './kafkajs-internals.js';
+import { shapeRefusal } from './kafkajs-record-bounds.js';
 
 /** kafkajs's `Long`, as far as the fallback uses it. */
 interface Long {
@@ -62,6 +63,12 @@ const STOCK = Symbol.for('result-collection-service.kafkajs-stock-record-decoder
 
 /** Whether that replacement was installed (the record batch decoder loaded after it). */
 const INSTALLED = Symbol.for('result-collection-service.kafkajs-record-decoder-installed');
+
+/**
+ * The headers of every record this decoder reads without any: one empty object, frozen, where
+ * kafkajs makes an array and an object for each (most records carry none).
+ */
+export const NO_RECORD_HEADERS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** kafkajs's `TimestampTypes.LOG_APPEND_TIME`. */
 const LOG_APPEND_TIME = 1;
@@ -126,6 +133,12 @@ function createRecordDecoder(Long: LongClass, HeaderDecoder: (decoder: Decoder) 
     const offset = sum(offsetBase, firstOffset, decoder.readVarInt());
     const key = decoder.readVarIntBytes();
     const value = decoder.readVarIntBytes();
+    // No header (a count of zero, one byte) and within the bounds kafkajs-record-bounds.ts checks
+    // where the header array is read (the key's length among them): the shared empty headers.
+    if (decoder.buffer[decoder.offset] === 0 && shapeRefusal(decoder, 0) === undefined) {
+      decoder.offset += 1;
+      return { magicByte, attributes, timestamp, offset, key, value, headers: NO_RECORD_HEADERS, isControlRecord: isControlBatch, batchContext };
+    }
     // kafkajs's own reduction, so that a header array the bounds replaced (kafkajs-record-bounds.ts) reduces as it does there.
     const headers = decoder.readVarIntArray(HeaderDecoder).reduce<Record<string, unknown>>(
       (obj, header) => ({

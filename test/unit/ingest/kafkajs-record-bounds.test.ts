@@ -87,6 +87,11 @@ describe("kafkajs's record decode, bounded", () => {
     expect(recordRefusal(longKey.headers)).toBe('record key takes 301 bytes, more than 300');
     // Its dead-letter copy carries no key over the bound.
     expect(toBrokerRecord(longKey as never, 'results', 0).key).toBeNull();
+    // Without any header too (the record decoder reads a record without headers on a path of its own).
+    const longKeyAlone = decode({ key: 'k'.repeat(301) });
+    expect(recordRefusal(longKeyAlone.headers)).toBe('record key takes 301 bytes, more than 300');
+    expect(toBrokerRecord(longKeyAlone as never, 'results', 0).key).toBeNull();
+    expect(recordRefusal(decode({ key: 'k'.repeat(300) }).headers)).toBeUndefined();
     expect(recordRefusal(decode({ key: 'k'.repeat(300), headers: manyHeaders(64) }).headers)).toBeUndefined();
     expect(recordRefusal(decode({ headers: manyHeaders(65) }).headers)).toBe('record has 65 headers, more than 64');
   });

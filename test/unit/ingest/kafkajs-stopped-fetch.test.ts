@@ -90,7 +90,8 @@ describe("kafkajs's consumer stopped while its fetchers are rebuilt", () => {
       encoding: 'utf8',
     })
       .split('\n')
-      .filter((file) => file !== '' && !file.endsWith('kafkajs-queue-timer.ts'));
+      // The workarounds themselves aside (the idle queue wraps the timer's method, so it loads it first).
+      .filter((file) => file !== '' && !file.endsWith('kafkajs-queue-timer.ts') && !file.endsWith('kafkajs-idle-queue.ts'));
     expect(files).toContain('src/ingest/kafka-client.ts');
     expect(files.filter((file) => !readFileSync(join(root, file), 'utf8').includes('kafkajs-stopped-fetch.js'))).toEqual([]);
   });
