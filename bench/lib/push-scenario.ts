@@ -80,6 +80,11 @@ export interface PushScenario {
   readonly seconds: number;
   /** How long the subscribers wait for every push before reporting what they got (default: 30 s + 1 ms per push). */
   readonly subscribersTimeoutMs?: number;
+  /**
+   * The checkout whose service runs (a `git worktree` of another commit with this one's
+   * node_modules linked in), to read a change's before and after in one run; this one by default.
+   */
+  readonly checkout?: string;
 }
 
 function startServer(cluster: BenchBroker, s: PushScenario, topic: string) {
@@ -103,7 +108,7 @@ function startServer(cluster: BenchBroker, s: PushScenario, topic: string) {
     KAFKA_FETCH_MAX_WAIT_MS: fetchWait(cluster.kind).env,
     SUBSCRIPTION_QUEUE_LIMIT: '100000',
   };
-  return startWorker('service', ['--tests', String(s.tests), '--messages', '0'], env);
+  return startWorker('service', ['--tests', String(s.tests), '--messages', '0'], env, s.checkout === undefined ? {} : { cwd: s.checkout });
 }
 
 /** Runs one scenario on a fresh topic and fresh processes. */

@@ -10,6 +10,9 @@
  * no store. `GET /metrics` reports its CPU time as the service's `/metrics` does, so the harness
  * reads both the same way; `GET /readyz` answers 200 once the consumer joined its group.
  * Prints `{ url, ids }` once listening, runs until SIGTERM.
+ * It runs kafkajs's own request queue, which checks every connection every millisecond while idle
+ * (the service does not: src/ingest/kafkajs-idle-queue.ts); BENCH_CEILING_IDLE_QUEUE=1 gives it the
+ * service's queue, to read the ceiling without that cost beside the one a bare consumer pays.
  * Usage: bare-ws-fanout.ts <brokers> <topic> <fetchWaitMs> <tests>
  */
 // kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
@@ -22,6 +25,9 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { nextFrame, testMessagesResult, type FanoutRecord } from '../lib/next-frame.js';
 import { seedIds } from '../lib/seed.js';
+
+// Before any connection: the method it replaces is looked up at each check, so loading it here is enough.
+if (process.env.BENCH_CEILING_IDLE_QUEUE === '1') await import('../../src/ingest/kafkajs-idle-queue.js');
 
 const [brokers = '', topic = '', fetchWaitArg = '500', testsArg = '1'] = process.argv.slice(2);
 const ids = seedIds(Number(testsArg));

@@ -5,8 +5,7 @@
  */
 import type { KafkaMessage } from 'kafkajs';
 import type { BrokerRecord } from './broker-record.js';
-import { recordBounds, recordRefusal } from './kafkajs-record-bounds.js';
-import { NO_RECORD_HEADERS } from './kafkajs-record-decoder.js';
+import { NO_RECORD_HEADERS, recordBounds, recordRefusal } from './kafkajs-record-bounds.js';
 
 /** The headers of a record that carries none (or whose headers were not read): empty, frozen, without a prototype. */
 const NO_HEADERS: Readonly<Record<string, string | undefined>> = Object.freeze(Object.create(null) as Record<string, string | undefined>);

@@ -45,6 +45,14 @@ export function recordBounds(): RecordBounds {
   return bounds;
 }
 
+/**
+ * The headers of every record the service's record decoder (kafkajs-record-decoder.ts) reads
+ * without any: one empty object, frozen, where kafkajs makes an array and an object for each (most
+ * records carry none). Here, not there: the modules that read it (kafkajs-broker-record.ts) must
+ * not install that decoder, which the benchmarks' ceilings run without.
+ */
+export const NO_RECORD_HEADERS: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** The header name under which a refused record carries its mark. */
 export const REFUSED_RECORD_HEADER = '\u0000record-refused';
 

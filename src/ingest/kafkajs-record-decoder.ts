@@ -23,7 +23,7 @@
  */
 import { createRequire } from 'node:module';
 import { kafkajsIsPatchedRelease } from './kafkajs-internals.js';
-import { shapeRefusal } from './kafkajs-record-bounds.js';
+import { NO_RECORD_HEADERS, shapeRefusal } from './kafkajs-record-bounds.js';
 
 /** kafkajs's `Long`, as far as the fallback uses it. */
 interface Long {
@@ -63,12 +63,6 @@ const STOCK = Symbol.for('result-collection-service.kafkajs-stock-record-decoder
 
 /** Whether that replacement was installed (the record batch decoder loaded after it). */
 const INSTALLED = Symbol.for('result-collection-service.kafkajs-record-decoder-installed');
-
-/**
- * The headers of every record this decoder reads without any: one empty object, frozen, where
- * kafkajs makes an array and an object for each (most records carry none).
- */
-export const NO_RECORD_HEADERS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** kafkajs's `TimestampTypes.LOG_APPEND_TIME`. */
 const LOG_APPEND_TIME = 1;

@@ -5,7 +5,9 @@
  * exact arithmetic drawn often, several records to one batch context), and kafkajs's record batch
  * decoder runs it.
  */
+import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fastRecordDecoder, kafkajsRecordDecoderInstalled, stockRecordDecoder } from '../../../src/ingest/kafkajs-record-decoder.js';
@@ -70,6 +72,30 @@ function decodeWith(decoder: typeof fastRecordDecoder, fields: RecordFields, bat
 }
 
 describe("kafkajs's record decoder, in numbers while they are exact", () => {
+  it("is installed by the consumer loop alone: what the benchmarks' ceilings load of the consumer leaves kafkajs's own", async () => {
+    // The ingest benchmark's ceilings import the batch processor (its chunk size) and with it the
+    // record conversion; they measure kafkajs's own decoder (bench/workers/ingest.ts).
+    const script = [
+      "import { createRequire } from 'node:module';",
+      "import './src/ingest/kafka-batch-processor.ts';",
+      "import './src/ingest/kafkajs-broker-record.ts';",
+      "const decoder = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/record/v0/decoder.js');",
+      "const replaced = decoder[Symbol.for('result-collection-service.kafkajs-stock-record-decoder')] !== undefined;",
+      "await import('./src/ingest/kafka-consumer-loop.ts');",
+      "const after = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/record/v0/decoder.js');",
+      "console.log(JSON.stringify({ replaced, afterLoop: after[Symbol.for('result-collection-service.kafkajs-stock-record-decoder')] !== undefined }));",
+    ].join('\n');
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        { cwd: join(import.meta.dirname, '..', '..', '..'), timeout: 30_000 },
+        (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)),
+      );
+    });
+    expect(JSON.parse(stdout.trim())).toEqual({ replaced: false, afterLoop: true });
+  });
+
   it("replaces kafkajs 2.2.4's, before its record batch decoder is loaded", () => {
     expect(kafkajsRecordDecoderInstalled).toBe(true);
     expect(require('kafkajs/src/protocol/recordBatch/record/v0/decoder.js')).toBe(fastRecordDecoder);
