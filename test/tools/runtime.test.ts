@@ -4,12 +4,12 @@
  * it admits is admitted by every locked package, so `npm ci` prints no engine warning on it); and
  * the embedded issuer starts without oidc-provider's runtime warning.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 import { isLtsLine } from '../../src/auth/lts-line-notice.js';
+import { runModuleScript } from '../support/module-script.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
@@ -53,11 +53,7 @@ describe("oidc-provider's runtime check", () => {
 
   it('prints no warning when the issuer is loaded on the shipped line, and leaves console.warn working', async () => {
     const script = "await import('./src/auth/oidc-provider.ts'); console.warn('warn still prints');";
-    const stderr = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, timeout: 30_000 }, (error, _out, err) =>
-        error ? reject(error) : resolve(err),
-      );
-    });
+    const { stderr } = await runModuleScript(script);
     expect(stderr).not.toContain('Unsupported runtime');
     expect(stderr).toContain('warn still prints');
   });

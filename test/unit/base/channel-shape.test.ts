@@ -4,14 +4,14 @@
  * 450 bytes each, 0.9 KB a followed test, found in a heap snapshot of 5,000 followed tests). The
  * check runs in a child process, the only place V8's `%HasFastProperties` may be called.
  */
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runModuleScript } from '../../support/module-script.js';
 
 const channelModule = fileURLToPath(new URL('../../../src/base/channel.ts', import.meta.url));
 
 describe('a channel', () => {
-  it('is an object with fast properties, however it is used', () => {
+  it('is an object with fast properties, however it is used', async () => {
     const script = `
       const { createChannel } = await import(${JSON.stringify(channelModule)});
       const fresh = createChannel({ limit: 2, overflow: () => new Error('over') });
@@ -23,12 +23,12 @@ describe('a channel', () => {
       used.end();
       console.log(JSON.stringify({ fresh: %HasFastProperties(fresh), used: %HasFastProperties(used), iterator: %HasFastProperties(fresh.iterator) }));
     `;
-    const child = spawnSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const child = await runModuleScript(script, { flags: ['--allow-natives-syntax'] });
     expect(child.stderr).toBe('');
     expect(JSON.parse(child.stdout)).toEqual({ fresh: true, used: true, iterator: true });
   });
 
-  it('costs under 500 bytes of heap, waiting on a pull as an idle subscription does', () => {
+  it('costs under 500 bytes of heap, waiting on a pull as an idle subscription does', async () => {
     // Made per followed test and per subscription: a channel built of closures held sixteen
     // functions and their context (2.4 KB with its pending pull; 0.4 KB as one object). Measured over 20,000 channels after full
     // collections, each with one pull waiting (its promise included), in a child process.
@@ -44,7 +44,7 @@ describe('a channel', () => {
       gc(); gc();
       console.log(JSON.stringify({ perChannel: (process.memoryUsage().heapUsed - before) / 20000, held: held.length }));
     `;
-    const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const child = await runModuleScript(script, { flags: ['--expose-gc'] });
     expect(child.stderr).toBe('');
     const { perChannel, held } = JSON.parse(child.stdout) as { perChannel: number; held: number };
     expect(held).toBe(20_100);

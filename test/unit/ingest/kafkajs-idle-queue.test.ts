@@ -4,14 +4,12 @@
  * something is pending: an idle connection to a real broker (the mock cluster, over TCP) is not
  * polled, and requests held back by throttling or by the in-flight limit still leave.
  */
-import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsIdleQueuePatched } from '../../../src/ingest/kafkajs-idle-queue.js';
 import { startMockCluster, type MockCluster } from '../../../tools/mock-cluster/mock-cluster.js';
+import { runModuleScript } from '../../support/module-script.js';
 
-const root = join(import.meta.dirname, '..', '..', '..');
 const require = createRequire(import.meta.url);
 
 let cluster: MockCluster;
@@ -43,11 +41,7 @@ async function checksWhileIdle(client: string): Promise<{ errorCode: number; che
     'await producer.disconnect();',
     'console.log(JSON.stringify({ errorCode: sent.errorCode, checks: idle, idleMs }));',
   ].join('\n');
-  const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, timeout: 30_000 }, (error, out, err) =>
-      error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out),
-    );
-  });
+  const { stdout } = await runModuleScript(script);
   return JSON.parse(stdout.trim()) as { errorCode: number; checks: number; idleMs: number };
 }
 

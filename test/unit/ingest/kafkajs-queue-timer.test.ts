@@ -4,12 +4,13 @@
  * A client made by the service connects to a real broker (the mock cluster, over TCP) and produces
  * without any such warning, and the queue still delivers what it was given.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsQueueTimerPatched } from '../../../src/ingest/kafkajs-queue-timer.js';
 import { startMockCluster, type MockCluster } from '../../../tools/mock-cluster/mock-cluster.js';
+import { runModuleScript } from '../../support/module-script.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 let cluster: MockCluster;
@@ -37,11 +38,7 @@ describe("kafkajs's request queue timer", () => {
       'await producer.disconnect();',
       'console.log(JSON.stringify({ errorCode: sent.errorCode }));',
     ].join('\n');
-    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
-      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, timeout: 30_000 }, (error, out, err) =>
-        error ? reject(new Error(`${error.message}\n${err}`)) : resolve({ stdout: out, stderr: err }),
-      );
-    });
+    const { stdout, stderr } = await runModuleScript(script);
     expect(JSON.parse(stdout.trim())).toEqual({ errorCode: 0 });
     expect(stderr).not.toContain('TimeoutNegativeWarning');
   });

@@ -5,12 +5,11 @@
  * exact arithmetic drawn often, several records to one batch context), and kafkajs's record batch
  * decoder runs it.
  */
-import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fastRecordDecoder, kafkajsRecordDecoderInstalled, stockRecordDecoder } from '../../../src/ingest/kafkajs-record-decoder.js';
+import { runModuleScript } from '../../support/module-script.js';
 
 const require = createRequire(import.meta.url);
 type Headers = Record<string, Buffer | Buffer[] | string | string[]>;
@@ -85,14 +84,7 @@ describe("kafkajs's record decoder, in numbers while they are exact", () => {
       "const after = createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/record/v0/decoder.js');",
       "console.log(JSON.stringify({ replaced, afterLoop: after[Symbol.for('result-collection-service.kafkajs-stock-record-decoder')] !== undefined }));",
     ].join('\n');
-    const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', '--input-type=module', '-e', script],
-        { cwd: join(import.meta.dirname, '..', '..', '..'), timeout: 30_000 },
-        (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)),
-      );
-    });
+    const { stdout } = await runModuleScript(script);
     expect(JSON.parse(stdout.trim())).toEqual({ replaced: false, afterLoop: true });
   });
 

@@ -7,14 +7,14 @@
  * held without a set, 1.34 KB. Measured in a child process, after full collections, over followers of
  * a memory log that each wait for their test's next message.
  */
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runModuleScript } from '../../support/module-script.js';
 
 const logModule = fileURLToPath(new URL('../../../src/log/memory-result-log.ts', import.meta.url));
 
 describe('an idle pushed follower', () => {
-  it('holds under 1.8 KB of heap, its listening in the log included', () => {
+  it('holds under 1.8 KB of heap, its listening in the log included', async () => {
     const script = `
       const { createMemoryResultLog } = await import(${JSON.stringify(logModule)});
       const log = createMemoryResultLog({ ttlSeconds: 3600, maxTests: 100000, maxMessagesPerTest: 10 });
@@ -30,7 +30,7 @@ describe('an idle pushed follower', () => {
       gc(); gc();
       console.log(JSON.stringify({ perFollower: (process.memoryUsage().heapUsed - before) / (count - 50), following: log.followers('t7') }));
     `;
-    const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const child = await runModuleScript(script, { flags: ['--expose-gc'] });
     expect(child.stderr).toBe('');
     const { perFollower, following } = JSON.parse(child.stdout) as { perFollower: number; following: number };
     expect(following).toBe(1);

@@ -3,7 +3,6 @@
  * replace: compact messages kept in an array in the test's order (domain/order.ts's
  * `insertOrdered`), read by `sliceMessages`. Every read must answer what the array answered.
  */
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { plainMessage, type IncomingMessage, type TestMessage } from '../../../s
 import { compactMessage, keyKind } from '../../../src/log/compact-message.js';
 import { indexOfKey, insertRow, noRows, rowMessages, rowsAfter, sliceRows } from '../../../src/log/message-rows.js';
 import { sliceMessages } from '../../../src/log/message-slice.js';
+import { runModuleScript } from '../../support/module-script.js';
 
 const test = { correlationId: 'c-1', base: 1_000_000 };
 
@@ -84,7 +84,7 @@ describe("a test's messages as columns", () => {
     );
   });
 
-  it('holds a stored message in its payload text and a few array slots: under 190 bytes of heap with a 96-byte payload', () => {
+  it('holds a stored message in its payload text and a few array slots: under 190 bytes of heap with a 96-byte payload', async () => {
     // As one compact object each, 214 bytes (bench/workers/memory.ts's messages); as columns, 168.
     const logModule = fileURLToPath(new URL('../../../src/log/memory-result-log.ts', import.meta.url));
     const script = `
@@ -107,7 +107,7 @@ describe("a test's messages as columns", () => {
       const page = await log.messages('test-7', { afterKey: null, first: 1000 });
       console.log(JSON.stringify({ perMessage, held: page.totalCount, last: page.messages.at(-1).payload.step }));
     `;
-    const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const child = await runModuleScript(script, { flags: ['--expose-gc'] });
     expect(child.stderr).toBe('');
     const { perMessage, held, last } = JSON.parse(child.stdout) as { perMessage: number; held: number; last: number };
     expect(held).toBe(200);
