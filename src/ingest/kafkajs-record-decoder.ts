@@ -13,7 +13,8 @@
  * printed only when it is a safe integer. Anything else (a base past 2^53, a delta of eight bytes
  * or more, a sum past 2^53, a malformed base) takes kafkajs's own arithmetic, unchanged. Keys,
  * values and headers are read as kafkajs reads them (the header bounds of kafkajs-record-bounds.ts
- * included).
+ * included), except that a record without headers gets one shared, frozen empty object
+ * (`NO_RECORD_HEADERS`) where kafkajs makes an array and an object for each.
  *
  * kafkajs's record batch decoder holds the record decoder it required when it was first loaded, so
  * this takes effect only if imported before the consumer's first fetch (the record batch decoder
