@@ -14,6 +14,7 @@ import { startRedisCluster } from '../../tools/redis/redis-cluster.js';
 import { runWorker, startWorker } from './worker.js';
 import { untilConsuming } from './consuming.js';
 import { BENCH_AUTH_ENV, benchToken } from './token.js';
+import { sleep } from './until.js';
 
 /** What the subscribers measured, and the server's CPU time per push received. */
 export interface PushResult {
@@ -165,7 +166,7 @@ function sampleRss(pid: number): { stop(): Promise<number | undefined> } {
       const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
       const rss = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1]) * 1024;
       if (Number.isFinite(rss)) peak = Math.max(peak ?? 0, rss);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await sleep(1000);
     }
   })();
   return {
@@ -183,9 +184,9 @@ const IDLE_SETTLE_MS = 1000;
 
 /** A server's CPU time per second (ms) over a quiet window: subscribers connected, nothing produced. */
 async function idleCpu(pid: number): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+  await sleep(IDLE_SETTLE_MS);
   const before = await cpuSeconds(pid);
-  await new Promise((resolve) => setTimeout(resolve, IDLE_WINDOW_MS));
+  await sleep(IDLE_WINDOW_MS);
   return Math.round((((await cpuSeconds(pid)) - before) * 1e6) / IDLE_WINDOW_MS);
 }
 

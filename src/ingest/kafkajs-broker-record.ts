@@ -13,9 +13,8 @@ const NO_HEADERS: Readonly<Record<string, string | undefined>> = Object.freeze(O
 /** The record in a shape that names no broker client (what the decoder and the dead-letter sink take). */
 export function toBrokerRecord(message: KafkaMessage, topic: string, partition: number): BrokerRecord {
   const raw = message.headers;
-  // A record without headers, as the service's record decoder reads it: nothing to look at.
-  if (raw === NO_RECORD_HEADERS) return { topic, partition, offset: message.offset, key: message.key, value: message.value, headers: NO_HEADERS };
-  const refused = recordRefusal(raw);
+  // A record without headers, as the service's record decoder reads it, carries no mark to look for.
+  const refused = raw === NO_RECORD_HEADERS ? undefined : recordRefusal(raw);
   if (refused !== undefined) {
     // Its headers were never read; a key over its bound is not carried on (to the dead letter).
     const key = message.key !== null && message.key.length > recordBounds().maxKeyBytes ? null : message.key;
@@ -26,9 +25,10 @@ export function toBrokerRecord(message: KafkaMessage, topic: string, partition: 
 
 /** A record's headers decoded as UTF-8, the first value of a repeated one; {@link NO_HEADERS} when it carries none. */
 function decodeHeaders(raw: KafkaMessage['headers']): BrokerRecord['headers'] {
-  const names = raw === undefined ? [] : Object.keys(raw);
   // Most records carry no header: they share one empty object instead of a dictionary each.
-  if (raw === undefined || names.length === 0) return NO_HEADERS;
+  if (raw === undefined || raw === NO_RECORD_HEADERS) return NO_HEADERS;
+  const names = Object.keys(raw);
+  if (names.length === 0) return NO_HEADERS;
   // No prototype: the names are the record's, and `__proto__` or `constructor` must be plain names.
   const headers: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
   for (const name of names) {

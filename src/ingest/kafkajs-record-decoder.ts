@@ -115,6 +115,29 @@ function createRecordDecoder(Long: LongClass, HeaderDecoder: (decoder: Decoder) 
       .toString();
   };
 
+  /** A record's headers: the shared empty object for none, else kafkajs's own reading and reduction. */
+  const readHeaders = (decoder: Decoder): Record<string, unknown> => {
+    // No header (a count of zero, one byte) and within the bounds kafkajs-record-bounds.ts checks
+    // where the header array is read (the key's length among them): the shared empty headers.
+    if (decoder.buffer[decoder.offset] === 0 && shapeRefusal(decoder, 0) === undefined) {
+      decoder.offset += 1;
+      return NO_RECORD_HEADERS;
+    }
+    // kafkajs's own reduction, so that a header array the bounds replaced (kafkajs-record-bounds.ts) reduces as it does there.
+    return decoder.readVarIntArray(HeaderDecoder).reduce<Record<string, unknown>>(
+      (obj, header) => ({
+        ...obj,
+        [header.key]:
+          obj[header.key] === undefined
+            ? header.value
+            : Array.isArray(obj[header.key])
+              ? (obj[header.key] as unknown[]).concat([header.value])
+              : [obj[header.key], header.value],
+      }),
+      {},
+    );
+  };
+
   return (decoder, batchContext = {}) => {
     if (batchContext !== lastContext) {
       lastContext = batchContext;
@@ -128,25 +151,7 @@ function createRecordDecoder(Long: LongClass, HeaderDecoder: (decoder: Decoder) 
     const offset = sum(offsetBase, firstOffset, decoder.readVarInt());
     const key = decoder.readVarIntBytes();
     const value = decoder.readVarIntBytes();
-    // No header (a count of zero, one byte) and within the bounds kafkajs-record-bounds.ts checks
-    // where the header array is read (the key's length among them): the shared empty headers.
-    if (decoder.buffer[decoder.offset] === 0 && shapeRefusal(decoder, 0) === undefined) {
-      decoder.offset += 1;
-      return { magicByte, attributes, timestamp, offset, key, value, headers: NO_RECORD_HEADERS, isControlRecord: isControlBatch, batchContext };
-    }
-    // kafkajs's own reduction, so that a header array the bounds replaced (kafkajs-record-bounds.ts) reduces as it does there.
-    const headers = decoder.readVarIntArray(HeaderDecoder).reduce<Record<string, unknown>>(
-      (obj, header) => ({
-        ...obj,
-        [header.key]:
-          obj[header.key] === undefined
-            ? header.value
-            : Array.isArray(obj[header.key])
-              ? (obj[header.key] as unknown[]).concat([header.value])
-              : [obj[header.key], header.value],
-      }),
-      {},
-    );
+    const headers = readHeaders(decoder);
     return { magicByte, attributes, timestamp, offset, key, value, headers, isControlRecord: isControlBatch, batchContext };
   };
 }
