@@ -13,8 +13,7 @@ const NO_HEADERS: Readonly<Record<string, string | undefined>> = Object.freeze(O
 /** The record in a shape that names no broker client (what the decoder and the dead-letter sink take). */
 export function toBrokerRecord(message: KafkaMessage, topic: string, partition: number): BrokerRecord {
   const raw = message.headers;
-  // A record without headers, as the service's record decoder reads it, carries no mark to look for.
-  const refused = raw === NO_RECORD_HEADERS ? undefined : recordRefusal(raw);
+  const refused = recordRefusal(raw);
   if (refused !== undefined) {
     // Its headers were never read; a key over its bound is not carried on (to the dead letter).
     const key = message.key !== null && message.key.length > recordBounds().maxKeyBytes ? null : message.key;

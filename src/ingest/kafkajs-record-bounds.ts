@@ -61,7 +61,9 @@ const marks = new WeakSet<object>();
 
 /** Why a record was refused before its headers were decoded, or undefined for an ordinary record. */
 export function recordRefusal(headers: Readonly<Record<string, unknown>> | undefined): string | undefined {
-  const mark = headers === undefined ? undefined : Object.getOwnPropertyDescriptor(headers, REFUSED_RECORD_HEADER)?.value;
+  // The shared empty headers (most records) are never marked: nothing to look up.
+  if (headers === undefined || headers === NO_RECORD_HEADERS) return undefined;
+  const mark = Object.getOwnPropertyDescriptor(headers, REFUSED_RECORD_HEADER)?.value;
   return typeof mark === 'object' && mark !== null && marks.has(mark) ? (mark as { reason: string }).reason : undefined;
 }
 
