@@ -4,6 +4,7 @@
  * whether each message went to the end of its test's read order, see ORDER); they store what they are given,
  * deduplicate by key, count, and set a value only if absent.
  */
+import { RUN } from './redis-sequence-run.js';
 
 /**
  * Publishes a change of the test on its change channel `changes` (with `publish`, a local of the
@@ -24,7 +25,7 @@ end
 /** The meta fields the create script reads, in this order (redis-result-log.ts lists what they hold). */
 const META_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'input', 'updatedAt' }`;
 /** The meta fields the append script reads: not the input, which an append neither changes nor announces. */
-const APPEND_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'order' }`;
+const APPEND_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'order', 'run' }`;
 
 /**
  * The meta field `order` after an append that stored `allowed` messages (their sequences, '' for
@@ -46,9 +47,17 @@ local function order(field, count, sequences, allowed)
     if length and tonumber(length) == count then last = tail end
   end
   if not last then return 'x' end
+  -- The last sequence as a number (nil for none), each sequence read once.
+  local previous = tonumber(last)
   for i = 1, allowed do
     local sequence = sequences[i]
-    if sequence ~= '' and last ~= '' and tonumber(sequence) < tonumber(last) then return 'x' end
+    if sequence == '' then
+      previous = nil
+    else
+      local number = tonumber(sequence)
+      if previous and number < previous then return 'x' end
+      previous = number
+    end
     last = sequence
   end
   return (count + allowed) .. ':' .. last
@@ -62,11 +71,12 @@ end
  *
  * KEYS: meta and msgs of each test, 2 per test.
  * ARGV: now, ttl, max messages per test, the publish command (`PUBLISH`, or `SPUBLISH` on Redis
- * Cluster), then per test, in the order of KEYS: its correlation id, its notice channel, its change
- * channel (redis-channels.ts), its
- * number of messages n, the number f of its messages that finish an unfinished test, f pairs of
+ * Cluster), `1` to keep runs of sequences (store format 2, redis-sequence-run.ts) or `0`, then per
+ * test, in the order of KEYS: its correlation id, its notice channel, its change channel
+ * (redis-channels.ts), its number of messages n, the number f of its messages that finish an unfinished test, f pairs of
  * such a message's position (1..n) and the status it finishes the test with, then 3 per message:
- * its deduplication field (a field of the meta hash, never one of its named fields), its sequence
+ * its deduplication field (a field of the meta hash, never one of its named fields; '' for the
+ * field `~s:<sequence>` of a message keyed by its sequence, see redis-sequence-run.ts), its sequence
  * ('' for none: for the meta field `order`, see ORDER) and its stored text (message-format.ts).
  * Returns per test, in the same order: its first finishing status before the call ('' for none),
  * its message count before the call, its owner ('' for none, or when the call stored nothing), one
@@ -74,9 +84,9 @@ end
  * and not stored, `d` duplicate), then the receivedAt of the stored copy of each duplicate.
  *
  * A key stored earlier in the same call counts as stored. Each test costs a fixed number of
- * commands whatever its number of messages: one HMGET reads its meta fields and the stored copies
- * of its messages' keys; what is new is pushed to the end of the test's list in one RPUSH, whose
- * reply gives the count (the list keeps arrival order; readers order by sequence unless `order`
+ * commands whatever its number of messages: one HMGET reads its meta fields, and a second the
+ * stored copies of the keys its run of sequences does not hold (none for a producer that counts
+ * up); what is new is pushed to the end of the test's list in one RPUSH, whose reply gives the count (the list keeps arrival order; readers order by sequence unless `order`
  * says that arrival order is the read order; what goes
  * beyond the maximum is trimmed off again), its keys, updatedAt, `order` and
  * (when they are new) createdAt and the first finishing status are written in one HSET, and one
@@ -86,11 +96,12 @@ end
  * requires: a notice goes to the shard of its test only.
  */
 export const APPEND = `
-local now, ttl, max, publish = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local now, ttl, max, publish, runs = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1'
 local CHUNK = 1000
 ${CHANGE}
 ${APPEND_FIELDS}
 ${ORDER}
+${RUN}
 -- Many values in one command, in slices that stay within Lua's stack (pairs stay whole for HSET).
 local function call(command, key, items)
   local replies = {}
@@ -104,7 +115,7 @@ local function call(command, key, items)
 end
 
 local out = {}
-local a = 5
+local a = 6
 for t = 1, #KEYS, 2 do
   local meta, msgs = KEYS[t], KEYS[t + 1]
   local id = ARGV[a]
@@ -116,30 +127,47 @@ for t = 1, #KEYS, 2 do
   local last = first + 3 * (n - 1)
   a = last + 3
 
-  -- One read: the named fields first, then the stored copy of each message's key.
-  local wanted = {}
-  for i = 1, #FIELDS do wanted[i] = FIELDS[i] end
-  for m = first, last, 3 do wanted[#wanted + 1] = ARGV[m] end
-  local stored = call('HMGET', meta, wanted)
-  local finishedAs, owner, createdAt, ordered = stored[1], stored[2], stored[3], stored[4]
-  local seen = {}
-  for i = #FIELDS + 1, #wanted do
-    if stored[i] then seen[wanted[i]] = stored[i] end
+  local named = redis.call('HMGET', meta, unpack(FIELDS))
+  local finishedAs, owner, createdAt, ordered = named[1], named[2], named[3], named[4]
+  local runFrom, runTo, high = readRun(named[5])
+  -- Each message's key (its sequence, a number, when keyed by it: see runKey) and its stored copy:
+  -- from the list for a key the run holds (a redelivery, rare), none for a sequence past the run
+  -- and every field (the common case), from its field for any other. A store of format 1 whose
+  -- tests hold no run keeps its fields as given.
+  local numbered = runs or runFrom ~= nil
+  local seen, wanted, wantedKeys, keys = {}, {}, {}, {}
+  for m = first, last, 3 do
+    local key = ARGV[m]
+    if numbered then key = runKey(key, ARGV[m + 1]) end
+    keys[#keys + 1] = key
+    if runFrom and type(key) == 'number' and key >= runFrom and (key < runTo or key > high) then
+      if key < runTo and not seen[key] then seen[key] = storedAt(msgs, key - runFrom, key, now) end
+    else
+      wanted[#wanted + 1] = fieldOf(key)
+      wantedKeys[#wanted] = key
+    end
+  end
+  -- A test not there yet (no createdAt: its meta hash is written whole by its first write) has no field to read.
+  if #wanted > 0 and createdAt then
+    local stored = call('HMGET', meta, wanted)
+    for i = 1, #wanted do
+      if stored[i] then seen[wantedKeys[i]] = stored[i] end
+    end
   end
 
   -- Each message is a stored duplicate (the receivedAt of its copy), a candidate (its index in
   -- texts), or a repeat of a candidate earlier in the call (minus that index).
   local kinds, texts, sequences = {}, {}, {}
-  for m = first, last, 3 do
-    local key = ARGV[m]
+  for position = 1, n do
+    local key, m = keys[position], first + 3 * (position - 1)
     local earlier = seen[key]
     if earlier then
-      kinds[#kinds + 1] = earlier
+      kinds[position] = earlier
     else
       texts[#texts + 1] = ARGV[m + 2]
       sequences[#texts] = ARGV[m + 1]
       seen[key] = -#texts
-      kinds[#kinds + 1] = #texts
+      kinds[position] = #texts
     end
   end
   -- The candidates are pushed first and the count read from the push's reply, not by an LLEN:
@@ -161,7 +189,7 @@ for t = 1, #KEYS, 2 do
   local owned = #out + 1
   out[owned] = ''
 
-  local fresh, letters, earliers = { 'updatedAt', now }, {}, {}
+  local fresh, letters, earliers, moved = { 'updatedAt', now }, {}, {}, false
   for position = 1, #kinds do
     local kind = kinds[position]
     if type(kind) == 'string' then
@@ -176,8 +204,19 @@ for t = 1, #KEYS, 2 do
         letters[position] = 'o'
       end
     elseif kind <= allowed then
-      fresh[#fresh + 1] = ARGV[first + 3 * (position - 1)]
-      fresh[#fresh + 1] = now
+      -- The test's first message starts a run (redis-sequence-run.ts), one that follows it in
+      -- sequence and in the list joins it; any other takes a field, its sequence noted as high.
+      local key, index = keys[position], count + kind - 1
+      local number = type(key) == 'number'
+      if runs and number and index == 0 then
+        runFrom, runTo, high, moved = key, key + 1, -1, true
+      elseif runs and number and runFrom and key == runTo and index == runTo - runFrom then
+        runTo, moved = runTo + 1, true
+      else
+        fresh[#fresh + 1] = fieldOf(key)
+        fresh[#fresh + 1] = now
+        if number and runFrom and key > high then high, moved = key, true end
+      end
       -- The first finishing status stored stays.
       if finishing[position] and not finishedAs then
         finishedAs = finishing[position]
@@ -203,6 +242,10 @@ for t = 1, #KEYS, 2 do
     end
     fresh[#fresh + 1] = 'order'
     fresh[#fresh + 1] = order(ordered, count, sequences, allowed)
+    if moved then
+      fresh[#fresh + 1] = 'run'
+      fresh[#fresh + 1] = string.format('%d:%d:%d', runFrom, runTo, high)
+    end
     call('HSET', meta, fresh)
     change(id, created, count + allowed, changes, owner, finishedAs, createdAt, input)
     out[owned] = owner or ''

@@ -7,12 +7,14 @@
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
 import type { AppendResult, IncomingMessage, TestStatus } from '../domain/types.js';
 import type { Logger } from '../base/logger.js';
+import { keyKind } from './compact-message.js';
 import { encodeMessage } from './message-format.js';
 import type { RedisChannels } from './redis-channels.js';
 import { dedupeField, storedMessage } from './redis-record.js';
 import { listRefresher, type RedisTestIndex } from './redis-test-index.js';
 import { listedThen } from './redis-guards.js';
 import type { RedisTestKeys } from './redis-test-keys.js';
+import type { StoreFormat } from './store-format.js';
 
 /** Options of {@link createRedisAppend}: the parts of the Redis log an append uses. */
 export interface RedisAppendOptions {
@@ -28,6 +30,8 @@ export interface RedisAppendOptions {
   readonly maxMessagesPerTest: number;
   /** One script call per test (Redis Cluster), rather than one for the batch. */
   readonly callPerTest: boolean;
+  /** The store's format as this replica writes it (store-format.ts): from 2 on, runs of sequences are kept. */
+  readonly format: Pick<StoreFormat, 'writes'>;
   readonly logger: Logger;
 }
 
@@ -46,7 +50,8 @@ export function createRedisAppend(options: RedisAppendOptions): (batch: readonly
   /** Appends the messages of the given tests in one script call; answers per test, in order. */
   const appendCall = async (tests: ReadonlyArray<readonly [string, readonly IncomingMessage[]]>, now: number, written: Written): Promise<AppendResult[][]> => {
     const keys: string[] = [];
-    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, options.publishCommand];
+    const runs = options.format.writes() >= 2;
+    const args: Array<string | number> = [now, ttlSeconds, maxMessagesPerTest, options.publishCommand, runs ? 1 : 0];
     for (const [id, messages] of tests) {
       const k = keysOf(id);
       keys.push(k.meta, k.msgs);
@@ -58,7 +63,10 @@ export function createRedisAppend(options: RedisAppendOptions): (batch: readonly
         if (status !== null) finishing.push(i + 1, status);
       });
       args.push(finishing.length / 2, ...finishing);
-      for (const message of messages) args.push(dedupeField(message.key), message.sequence ?? '', encodeMessage(message, now));
+      // On a store that keeps runs of sequences, a message keyed by its sequence passes '' for its
+      // field, which the script builds only when the test's run does not hold it (redis-sequence-run.ts).
+      for (const message of messages)
+        args.push(runs && keyKind(message) === 'sequence' ? '' : dedupeField(message.key), message.sequence ?? '', encodeMessage(message, now));
     }
     const reply = await (tests.length === 1 ? options.run('rcsAppendOne', [...keys, ...args]) : options.run('rcsAppend', [keys.length, ...keys, ...args]));
     let at = 0;

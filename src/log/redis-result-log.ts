@@ -11,7 +11,9 @@
  * expire together, refreshed on every write):
  *   {prefix}:{id}:meta   hash  createdAt, updatedAt, input (JSON), owner, finishedAs (first finishing
  *                              status), order (whether arrival order is still the read order:
- *                              redis-append-script.ts, ORDER), and per stored message
+ *                              redis-append-script.ts, ORDER), run (the deduplication keys of
+ *                              consecutive sequences, one field for all: redis-sequence-run.ts,
+ *                              store format 2), and per other stored message
  *                              `~<deduplication key>` -> receivedAt of the stored copy (in the same
  *                              hash, so one read and one write per test and call cover both)
  *   {prefix}:{id}:msgs   list  stored messages (message-format.ts) in arrival order; readers order
@@ -108,7 +110,6 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     waitReplicas: options.waitReplicas ?? 0,
     waitTimeoutMs: options.waitTimeoutMs ?? 1000,
   });
-  const scripts = redis as unknown as Scripts;
   const pubsub = createRedisPubSub(options.subscriber);
   const channels = createRedisChannels(prefix, redis.isCluster);
   const index = createRedisTestIndex({ redis, sendBefore, prefix, ttlSeconds, keysOf, onUnreadable });
@@ -123,13 +124,14 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     ttlSeconds,
     maxMessagesPerTest,
     callPerTest,
+    format,
     logger: log,
   });
 
   const { readArrivals, summary, page } = createRedisReads({
     redis,
     keysOf,
-    page: (k, first, field, start) => onceReady(() => scripts.rcsPage(k.meta, k.msgs, first, field, start)),
+    page: (k, first, field, start) => onceReady(() => (redis as unknown as Scripts).rcsPage(k.meta, k.msgs, first, field, start)),
     unreadable,
   });
   const read = async (correlationId: string): Promise<TestRecord | null> => (await readArrivals(correlationId)).record;

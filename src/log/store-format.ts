@@ -14,16 +14,20 @@
  *
  * Format 1 is the first versioned one; data written before the marker existed is format 1 too
  * (message-format.ts reads every variant earlier versions wrote: changes without `input`, times in
- * whole milliseconds). The policy for a change of format is in docs/redis-and-replicas.md,
- * "Stored format and upgrades".
+ * whole milliseconds). Format 2 adds the meta field `run` (redis-sequence-run.ts): a test's
+ * consecutive sequences held as one field rather than a field per message. This release reads
+ * both and writes the format the marker names: a store marked 1 stays format 1 (a replica of the
+ * release before may still share it) until an operator moves the marker once every replica runs
+ * this release; a new store is claimed as 2. The policy for a change of format is in
+ * docs/redis-and-replicas.md, "Stored format and upgrades".
  */
 import type { RedisClient } from '../redis/redis-client.js';
 
 /** The format this release writes. */
-export const STORE_FORMAT = 1;
+export const STORE_FORMAT = 2;
 
-/** The formats this release reads (and may find in the marker). */
-export const READABLE_STORE_FORMATS: ReadonlySet<number> = new Set([1]);
+/** The formats this release reads (and may find in the marker), and writes as the marker says. */
+export const READABLE_STORE_FORMATS: ReadonlySet<number> = new Set([1, 2]);
 
 /** The key of the marker, under the log's prefix. */
 export function storeFormatKey(prefix: string): string {
@@ -44,6 +48,11 @@ export interface StoreFormat {
    * write, whose caller answers `STORE_UNAVAILABLE` with this reason as its cause.
    */
   assertSupported(): Promise<void>;
+  /**
+   * The format this replica writes: the one the marker named when last read (once
+   * {@link assertSupported} has resolved), {@link STORE_FORMAT} before the first read.
+   */
+  writes(): number;
 }
 
 /** Options of {@link createStoreFormat}. */
@@ -57,12 +66,16 @@ export function createStoreFormat({ redis, prefix }: StoreFormatOptions): StoreF
   const key = storeFormatKey(prefix);
   /** Why the store cannot be written by this release, '' when it can; undefined until read once. */
   let refusal: string | undefined;
+  let writing = STORE_FORMAT;
 
   const read = async (): Promise<string> => {
     // One round trip with auto-pipelining: claim when absent, then read whoever claimed it.
     const [, found] = await Promise.all([redis.set(key, String(STORE_FORMAT), 'NX'), redis.get(key)]);
     const format = Number(found);
-    if (found !== null && Number.isSafeInteger(format) && READABLE_STORE_FORMATS.has(format)) return '';
+    if (found !== null && Number.isSafeInteger(format) && READABLE_STORE_FORMATS.has(format)) {
+      writing = format;
+      return '';
+    }
     const known = [...READABLE_STORE_FORMATS].join(', ');
     if (Number.isSafeInteger(format) && format > STORE_FORMAT) {
       return `the store under the prefix '${prefix}' holds format ${format}, written by a newer release; this release reads format ${known}: run a release that reads it (a rollback across a change of format is refused), or give this one a REDIS_KEY_PREFIX of its own`;
@@ -81,5 +94,6 @@ export function createStoreFormat({ redis, prefix }: StoreFormatOptions): StoreF
       if (refusal === undefined) refusal = await read();
       if (refusal !== '') throw new Error(refusal);
     },
+    writes: () => writing,
   };
 }

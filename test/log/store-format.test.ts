@@ -1,7 +1,8 @@
 // The stored format's version (src/log/store-format.ts) on the machine's Redis: a new store is
 // claimed for this release's format, a store written by a newer release is refused (not ready, no
-// read and no write, with the reason), and what earlier versions wrote, before the marker existed,
-// is read as format 1.
+// read and no write, with the reason), what earlier versions wrote, before the marker existed,
+// is read as format 1, a store marked 1 is written as format 1 until the marker moves, and
+// replicas that read the marker at different times share a test safely.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSilentLogger } from '../../src/base/logger.js';
@@ -23,6 +24,16 @@ let stores = 0;
 /** A prefix of its own per case: the marker is one per store. */
 const newPrefix = () => `${run}-${++stores}`;
 /** A log on connections of its own, as a replica has, once they are connected. */
+/** The fields of a test's meta hash that hold deduplication keys, and its run of sequences. */
+const keysOf = async (prefix: string, id: string) => {
+  const fields = await connect().hgetall(`${prefix}:{${id}}:meta`);
+  return {
+    fields: Object.keys(fields)
+      .filter((field) => field.startsWith('~'))
+      .sort(),
+    run: fields.run,
+  };
+};
 const replica = async (prefix: string): Promise<ResultLog> => {
   const [redis, subscriber] = [connect(), connect()];
   await Promise.all([redis.ping(), subscriber.ping()]);
@@ -85,7 +96,7 @@ describe('the stored format', () => {
     await connect().set(storeFormatKey(prefix), 'two');
     const log = await replica(prefix);
     expect(await reasonOf(log.check())).toBe(
-      `the store's format marker '${storeFormatKey(prefix)}' holds "two", which is no format this release knows (it reads 1)`,
+      `the store's format marker '${storeFormatKey(prefix)}' holds "two", which is no format this release knows (it reads 1, 2)`,
     );
     await log.dispose();
   });
@@ -123,5 +134,53 @@ describe('the stored format', () => {
     // Its deduplication field still holds: a redelivered message is not stored twice.
     expect((await log.append([incoming(id, { key: 'k1', sequence: 1 })])).map((r) => r.outcome)).toEqual(['duplicate']);
     await log.dispose();
+  });
+
+  it('marked 1 is written as format 1, a field per message, until the marker moves to 2; then new tests keep a run of sequences', async () => {
+    const prefix = newPrefix();
+    const redis = connect();
+    await redis.set(storeFormatKey(prefix), '1');
+    const log = await replica(prefix);
+    await log.check();
+    const old = uniqueId('format-1');
+    await log.append([1, 2, 3].map((sequence) => incoming(old, { sequence })));
+    expect(await keysOf(prefix, old)).toEqual({ fields: ['~s:1', '~s:2', '~s:3'], run: undefined });
+    // Every replica runs this release: the operator moves the marker, read at the next check.
+    await redis.set(storeFormatKey(prefix), '2');
+    await log.check();
+    // A test begun under format 1 keeps its fields, and they still hold.
+    expect((await log.append([incoming(old, { sequence: 2 }), incoming(old, { sequence: 4 })])).map((r) => r.outcome)).toEqual(['duplicate', 'inserted']);
+    expect(await keysOf(prefix, old)).toEqual({ fields: ['~s:1', '~s:2', '~s:3', '~s:4'], run: undefined });
+    // A new one holds its sequences in one field; a redelivery is found there, with its stored copy's time.
+    const fresh = uniqueId('format-2');
+    const [first] = await log.append([1, 2, 3].map((sequence) => incoming(fresh, { sequence })));
+    expect(await keysOf(prefix, fresh)).toEqual({ fields: [], run: '1:4:-1' });
+    const again = await log.append([incoming(fresh, { sequence: 1 })]);
+    expect(again.map((r) => [r.outcome, r.message.receivedAt])).toEqual([['duplicate', first?.message.receivedAt]]);
+    expect((await log.get(fresh))?.messages.map((m) => m.sequence)).toEqual([1, 2, 3]);
+    await log.dispose();
+  });
+
+  it('shared by a replica that still writes format 1 and one that writes 2, deduplicates each sequence once', async () => {
+    const prefix = newPrefix();
+    const redis = connect();
+    await redis.set(storeFormatKey(prefix), '1');
+    const behind = await replica(prefix);
+    await behind.check();
+    await redis.set(storeFormatKey(prefix), '2');
+    const ahead = await replica(prefix);
+    await ahead.check();
+    const id = uniqueId('format-mixed');
+    const outcomes = async (log: ResultLog, sequences: number[]) =>
+      (await log.append(sequences.map((sequence) => incoming(id, { sequence })))).map((r) => r.outcome[0]).join('');
+    expect(await outcomes(ahead, [1, 2, 3])).toBe('iii');
+    // The replica that has not read the new marker yet writes a field, and the run notes it.
+    expect(await outcomes(behind, [5, 2])).toBe('id');
+    expect(await keysOf(prefix, id)).toEqual({ fields: ['~s:5'], run: '1:4:5' });
+    expect(await outcomes(ahead, [5, 4, 6])).toBe('dii');
+    expect(await outcomes(behind, [4, 6, 3, 7])).toBe('dddi');
+    expect(await outcomes(ahead, [7, 1])).toBe('dd');
+    expect((await ahead.get(id))?.messages.map((m) => m.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    await Promise.all([behind.dispose(), ahead.dispose()]);
   });
 });
