@@ -5,7 +5,7 @@
  * (redis-append-script.ts has the script and its arguments).
  */
 import { finishingStatus, nextStatus, statusOf } from '../domain/status.js';
-import type { AppendResult, IncomingMessage, TestStatus } from '../domain/types.js';
+import type { AppendResult, IncomingMessage, TestMessage, TestStatus } from '../domain/types.js';
 import type { Logger } from '../base/logger.js';
 import { keyKind } from './compact-message.js';
 import { encodeMessage } from './message-format.js';
@@ -33,6 +33,25 @@ export interface RedisAppendOptions {
   /** The store's format as this replica writes it (store-format.ts): from 2 on, runs of sequences are kept. */
   readonly format: Pick<StoreFormat, 'writes'>;
   readonly logger: Logger;
+}
+
+/**
+ * One message's result, its stored message made only when read: the consumer reads the outcome
+ * alone, and a message object per record was a few per cent of the ingest's busy time (bench/README.md,
+ * "The append script's deduplication keys"). A class, as compact-message.ts's: a getter on a shared
+ * prototype, one small object per result.
+ */
+class StoredResult implements AppendResult {
+  constructor(
+    readonly outcome: AppendResult['outcome'],
+    readonly status: TestStatus,
+    private readonly incoming: IncomingMessage,
+    private readonly receivedAt: number,
+    private readonly arrival: number,
+  ) {}
+  get message(): TestMessage {
+    return storedMessage(this.incoming, this.receivedAt, this.arrival);
+  }
 }
 
 /** What an append wrote to, for the lists of tests: the owners of the tests it stored messages for. */
@@ -85,7 +104,7 @@ export function createRedisAppend(options: RedisAppendOptions): (batch: readonly
         const outcome = letter === 'i' ? 'inserted' : letter === 'o' ? 'over-limit' : 'duplicate';
         // A duplicate's place is its stored copy's, which the reply does not say; 0 stands for it (nobody reads it).
         const place = letter === 'i' ? ++arrival : 0;
-        return { outcome, status, message: storedMessage(incoming, outcome === 'duplicate' ? Number(reply[at++]) : now, place) };
+        return new StoredResult(outcome, status, incoming, outcome === 'duplicate' ? Number(reply[at++]) : now, place);
       });
     });
   };
