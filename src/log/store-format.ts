@@ -23,7 +23,7 @@
  */
 import type { RedisClient } from '../redis/redis-client.js';
 
-/** The format this release writes. */
+/** The newest format this release writes: the one it claims a store without a marker for. */
 export const STORE_FORMAT = 2;
 
 /** The formats this release reads (and may find in the marker), and writes as the marker says. */
