@@ -23,7 +23,6 @@ const connect = () => {
 let stores = 0;
 /** A prefix of its own per case: the marker is one per store. */
 const newPrefix = () => `${run}-${++stores}`;
-/** A log on connections of its own, as a replica has, once they are connected. */
 /** The fields of a test's meta hash that hold deduplication keys, and its run of sequences. */
 const keysOf = async (prefix: string, id: string) => {
   const fields = await connect().hgetall(`${prefix}:{${id}}:meta`);
@@ -34,10 +33,19 @@ const keysOf = async (prefix: string, id: string) => {
     run: fields.run,
   };
 };
+/** A log on connections of its own, as a replica has, once they are connected. */
 const replica = async (prefix: string): Promise<ResultLog> => {
   const [redis, subscriber] = [connect(), connect()];
   await Promise.all([redis.ping(), subscriber.ping()]);
   return createRedisResultLog({ redis, subscriber, prefix, ttlSeconds: 60, maxMessagesPerTest: 100, logger: createSilentLogger() });
+};
+
+/** A replica of a store whose marker is set to `format` first, once it has read the marker. */
+const replicaOfFormat = async (prefix: string, format: string): Promise<ResultLog> => {
+  await connect().set(storeFormatKey(prefix), format);
+  const log = await replica(prefix);
+  await log.check();
+  return log;
 };
 
 /** The cause's message of a refusal: what /readyz shows an operator. */
@@ -139,9 +147,7 @@ describe('the stored format', () => {
   it('marked 1 is written as format 1, a field per message, until the marker moves to 2; then new tests keep a run of sequences', async () => {
     const prefix = newPrefix();
     const redis = connect();
-    await redis.set(storeFormatKey(prefix), '1');
-    const log = await replica(prefix);
-    await log.check();
+    const log = await replicaOfFormat(prefix, '1');
     const old = uniqueId('format-1');
     await log.append([1, 2, 3].map((sequence) => incoming(old, { sequence })));
     expect(await keysOf(prefix, old)).toEqual({ fields: ['~s:1', '~s:2', '~s:3'], run: undefined });
@@ -163,13 +169,8 @@ describe('the stored format', () => {
 
   it('shared by a replica that still writes format 1 and one that writes 2, deduplicates each sequence once', async () => {
     const prefix = newPrefix();
-    const redis = connect();
-    await redis.set(storeFormatKey(prefix), '1');
-    const behind = await replica(prefix);
-    await behind.check();
-    await redis.set(storeFormatKey(prefix), '2');
-    const ahead = await replica(prefix);
-    await ahead.check();
+    const behind = await replicaOfFormat(prefix, '1');
+    const ahead = await replicaOfFormat(prefix, '2');
     const id = uniqueId('format-mixed');
     const outcomes = async (log: ResultLog, sequences: number[]) =>
       (await log.append(sequences.map((sequence) => incoming(id, { sequence })))).map((r) => r.outcome[0]).join('');
