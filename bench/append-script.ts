@@ -26,7 +26,12 @@ const cpu = async (): Promise<number> => {
 const text = (sequence: number) =>
   `{"key":"s:${sequence}","messageId":null,"sequence":${sequence},"status":"RUNNING","final":false,"payload":{"step":${sequence},"progress":0.5,"note":"xxxxxxxxxxxxxxxxxxxxxxxx"},"producedAt":null,"receivedAt":${Date.now()}}`;
 
-type Mode = 'ceiling' | 'format 2' | 'format 1';
+/**
+ * `format 2` passes each test's messages as a run (their first sequence, then their texts), as
+ * redis-append.ts does for consecutive sequences; `format 2 singly` passes 3 arguments a message
+ * (what it does for any other keys); `format 1` a field per message.
+ */
+type Mode = 'ceiling' | 'format 2' | 'format 2 singly' | 'format 1';
 
 /** One call's worth of messages in `mode`, the tests' sequences from `from` on. */
 async function send(mode: Mode, prefix: string, from: number): Promise<void> {
@@ -37,12 +42,18 @@ async function send(mode: Mode, prefix: string, from: number): Promise<void> {
     return;
   }
   // The arguments as src/log/redis-append.ts passes them (its header comment in the script's).
-  const runs = mode === 'format 2';
+  const runs = mode !== 'format 1';
   const keys: string[] = [];
   const args: Array<string | number> = [Date.now(), 3600, 100_000, 'PUBLISH', runs ? 1 : 0];
   for (let t = 0; t < TESTS; t++) {
     keys.push(`${prefix}:{t${t}}:meta`, `${prefix}:{t${t}}:msgs`);
     args.push(`t${t}`, `${prefix}:{t${t}}:notices`, `${prefix}:changes`, PER_TEST, 0);
+    if (mode === 'format 2') {
+      args.push(from);
+      for (let m = 0; m < PER_TEST; m++) args.push(text(from + m));
+      continue;
+    }
+    args.push('');
     for (let m = 0; m < PER_TEST; m++) args.push(runs ? '' : `~s:${from + m}`, from + m, text(from + m));
   }
   await redis.evalsha(sha, keys.length, ...keys, ...args);
@@ -50,7 +61,7 @@ async function send(mode: Mode, prefix: string, from: number): Promise<void> {
 
 /** Redis's CPU µs per message over one round of `mode`, its keys deleted after. */
 async function round(mode: Mode, index: number): Promise<number> {
-  const prefix = `bench-append-${process.pid}-${index}-${mode.replace(' ', '')}`;
+  const prefix = `bench-append-${process.pid}-${index}-${mode.replaceAll(' ', '')}`;
   const before = await cpu();
   for (let call = 0; call < calls; call++) await send(mode, prefix, call * PER_TEST);
   const used = (await cpu()) - before;
@@ -59,7 +70,7 @@ async function round(mode: Mode, index: number): Promise<number> {
   return (used * 1e6) / (calls * TESTS * PER_TEST);
 }
 
-const modes: Mode[] = ['ceiling', 'format 2', 'format 1'];
+const modes: Mode[] = ['ceiling', 'format 2', 'format 2 singly', 'format 1'];
 const perMessage = new Map<Mode, number[]>(modes.map((mode) => [mode, []]));
 for (let r = 0; r < rounds; r++) for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) perMessage.get(mode)?.push(await round(mode, r));
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;

@@ -4,6 +4,7 @@
  * whether each message went to the end of its test's read order, see ORDER); they store what they are given,
  * deduplicate by key, count, and set a value only if absent.
  */
+import { ORDER } from './redis-append-order.js';
 import { RUN } from './redis-sequence-run.js';
 
 /**
@@ -28,43 +29,6 @@ const META_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'input
 const APPEND_FIELDS = `local FIELDS = { 'finishedAs', 'owner', 'createdAt', 'order', 'run' }`;
 
 /**
- * The meta field `order` after an append that stored `allowed` messages (their sequences, '' for
- * none, in the order pushed) to a list of `count`: `<length>:<sequence of the last message>` while
- * every message so far went to the end of the test's read order, so that the list in arrival order
- * is the list in read order and a reader can take a page as a range of it; `x` from the first
- * message that did not. The rule is src/domain/order.ts's: a message goes to the end when it has
- * no sequence, or when the last message has none or one not greater than its own. A field naming
- * another length than the list's (a message pushed by a version that does not keep it) says
- * nothing: the list is then taken as out of order, for good.
- */
-const ORDER = `
-local function order(field, count, sequences, allowed)
-  local last
-  if count == 0 then
-    last = ''
-  elseif field then
-    local length, tail = string.match(field, '^(%d+):(.*)$')
-    if length and tonumber(length) == count then last = tail end
-  end
-  if not last then return 'x' end
-  -- The last sequence as a number (nil for none), each sequence read once.
-  local previous = tonumber(last)
-  for i = 1, allowed do
-    local sequence = sequences[i]
-    if sequence == '' then
-      previous = nil
-    else
-      local number = tonumber(sequence)
-      if previous and number < previous then return 'x' end
-      previous = number
-    end
-    last = sequence
-  end
-  return (count + allowed) .. ':' .. last
-end
-`;
-
-/**
  * Appends the messages of one or more tests, each test's in the order given. A call names the
  * keys of every test it writes to, so on Redis Cluster a call carries one test (its keys share a
  * slot); on a single primary one call carries the whole batch.
@@ -73,11 +37,14 @@ end
  * ARGV: now, ttl, max messages per test, the publish command (`PUBLISH`, or `SPUBLISH` on Redis
  * Cluster), `1` to keep runs of sequences (store format 2, redis-sequence-run.ts) or `0`, then per
  * test, in the order of KEYS: its correlation id, its notice channel, its change channel
- * (redis-channels.ts), its number of messages n, the number f of its messages that finish an unfinished test, f pairs of
- * such a message's position (1..n) and the status it finishes the test with, then 3 per message:
- * its deduplication field (a field of the meta hash, never one of its named fields; '' for the
- * field `~s:<sequence>` of a message keyed by its sequence, see redis-sequence-run.ts), its sequence
- * ('' for none: for the meta field `order`, see ORDER) and its stored text (message-format.ts).
+ * (redis-channels.ts), its number of messages n, the number f of its messages that finish an
+ * unfinished test, f pairs of such a message's position (1..n, in order) and the status it finishes
+ * the test with, then its messages: either as a run (the first sequence, when they are keyed
+ * `s:<from>`, `s:<from + 1>`, … in order, and the store keeps runs; then each one's stored text,
+ * message-format.ts), or '' and 3 per message: its deduplication field (a field of the meta hash,
+ * never one of its named fields; '' for the field `~s:<sequence>` of a message keyed by its
+ * sequence, see redis-sequence-run.ts), its sequence ('' for none: for the meta field `order`, see
+ * redis-append-order.ts) and its stored text.
  * Returns per test, in the same order: its first finishing status before the call ('' for none),
  * its message count before the call, its owner ('' for none, or when the call stored nothing), one
  * letter per message (`i` inserted, `o` over the maximum
@@ -86,7 +53,8 @@ end
  * A key stored earlier in the same call counts as stored. Each test costs a fixed number of
  * commands whatever its number of messages: one HMGET reads its meta fields, and a second the
  * stored copies of the keys its run of sequences does not hold (none for a producer that counts
- * up); what is new is pushed to the end of the test's list in one RPUSH, whose reply gives the count (the list keeps arrival order; readers order by sequence unless `order`
+ * up; a run given as one that continues the test's, its list holding the test's run alone, is new
+ * as a whole, known from an LLEN without looking at any key); what is new is pushed to the end of the test's list in one RPUSH, whose reply gives the count (the list keeps arrival order; readers order by sequence unless `order`
  * says that arrival order is the read order; what goes
  * beyond the maximum is trimmed off again), its keys, updatedAt, `order` and
  * (when they are new) createdAt and the first finishing status are written in one HSET, and one
@@ -118,117 +86,148 @@ local out = {}
 local a = 6
 for t = 1, #KEYS, 2 do
   local meta, msgs = KEYS[t], KEYS[t + 1]
-  local id = ARGV[a]
-  a = a + 1
-  local channel, changes, n, f = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local id, channel, changes, n, f = ARGV[a], ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
   local finishing = {}
-  for p = a + 4, a + 2 + 2 * f, 2 do finishing[tonumber(ARGV[p])] = ARGV[p + 1] end
-  local first = a + 4 + 2 * f
-  local last = first + 3 * (n - 1)
-  a = last + 3
+  for p = a + 5, a + 3 + 2 * f, 2 do finishing[tonumber(ARGV[p])] = ARGV[p + 1] end
+  -- The pairs come by position: the first is the first to finish the test.
+  local firstFinishing = f > 0 and ARGV[a + 6] or nil
+  -- The messages: a run of sequences from \`from\` (their texts alone), or 3 arguments each.
+  local from = tonumber(ARGV[a + 5 + 2 * f])
+  local first = a + 6 + 2 * f
+  local width = from and 1 or 3
+  local last = first + width * (n - 1)
+  a = last + width
 
   local named = redis.call('HMGET', meta, unpack(FIELDS))
   local finishedAs, owner, createdAt, ordered = named[1], named[2], named[3], named[4]
   local runFrom, runTo, high = readRun(named[5])
-  -- Each message's key (its sequence, a number, when keyed by it: see runKey) and its stored copy:
-  -- from the list for a key the run holds (a redelivery, rare), none for a sequence past the run
-  -- and every field (the common case), from its field for any other. A store of format 1 whose
-  -- tests hold no run keeps its fields as given.
-  local numbered = runs or runFrom ~= nil
-  local seen, wanted, wantedKeys, keys = {}, {}, {}, {}
-  for m = first, last, 3 do
-    local key = ARGV[m]
-    if numbered then key = runKey(key, ARGV[m + 1]) end
-    keys[#keys + 1] = key
-    if runFrom and type(key) == 'number' and key >= runFrom and (key < runTo or key > high) then
-      if key < runTo and not seen[key] then seen[key] = storedAt(msgs, key - runFrom, key, now) end
-    else
-      wanted[#wanted + 1] = fieldOf(key)
-      wantedKeys[#wanted] = key
+  local count, allowed, letters, earliers, fresh, moved, sequences = 0, 0, nil, {}, { 'updatedAt', now }, false, nil
+  -- A run of sequences that starts where the test's run ends, while the list holds that run alone
+  -- (every other stored message, a field's among them, is in the list too), or that starts the run
+  -- of a test not there yet (no createdAt: no field, an empty list), is new as a whole when it fits
+  -- under the maximum: pushed without a key read, the run grown in one step. Anything else takes
+  -- the path below, message by message.
+  local listed = from and runs and redis.call('LLEN', msgs)
+  if listed and listed + n <= max and ((runFrom and listed == runTo - runFrom and from == runTo and high < from) or (not runFrom and not createdAt and listed == 0)) then
+    for i = first, last, CHUNK do redis.call('RPUSH', msgs, unpack(ARGV, i, math.min(i + CHUNK - 1, last))) end
+    count, allowed, letters, moved = listed, n, string.rep('i', n), true
+    if runFrom then runTo = from + n else runFrom, runTo, high = from, from + n, -1 end
+    -- The first finishing status stored stays.
+    if firstFinishing and not finishedAs then
+      finishedAs = firstFinishing
+      fresh[#fresh + 1] = 'finishedAs'
+      fresh[#fresh + 1] = finishedAs
     end
-  end
-  -- A test not there yet (no createdAt: its meta hash is written whole by its first write) has no field to read.
-  if #wanted > 0 and createdAt then
-    local stored = call('HMGET', meta, wanted)
-    for i = 1, #wanted do
-      if stored[i] then seen[wantedKeys[i]] = stored[i] end
-    end
-  end
-
-  -- Each message is a stored duplicate (the receivedAt of its copy), a candidate (its index in
-  -- texts), or a repeat of a candidate earlier in the call (minus that index).
-  local kinds, texts, sequences = {}, {}, {}
-  for position = 1, n do
-    local key, m = keys[position], first + 3 * (position - 1)
-    local earlier = seen[key]
-    if earlier then
-      kinds[position] = earlier
-    else
-      texts[#texts + 1] = ARGV[m + 2]
-      sequences[#texts] = ARGV[m + 1]
-      seen[key] = -#texts
-      kinds[position] = #texts
-    end
-  end
-  -- The candidates are pushed first and the count read from the push's reply, not by an LLEN:
-  -- those beyond the maximum (rare) are trimmed off again, in the same atomic step.
-  local count, allowed = 0, 0
-  if #texts > 0 then
-    local length = 0
-    for i = 1, #texts, CHUNK do length = redis.call('RPUSH', msgs, unpack(texts, i, math.min(i + CHUNK - 1, #texts))) end
-    count = length - #texts
-    allowed = math.max(0, math.min(#texts, max - count))
-    if allowed == 0 and count == 0 then redis.call('DEL', msgs)
-    elseif allowed < #texts then redis.call('LTRIM', msgs, 0, count + allowed - 1) end
   else
-    count = redis.call('LLEN', msgs)
-  end
-  out[#out + 1] = finishedAs or ''
-  out[#out + 1] = count
-  -- The owner, filled in below when the call stores something.
-  local owned = #out + 1
-  out[owned] = ''
-
-  local fresh, letters, earliers, moved = { 'updatedAt', now }, {}, {}, false
-  for position = 1, #kinds do
-    local kind = kinds[position]
-    if type(kind) == 'string' then
-      letters[position] = 'd'
-      earliers[#earliers + 1] = kind
-    elseif kind < 0 then
-      -- A repeat: a duplicate of the stored candidate, or over the maximum as it was.
-      if -kind <= allowed then
-        letters[position] = 'd'
-        earliers[#earliers + 1] = now
+    -- Each message's key (its sequence, a number, when keyed by it: see runKey) and its stored copy:
+    -- from the list for a key the run holds (a redelivery, rare), none for a sequence past the run
+    -- and every field (the common case), from its field for any other. A store of format 1 whose
+    -- tests hold no run keeps its fields as given.
+    local numbered = runs or runFrom ~= nil
+    local seen, wanted, wantedKeys, keys = {}, {}, {}, {}
+    for m = first, last, width do
+      local key
+      if from then key = from + (m - first)
       else
-        letters[position] = 'o'
+        key = ARGV[m]
+        if numbered then key = runKey(key, ARGV[m + 1]) end
       end
-    elseif kind <= allowed then
-      -- The test's first message starts a run (redis-sequence-run.ts), one that follows it in
-      -- sequence and in the list joins it; any other takes a field, its sequence noted as high.
-      local key, index = keys[position], count + kind - 1
-      local number = type(key) == 'number'
-      if runs and number and index == 0 then
-        runFrom, runTo, high, moved = key, key + 1, -1, true
-      elseif runs and number and runFrom and key == runTo and index == runTo - runFrom then
-        runTo, moved = runTo + 1, true
+      keys[#keys + 1] = key
+      if runFrom and type(key) == 'number' and key >= runFrom and (key < runTo or key > high) then
+        if key < runTo and not seen[key] then seen[key] = storedAt(msgs, key - runFrom, key, now) end
       else
-        fresh[#fresh + 1] = fieldOf(key)
-        fresh[#fresh + 1] = now
-        if number and runFrom and key > high then high, moved = key, true end
+        wanted[#wanted + 1] = fieldOf(key)
+        wantedKeys[#wanted] = key
       end
-      -- The first finishing status stored stays.
-      if finishing[position] and not finishedAs then
-        finishedAs = finishing[position]
-        fresh[#fresh + 1] = 'finishedAs'
-        fresh[#fresh + 1] = finishedAs
-      end
-      letters[position] = 'i'
-    else
-      letters[position] = 'o'
     end
+    -- A test not there yet (no createdAt: its meta hash is written whole by its first write) has no field to read.
+    if #wanted > 0 and createdAt then
+      local stored = call('HMGET', meta, wanted)
+      for i = 1, #wanted do
+        if stored[i] then seen[wantedKeys[i]] = stored[i] end
+      end
+    end
+
+    -- Each message is a stored duplicate (the receivedAt of its copy), a candidate (its index in
+    -- texts), or a repeat of a candidate earlier in the call (minus that index).
+    local kinds, texts = {}, {}
+    sequences = {}
+    for position = 1, n do
+      local key, m = keys[position], first + width * (position - 1)
+      local earlier = seen[key]
+      if earlier then
+        kinds[position] = earlier
+      elseif from then
+        texts[#texts + 1] = ARGV[m]
+        sequences[#texts] = key
+        seen[key] = -#texts
+        kinds[position] = #texts
+      else
+        texts[#texts + 1] = ARGV[m + 2]
+        sequences[#texts] = ARGV[m + 1]
+        seen[key] = -#texts
+        kinds[position] = #texts
+      end
+    end
+    -- The candidates are pushed first and the count read from the push's reply, not by an LLEN:
+    -- those beyond the maximum (rare) are trimmed off again, in the same atomic step.
+    if #texts > 0 then
+      local length = 0
+      for i = 1, #texts, CHUNK do length = redis.call('RPUSH', msgs, unpack(texts, i, math.min(i + CHUNK - 1, #texts))) end
+      count = length - #texts
+      allowed = math.max(0, math.min(#texts, max - count))
+      if allowed == 0 and count == 0 then redis.call('DEL', msgs)
+      elseif allowed < #texts then redis.call('LTRIM', msgs, 0, count + allowed - 1) end
+    else
+      count = listed or redis.call('LLEN', msgs)
+    end
+
+    local marks = {}
+    for position = 1, #kinds do
+      local kind = kinds[position]
+      if type(kind) == 'string' then
+        marks[position] = 'd'
+        earliers[#earliers + 1] = kind
+      elseif kind < 0 then
+        -- A repeat: a duplicate of the stored candidate, or over the maximum as it was.
+        if -kind <= allowed then
+          marks[position] = 'd'
+          earliers[#earliers + 1] = now
+        else
+          marks[position] = 'o'
+        end
+      elseif kind <= allowed then
+        -- The test's first message starts a run (redis-sequence-run.ts), one that follows it in
+        -- sequence and in the list joins it; any other takes a field, its sequence noted as high.
+        local key, index = keys[position], count + kind - 1
+        local number = type(key) == 'number'
+        if runs and number and index == 0 then
+          runFrom, runTo, high, moved = key, key + 1, -1, true
+        elseif runs and number and runFrom and key == runTo and index == runTo - runFrom then
+          runTo, moved = runTo + 1, true
+        else
+          fresh[#fresh + 1] = fieldOf(key)
+          fresh[#fresh + 1] = now
+          if number and runFrom and key > high then high, moved = key, true end
+        end
+        -- The first finishing status stored stays.
+        if finishing[position] and not finishedAs then
+          finishedAs = finishing[position]
+          fresh[#fresh + 1] = 'finishedAs'
+          fresh[#fresh + 1] = finishedAs
+        end
+        marks[position] = 'i'
+      else
+        marks[position] = 'o'
+      end
+    end
+    letters = table.concat(marks)
   end
-  out[#out + 1] = table.concat(letters)
+
+  out[#out + 1] = named[1] or ''
+  out[#out + 1] = count
+  out[#out + 1] = allowed > 0 and owner or ''
+  out[#out + 1] = letters
   for i = 1, #earliers do out[#out + 1] = earliers[i] end
 
   if allowed > 0 then
@@ -241,14 +240,13 @@ for t = 1, #KEYS, 2 do
       fresh[#fresh + 1] = now
     end
     fresh[#fresh + 1] = 'order'
-    fresh[#fresh + 1] = order(ordered, count, sequences, allowed)
+    fresh[#fresh + 1] = sequences and order(ordered, count, sequences, allowed) or orderOfRun(ordered, count, from, n)
     if moved then
       fresh[#fresh + 1] = 'run'
       fresh[#fresh + 1] = string.format('%d:%d:%d', runFrom, runTo, high)
     end
     call('HSET', meta, fresh)
     change(id, created, count + allowed, changes, owner, finishedAs, createdAt, input)
-    out[owned] = owner or ''
     redis.call('EXPIRE', meta, ttl)
     redis.call('EXPIRE', msgs, ttl)
     redis.call(publish, channel, count + allowed)

@@ -82,10 +82,16 @@ export function createRedisAppend(options: RedisAppendOptions): (batch: readonly
         if (status !== null) finishing.push(i + 1, status);
       });
       args.push(finishing.length / 2, ...finishing);
-      // On a store that keeps runs of sequences, a message keyed by its sequence passes '' for its
-      // field, which the script builds only when the test's run does not hold it (redis-sequence-run.ts).
-      for (const message of messages)
-        args.push(runs && keyKind(message) === 'sequence' ? '' : dedupeField(message.key), message.sequence ?? '', encodeMessage(message, now));
+      // On a store that keeps runs of sequences, messages keyed by consecutive sequences go as a run
+      // (its first sequence, then their texts alone), which the script pushes as a whole when it
+      // continues the test's run; else a message keyed by its sequence passes '' for its field,
+      // which the script builds only when the test's run does not hold it (redis-sequence-run.ts).
+      const from = runs ? runOf(messages) : null;
+      args.push(from ?? '');
+      if (from !== null) for (const message of messages) args.push(encodeMessage(message, now));
+      else
+        for (const message of messages)
+          args.push(runs && keyKind(message) === 'sequence' ? '' : dedupeField(message.key), message.sequence ?? '', encodeMessage(message, now));
     }
     const reply = await (tests.length === 1 ? options.run('rcsAppendOne', [...keys, ...args]) : options.run('rcsAppend', [keys.length, ...keys, ...args]));
     let at = 0;
@@ -140,4 +146,15 @@ export function createRedisAppend(options: RedisAppendOptions): (batch: readonly
   };
 
   return append;
+}
+
+/** The first sequence of `messages` when they are keyed by consecutive sequences (`s:7`, `s:8`, …), else null. */
+function runOf(messages: readonly IncomingMessage[]): number | null {
+  const from = messages[0]?.sequence;
+  if (from === undefined || from === null) return null;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i] as IncomingMessage;
+    if (message.sequence !== from + i || keyKind(message) !== 'sequence') return null;
+  }
+  return from;
 }

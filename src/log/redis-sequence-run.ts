@@ -4,7 +4,8 @@
  * memory log holds them (memory-test-entry.ts `DedupeKeys`). A producer that counts up costs the
  * append script a comparison per message rather than a field read and a field write, which were
  * about half of the script's Redis CPU per message (bench/README.md, "The append script's
- * deduplication keys").
+ * deduplication keys"); and a call's messages that are a run themselves, continuing the test's,
+ * are pushed as a whole, in one comparison (redis-append-script.ts).
  *
  * The field is `<from>:<to>:<high>`. A run starts with the test's first stored message when that
  * message is keyed `s:<sequence>`, and holds the messages keyed `s:<from>` up to `s:<to - 1>`,
