@@ -9,7 +9,8 @@
  * environment names: REDIS_MODE=cluster, REDIS_CLUSTER_NODES), `peer-memory` and
  * `peer-redis` (the common-stack peer's `eachMessage` loop, store and PubSub, nobody subscribed).
  * For the Redis modes (`bare-redis` included) it also reports the Redis commands per record, from the data nodes'
- * `total_commands_processed` (BENCH_REDIS_NODES: host:port of each primary) before and after.
+ * `total_commands_processed` (BENCH_REDIS_NODES: host:port of each primary) before and after; for the
+ * service's modes, the records per call into its state.
  * Usage: ingest.ts <mode> <brokers> <topic> <records>
  */
 // kafkajs 2.2.4's negative request-queue timer, clamped as in the service (no TimeoutNegativeWarning on Node 24+).
@@ -62,6 +63,8 @@ kafka.consumer = (config) => {
 const group = `bench-${mode}-${process.pid}`;
 
 let seen = 0;
+/** The service's calls into its state (records per call: how finely its lanes hand them over). */
+let calls = 0;
 let finish!: () => void;
 const finished = new Promise<void>((resolve) => (finish = resolve));
 const tick = (n: number) => {
@@ -180,6 +183,7 @@ if (mode === 'bare') {
     fetchMaxWaitMs: 100,
     logger: createSilentLogger(),
     onEvents: async (messages) => {
+      calls += 1;
       const outcomes = await record(messages);
       tick(messages.length);
       return outcomes;
@@ -205,5 +209,16 @@ if (redis && !redis.isCluster) {
 }
 await redis?.quit();
 await subscriber?.quit();
-console.log(JSON.stringify({ mode, records: seen, seconds, rate: seen / seconds, cpuPerRecordUs, busy, commandsPerRecord }));
+console.log(
+  JSON.stringify({
+    mode,
+    records: seen,
+    seconds,
+    rate: seen / seconds,
+    cpuPerRecordUs,
+    busy,
+    commandsPerRecord,
+    ...(calls === 0 ? {} : { recordsPerCall: seen / calls }),
+  }),
+);
 process.exit(0);
