@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage } from '../domain/types.js';
 import { DEFAULT_JSON_SHAPE, type JsonShapeLimits } from '../base/json-shape.js';
+import { ServiceError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
 import { carriesSampledTrace, traceChunkStore, type SampledRecord } from '../telemetry/trace-context.js';
 import { recordCoordinates, type BrokerRecord } from './broker-record.js';
@@ -53,8 +54,20 @@ export interface ChunkIngestOptions {
   readonly maxRecordBytes?: number;
   /** Shape limits of a payload (`JSON_MAX_*`); a record past them is malformed. */
   readonly jsonShape?: JsonShapeLimits;
+  /** How long one call into the state may go unanswered ({@link STORE_CALL_LIMIT_MS} unless given). */
+  readonly storeCallLimitMs?: number;
   readonly log: Logger;
 }
+
+/**
+ * How long one call into the state may go unanswered before it counts as `STORE_UNAVAILABLE`, so
+ * that the lane stores the chunk again (appends are idempotent: should the first call land after
+ * all, the second finds its messages there, and its late answer is not counted). Far above a
+ * healthy call's longest (a Redis command's 2 s timeout plus a `WAIT` for replicas, retried once
+ * by the client): it ends only a call that no timeout of the client ended, which would otherwise
+ * hold its partition for good, the consumer heartbeating and only the lag growing.
+ */
+export const STORE_CALL_LIMIT_MS = 30_000;
 
 const settled = Promise.resolve();
 
@@ -105,7 +118,23 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
   async function store(chunk: DecodedChunk): Promise<void> {
     if (chunk.messages.length === 0) return;
     if (chunk.sampled !== undefined) return storeTraced(chunk, chunk.sampled);
-    count(chunk, await options.onEvents(chunk.messages));
+    count(chunk, await answered(options.onEvents(chunk.messages)));
+  }
+
+  /** The state's answer to one call, or `STORE_UNAVAILABLE` once it is overdue (see {@link STORE_CALL_LIMIT_MS}). */
+  async function answered<T>(call: Promise<T>): Promise<T> {
+    const limitMs = options.storeCallLimitMs ?? STORE_CALL_LIMIT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const overdue = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ServiceError('STORE_UNAVAILABLE', `the state did not answer a store call within ${limitMs} ms`)), limitMs);
+    });
+    // A call given up on may still fail later: that is no longer anyone's to handle.
+    call.catch(() => undefined);
+    try {
+      return await Promise.race([call, overdue]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async function storeTraced(chunk: DecodedChunk, sampled: readonly SampledRecord[]): Promise<void> {
@@ -113,7 +142,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     const attempt = traceChunkStore({ topic: first.topic, partition: first.partition, messages: chunk.messages.length }, sampled, chunk.messages);
     let outcomes;
     try {
-      outcomes = await options.onEvents(chunk.messages);
+      outcomes = await answered(options.onEvents(chunk.messages));
     } catch (error) {
       attempt?.end({ error });
       throw error;

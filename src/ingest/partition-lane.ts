@@ -136,7 +136,7 @@ export async function storeHoldingPartition(
       // What failed, for operators: the first time, then every tenth attempt (about every 50 s).
       if (attempt % 10 === 0)
         parts.log.warn(
-          { record: where, attempt, cause: error.cause instanceof Error ? error.cause.message : undefined },
+          { record: where, attempt, cause: error.cause instanceof Error ? error.cause.message : error.message },
           'state store unavailable; holding the partition until it returns',
         );
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * 2 ** attempt)));

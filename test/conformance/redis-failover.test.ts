@@ -18,11 +18,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { createLogger, createSilentLogger } from '../../src/base/logger.js';
 import { createResultLogFromConfig, type ConfiguredResultLog } from '../../src/app/result-log-from-config.js';
 import type { RedisNode } from '../../tools/redis/redis-cluster.js';
 import { MOCK_BROKER, type TestBroker } from '../support/brokers.js';
 import { eventually } from '../support/graphql.js';
+import { recentLogLines, type RecentLogLines } from '../support/recent-log-lines.js';
 import { openRedisShape, stopRedisShapes, type RedisShape } from '../support/redis-shapes.js';
 import { startTestService, uniqueTopics, type TestService } from '../support/service.js';
 import { sampleReadiness, startSteadyStream, subscribeAll, type Produced, type Pushes, type ReadinessSample } from '../support/steady-stream.js';
@@ -40,6 +40,8 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
   let broker: TestBroker;
   const states: ConfiguredResultLog[] = [];
   const replicas: TestService[] = [];
+  /** Each replica's last warnings, for a failure's message. */
+  const logs: RecentLogLines[] = [];
 
   beforeAll(async () => {
     shape = await openRedisShape(shapeName);
@@ -57,12 +59,11 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
       ...broker.groupEnv,
     };
     for (let i = 0; i < 2; i++) {
-      const state = createResultLogFromConfig(
-        loadConfig(env),
-        process.env.TEST_LOG_LEVEL ? createLogger({ level: process.env.TEST_LOG_LEVEL as 'warn' }) : createSilentLogger(),
-      );
+      const log = recentLogLines('warn');
+      logs.push(log);
+      const state = createResultLogFromConfig(loadConfig(env), log.logger);
       states.push(state);
-      replicas.push(await startTestService({ brokers: broker.bootstrapServers, env, log: state.log }));
+      replicas.push(await startTestService({ brokers: broker.bootstrapServers, env, log: state.log, logger: log.logger }));
     }
     await Promise.all(replicas.map((r) => r.ready()));
   }, 120_000);
@@ -109,7 +110,9 @@ describe.each(['cluster', 'sentinel'] as const)('two replicas on a Redis %s losi
           return `${name}: ${missing.length} missing, first ${JSON.stringify(missing.slice(0, 3).map((r) => `${r.id}/${r.sequence}`))} stored ${JSON.stringify(stored)}, ended ${JSON.stringify(p.ended)}`;
         }),
       );
-      return `${parts.join('; ')}; consumers ${JSON.stringify(replicas.map((r) => [r.service.broker.consumer.state(), r.service.broker.consumer.stats]))}`;
+      const consumers = JSON.stringify(replicas.map((r) => [r.service.broker.consumer.state(), r.service.broker.consumer.stats]));
+      const lines = logs.map((log, i) => `replica ${'AB'[i]}'s last warnings:\n${log.lines().slice(-30).join('\n')}`);
+      return `${parts.join('; ')}; consumers ${consumers}\n${lines.join('\n')}`;
     };
     await eventually(() => subscribers.every(([, p]) => p.received.size >= TESTS * 10), 60_000, 'the stream to flow to both subscribers');
 

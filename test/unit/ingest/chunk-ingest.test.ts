@@ -139,4 +139,30 @@ describe('createChunkIngest', () => {
     ]);
     expect((await store.get('r'))?.messages.map((m) => m.sequence)).toEqual([3]);
   });
+
+  it('takes a call the state leaves unanswered past its limit for STORE_UNAVAILABLE, and never counts its late answer', async () => {
+    const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
+    let answerLate!: () => void;
+    const late = new Promise<void>((resolve) => (answerLate = resolve));
+    let calls = 0;
+    const chunks = createChunkIngest({
+      onEvents: async (messages) => {
+        calls += 1;
+        if (calls === 1) await late;
+        return messages.map(() => 'inserted' as const);
+      },
+      stats,
+      storeCallLimitMs: 50,
+      log: createSilentLogger(),
+    });
+    const chunk = chunks.decode([record({ correlationId: 'slow', sequence: 1 })]);
+    await expect(chunks.store(chunk)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(stats.stored).toBe(0);
+    await chunks.store(chunk);
+    expect(stats.stored).toBe(1);
+    // The first call answers after all: given up on, it is not counted again.
+    answerLate();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stats).toMatchObject({ consumed: 1, stored: 1, duplicates: 0 });
+  });
 });

@@ -38,7 +38,7 @@ function payloadOf(first: number, count: number, keyBytes = 0): EachBatchPayload
 }
 
 /** A processor whose state answers through `answer`; what it marked and where it sought are recorded. */
-function setup(answer: (messages: readonly IncomingMessage[], call: number) => Promise<void>) {
+function setup(answer: (messages: readonly IncomingMessage[], call: number) => Promise<void>, storeCallLimitMs?: number) {
   const calls: number[][] = [];
   const processed: string[] = [];
   const seeks: string[] = [];
@@ -57,7 +57,7 @@ function setup(answer: (messages: readonly IncomingMessage[], call: number) => P
   };
   const consumer = { seek: ({ offset }: { offset: string }) => void seeks.push(offset) } as unknown as Consumer;
   const processor = createBatchProcessor({
-    chunks: createChunkIngest({ onEvents, stats, log: createSilentLogger() }),
+    chunks: createChunkIngest({ onEvents, stats, log: createSilentLogger(), ...(storeCallLimitMs === undefined ? {} : { storeCallLimitMs }) }),
     commits,
     consumer: () => consumer,
     delays: createIngestDelays(),
@@ -148,5 +148,17 @@ describe('createBatchProcessor', () => {
     await until(() => processed.length === 2);
     expect(calls.at(-1)).toEqual(Array.from({ length: 300 }, (_, i) => i + 101));
     expect(processed).toEqual(['100', '400']);
+  });
+
+  it('stores a chunk again when the state leaves a call unanswered past its limit, and goes on', async () => {
+    // The first call never answers, as a client whose own timeouts missed it.
+    const { processor, calls, processed, stats } = setup((_messages, call) => (call === 1 ? new Promise<void>(() => undefined) : Promise.resolve()), 50);
+    await processor.eachBatch(payloadOf(0, 100));
+    await processor.eachBatch(payloadOf(100, 100));
+    await until(() => processed.length === 2);
+    expect(calls.map((c) => c.length)).toEqual([100, 100, 100]);
+    expect(calls.flat()).toEqual([...Array.from({ length: 100 }, (_, i) => i + 1), ...Array.from({ length: 200 }, (_, i) => i + 1)]);
+    expect(processed).toEqual(['100', '200']);
+    expect(stats.stored).toBe(200);
   });
 });
