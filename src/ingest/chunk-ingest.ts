@@ -60,19 +60,28 @@ export interface ChunkIngestOptions {
 }
 
 /**
- * How long one call into the state may go unanswered before it counts as `STORE_UNAVAILABLE`, so
- * that the lane stores the chunk again (appends are idempotent: should the first call land after
- * all, the second finds its messages there, and its late answer is not counted). Far above a
- * healthy call's longest (a Redis command's 2 s timeout plus a `WAIT` for replicas, retried once
- * by the client): it ends only a call that no timeout of the client ended, which would otherwise
- * hold its partition for good, the consumer heartbeating and only the lag growing.
+ * How long a call into the state may go unanswered before it counts as `STORE_UNAVAILABLE`, so
+ * that the lane stores the chunk again. Far above a healthy call's longest (a Redis command's 2 s
+ * timeout plus a `WAIT` for replicas, retried once by the client): it ends only a call that no
+ * timeout of the client ended, which would otherwise hold its partition for good, the consumer
+ * heartbeating and only the lag growing. The call given up on is still awaited with the next one
+ * (whichever answers first is counted; appends are idempotent, so if the first landed the second
+ * finds its messages there, counted as duplicates), and a chunk has at most
+ * {@link CALLS_PER_CHUNK} calls unanswered: a state that answers none holds no more of its data.
  */
 export const STORE_CALL_LIMIT_MS = 30_000;
+
+/** Calls of one chunk the state may leave unanswered at once; past them a retry waits on those. */
+const CALLS_PER_CHUNK = 2;
+
+type Outcomes = Awaited<ReturnType<ResultEventHandler>>;
 
 const settled = Promise.resolve();
 
 /** Creates the chunk handling of one consumer. */
 export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
+  /** Each chunk's calls not answered yet (a chunk is dropped with its lane: nothing is kept past it). */
+  const unanswered = new WeakMap<DecodedChunk, Set<Promise<Outcomes>>>();
   const { stats, log, deadLetter } = options;
   const shape = options.jsonShape ?? DEFAULT_JSON_SHAPE;
 
@@ -118,20 +127,29 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
   async function store(chunk: DecodedChunk): Promise<void> {
     if (chunk.messages.length === 0) return;
     if (chunk.sampled !== undefined) return storeTraced(chunk, chunk.sampled);
-    count(chunk, await answered(options.onEvents(chunk.messages)));
+    count(chunk, await answered(chunk));
   }
 
-  /** The state's answer to one call, or `STORE_UNAVAILABLE` once it is overdue (see {@link STORE_CALL_LIMIT_MS}). */
-  async function answered<T>(call: Promise<T>): Promise<T> {
+  /**
+   * The state's answer for `chunk`: a new call, unless it already has {@link CALLS_PER_CHUNK} left
+   * unanswered, raced with those; `STORE_UNAVAILABLE` once none answered within the limit.
+   */
+  async function answered(chunk: DecodedChunk): Promise<Outcomes> {
+    let calls = unanswered.get(chunk);
+    if (calls === undefined) unanswered.set(chunk, (calls = new Set()));
+    if (calls.size < CALLS_PER_CHUNK) {
+      const call = options.onEvents(chunk.messages);
+      calls.add(call);
+      const done = () => void calls.delete(call);
+      call.then(done, done);
+    }
     const limitMs = options.storeCallLimitMs ?? STORE_CALL_LIMIT_MS;
     let timer: NodeJS.Timeout | undefined;
     const overdue = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ServiceError('STORE_UNAVAILABLE', `the state did not answer a store call within ${limitMs} ms`)), limitMs);
     });
-    // A call given up on may still fail later: that is no longer anyone's to handle.
-    call.catch(() => undefined);
     try {
-      return await Promise.race([call, overdue]);
+      return await Promise.race([...calls, overdue]);
     } finally {
       clearTimeout(timer);
     }
@@ -142,7 +160,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     const attempt = traceChunkStore({ topic: first.topic, partition: first.partition, messages: chunk.messages.length }, sampled, chunk.messages);
     let outcomes;
     try {
-      outcomes = await answered(options.onEvents(chunk.messages));
+      outcomes = await answered(chunk);
     } catch (error) {
       attempt?.end({ error });
       throw error;

@@ -99,8 +99,11 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
       lane.failed = undefined;
       throw error;
     }
+    const generation = lane.generation;
     if (!(await roomIn(lane, payload)) || batch.messages.length === 0) return;
-    if (!isRunning() || isStale() || draining) return;
+    // Dropped, not held in a generation it was not fetched for, when the lane failed or was revoked
+    // while it waited: the partition is read again from the seek or the committed offset.
+    if (!isRunning() || isStale() || draining || lane.generation !== generation) return;
     // Where to fetch next, not what is stored: that is marked per chunk once it is. Before the batch
     // is taken, so that if kafkajs throws here the batch is simply not taken.
     payload.resolveOffset((batch.messages.at(-1) as KafkaMessage).offset);

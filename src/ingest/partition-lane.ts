@@ -184,14 +184,17 @@ export interface Group {
 }
 
 /**
- * The batches at the front of `queue` stored as one: the first, and those after it of the same
- * generation while the records stay within a chunk (a batch of a chunk or more or more goes alone, cut).
+ * The batches at the front of `queue` stored as one: the first, and those after it that follow it
+ * in the partition while the records stay within a chunk (a batch of a chunk or more goes alone,
+ * cut). Only batches of one generation and one running fetcher, each starting past the last's end,
+ * are joined: after kafkajs restarts its fetching, the new fetcher's batches (read again from the
+ * committed offset) queue behind the old one's, which are dropped alone, never with them.
  */
 export function takeGroup(queue: Held[]): Group {
   const first = queue.shift() as Held;
   const members = [first];
   let records = first.payload.batch.messages.length;
-  for (let next = queue[0]; next !== undefined && next.generation === first.generation; next = queue[0]) {
+  for (let next = queue[0]; next !== undefined && joins(members.at(-1) as Held, next, first.generation); next = queue[0]) {
     if (records + next.payload.batch.messages.length > CHUNK) break;
     members.push(queue.shift() as Held);
     records += next.payload.batch.messages.length;
@@ -206,4 +209,11 @@ export function takeGroup(queue: Held[]): Group {
     highWatermark: last.highWatermark,
     next: (messages[0] as KafkaMessage).offset,
   };
+}
+
+/** True when `next` may be stored in one call with `previous`, the last batch of a group of `generation`. */
+function joins(previous: Held, next: Held, generation: number): boolean {
+  if (next.generation !== generation || !previous.payload.isRunning() || !next.payload.isRunning()) return false;
+  const end = (previous.payload.batch.messages.at(-1) as KafkaMessage).offset;
+  return BigInt((next.payload.batch.messages[0] as KafkaMessage).offset) > BigInt(end);
 }

@@ -165,4 +165,35 @@ describe('createChunkIngest', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(stats).toMatchObject({ consumed: 1, stored: 1, duplicates: 0 });
   });
+
+  it('still awaits a call given up on beside the next, and leaves a chunk at most two calls unanswered', async () => {
+    const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
+    let answerFirst!: () => void;
+    const first = new Promise<void>((resolve) => (answerFirst = resolve));
+    let calls = 0;
+    const chunks = createChunkIngest({
+      onEvents: async (messages) => {
+        calls += 1;
+        // The first call answers only when told to; every later one never does.
+        await (calls === 1 ? first : new Promise<never>(() => undefined));
+        return messages.map(() => 'inserted' as const);
+      },
+      stats,
+      storeCallLimitMs: 50,
+      log: createSilentLogger(),
+    });
+    const chunk = chunks.decode([record({ correlationId: 'hung', sequence: 1 })]);
+    await expect(chunks.store(chunk)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(chunks.store(chunk)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(chunks.store(chunk)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    // Three attempts, two calls: the third waited on the two unanswered ones.
+    expect(calls).toBe(2);
+    expect(stats.stored).toBe(0);
+    // The first call answers while a fourth attempt waits: its answer is the one counted.
+    const fourth = chunks.store(chunk);
+    answerFirst();
+    await fourth;
+    expect(calls).toBe(2);
+    expect(stats).toMatchObject({ consumed: 1, stored: 1, duplicates: 0 });
+  });
 });

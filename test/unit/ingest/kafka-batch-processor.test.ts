@@ -18,7 +18,7 @@ import type { OffsetCommits } from '../../../src/ingest/kafka-offset-commits.js'
 const TOPIC = 'results';
 
 /** A batch of `count` records of partition 0 from `first` on, sequences following offsets; `keyBytes` of key each. */
-function payloadOf(first: number, count: number, keyBytes = 0): EachBatchPayload {
+function payloadOf(first: number, count: number, keyBytes = 0, isRunning: () => boolean = () => true): EachBatchPayload {
   const messages: KafkaMessage[] = Array.from({ length: count }, (_, i) => ({
     key: keyBytes === 0 ? null : Buffer.alloc(keyBytes, 'k'),
     value: Buffer.from(JSON.stringify({ correlationId: 'lane-test', sequence: first + i + 1, payload: first + i })),
@@ -30,7 +30,7 @@ function payloadOf(first: number, count: number, keyBytes = 0): EachBatchPayload
   const batch = { topic: TOPIC, partition: 0, highWatermark: String(first + count), messages } as unknown as Batch;
   return {
     batch,
-    isRunning: () => true,
+    isRunning,
     isStale: () => false,
     resolveOffset: () => undefined,
     heartbeat: async () => undefined,
@@ -111,12 +111,12 @@ describe('createBatchProcessor', () => {
 
   it.each([
     ['records', LANE_RECORDS / 4, 0],
-    ['bytes', 1, Math.ceil(LANE_BYTES / 2) + 1],
+    ['bytes', 1, Math.ceil(LANE_BYTES / 4) + 1],
   ])('waits for room once the lane holds more than two batches and its bound in %s', async (_bound, count, keyBytes) => {
     const first = gate();
     const { processor, calls } = setup((_messages, call) => (call === 1 ? first.opened : Promise.resolve()));
-    // Two batches always have room; past them, batches are taken while the lane is under its bounds.
-    const batches = keyBytes === 0 ? 4 : 2;
+    // Two batches always have room; past them, batches are taken while the lane is under its bounds (the fourth reaches them).
+    const batches = 4;
     for (let batch = 0; batch < batches; batch++) await processor.eachBatch(payloadOf(batch * count, count, keyBytes));
     let taken = false;
     const next = processor.eachBatch(payloadOf(batches * count, count, keyBytes)).then(() => (taken = true));
@@ -138,16 +138,41 @@ describe('createBatchProcessor', () => {
     });
     setTimeout(first.open, 50);
     for (let batch = 0; batch < 4; batch++) await processor.eachBatch(payloadOf(batch * 100, 100));
+    // Behind the group that fails: a batch too large to join it, dropped with it.
+    await processor.eachBatch(payloadOf(400, CHUNK));
     await until(() => seeks.length === 1);
+    // Let the lane go past the dropped batch, had it not been dropped.
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(calls.map((c) => c.length)).toEqual([100, 300]);
     expect(seeks).toEqual(['100']);
     expect(processed).toEqual(['100']);
     // The partition's next batch fails with it, so kafkajs fetches again from the seek.
-    await expect(processor.eachBatch(payloadOf(400, 100))).rejects.toBe(failure);
+    await expect(processor.eachBatch(payloadOf(400 + CHUNK, 100))).rejects.toBe(failure);
     await processor.eachBatch(payloadOf(100, 300));
     await until(() => processed.length === 2);
     expect(calls.at(-1)).toEqual(Array.from({ length: 300 }, (_, i) => i + 101));
     expect(processed).toEqual(['100', '400']);
+  });
+
+  it("never joins an old fetcher's batch with those of the fetcher that replaced it: the old one is dropped alone", async () => {
+    const first = gate();
+    const { processor, calls, processed } = setup((_messages, call) => (call === 1 ? first.opened : Promise.resolve()));
+    let oldRunning = true;
+    const old = () => oldRunning;
+    await processor.eachBatch(payloadOf(0, 100, 0, old));
+    await processor.eachBatch(payloadOf(100, 100, 0, old));
+    // kafkajs restarts its fetching: the old fetcher stops, the new one reads again from the committed offset (0).
+    oldRunning = false;
+    await processor.eachBatch(payloadOf(0, 100));
+    await processor.eachBatch(payloadOf(100, 100));
+    first.open();
+    await until(() => processed.at(-1) === '200');
+    await processor.eachBatch(payloadOf(200, 100));
+    await until(() => processed.at(-1) === '300');
+    // Every record up to the last mark was stored: nothing of 100–199 was marked past unstored.
+    const stored = new Set(calls.flat());
+    expect(Array.from({ length: 300 }, (_, i) => i + 1).filter((s) => !stored.has(s))).toEqual([]);
+    expect(calls.map((c) => c.length)).toEqual([100, 200, 100]);
   });
 
   it('stores a chunk again when the state leaves a call unanswered past its limit, and goes on', async () => {
