@@ -169,7 +169,7 @@ export function createChunkIngest(options: ChunkIngestOptions): ChunkIngest {
     count(chunk, outcomes);
   }
 
-  function count(chunk: DecodedChunk, outcomes: Awaited<ReturnType<ResultEventHandler>>): void {
+  function count(chunk: DecodedChunk, outcomes: Outcomes): void {
     if (outcomes.length !== chunk.messages.length) throw new Error(`the state answered ${outcomes.length} outcomes for ${chunk.messages.length} messages`);
     for (let i = 0; i < outcomes.length; i++) {
       const outcome = outcomes[i];

@@ -35,6 +35,28 @@ function setup(options: { deadLetter?: DeadLetterSink; maxMessagesPerTest?: numb
   return { store, chunks, stats, calls };
 }
 
+/**
+ * A chunk ingest whose state answers its first call only once `answerFirst` is called, and every
+ * later call as `later` does; each call is counted.
+ */
+function answeringFirstLate(later: () => Promise<void>) {
+  const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
+  let answerFirst!: () => void;
+  const first = new Promise<void>((resolve) => (answerFirst = resolve));
+  let calls = 0;
+  const chunks = createChunkIngest({
+    onEvents: async (messages) => {
+      calls += 1;
+      await (calls === 1 ? first : later());
+      return messages.map(() => 'inserted' as const);
+    },
+    stats,
+    storeCallLimitMs: 50,
+    log: createSilentLogger(),
+  });
+  return { chunks, stats, answerFirst, calls: () => calls };
+}
+
 describe('createChunkIngest', () => {
   it('stores the well-formed records of a chunk with one call, in order, and counts each outcome', async () => {
     const { store, chunks, stats, calls } = setup({ maxMessagesPerTest: 2 });
@@ -141,59 +163,33 @@ describe('createChunkIngest', () => {
   });
 
   it('takes a call the state leaves unanswered past its limit for STORE_UNAVAILABLE, and never counts its late answer', async () => {
-    const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
-    let answerLate!: () => void;
-    const late = new Promise<void>((resolve) => (answerLate = resolve));
-    let calls = 0;
-    const chunks = createChunkIngest({
-      onEvents: async (messages) => {
-        calls += 1;
-        if (calls === 1) await late;
-        return messages.map(() => 'inserted' as const);
-      },
-      stats,
-      storeCallLimitMs: 50,
-      log: createSilentLogger(),
-    });
+    const { chunks, stats, answerFirst } = answeringFirstLate(() => Promise.resolve());
     const chunk = chunks.decode([record({ correlationId: 'slow', sequence: 1 })]);
     await expect(chunks.store(chunk)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     expect(stats.stored).toBe(0);
     await chunks.store(chunk);
     expect(stats.stored).toBe(1);
     // The first call answers after all: given up on, it is not counted again.
-    answerLate();
+    answerFirst();
     await new Promise((resolve) => setImmediate(resolve));
     expect(stats).toMatchObject({ consumed: 1, stored: 1, duplicates: 0 });
   });
 
   it('still awaits a call given up on beside the next, and leaves a chunk at most two calls unanswered', async () => {
-    const stats: ConsumerStats = { consumed: 0, stored: 0, duplicates: 0, malformed: 0, deadLettered: 0, overLimit: 0 };
-    let answerFirst!: () => void;
-    const first = new Promise<void>((resolve) => (answerFirst = resolve));
-    let calls = 0;
-    const chunks = createChunkIngest({
-      onEvents: async (messages) => {
-        calls += 1;
-        // The first call answers only when told to; every later one never does.
-        await (calls === 1 ? first : new Promise<never>(() => undefined));
-        return messages.map(() => 'inserted' as const);
-      },
-      stats,
-      storeCallLimitMs: 50,
-      log: createSilentLogger(),
-    });
+    // Every call after the first never answers.
+    const { chunks, stats, answerFirst, calls } = answeringFirstLate(() => new Promise<never>(() => undefined));
     const chunk = chunks.decode([record({ correlationId: 'hung', sequence: 1 })]);
     await expect(chunks.store(chunk)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     await expect(chunks.store(chunk)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     await expect(chunks.store(chunk)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     // Three attempts, two calls: the third waited on the two unanswered ones.
-    expect(calls).toBe(2);
+    expect(calls()).toBe(2);
     expect(stats.stored).toBe(0);
     // The first call answers while a fourth attempt waits: its answer is the one counted.
     const fourth = chunks.store(chunk);
     answerFirst();
     await fourth;
-    expect(calls).toBe(2);
+    expect(calls()).toBe(2);
     expect(stats).toMatchObject({ consumed: 1, stored: 1, duplicates: 0 });
   });
 });
