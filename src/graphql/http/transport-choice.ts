@@ -13,11 +13,12 @@
  * - otherwise one GraphQL response (Apollo Server), in the JSON type the client prefers: urql lists
  *   JSON first and `text/event-stream` fourth for its queries and mutations, and reads them as JSON.
  *
- * Only a document that names `subscription` is parsed here (with the pipeline's parse limits), so
+ * Only a document that names `subscription` is parsed here, by the lifecycle's parse phase (its
+ * limits, and the document kept for the transport that then prepares it: one parse per text), so
  * the usual query costs one scan of its text; a document sent by id is looked up, never registered.
  */
 import { parse as parseMediaType } from 'content-type';
-import { getOperationAST, parse } from 'graphql';
+import { getOperationAST } from 'graphql';
 import type { Request } from 'express';
 import { GRAPHQL_RESPONSE_TYPES } from '../../base/graphql-response-type.js';
 import type { OperationLifecycle } from '../pipeline/operation-lifecycle.js';
@@ -28,7 +29,7 @@ import { readOperationRequest } from './operation-request.js';
 const EVENT_STREAM = 'text/event-stream';
 
 /** The streaming transport that answers `req`, or undefined for one GraphQL response; see the file header. */
-export function streamingTransport(req: Request, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parseOptions'>): 'sse' | 'multipart' | undefined {
+export function streamingTransport(req: Request, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parse'>): 'sse' | 'multipart' | undefined {
   let subscription: boolean | undefined;
   const isSubscriptionRequest = () => {
     if (subscription !== undefined) return subscription;
@@ -73,7 +74,7 @@ function mediaRange(range: string): { type: string; parameters: Record<string, s
 }
 
 /** Whether the operation `request` selects is a subscription; anything unreadable is left for the transport to refuse. */
-function isSubscription(request: OperationRequest, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parseOptions'>): boolean {
+function isSubscription(request: OperationRequest, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parse'>): boolean {
   let text = typeof request.query === 'string' && request.query !== '' ? request.query : undefined;
   if (text === undefined) {
     // Only an id: the persisted document it names (an unknown one is refused by the transport).
@@ -81,10 +82,8 @@ function isSubscription(request: OperationRequest, lifecycle: Pick<OperationLife
     text = resolved instanceof Error ? undefined : (resolved.query ?? undefined);
   }
   if (text === undefined || !text.includes('subscription')) return false;
-  try {
-    const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
-    return getOperationAST(parse(text, lifecycle.parseOptions), operationName)?.operation === 'subscription';
-  } catch {
-    return false;
-  }
+  const document = lifecycle.parse(text);
+  if (document instanceof Error) return false;
+  const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
+  return getOperationAST(document, operationName)?.operation === 'subscription';
 }

@@ -7,7 +7,8 @@
  * graphql-ws, graphql-sse, the multipart protocol, and plain HTTP, whose endpoint prepares an
  * operation before Apollo Server sees it and hands Apollo the prepared document, which it neither
  * parses nor validates again (`../http/apollo-server.ts`). Each step's rules are the plugins',
- * written once, and parsed and validated documents are kept once for every transport. Every
+ * written once; parse and validate run between the plugins' hooks (`document-phases.ts`), where
+ * one plugin keeps parsed and validated documents for every transport. Every
  * transport executes a query or mutation through {@link OperationLifecycle.execute}, Apollo Server
  * too (its executor), so the plugins' execute hooks see every result before it is sent.
  */
@@ -16,9 +17,6 @@ import {
   execute,
   getOperationAST,
   getVariableValues,
-  parse,
-  specifiedRules,
-  validate,
   type DocumentNode,
   type ExecutionResult,
   type GraphQLFormattedError,
@@ -27,8 +25,8 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
-import { ServiceError, type ErrorCode } from '../../base/errors.js';
-import type { DocumentCache } from './document-cache.js';
+import { ServiceError } from '../../base/errors.js';
+import { createDocumentPhases, withCode } from './document-phases.js';
 import type {
   Arrival,
   ArrivingOperation,
@@ -68,6 +66,10 @@ export interface OperationLifecycle {
   start(start: OperationStart): Promise<GraphQLError | undefined>;
   /** Step 2: the request with its document's text in `query`, or why it is refused. */
   resolve(request: OperationRequest): OperationRequest | GraphQLError;
+  /** Step 3: the text's document (kept by a plugin, or parsed), or why it does not parse. */
+  parse(text: string): DocumentNode | GraphQLError;
+  /** Step 4: the document's validation errors (none: valid). */
+  validate(document: DocumentNode): readonly GraphQLError[];
   /** Step 5: the first reason not to run a valid operation, if any. */
   admit(operation: OperationToAdmit): GraphQLError | undefined;
   /** Every step up to the context: execution arguments, or the errors the operation is refused with. */
@@ -89,8 +91,6 @@ export interface OperationLifecycleOptions {
   readonly plugins: readonly OperationPlugin[];
   /** The context of an operation (step 6); HTTP's is made by its endpoint, for Apollo Server. */
   readonly createContext: (principal: Principal, resumeAfter: string | undefined) => unknown;
-  /** Where parsed documents are kept, bounded in bytes (document-cache.ts). */
-  readonly documents: DocumentCache;
   /** Told of an observing hook (`arrive`, `onExecute`, `onEvent`, what they returned) that threw: it is dropped, the operation goes on. */
   readonly observerFailed: ObserverFailure;
 }
@@ -108,6 +108,7 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
   const resolvers = plugins.flatMap((plugin) => (plugin.resolveDocument ? [plugin.resolveDocument.bind(plugin)] : []));
   const admissions = plugins.flatMap((plugin) => (plugin.onAdmit ? [plugin.onAdmit.bind(plugin)] : []));
   const formatters = plugins.flatMap((plugin) => (plugin.formatError ? [plugin.formatError.bind(plugin)] : []));
+  const phases = createDocumentPhases({ ...options, parseOptions, validationRules, validationOptions, failed: options.observerFailed });
 
   const lifecycle: Omit<OperationLifecycle, 'prepare' | 'execute'> = {
     parseOptions,
@@ -135,6 +136,8 @@ export function createOperationLifecycle(options: OperationLifecycleOptions): Op
         throw error;
       }
     },
+    parse: phases.parse,
+    validate: phases.validate,
     admit(operation) {
       for (const onAdmit of admissions) {
         const refusal = onAdmit(operation);
@@ -160,36 +163,9 @@ function createExecutor(options: OperationLifecycleOptions): OperationLifecycle[
   };
 }
 
-/** The run of the steps up to the context, with parse and validation kept per document. */
+/** The run of the steps up to the context. */
 function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<OperationLifecycle, 'prepare' | 'execute'>): OperationLifecycle['prepare'] {
-  const { schema, documents } = options;
-  const validated = new WeakMap<DocumentNode, GraphQLError[]>();
-  const allRules = [...specifiedRules, ...lifecycle.validationRules];
-
-  // Documents that parse are kept (equal texts then share one document, which the shared
-  // subscription execution relies on); a failure is not: its error holds the whole text.
-  const parseCached = (query: string): DocumentNode | GraphQLError => {
-    const kept = documents.get(query);
-    if (kept !== undefined) return kept;
-    let document: DocumentNode;
-    try {
-      document = parse(query, lifecycle.parseOptions);
-    } catch (error) {
-      return coded(error instanceof GraphQLError ? error : new GraphQLError(String(error)), 'GRAPHQL_PARSE_FAILED');
-    }
-    documents.set(query, document);
-    return document;
-  };
-
-  const validateCached = (document: DocumentNode): GraphQLError[] => {
-    let errors = validated.get(document);
-    if (errors === undefined) {
-      errors = validate(schema, document, allRules, lifecycle.validationOptions).map((error) => coded(error, 'GRAPHQL_VALIDATION_FAILED'));
-      validated.set(document, errors);
-    }
-    return errors;
-  };
-
+  const { schema } = options;
   return async (received) => {
     const { principal, transport, params, resumeAfter, method } = received;
     const refused = await lifecycle.start({ principal, transport });
@@ -197,10 +173,10 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     const resolved = lifecycle.resolve(params);
     if (resolved instanceof GraphQLError) return [resolved];
     if (typeof resolved.query !== 'string' || resolved.query === '') return [asRefusal(noDocument())];
-    const document = parseCached(resolved.query);
+    const document = lifecycle.parse(resolved.query);
     if (document instanceof GraphQLError) return [document];
-    const invalid = validateCached(document);
-    if (invalid.length > 0) return invalid;
+    const invalid = lifecycle.validate(document);
+    if (invalid.length > 0) return [...invalid];
     const operationName = resolved.operationName ?? null;
     const variables = resolved.variables ?? null;
     const operation = getOperationAST(document, operationName);
@@ -216,7 +192,7 @@ function createPreparer(options: OperationLifecycleOptions, lifecycle: Omit<Oper
     });
     if (refusal !== undefined) return [refusal];
     const coerced = getVariableValues(schema, operation?.variableDefinitions ?? [], variables ?? {}, { maxErrors: lifecycle.validationOptions.maxErrors });
-    if (coerced.errors !== undefined) return coerced.errors.map((error) => coded(error, 'BAD_USER_INPUT'));
+    if (coerced.errors !== undefined) return coerced.errors.map((error) => withCode(error, 'BAD_USER_INPUT'));
     // HTTP's context is its endpoint's (made for Apollo Server, which runs the operation).
     const contextValue = transport === 'http' ? undefined : options.createContext(principal, resumeAfter);
     return { schema, document, variableValues: variables, operationName, contextValue, query: resolved.query, operation, received };
@@ -235,15 +211,4 @@ function getRefusal(type: string): GraphQLError {
 /** A hook's refusal as the GraphQL error every transport answers with. */
 function asRefusal(refusal: Refusal): GraphQLError {
   return refusal instanceof ServiceError ? refusalError(refusal) : refusal;
-}
-
-/** A copy of `error` with `code` unless it has a code of its own (graphql-js shares some errors). */
-function coded(error: GraphQLError, code: ErrorCode): GraphQLError {
-  if (typeof error.extensions.code === 'string') return error;
-  return new GraphQLError(error.message, {
-    nodes: error.nodes ?? null,
-    source: error.source ?? null,
-    positions: error.positions ?? null,
-    extensions: { ...error.extensions, code },
-  });
 }

@@ -9,7 +9,6 @@ import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';
 import type { Logger } from '../../base/logger.js';
 import { createGraphQLContext, type GraphQLContext, type GraphQLDeps } from './context.js';
-import { createDocumentCache } from './document-cache.js';
 import { createOperationLifecycle, type OperationLifecycle } from './operation-lifecycle.js';
 import type { OperationPlugin, PreparedOperation } from './operation-plugin.js';
 import { createFanoutHub, type FanoutHub } from '../fanout/fanout-hub.js';
@@ -22,13 +21,8 @@ export interface OperationPipelineOptions {
   readonly plugins: readonly OperationPlugin[];
   /** Unexpected errors' stack traces to clients over HTTP too (GRAPHQL_DEBUG_ERRORS; the error-masking plugin shows the rest). */
   readonly debugErrors: boolean;
-  /** Bytes of parsed documents kept for reuse, by every transport together (`GRAPHQL_DOCUMENT_CACHE_MAX_BYTES`). */
-  readonly documentCacheBytes?: number;
   readonly logger: Logger;
 }
-
-/** The default of `GRAPHQL_DOCUMENT_CACHE_MAX_BYTES`. */
-export const DEFAULT_DOCUMENT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /** The pipeline, as the transports use it. */
 export interface OperationPipeline {
@@ -46,14 +40,12 @@ export interface OperationPipeline {
 /** Composes the pipeline. */
 export function createOperationPipeline(options: OperationPipelineOptions): OperationPipeline {
   const { schema, deps } = options;
-  const documentCacheBytes = options.documentCacheBytes ?? DEFAULT_DOCUMENT_CACHE_BYTES;
   const logger = options.logger.child({ component: 'graphql' });
   const lifecycle = createOperationLifecycle({
     schema,
     plugins: options.plugins,
     // Streamed operations' contexts keep no reads (context.ts): a subscription's lives as long as it does.
     createContext: (principal, resumeAfter) => createGraphQLContext(deps, principal, { resumeAfter, cacheReads: false }),
-    documents: createDocumentCache(documentCacheBytes),
     observerFailed: (plugin, hook, error) =>
       logger.error({ err: error, plugin, hook }, 'a plugin failed as it observed an operation; it no longer observes it'),
   });

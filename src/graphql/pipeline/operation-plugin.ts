@@ -7,9 +7,10 @@
  * The steps, in order: arrive (HTTP only: an answer kept for the request as sent, a response cache's)
  * → start (before the document is read: budgets) → resolve the document (an id
  * to its text) → parse (with the plugins' parse options) → validate (graphql-js's rules and the
- * plugins') → admit (the caller, the variables) → context → execute (a query or a mutation:
- * `onExecute` before, and the hooks it returns after, envelop's shape) or subscribe (each event a
- * subscription pushes: `onEvent`, once per event whatever the subscribers) → format errors.
+ * plugins') → admit (the caller, the variables) → context → execute (a query or a mutation)
+ * or subscribe (each event a subscription pushes: `onEvent`, once per event whatever the
+ * subscribers) → format errors. Parse, validate and execute are phases in envelop's shape: a hook
+ * before (`onParse`, `onValidate`, `onExecute`) returns the hooks that follow the phase's result.
  * A hook refuses by returning a ServiceError (or a GraphQL error a rule built); the lifecycle
  * converts it once (`refusal-error.ts`) and the transport answers it in its own protocol.
  */
@@ -128,6 +129,18 @@ export interface ExecutionHooks {
   onResult?(result: ExecutionResult): void;
 }
 
+/**
+ * What a plugin returns before the parse or validate phase (envelop's `onParse` / `onParseDone`
+ * shape): a result it kept for this input, which the phase then answers without running (the first
+ * plugin's kept result wins), and what it does with the result the phase ends with, run or kept.
+ */
+export interface PhaseHooks<Kept, Result = Kept> {
+  /** A result kept for this input (a document parsed before from the same text, say). */
+  readonly kept?: Kept;
+  /** After the phase, with its result. One that throws is reported and skipped. */
+  done?(result: Result): void;
+}
+
 /** An answer a plugin kept for a request: sent as is, status 200. */
 export interface KeptAnswer {
   readonly body: string;
@@ -178,6 +191,18 @@ export interface OperationPlugin {
    * the previous one's answer.
    */
   resolveDocument?(request: OperationRequest): OperationRequest;
+  /**
+   * Before a document's text is parsed: a document kept for it, and what follows the parse (which
+   * sees the parse's failure too; a failure is never kept: its error holds the whole text). A hook
+   * that throws is reported and skipped: these hooks keep and follow, they never refuse.
+   */
+  onParse?(text: string): PhaseHooks<DocumentNode, DocumentNode | GraphQLError> | undefined;
+  /**
+   * Before a parsed document is validated (graphql-js's rules and the plugins'; they depend on the
+   * document alone): its errors as kept (none: valid), and what follows the validation. A hook that
+   * throws is reported and skipped.
+   */
+  onValidate?(document: DocumentNode): PhaseHooks<readonly GraphQLError[]> | undefined;
   /** After validation (it depends on the caller and the variables, so it runs for every operation). */
   onAdmit?(operation: OperationToAdmit): Refusal | undefined;
   /**

@@ -12,14 +12,9 @@ import { createWriteCoalescer } from '../../../src/graphql/fanout/write-coalesce
 import { createGraphQLMultipart } from '../../../src/graphql/multipart/multipart-server.js';
 import { createGraphQLSse } from '../../../src/graphql/sse/sse-server.js';
 import { createTestPipeline } from '../../support/pipeline.js';
+import { testPrincipal } from '../../support/principal.js';
 
-const principal: Principal = {
-  subject: 'alice',
-  clientId: null,
-  scopes: new Set([SCOPES.read, SCOPES.write]),
-  expiresAt: Date.now() + 3_600_000,
-  issuer: 'https://issuer.example',
-};
+const principal = testPrincipal([SCOPES.read, SCOPES.write]);
 
 /** What both bindings share. */
 interface Binding {

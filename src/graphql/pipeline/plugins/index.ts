@@ -12,6 +12,7 @@ import type { RateLimits } from '../../../rate-limits/rate-limits.js';
 import type { OperationPlugin } from '../operation-plugin.js';
 import type { ResponseCache } from '../response-cache.js';
 import { deliveryGuaranteePlugin } from './delivery-guarantee.js';
+import { documentCachingPlugin } from './document-caching.js';
 import { errorMaskingPlugin } from './error-masking.js';
 import { introspectionPlugin } from './introspection.js';
 import { operationLimitsPlugin, type OperationLimits } from './operation-limits.js';
@@ -34,6 +35,8 @@ export interface ServicePluginsOptions {
   readonly rateLimits: RateLimits;
   /** Answers of test reads kept for callers of the same visibility; none when absent. */
   readonly responseCache?: ResponseCache;
+  /** Bytes of parsed documents kept for reuse, by every transport together (`GRAPHQL_DOCUMENT_CACHE_MAX_BYTES`; 16 MiB when absent). */
+  readonly documentCacheBytes?: number;
   /** Unexpected errors' own messages and stack traces to clients (GRAPHQL_DEBUG_ERRORS). */
   readonly debugErrors: boolean;
   readonly logger: Logger;
@@ -45,6 +48,8 @@ export function servicePlugins(options: ServicePluginsOptions): OperationPlugin[
     // Its step, arrive, runs before every other: a kept answer is sent as is (the HTTP edge has counted the request).
     ...(options.responseCache ? [responseCachingPlugin(options.responseCache)] : []),
     streamRateLimitsPlugin(options.rateLimits),
+    // The parse and validate phases' only hooks: a text seen before is neither parsed nor validated again.
+    documentCachingPlugin(options.documentCacheBytes),
     persistedOperationsPlugin(options.persistedOperations),
     introspectionPlugin({ introspection: options.introspection, trustedDocuments: options.persistedOperations.trustedDocuments !== null }),
     scopeAdmissionPlugin(options.access),

@@ -8,7 +8,6 @@
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { parse, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { SCOPES, type Principal } from '../../../../src/auth/principal.js';
 import { createChannel, type Channel } from '../../../../src/base/channel.js';
 import { createSilentLogger } from '../../../../src/base/logger.js';
 import { untilEnded } from '../../../../src/graphql/fanout/until-ended.js';
@@ -16,6 +15,7 @@ import { createFanoutHub, type HubSubscription } from '../../../../src/graphql/f
 import type { PushSink, SharedResult } from '../../../../src/graphql/fanout/push-sink.js';
 import { incoming } from '../../../log/storage-contract.js';
 import { createTestPipeline } from '../../../support/pipeline.js';
+import { testPrincipal } from '../../../support/principal.js';
 
 /** A broadcast source: every subscriber gets the same event objects. */
 function createBroadcast() {
@@ -213,13 +213,7 @@ describe('the hub and its transports', () => {
 });
 
 describe('the fan-out hub over a follower', () => {
-  const alice: Principal = {
-    subject: 'alice',
-    clientId: null,
-    scopes: new Set([SCOPES.read]),
-    expiresAt: Date.now() + 3_600_000,
-    issuer: 'https://issuer.example',
-  };
+  const alice = testPrincipal();
 
   async function follow(id: string, sink: PushSink) {
     const { pipeline, log } = createTestPipeline();

@@ -2,22 +2,16 @@
  * The lifecycle's composition of its plugins: values merged, hooks run in order, the first
  * refusal wins, and a ServiceError refusal becomes the GraphQL error every transport answers with.
  */
-import { buildSchema, GraphQLError, parse } from 'graphql';
+import { buildSchema, GraphQLError, parse, type DocumentNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { SCOPES, type Principal } from '../../../../src/auth/principal.js';
 import { ServiceError } from '../../../../src/base/errors.js';
-import { createDocumentCache } from '../../../../src/graphql/pipeline/document-cache.js';
 import { createOperationLifecycle, MAX_VALIDATION_ERRORS } from '../../../../src/graphql/pipeline/operation-lifecycle.js';
 import type { OperationPlugin } from '../../../../src/graphql/pipeline/operation-plugin.js';
+import { documentCachingPlugin } from '../../../../src/graphql/pipeline/plugins/document-caching.js';
+import { testPrincipal } from '../../../support/principal.js';
 
 const schema = buildSchema('type Query { a: Int, b: Int }');
-const principal: Principal = {
-  subject: 'alice',
-  clientId: null,
-  scopes: new Set([SCOPES.read]),
-  expiresAt: Date.now() + 60_000,
-  issuer: 'https://issuer.example',
-};
+const principal = testPrincipal();
 
 /** What the lifecycle reported of failing observers, as `plugin hook: message`. */
 const failures: string[] = [];
@@ -27,7 +21,6 @@ function lifecycleOf(plugins: OperationPlugin[]) {
     schema,
     plugins,
     createContext: (who) => ({ who }),
-    documents: createDocumentCache(1024 * 1024),
     observerFailed: (plugin, hook, error) => failures.push(`${plugin} ${hook}: ${(error as Error).message}`),
   });
 }
@@ -94,12 +87,13 @@ describe('the operation lifecycle', () => {
 
   it('prepares a streamed operation through every step, and stops at the first that refuses', async () => {
     const lifecycle = lifecycleOf([
+      documentCachingPlugin(),
       { name: 'no-b', onAdmit: ({ document }) => (JSON.stringify(document).includes('"b"') ? new ServiceError('FORBIDDEN', 'no b') : undefined) },
     ]);
     const prepared = await lifecycle.prepare({ principal, transport: 'websocket', params: { query: '{ a }' } });
     expect(prepared).toMatchObject({ schema, variableValues: null, operationName: null, contextValue: { who: principal } });
     const again = await lifecycle.prepare({ principal, transport: 'websocket', params: { query: '{ a }' } });
-    // One document per text: the shared subscription execution relies on it.
+    // One document per text, the caching plugin's: the shared subscription execution relies on it.
     expect((again as { document: unknown }).document).toBe((prepared as { document: unknown }).document);
     expect(await lifecycle.prepare({ principal, transport: 'sse', params: { query: '{ a' } })).toMatchObject([
       { extensions: { code: 'GRAPHQL_PARSE_FAILED' } },
@@ -108,6 +102,59 @@ describe('the operation lifecycle', () => {
       { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
     ]);
     expect(await lifecycle.prepare({ principal, transport: 'sse', params: { query: '{ b }' } })).toMatchObject([{ extensions: { code: 'FORBIDDEN' } }]);
+  });
+
+  it("parses and validates between the plugins' hooks: the first kept result answers, every hook after sees the result, a hook that throws reported and skipped", () => {
+    failures.length = 0;
+    const calls: string[] = [];
+    const follows: OperationPlugin = {
+      name: 'follows',
+      onParse: (text) => ({ done: (result) => void calls.push(`parsed ${text}: ${result instanceof GraphQLError ? result.extensions.code : 'document'}`) }),
+      onValidate: () => ({ done: (errors) => void calls.push(`validated: ${errors.map((error) => error.extensions.code).join() || 'valid'}`) }),
+    };
+    const kept = parse('{ b }');
+    const noErrors: GraphQLError[] = [];
+    const lifecycle = lifecycleOf([
+      { name: 'quiet', onParse: () => undefined, onValidate: () => undefined },
+      {
+        name: 'broken-before',
+        onParse: () => {
+          throw new Error('no parse hook');
+        },
+        onValidate: () => {
+          throw new Error('no validate hook');
+        },
+      },
+      follows,
+      {
+        name: 'keeps',
+        onParse: (text) => (text === '{ kept }' ? { kept, done: () => void calls.push('keeps saw it') } : undefined),
+        onValidate: (document) => (document === kept ? { kept: noErrors } : undefined),
+      },
+      { name: 'late', onParse: () => ({ kept: parse('{ a }') }) },
+      {
+        name: 'broken-after',
+        onParse: () => ({
+          done: () => {
+            throw new Error('no parse end');
+          },
+        }),
+      },
+    ]);
+    // The first kept result wins: '{ kept }' is never parsed ('late' keeps another document).
+    expect(lifecycle.parse('{ kept }')).toBe(kept);
+    expect(lifecycle.validate(kept)).toBe(noErrors);
+    expect(calls).toEqual(['parsed { kept }: document', 'keeps saw it', 'validated: valid']);
+    expect(failures).toEqual(['broken-before onParse: no parse hook', 'broken-after onParse done: no parse end', 'broken-before onValidate: no validate hook']);
+    failures.length = 0;
+    calls.length = 0;
+    const plain = lifecycleOf([follows]);
+    const document = plain.parse('{ c }');
+    expect(document).not.toBeInstanceOf(GraphQLError);
+    expect(plain.validate(document as DocumentNode)).toMatchObject([{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }]);
+    expect(plain.parse('{ a')).toMatchObject({ extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+    expect(calls).toEqual(['parsed { c }: document', 'validated: GRAPHQL_VALIDATION_FAILED', 'parsed { a: GRAPHQL_PARSE_FAILED']);
+    expect(failures).toEqual([]);
   });
 
   it('formats errors through each plugin in turn', () => {

@@ -8,18 +8,13 @@ import { join } from 'node:path';
 import { execute, parse, type ExecutionArgs, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { createAccessPolicy, type AccessPolicy } from '../../../../src/auth/access.js';
-import { SCOPES, type Principal } from '../../../../src/auth/principal.js';
+import { SCOPES } from '../../../../src/auth/principal.js';
 import type { Transport } from '../../../../src/graphql/pipeline/operation-plugin.js';
 import { scopeAdmissionPlugin } from '../../../../src/graphql/pipeline/plugins/scope-admission.js';
 import { createTestPipeline } from '../../../support/pipeline.js';
+import { testPrincipal } from '../../../support/principal.js';
 
-const reader: Principal = {
-  subject: 'alice',
-  clientId: null,
-  scopes: new Set([SCOPES.read]),
-  expiresAt: Date.now() + 3_600_000,
-  issuer: 'https://issuer.example',
-};
+const reader = testPrincipal();
 const root = join(import.meta.dirname, '..', '..', '..', '..');
 const access = createAccessPolicy({ adminScope: 'tests:admin' });
 const plugin = scopeAdmissionPlugin(access);
