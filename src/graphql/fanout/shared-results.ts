@@ -84,8 +84,8 @@ export function createSharedResults(observeEvent: (event: unknown) => EventObser
 
   return {
     keyOf(args) {
-      // Documents are compared by identity: the pipeline's parse cache hands equal queries the same
-      // parsed document, so identity is as good as text here and much cheaper.
+      // Documents are compared by identity: the document-caching plugin hands equal queries the
+      // same parsed document, so identity is as good as text here and much cheaper.
       let documentId = documentIds.get(args.document);
       if (documentId === undefined) {
         documentId = nextDocumentId++;

@@ -13,12 +13,15 @@
  * - otherwise one GraphQL response (Apollo Server), in the JSON type the client prefers: urql lists
  *   JSON first and `text/event-stream` fourth for its queries and mutations, and reads them as JSON.
  *
- * Only a document that names `subscription` is parsed here, by the lifecycle's parse phase (its
- * limits, and the document kept for the transport that then prepares it: one parse per text), so
- * the usual query costs one scan of its text; a document sent by id is looked up, never registered.
+ * Only a document that names `subscription` is parsed here, so the usual query costs one scan of
+ * its text. A text the lifecycle takes (a document sent by id, looked up and never registered, or
+ * a text where texts are served) is parsed by the lifecycle's parse phase: its limits, and the
+ * document kept for the transport that prepares it next (one parse per text). A text it refuses
+ * (trusted documents only) is parsed alone and kept nowhere, only to choose the transport that
+ * refuses it: refused texts never fill the documents kept for every caller.
  */
 import { parse as parseMediaType } from 'content-type';
-import { getOperationAST } from 'graphql';
+import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Request } from 'express';
 import { GRAPHQL_RESPONSE_TYPES } from '../../base/graphql-response-type.js';
 import type { OperationLifecycle } from '../pipeline/operation-lifecycle.js';
@@ -29,7 +32,7 @@ import { readOperationRequest } from './operation-request.js';
 const EVENT_STREAM = 'text/event-stream';
 
 /** The streaming transport that answers `req`, or undefined for one GraphQL response; see the file header. */
-export function streamingTransport(req: Request, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parse'>): 'sse' | 'multipart' | undefined {
+export function streamingTransport(req: Request, lifecycle: DocumentReader): 'sse' | 'multipart' | undefined {
   let subscription: boolean | undefined;
   const isSubscriptionRequest = () => {
     if (subscription !== undefined) return subscription;
@@ -73,17 +76,36 @@ function mediaRange(range: string): { type: string; parameters: Record<string, s
   }
 }
 
+/** What the choice reads a document with: the lifecycle's resolve and parse steps, and its parse options. */
+export type DocumentReader = Pick<OperationLifecycle, 'resolve' | 'parse' | 'parseOptions'>;
+
 /** Whether the operation `request` selects is a subscription; anything unreadable is left for the transport to refuse. */
-function isSubscription(request: OperationRequest, lifecycle: Pick<OperationLifecycle, 'resolve' | 'parse'>): boolean {
-  let text = typeof request.query === 'string' && request.query !== '' ? request.query : undefined;
-  if (text === undefined) {
-    // Only an id: the persisted document it names (an unknown one is refused by the transport).
-    const resolved = lifecycle.resolve({ ...request, query: undefined });
-    text = resolved instanceof Error ? undefined : (resolved.query ?? undefined);
+function isSubscription(request: OperationRequest, lifecycle: DocumentReader): boolean {
+  const sent = typeof request.query === 'string' && request.query !== '' ? request.query : undefined;
+  if (sent !== undefined && !sent.includes('subscription')) return false;
+  // A text is resolved alone (no id: an APQ hash sent with it is not registered here); without
+  // one, the id's document is looked up (an unknown one is refused by the transport).
+  const resolved = lifecycle.resolve(sent === undefined ? { ...request, query: undefined } : { query: sent });
+  const taken = resolved instanceof Error || typeof resolved.query !== 'string' || resolved.query === '' ? undefined : resolved.query;
+  let document: DocumentNode | Error;
+  if (taken !== undefined) {
+    if (!taken.includes('subscription')) return false;
+    document = lifecycle.parse(taken);
+  } else if (sent !== undefined) {
+    document = parseAlone(sent, lifecycle);
+  } else {
+    return false;
   }
-  if (text === undefined || !text.includes('subscription')) return false;
-  const document = lifecycle.parse(text);
   if (document instanceof Error) return false;
   const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
   return getOperationAST(document, operationName)?.operation === 'subscription';
+}
+
+/** `text` parsed under the lifecycle's limits and kept nowhere. */
+function parseAlone(text: string, lifecycle: DocumentReader): DocumentNode | Error {
+  try {
+    return parse(text, lifecycle.parseOptions);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }

@@ -2,7 +2,8 @@
  * The parse and validate phases of the operation lifecycle, between the plugins' hooks (envelop's
  * shape): each plugin's `onParse` / `onValidate` runs before its phase and may answer with a result
  * it kept (the phase then does not run: the first kept result wins), and every `done` they returned
- * runs after it, in the plugins' order, with the result the phase ended with, run or kept. The
+ * runs after it, in the plugins' order, with the result the phase ended with, run or kept (a kept
+ * result is answered as the plugin kept it: a plugin keeps what the phase answered, coded). The
  * hooks keep and follow; they never refuse (validation rules and `onAdmit` do), so one that throws
  * is reported and skipped, and the operation goes on as if the plugin had not hooked the phase.
  */
@@ -15,7 +16,7 @@ import type { ObserverFailure } from './plugin-observers.js';
 export interface DocumentPhases {
   /** A document's text parsed with the plugins' options, or the `GRAPHQL_PARSE_FAILED` error. */
   parse(text: string): DocumentNode | GraphQLError;
-  /** A document's validation errors, each coded `GRAPHQL_VALIDATION_FAILED` (none: valid). */
+  /** A document's validation errors, each coded `GRAPHQL_VALIDATION_FAILED` by the phase or kept so (none: valid). */
   validate(document: DocumentNode): readonly GraphQLError[];
 }
 

@@ -91,7 +91,11 @@ export interface OperationLifecycleOptions {
   readonly plugins: readonly OperationPlugin[];
   /** The context of an operation (step 6); HTTP's is made by its endpoint, for Apollo Server. */
   readonly createContext: (principal: Principal, resumeAfter: string | undefined) => unknown;
-  /** Told of an observing hook (`arrive`, `onExecute`, `onEvent`, what they returned) that threw: it is dropped, the operation goes on. */
+  /**
+   * Told of a hook that keeps or observes and threw (`arrive`, `onParse`, `onValidate`, `onExecute`,
+   * `onEvent`, and what they returned): it is skipped for that operation (an event's observer is
+   * dropped for the rest of the event), and the operation goes on.
+   */
   readonly observerFailed: ObserverFailure;
 }
 

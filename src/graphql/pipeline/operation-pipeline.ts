@@ -46,8 +46,7 @@ export function createOperationPipeline(options: OperationPipelineOptions): Oper
     plugins: options.plugins,
     // Streamed operations' contexts keep no reads (context.ts): a subscription's lives as long as it does.
     createContext: (principal, resumeAfter) => createGraphQLContext(deps, principal, { resumeAfter, cacheReads: false }),
-    observerFailed: (plugin, hook, error) =>
-      logger.error({ err: error, plugin, hook }, 'a plugin failed as it observed an operation; it no longer observes it'),
+    observerFailed: (plugin, hook, error) => logger.error({ err: error, plugin, hook }, 'a plugin hook failed; the operation goes on without it'),
   });
   return {
     schema,

@@ -47,10 +47,14 @@ describe('the document-caching plugin', () => {
   it('never keeps a text that does not parse', () => {
     const plugin = documentCachingPlugin();
     const failure = new GraphQLError('Syntax Error');
-    plugin.onParse?.('{ a')?.done?.(failure);
+    const failed = plugin.onParse?.('{ a');
+    expect(failed?.done).toBeTypeOf('function');
+    failed?.done?.(failure);
     expect(plugin.onParse?.('{ a')?.kept).toBeUndefined();
     const document = parse('{ a }');
-    plugin.onParse?.('{ a }')?.done?.(document);
+    const first = plugin.onParse?.('{ a }');
+    expect(first?.kept).toBeUndefined();
+    first?.done?.(document);
     expect(plugin.onParse?.('{ a }')?.kept).toBe(document);
   });
 
