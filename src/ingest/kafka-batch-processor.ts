@@ -165,7 +165,9 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     }
     noteLag(topic, partition, group);
     const consumer = options.consumer();
-    if (consumer !== undefined && !draining) await commits.commitIfDue(consumer);
+    // Not awaited: kafkajs retries a commit sent to a group coordinator that moved for minutes, and a lane waiting on it
+    // filled up and held kafkajs's `eachBatch`: no heartbeat, no rejoin. A failed commit is logged and retried there.
+    if (consumer !== undefined && !draining) void commits.commitIfDue(consumer);
   }
 
   function observeDelays(first: KafkaMessage, fetchedAt: number): void {

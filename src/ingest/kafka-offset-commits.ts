@@ -39,7 +39,10 @@ export interface OffsetCommits {
    * flight if there is one. A failed commit is logged, not thrown, and its offsets stay pending.
    */
   commit(consumer: Consumer): Promise<void>;
-  /** Commits when the interval has passed since the last commit, or the pause after a failed one. */
+  /**
+   * Commits when the interval has passed since the last commit, or the pause after a failed one.
+   * Never rejects (a failure is logged and retried), so a caller need not wait for it.
+   */
   commitIfDue(consumer: Consumer): Promise<void>;
   /** Stops the timers; {@link OffsetCommits.commit} still works (the last commit at stop). */
   dispose(): void;

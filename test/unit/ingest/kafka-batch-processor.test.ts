@@ -38,7 +38,11 @@ function payloadOf(first: number, count: number, keyBytes = 0, isRunning: () => 
 }
 
 /** A processor whose state answers through `answer`; what it marked and where it sought are recorded. */
-function setup(answer: (messages: readonly IncomingMessage[], call: number) => Promise<void>, storeCallLimitMs?: number) {
+function setup(
+  answer: (messages: readonly IncomingMessage[], call: number) => Promise<void>,
+  storeCallLimitMs?: number,
+  commitIfDue: OffsetCommits['commitIfDue'] = async () => undefined,
+) {
   const calls: number[][] = [];
   const processed: string[] = [];
   const seeks: string[] = [];
@@ -52,7 +56,7 @@ function setup(answer: (messages: readonly IncomingMessage[], call: number) => P
     processed: (_topic, _partition, next) => void processed.push(next),
     assigned: () => undefined,
     commit: async () => undefined,
-    commitIfDue: async () => undefined,
+    commitIfDue,
     dispose: () => undefined,
   };
   const consumer = { seek: ({ offset }: { offset: string }) => void seeks.push(offset) } as unknown as Consumer;
@@ -185,5 +189,22 @@ describe('createBatchProcessor', () => {
     expect(calls.flat()).toEqual([...Array.from({ length: 100 }, (_, i) => i + 1), ...Array.from({ length: 200 }, (_, i) => i + 1)]);
     expect(processed).toEqual(['100', '200']);
     expect(stats.stored).toBe(200);
+  });
+
+  it("goes on storing while an offset commit goes unanswered: a commit never holds the partition, nor kafkajs's fetches behind it", async () => {
+    // kafkajs retries a commit sent to a group coordinator that moved for minutes (it never looks
+    // the coordinator up again); a lane that waited for it filled up, and kafkajs, waiting on
+    // `eachBatch`, neither heartbeated nor rejoined.
+    let commitsAsked = 0;
+    const { processor, calls, processed } = setup(
+      () => Promise.resolve(),
+      undefined,
+      () => (commitsAsked++, new Promise<void>(() => undefined)),
+    );
+    for (let batch = 0; batch < 6; batch++) await processor.eachBatch(payloadOf(batch * 100, 100));
+    await until(() => calls.flat().length === 600);
+    expect(calls.flat()).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+    await until(() => processed.at(-1) === '600');
+    expect(commitsAsked).toBeGreaterThan(0);
   });
 });
