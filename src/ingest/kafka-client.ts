@@ -13,6 +13,7 @@ import { registerKafkaCodecs } from './kafka-codecs.js';
 import './kafkajs-queue-timer.js';
 import './kafkajs-idle-queue.js';
 import './kafkajs-stopped-fetch.js';
+import './kafkajs-moved-coordinator.js';
 import { setRecordBounds } from './kafkajs-record-bounds.js';
 
 const TLS_CONNECTION_TIMEOUT_MS = 5000;
