@@ -15,8 +15,8 @@
  * (heartbeating), so a slow or unavailable state throttles fetching instead of filling memory.
  * While the state is unavailable a lane waits on its chunk rather than skipping it; storing a chunk
  * again is harmless, as appends are idempotent. Any other failure while a chunk is handled
- * (decoding, converting the records, storing, dead letters, marking, the commit after it:
- * anything) rewinds the partition (a seek) to the first record not yet stored and fails the
+ * (decoding, converting the records, storing, dead letters, marking: anything; the commit a lane
+ * asks for after it is not waited for, and handles its own failure) rewinds the partition (a seek) to the first record not yet stored and fails the
  * partition's next batch, so kafkajs retries it with its own backoff. A lane's run never rejects
  * and nothing of a failed chunk's lane generation is marked after the failure: one `catch` around
  * the whole of a chunk's handling is the only way out of it, so no failure can leave the lane going
@@ -165,9 +165,9 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     }
     noteLag(topic, partition, group);
     const consumer = options.consumer();
-    // Not awaited: kafkajs retries a commit sent to a group coordinator that moved for minutes, and a lane waiting on it
-    // filled up and held kafkajs's `eachBatch`: no heartbeat, no rejoin. A failed commit is logged and retried there.
-    if (consumer !== undefined && !draining) void commits.commitIfDue(consumer);
+    // Not awaited: kafkajs can retry a commit for minutes (kafkajs-moved-coordinator.ts), and a lane waiting on it filled
+    // up and held `eachBatch`, so kafkajs neither heartbeated nor rejoined. A failed commit is logged and retried there.
+    if (consumer !== undefined && !draining) commits.commitIfDue(consumer).catch(() => undefined);
   }
 
   function observeDelays(first: KafkaMessage, fetchedAt: number): void {

@@ -14,6 +14,7 @@ import './kafkajs-queue-timer.js';
 import './kafkajs-idle-queue.js';
 import './kafkajs-stopped-fetch.js';
 import './kafkajs-moved-coordinator.js';
+import './kafkajs-commit-across-rejoin.js';
 import { setRecordBounds } from './kafkajs-record-bounds.js';
 
 const TLS_CONNECTION_TIMEOUT_MS = 5000;

@@ -3,9 +3,9 @@
  * going to the broker that was the group's coordinator when it joined, after the coordinator moved
  * (its node killed or frozen, the group's coordination taken over by another). kafkajs's offset
  * manager answers the broker's `NOT_COORDINATOR` by refreshing the cluster's metadata, but keeps
- * the broker it had and sends every retry there, so one commit is refused for as long as its
- * retries last (a chaos run saw one commit refused ten times over two and a half minutes, until
- * the consumer rejoined). This looks the coordinator up again after such a refusal, so the next
+ * the broker it had and sends every retry there; only a rejoin of the group (which builds a new
+ * offset manager) finds the new coordinator, so one commit is refused until then (a chaos run saw
+ * one refused ten times over two and a half minutes, its consumer held from rejoining). This looks the coordinator up again after such a refusal, so the next
  * retry goes to the broker that coordinates the group now. Importing the module applies it, once;
  * on any other kafkajs release it changes nothing (test/unit/ingest/kafkajs-moved-coordinator.test.ts
  * then fails, so the next upgrade looks at it again).

@@ -192,9 +192,9 @@ describe('createBatchProcessor', () => {
   });
 
   it("goes on storing while an offset commit goes unanswered: a commit never holds the partition, nor kafkajs's fetches behind it", async () => {
-    // kafkajs retries a commit sent to a group coordinator that moved for minutes (it never looks
-    // the coordinator up again); a lane that waited for it filled up, and kafkajs, waiting on
-    // `eachBatch`, neither heartbeated nor rejoined.
+    // kafkajs 2.2.4 retried a commit sent to a group coordinator that moved for minutes (it looks
+    // the coordinator up again only when the member rejoins); a lane that waited for it filled up,
+    // and kafkajs, waiting on `eachBatch`, neither heartbeated nor rejoined.
     let commitsAsked = 0;
     const { processor, calls, processed } = setup(
       () => Promise.resolve(),
