@@ -8,24 +8,13 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { kafkajsCommitAcrossRejoinPatched } from '../../../src/ingest/kafkajs-commit-across-rejoin.js';
+import { kafkajsRunner } from '../../support/kafkajs-runner.js';
 
 const require = createRequire(import.meta.url);
 
-interface KafkaRunner {
-  running: boolean;
-  commitOffsets(offsets: unknown): Promise<void> | undefined;
-}
-type RunnerClass = new (options: Record<string, unknown>) => KafkaRunner;
-
 /** A running runner of kafkajs's whose group refuses the first commit as a moved coordinator does, joining again meanwhile when `rejoins`. */
 function runnerRefusingOnce(rejoins: boolean) {
-  const Runner = require('kafkajs/src/consumer/runner.js') as RunnerClass;
-  const { createLogger, LEVELS } = require('kafkajs/src/loggers/index.js') as {
-    createLogger(options: { level: number; logCreator: () => () => void }): unknown;
-    LEVELS: { NOTHING: number };
-  };
   const { createErrorFromCode } = require('kafkajs/src/protocol/error.js') as { createErrorFromCode(code: number): Error };
-  const InstrumentationEmitter = require('kafkajs/src/instrumentation/emitter.js') as new () => unknown;
   const sent: string[] = [];
   const consumerGroup = {
     groupId: 'commit-across-rejoin',
@@ -39,18 +28,7 @@ function runnerRefusingOnce(rejoins: boolean) {
       throw createErrorFromCode(16);
     },
   };
-  const runner = new Runner({
-    logger: createLogger({ level: LEVELS.NOTHING, logCreator: () => () => undefined }),
-    consumerGroup,
-    instrumentationEmitter: new InstrumentationEmitter(),
-    eachBatchAutoResolve: false,
-    eachBatch: async () => undefined,
-    heartbeatInterval: 1_000,
-    retry: { retries: 3, initialRetryTime: 1, maxRetryTime: 5 },
-    onCrash: () => undefined,
-    autoCommit: false,
-    concurrency: 1,
-  });
+  const runner = kafkajsRunner(consumerGroup, { retries: 3, initialRetryTime: 1, maxRetryTime: 5 });
   runner.running = true;
   return { runner, sent };
 }

@@ -9,28 +9,15 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kafkajsStoppedFetchPatched } from '../../../src/ingest/kafkajs-stopped-fetch.js';
+import { kafkajsRunner } from '../../support/kafkajs-runner.js';
 
-const require = createRequire(import.meta.url);
 const root = join(import.meta.dirname, '..', '..', '..');
-
-interface KafkaRunner {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-type RunnerClass = new (options: Record<string, unknown>) => KafkaRunner;
 
 /** A runner of kafkajs's over a consumer group that answers at once, whose node list changes as `stop` is called. */
 function runnerStoppedAsNodesChange() {
-  const Runner = require('kafkajs/src/consumer/runner.js') as RunnerClass;
-  const { createLogger, LEVELS } = require('kafkajs/src/loggers/index.js') as {
-    createLogger(options: { level: number; logCreator: () => () => void }): unknown;
-    LEVELS: { NOTHING: number };
-  };
-  const InstrumentationEmitter = require('kafkajs/src/instrumentation/emitter.js') as new () => unknown;
   let nodeIds = [1];
   let lists = 0;
   let stopped: Promise<void> | undefined;
@@ -55,18 +42,7 @@ function runnerStoppedAsNodesChange() {
       return nodeIds;
     },
   };
-  const runner = new Runner({
-    logger: createLogger({ level: LEVELS.NOTHING, logCreator: () => () => undefined }),
-    consumerGroup,
-    instrumentationEmitter: new InstrumentationEmitter(),
-    eachBatchAutoResolve: false,
-    eachBatch: async () => undefined,
-    heartbeatInterval: 1_000,
-    retry: { retries: 0 },
-    onCrash: () => undefined,
-    autoCommit: false,
-    concurrency: 1,
-  });
+  const runner = kafkajsRunner(consumerGroup, { retries: 0 });
   return { runner, lists: () => lists, stopped: () => stopped };
 }
 
