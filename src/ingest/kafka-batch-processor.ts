@@ -16,9 +16,10 @@
  * While the state is unavailable a lane waits on its chunk rather than skipping it; storing a chunk
  * again is harmless, as appends are idempotent. Any other failure while a chunk is handled
  * (decoding, converting the records, storing, dead letters, marking: anything; the commit a lane
- * asks for after it is not waited for, and handles its own failure) rewinds the partition (a seek) to the first record not yet stored and fails the
- * partition's next batch, so kafkajs retries it with its own backoff. A lane's run never rejects
- * and nothing of a failed chunk's lane generation is marked after the failure: one `catch` around
+ * asks for after it is not waited for, and handles its own failure) rewinds the partition (a seek)
+ * to the first record not yet stored and fails the partition's next batch, so kafkajs retries it
+ * with its own backoff. A lane's run never rejects and nothing of a failed chunk's lane generation
+ * is marked after the failure: one `catch` around
  * the whole of a chunk's handling is the only way out of it, so no failure can leave the lane going
  * on past records it did not store (the next batch would be marked, and committed, over them).
  */

@@ -5,8 +5,9 @@
  * manager answers the broker's `NOT_COORDINATOR` by refreshing the cluster's metadata, but keeps
  * the broker it had and sends every retry there; only a rejoin of the group (which builds a new
  * offset manager) finds the new coordinator, so one commit is refused until then (a chaos run saw
- * one refused ten times over two and a half minutes, its consumer held from rejoining). This looks the coordinator up again after such a refusal, so the next
- * retry goes to the broker that coordinates the group now. Importing the module applies it, once;
+ * one refused ten times over two and a half minutes, its consumer held from rejoining). This looks
+ * the coordinator up again after such a refusal, so the next retry goes to the broker that
+ * coordinates the group now. Importing the module applies it, once;
  * on any other kafkajs release it changes nothing (test/unit/ingest/kafkajs-moved-coordinator.test.ts
  * then fails, so the next upgrade looks at it again).
  */
