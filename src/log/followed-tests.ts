@@ -97,7 +97,7 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen'>): Follo
     test.solo = undefined;
     for (const follower of solo) follower.leftStore(error);
     for (const group of test.groups?.values() ?? []) {
-      const told = [...group.members.keys()];
+      const told = [...group.members];
       after(group, () => endMembers(group, told, error));
     }
   };
@@ -159,7 +159,7 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen'>): Follo
         test.groups ??= new Map();
         group = test.groups.get(name);
         if (group === undefined) {
-          group = { test, name, lead: follower, leadLeft: false, members: new Map(), behind: undefined, holders: 0 };
+          group = { test, name, lead: follower, leadLeft: false, members: new Set(), behind: undefined, holders: 0 };
           test.groups.set(name, group);
         }
         groupOf.set(follower, group);
@@ -170,7 +170,8 @@ export function createFollowedTests(source: Pick<FollowSource, 'listen'>): Follo
         group.leadLeft = false;
       }
       dropSolo(test, follower);
-      group.members.set(follower, passed);
+      follower.groupPlace = passed;
+      group.members.add(follower);
       return true;
     },
     leave(follower) {

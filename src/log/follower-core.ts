@@ -1,13 +1,11 @@
 /**
- * The moving parts of one follower (follower-state.ts builds the follower on them): its fields,
- * and what the follower does with them as events come: listening (through its log's followed
- * tests, followed-tests.ts), accepting a live event, handing on what it holds, joining its test's
- * group once live, pausing, catching up from the store, finishing, the test's leaving the store.
+ * The moving parts of one follower (follower-state.ts builds the follower on them): its fields, and what the follower
+ * does with them as events come: listening (through its log's followed tests, followed-tests.ts), accepting a live event,
+ * handing on what it holds, joining its test's group once live, pausing, catching up from the store, finishing, the test's leaving the store.
  *
- * A class, against the project's rule of factories: one follower is made per subscription and per
- * followed test, and a follower built of closures held about thirty functions and their contexts
- * beside its fields; as one object with its methods on a shared prototype it holds its fields
- * alone (bench/README.md, "Idle memory").
+ * A class, against the project's rule of factories: one follower is made per subscription and per followed test, and a
+ * follower built of closures held about thirty functions and their contexts beside its fields; as one object with its
+ * methods on a shared prototype it holds its fields alone (bench/README.md, "Idle memory").
  */
 import { finishingStatus, isFinished } from '../domain/status.js';
 import type { TestMessage, TestMessageEvent } from '../domain/types.js';
@@ -56,6 +54,8 @@ export class FollowerCore implements TestFollower {
   protected resumeWanted = false;
   /** Its live messages are written by its test's group (`share`): it listens on its own no more. */
   protected grouped = false;
+  /** Its place in its group (`TestFollower.groupPlace`). */
+  groupPlace = 0;
   /**
    * The test left the store (its TEST_EXPIRED): told at once, or once the held events are handed on;
    * a target pushed to later is told once given what was queued.

@@ -25,8 +25,11 @@ export interface Group {
   lead: TestFollower;
   /** The lead left while no member was in the group: the next to join leads. */
   leadLeft: boolean;
-  /** Members and the place of the last message each was given. */
-  readonly members: Map<TestFollower, number>;
+  /**
+   * Members; the place of the last message each was given is its `groupPlace` (a field, not a
+   * map's value: one write a push, where a map's was a lookup).
+   */
+  readonly members: Set<TestFollower>;
   /** A message still being prepared (one that reads the store): later ones wait for it, in order. */
   behind: Promise<void> | undefined;
   /** Followers of the group, in it or catching up to join it again: it goes when the last one leaves. */
@@ -36,7 +39,7 @@ export interface Group {
 /** `leaving` no longer leads: one still in the group does, or, with none there, the next to join. */
 export function passLead(group: Group, leaving: TestFollower): void {
   if (group.lead !== leaving) return;
-  const next = firstOf(group.members.keys());
+  const next = firstOf(group.members.values());
   // None in the group now (all catching up): the first to join again leads; until then nothing is delivered.
   if (next === undefined) group.leadLeft = true;
   else group.lead = next;
@@ -50,9 +53,9 @@ export type For = ((member: TestFollower) => boolean) | undefined;
 
 /** Writes one prepared message to every member that has not had it; a member whose target is full goes back to its follower. */
 function writeAll(group: Group, prepared: unknown, arrival: number, finishing: boolean, only: For): void {
-  for (const [member, last] of group.members) {
-    if (arrival <= last || (only !== undefined && !only(member))) continue;
-    group.members.set(member, arrival);
+  for (const member of group.members) {
+    if (arrival <= member.groupPlace || (only !== undefined && !only(member))) continue;
+    member.groupPlace = arrival;
     if (member.sharing.take(prepared)) continue;
     group.members.delete(member);
     member.filled(arrival, finishing);
@@ -72,16 +75,16 @@ export function deliver(group: Group, event: TestMessageEvent, endMembers: EndMe
           writeAll(group, await prepared, arrival, finishing, only);
         } catch (error) {
           // Not prepared: the members it was for are failed with why, and out of the group.
-          endMembers(group, [...group.members.keys()], error);
+          endMembers(group, [...group.members], error);
         }
       });
     else writeAll(group, prepared, arrival, finishing, only);
   } else {
-    for (const [member, last] of group.members) if (arrival > last) group.members.set(member, arrival);
+    for (const member of group.members) if (arrival > member.groupPlace) member.groupPlace = arrival;
   }
   if (!finishing) return;
   // Those given the finishing message end once it is out (a member full with it ends on its own, once it can take more).
-  const given = [...group.members.keys()];
+  const given = [...group.members];
   after(group, () => endMembers(group, given));
 }
 
@@ -92,12 +95,9 @@ export function deliver(group: Group, event: TestMessageEvent, endMembers: EndMe
  * lost in). In turn with what the group is still writing, whose places count the old numbers.
  */
 export function rewind(group: Group, to: number): void {
-  const present = [...group.members.keys()];
+  const present = [...group.members];
   const lower = () => {
-    for (const member of present) {
-      const last = group.members.get(member);
-      if (last !== undefined && last > to) group.members.set(member, to);
-    }
+    for (const member of present) if (group.members.has(member) && member.groupPlace > to) member.groupPlace = to;
   };
   if (group.behind === undefined) lower();
   else inTurn(group, lower);

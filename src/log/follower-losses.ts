@@ -25,7 +25,7 @@ interface TestFollowers {
 export function tellRealigned(test: TestFollowers, realignment: Realignment): void {
   for (const follower of listOf(test.solo)) follower.realigned(realignment);
   for (const group of test.groups?.values() ?? []) {
-    for (const [member, place] of group.members) member.realigned(realignment, place);
+    for (const member of group.members) member.realigned(realignment, member.groupPlace);
     rewind(group, realignment.kept);
   }
 }

@@ -46,43 +46,6 @@ export function grantOf(
   return typeof asked === 'string' ? { guarantee: asked, ...store } : undefined;
 }
 
-/** One subscriber's notes. */
-export interface DeliveryNotes {
-  /** The `extensions.delivery` of its next push (`behind` when it is part of a catch-up), or undefined for none. */
-  next(behind: number | undefined): Record<string, unknown> | undefined;
-}
-
-/** Creates the notes of a subscription; `grant` when it asked for a guarantee. */
-export function createDeliveryNotes(grant: DeliveryGrant | undefined): DeliveryNotes {
-  return new SubscriberNotes(grant);
-}
-
-/**
- * One subscriber's notes, as an object (not closures): one is made per subscription, and held for
- * as long as it lasts (the same reason as the follower's, bench/README.md, "Idle memory").
- */
-class SubscriberNotes implements DeliveryNotes {
-  private caughtUp = false;
-
-  constructor(private confirm: DeliveryGrant | undefined) {}
-
-  next(behind: number | undefined): Record<string, unknown> | undefined {
-    let note: Record<string, unknown> | undefined;
-    if (this.confirm !== undefined) {
-      note = { guarantee: this.confirm.guarantee, store: this.confirm.store, durable: this.confirm.durable };
-      this.confirm = undefined;
-    }
-    if (behind !== undefined) {
-      this.caughtUp = true;
-      note = { ...note, catchingUp: true, behind };
-    } else if (this.caughtUp) {
-      this.caughtUp = false;
-      note = { ...note, live: true };
-    }
-    return note;
-  }
-}
-
 const CLOSE = 0x7d; // `}`
 
 /** `payload` (a result's JSON object) with `extensions: { delivery: note }` added, as one more member. */
@@ -136,27 +99,56 @@ export function notingSink(
   grant: DeliveryGrant | undefined,
   sharedResult: (event: unknown, result: ExecutionResult) => SharedResult,
 ): SubscriberSink {
-  return new NotingSink(sink, args, createDeliveryNotes(grant), selectsDelivery(args), sharedResult);
+  return new NotingSink(sink, args, grant, selectsDelivery(args), sharedResult);
 }
 
-/** {@link notingSink}'s sink: one object per subscriber, its methods shared. */
+/**
+ * {@link notingSink}'s sink, and the subscriber's notes with it: one object per subscriber, its
+ * methods shared, held for as long as the subscription lasts (bench/README.md, "Idle memory"). A
+ * push with nothing to note, nearly every one, passes straight through.
+ */
 class NotingSink implements SubscriberSink {
+  /** The grant its first push confirms, until it has. */
+  private confirm: DeliveryGrant | undefined;
+  /** Its last push was part of a catch-up: the next live one says it is live again. */
+  private caughtUp = false;
+
   constructor(
     private readonly sink: PushSink,
     private readonly args: ExecutionArgs,
-    private readonly notes: DeliveryNotes,
+    grant: DeliveryGrant | undefined,
     /** Whether the operation selects `delivery` (its noted pushes are then executed again with the note). */
     private readonly inData: boolean,
     private readonly sharedResult: (event: unknown, result: ExecutionResult) => SharedResult,
-  ) {}
+  ) {
+    this.confirm = grant;
+  }
 
   write(shared: SharedResult, behind?: number): boolean {
-    const note = this.notes.next(behind);
+    if (behind === undefined && !this.caughtUp && this.confirm === undefined) return this.sink.write(shared);
+    const note = this.next(behind);
     return note === undefined ? this.sink.write(shared) : this.sink.write(this.noted(shared, note), note);
   }
 
   whenWritable(resume: () => void): void {
     this.sink.whenWritable(resume);
+  }
+
+  /** The `extensions.delivery` of its next push (`behind` when it is part of a catch-up), or undefined for none. */
+  private next(behind: number | undefined): Record<string, unknown> | undefined {
+    let note: Record<string, unknown> | undefined;
+    if (this.confirm !== undefined) {
+      note = { guarantee: this.confirm.guarantee, store: this.confirm.store, durable: this.confirm.durable };
+      this.confirm = undefined;
+    }
+    if (behind !== undefined) {
+      this.caughtUp = true;
+      note = { ...note, catchingUp: true, behind };
+    } else if (this.caughtUp) {
+      this.caughtUp = false;
+      note = { ...note, live: true };
+    }
+    return note;
   }
 
   private noted(shared: SharedResult, note: Record<string, unknown>): SharedResult {

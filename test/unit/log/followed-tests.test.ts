@@ -67,6 +67,7 @@ function fakeFollower(shareKey = 'op', slowPrepare = false) {
       fail: () => undefined,
     },
     skipKey: '',
+    groupPlace: 0,
     skips: () => false,
     filled: () => undefined,
     realigned: ({ lostKeys }) => lostKeys.forEach((key) => had.add(key)),

@@ -1,0 +1,150 @@
+/**
+ * The live push path in process, with no socket under it: a memory log whose tests are each
+ * followed by `perTest` `testMessages { sequence payload }` subscriptions through the fan-out hub,
+ * every subscription's frames written by the service's own WebSocket sink through the write
+ * coalescer to a wire that takes everything (five subscriptions a wire at 10,000, as the fan-out
+ * benchmark's clients share sockets), and the benchmark's records appended in chunks as the
+ * consumer hands them over. What it measures is the service's code from the store to the wire's
+ * `write`: the system calls, the kernel and the clients are not in it, and are the same for every build.
+ *
+ * Prints `{ pushes, nsPerPush }` (the median of `rounds` rounds). Timings on this machine move by
+ * more than the changes measured with it; instruction counts do not: run it under valgrind at two
+ * record counts and divide the difference by the difference in pushes (bench/README.md, "The push
+ * path counted in instructions").
+ *
+ * Usage: npx tsx bench/push-path.ts [tests, 1000] [perTest, 10] [records a round, 20000] [rounds made, 5]
+ *   [rounds run, all made: fewer for an instruction count whose set-up is the same at two counts]
+ */
+import { Writable } from 'node:stream';
+import type { WebSocket } from 'ws';
+import type { Socket } from 'node:net';
+import { createAccessPolicy } from '../src/auth/access.js';
+import { SCOPES, type Principal } from '../src/auth/principal.js';
+import { createSilentLogger } from '../src/base/logger.js';
+import { loadConfig } from '../src/config/config.js';
+
+import { decodeResultMessage } from '../src/ingest/decode-result.js';
+import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
+import { createOperationPipeline } from '../src/graphql/pipeline/operation-pipeline.js';
+import { servicePlugins } from '../src/graphql/pipeline/plugins/index.js';
+import { createSchema } from '../src/graphql/schema/schema.js';
+import { createWebSocketPushSink } from '../src/graphql/ws/ws-push-sink.js';
+import { createMemoryResultLog } from '../src/log/memory-result-log.js';
+import { NO_RATE_LIMITS } from '../src/rate-limits/rate-limits.js';
+import { createTestStarter } from '../src/results/test-starter.js';
+
+const [tests = 1000, perTest = 10, records = 20_000, rounds = 5, run = rounds] = process.argv.slice(2).map(Number);
+const CHUNK = 2000;
+const QUERY = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload } }';
+
+const config = loadConfig({ AUTH_HS256_SECRET: 'x'.repeat(32), AUTH_ISSUER: 'https://issuer.example', AUTH_AUDIENCE: 'bench', KAFKA_BROKERS: '127.0.0.1:9' });
+const logger = createSilentLogger();
+const log = createMemoryResultLog(config.resultLog);
+const schema = createSchema();
+const access = createAccessPolicy({ adminScope: config.auth.adminScope });
+const publisher = { start() {}, publish: () => Promise.reject(new Error('no starts here')), dispose: async () => {} };
+const starter = createTestStarter({ log, publisher, logger, maxInputBytes: config.resultLog.maxInputBytes });
+const plugins = servicePlugins({
+  schema,
+  access,
+  persistedOperations: config.persistedOperations,
+  introspection: false,
+  limits: config.graphql,
+  shapeLimits: config.graphqlShape,
+  rateLimits: NO_RATE_LIMITS,
+  debugErrors: false,
+  logger,
+});
+const pipeline = createOperationPipeline({ schema, deps: { log, starter, subscriptionQueueLimit: 100_000, access }, plugins, debugErrors: false, logger });
+const principal: Principal = {
+  subject: 'bench',
+  clientId: null,
+  scopes: new Set([SCOPES.read]),
+  expiresAt: Date.now() + 3_600_000,
+  issuer: 'https://issuer.example',
+};
+const coalescer = createWriteCoalescer({ maxDelayMs: 0 });
+
+/** A wire that takes every write at once, counting its bytes. */
+let written = 0;
+function wire(): Socket {
+  return new Writable({
+    writev(chunks, done) {
+      for (const { chunk } of chunks) written += (chunk as Buffer).length;
+      done();
+    },
+    write(chunk: Buffer, _encoding, done) {
+      written += chunk.length;
+      done();
+    },
+  }) as unknown as Socket;
+}
+/** What the sink reads of a `ws` socket: open, nothing buffered. */
+const socket = { readyState: 1, OPEN: 1, bufferedAmount: 0 } as unknown as WebSocket;
+
+const ids = Array.from({ length: tests }, (_, i) => `bench-${String(i).padStart(4, '0')}-0000-0000-000000000000`);
+const perWire = Math.max(1, Math.ceil((tests * perTest) / 2000));
+let current = wire();
+let opened = 0;
+for (const id of ids) {
+  await log.create({ correlationId: id, owner: 'bench', input: null });
+  for (let i = 0; i < perTest; i++) {
+    if (opened > 0 && opened % perWire === 0) current = wire();
+    const args = await pipeline.lifecycle.prepare({ principal, transport: 'websocket', params: { query: QUERY, variables: { id } } });
+    if (Array.isArray(args)) throw args[0];
+    const sink = createWebSocketPushSink({
+      socket,
+      wire: current,
+      id: String(opened),
+      coalescer,
+      highWaterMark: 1 << 30,
+      overMark: () => undefined,
+      withClientErrors: (result) => result,
+    });
+    const subscription = await pipeline.hub.subscribe(args, sink);
+    if (!('ended' in subscription)) throw new Error(JSON.stringify(subscription.errors));
+    subscription.start();
+    opened += 1;
+  }
+}
+await new Promise((resolve) => setImmediate(resolve));
+
+let sequence = 0;
+/** One chunk of records, spread over the tests in turn, as the producer writes them. */
+function chunk(size: number) {
+  return Array.from({ length: size }, () => {
+    sequence += 1;
+    const id = ids[sequence % tests] as string;
+    // The producer's record, decoded as the consumer decodes it (its payload keeps its text).
+    const value = Buffer.from(
+      JSON.stringify({ correlationId: id, sequence, status: 'running', payload: { sentAt: 1_764_000_000_000 + sequence, note: 'x'.repeat(60) } }),
+    );
+    const decoded = decodeResultMessage({
+      topic: 'results',
+      partition: 0,
+      offset: String(sequence),
+      key: Buffer.from(id),
+      value,
+      headers: Object.create(null) as Record<string, string>,
+    });
+    if ('ok' in decoded) throw new Error(decoded.reason);
+    return decoded;
+  });
+}
+
+// Every round's records made first: the rounds time the store and the pushes alone.
+const chunks = Array.from({ length: rounds }, () => Array.from({ length: Math.ceil(records / CHUNK) }, (_, i) => chunk(Math.min(CHUNK, records - i * CHUNK))));
+const timings: number[] = [];
+for (const round of chunks.slice(0, run)) {
+  const started = process.hrtime.bigint();
+  for (const messages of round) {
+    await log.append(messages);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  timings.push(Number(process.hrtime.bigint() - started) / (records * perTest));
+}
+timings.sort((a, b) => a - b);
+console.log(JSON.stringify({ pushes: records * perTest * run, nsPerPush: Math.round(timings[Math.floor(run / 2)] as number), bytes: written }));
+coalescer.dispose();
+await log.dispose();
+process.exit(0);
