@@ -7,13 +7,11 @@
  * consumer hands them over. What it measures is the service's code from the store to the wire's
  * `write`: the system calls, the kernel and the clients are not in it, and are the same for every build.
  *
- * Prints `{ pushes, nsPerPush }` (the median of `rounds` rounds). Timings on this machine move by
- * more than the changes measured with it; instruction counts do not: run it under valgrind at two
- * record counts and divide the difference by the difference in pushes (bench/README.md, "The push
- * path counted in instructions").
+ * Prints `{ pushes, nsPerPush, bytes }` (the median of its rounds' nanoseconds a push). One run's
+ * figure moves by 10–20 % on this machine: compare builds by runs alternating between two
+ * checkouts (bench/README.md, "The push path measured in process").
  *
- * Usage: npx tsx bench/push-path.ts [tests, 1000] [perTest, 10] [records a round, 20000] [rounds made, 5]
- *   [rounds run, all made: fewer for an instruction count whose set-up is the same at two counts]
+ * Usage: npx tsx bench/push-path.ts [tests, 1000] [perTest, 10] [records a round, 20000] [rounds, 5]
  */
 import { Writable } from 'node:stream';
 import type { WebSocket } from 'ws';
@@ -33,7 +31,7 @@ import { createMemoryResultLog } from '../src/log/memory-result-log.js';
 import { NO_RATE_LIMITS } from '../src/rate-limits/rate-limits.js';
 import { createTestStarter } from '../src/results/test-starter.js';
 
-const [tests = 1000, perTest = 10, records = 20_000, rounds = 5, run = rounds] = process.argv.slice(2).map(Number);
+const [tests = 1000, perTest = 10, records = 20_000, rounds = 5] = process.argv.slice(2).map(Number);
 const CHUNK = 2000;
 const QUERY = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload } }';
 
@@ -135,7 +133,7 @@ function chunk(size: number) {
 // Every round's records made first: the rounds time the store and the pushes alone.
 const chunks = Array.from({ length: rounds }, () => Array.from({ length: Math.ceil(records / CHUNK) }, (_, i) => chunk(Math.min(CHUNK, records - i * CHUNK))));
 const timings: number[] = [];
-for (const round of chunks.slice(0, run)) {
+for (const round of chunks) {
   const started = process.hrtime.bigint();
   for (const messages of round) {
     await log.append(messages);
@@ -144,7 +142,7 @@ for (const round of chunks.slice(0, run)) {
   timings.push(Number(process.hrtime.bigint() - started) / (records * perTest));
 }
 timings.sort((a, b) => a - b);
-console.log(JSON.stringify({ pushes: records * perTest * run, nsPerPush: Math.round(timings[Math.floor(run / 2)] as number), bytes: written }));
+console.log(JSON.stringify({ pushes: records * perTest * rounds, nsPerPush: Math.round(timings[Math.floor(rounds / 2)] as number), bytes: written }));
 coalescer.dispose();
 await log.dispose();
 process.exit(0);

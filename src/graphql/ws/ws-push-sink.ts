@@ -50,7 +50,7 @@ export function createWebSocketPushSink(options: WebSocketPushSinkOptions): Push
  * held for as long as its subscription lasts: bench/README.md, "Idle memory"). Its options are
  * copied onto it rather than kept as an object: every push reads them, and at 10,000 subscribers
  * each object a push walks through is one more read from memory (bench/README.md, "The push path
- * counted in instructions").
+ * measured in process").
  */
 class WebSocketPushSink implements PushSink {
   private readonly prefix: Buffer;
