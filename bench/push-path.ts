@@ -16,51 +16,19 @@
 import { Writable } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Socket } from 'node:net';
-import { createAccessPolicy } from '../src/auth/access.js';
-import { SCOPES, type Principal } from '../src/auth/principal.js';
-import { createSilentLogger } from '../src/base/logger.js';
-import { loadConfig } from '../src/config/config.js';
-
 import { decodeResultMessage } from '../src/ingest/decode-result.js';
 import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
-import { createOperationPipeline } from '../src/graphql/pipeline/operation-pipeline.js';
-import { servicePlugins } from '../src/graphql/pipeline/plugins/index.js';
-import { createSchema } from '../src/graphql/schema/schema.js';
 import { createWebSocketPushSink } from '../src/graphql/ws/ws-push-sink.js';
-import { createMemoryResultLog } from '../src/log/memory-result-log.js';
-import { NO_RATE_LIMITS } from '../src/rate-limits/rate-limits.js';
-import { createTestStarter } from '../src/results/test-starter.js';
+import { createTestPipeline } from '../test/support/pipeline.js';
+import { testPrincipal } from '../test/support/principal.js';
 
 const [tests = 1000, perTest = 10, records = 20_000, rounds = 5] = process.argv.slice(2).map(Number);
 const CHUNK = 2000;
 const QUERY = 'subscription($id: ID!) { testMessages(correlationId: $id) { sequence payload } }';
 
-const config = loadConfig({ AUTH_HS256_SECRET: 'x'.repeat(32), AUTH_ISSUER: 'https://issuer.example', AUTH_AUDIENCE: 'bench', KAFKA_BROKERS: '127.0.0.1:9' });
-const logger = createSilentLogger();
-const log = createMemoryResultLog(config.resultLog);
-const schema = createSchema();
-const access = createAccessPolicy({ adminScope: config.auth.adminScope });
-const publisher = { start() {}, publish: () => Promise.reject(new Error('no starts here')), dispose: async () => {} };
-const starter = createTestStarter({ log, publisher, logger, maxInputBytes: config.resultLog.maxInputBytes });
-const plugins = servicePlugins({
-  schema,
-  access,
-  persistedOperations: config.persistedOperations,
-  introspection: false,
-  limits: config.graphql,
-  shapeLimits: config.graphqlShape,
-  rateLimits: NO_RATE_LIMITS,
-  debugErrors: false,
-  logger,
-});
-const pipeline = createOperationPipeline({ schema, deps: { log, starter, subscriptionQueueLimit: 100_000, access }, plugins, debugErrors: false, logger });
-const principal: Principal = {
-  subject: 'bench',
-  clientId: null,
-  scopes: new Set([SCOPES.read]),
-  expiresAt: Date.now() + 3_600_000,
-  issuer: 'https://issuer.example',
-};
+// The pipeline as the service composes it, over a memory log (the one the unit tests drive).
+const { pipeline, log } = createTestPipeline();
+const principal = testPrincipal();
 const coalescer = createWriteCoalescer({ maxDelayMs: 0 });
 
 /** A wire that takes every write at once, counting its bytes. */
@@ -85,7 +53,7 @@ const perWire = Math.max(1, Math.ceil((tests * perTest) / 2000));
 let current = wire();
 let opened = 0;
 for (const id of ids) {
-  await log.create({ correlationId: id, owner: 'bench', input: null });
+  await log.create({ correlationId: id, owner: principal.subject, input: null });
   for (let i = 0; i < perTest; i++) {
     if (opened > 0 && opened % perWire === 0) current = wire();
     const args = await pipeline.lifecycle.prepare({ principal, transport: 'websocket', params: { query: QUERY, variables: { id } } });

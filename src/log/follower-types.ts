@@ -130,7 +130,7 @@ export interface TestFollower {
   readonly sharing: SharingTarget;
   /** The key of the messages it skips (its `afterSequence`): members of one group skip the same ones. */
   readonly skipKey: string;
-  /** As a member of a group, the place of the last message the group gave it (follower-group.ts keeps it; nothing else reads it). */
+  /** As a member of a group, the place of the last message the group gave it (kept by the followed tests and their groups alone). */
   groupPlace: number;
   /** Whether a live message is one it does not deliver (at or below its `afterSequence`). */
   skips(message: TestMessage): boolean;

@@ -108,35 +108,32 @@ export function notingSink(
  * push with nothing to note, nearly every one, passes straight through.
  */
 class NotingSink implements SubscriberSink {
-  /** The grant its first push confirms, until it has. */
-  private confirm: DeliveryGrant | undefined;
   /** Its last push was part of a catch-up: the next live one says it is live again. */
   private caughtUp = false;
 
   constructor(
     private readonly sink: PushSink,
     private readonly args: ExecutionArgs,
-    grant: DeliveryGrant | undefined,
+    /** The grant its first push confirms, until it has. */
+    private confirm: DeliveryGrant | undefined,
     /** Whether the operation selects `delivery` (its noted pushes are then executed again with the note). */
     private readonly inData: boolean,
     private readonly sharedResult: (event: unknown, result: ExecutionResult) => SharedResult,
-  ) {
-    this.confirm = grant;
-  }
+  ) {}
 
   write(shared: SharedResult, behind?: number): boolean {
     if (behind === undefined && !this.caughtUp && this.confirm === undefined) return this.sink.write(shared);
     const note = this.next(behind);
-    return note === undefined ? this.sink.write(shared) : this.sink.write(this.noted(shared, note), note);
+    return this.sink.write(this.noted(shared, note), note);
   }
 
   whenWritable(resume: () => void): void {
     this.sink.whenWritable(resume);
   }
 
-  /** The `extensions.delivery` of its next push (`behind` when it is part of a catch-up), or undefined for none. */
-  private next(behind: number | undefined): Record<string, unknown> | undefined {
-    let note: Record<string, unknown> | undefined;
+  /** The `extensions.delivery` of its next push (`behind` when it is part of a catch-up), one `write` found it has. */
+  private next(behind: number | undefined): Record<string, unknown> {
+    let note: Record<string, unknown> = {};
     if (this.confirm !== undefined) {
       note = { guarantee: this.confirm.guarantee, store: this.confirm.store, durable: this.confirm.durable };
       this.confirm = undefined;
