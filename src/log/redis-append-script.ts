@@ -107,6 +107,8 @@ for t = 1, #KEYS, 2 do
   -- of a test not there yet (no createdAt: no field, an empty list), is new as a whole when it fits
   -- under the maximum: pushed without a key read, the run grown in one step. Anything else takes
   -- the path below, message by message.
+  -- Once the list holds the run alone (listed == runTo - runFrom), it ends with the run's last
+  -- sequence, so \`high < from\` here (and orderOfRun's comparison) cannot fail: kept as guards.
   local listed = from and runs and redis.call('LLEN', msgs)
   if listed and listed + n <= max and ((runFrom and listed == runTo - runFrom and from == runTo and high < from) or (not runFrom and not createdAt and listed == 0)) then
     for i = first, last, CHUNK do redis.call('RPUSH', msgs, unpack(ARGV, i, math.min(i + CHUNK - 1, last))) end
@@ -152,19 +154,15 @@ for t = 1, #KEYS, 2 do
     -- texts), or a repeat of a candidate earlier in the call (minus that index).
     local kinds, texts = {}, {}
     sequences = {}
+    -- A run's message is its text alone, its sequence its key; any other is field, sequence, text.
     for position = 1, n do
       local key, m = keys[position], first + width * (position - 1)
       local earlier = seen[key]
       if earlier then
         kinds[position] = earlier
-      elseif from then
-        texts[#texts + 1] = ARGV[m]
-        sequences[#texts] = key
-        seen[key] = -#texts
-        kinds[position] = #texts
       else
-        texts[#texts + 1] = ARGV[m + 2]
-        sequences[#texts] = ARGV[m + 1]
+        texts[#texts + 1] = from and ARGV[m] or ARGV[m + 2]
+        sequences[#texts] = from and key or ARGV[m + 1]
         seen[key] = -#texts
         kinds[position] = #texts
       end
