@@ -107,8 +107,11 @@ for t = 1, #KEYS, 2 do
   -- of a test not there yet (no createdAt: no field, an empty list), is new as a whole when it fits
   -- under the maximum: pushed without a key read, the run grown in one step. Anything else takes
   -- the path below, message by message.
-  -- Once the list holds the run alone (listed == runTo - runFrom), it ends with the run's last
-  -- sequence, so \`high < from\` here (and orderOfRun's comparison) cannot fail: kept as guards.
+  -- \`listed == runTo - runFrom\` alone does not say the list holds the run alone: a list can
+  -- expire before its meta hash (a create refreshes the meta hash only), and messages stored after
+  -- that are counted by LLEN beside a run the list no longer holds. \`high < from\` (no sequence
+  -- stored as a field past the run's end) is what sends such a test's redelivered run down the
+  -- path below, where its stored copies are found; orderOfRun notes the order such messages leave.
   local listed = from and runs and redis.call('LLEN', msgs)
   if listed and listed + n <= max and ((runFrom and listed == runTo - runFrom and from == runTo and high < from) or (not runFrom and not createdAt and listed == 0)) then
     for i = first, last, CHUNK do redis.call('RPUSH', msgs, unpack(ARGV, i, math.min(i + CHUNK - 1, last))) end

@@ -442,6 +442,24 @@ describe('redis log specifics', () => {
     expect((await one(store, incoming(many, { sequence: 7 })))?.outcome).toBe('duplicate');
   });
 
+  it("stores a redelivered run once when the test's list expired before its meta hash (the run's length no longer says the list holds it alone)", async () => {
+    const store = log();
+    const id = uniqueId('list-gone');
+    const msgs = `${prefix}:{${id}}:msgs`;
+    const outcomes = async (batch: IncomingMessage[]) => (await store.append(batch)).map((r) => r.outcome);
+    // A run of 1..3; then the list expires alone (a create refreshes the meta hash only).
+    await store.append([1, 2, 3].map((sequence) => incoming(id, { sequence })));
+    await redis.del(msgs);
+    // One message without a sequence, then 4 and 5, which no longer join the run (the list holds
+    // one message): stored as fields. The list holds three messages, as many as the run counts.
+    expect(await outcomes([incoming(id, { messageId: 'after-expiry' })])).toEqual(['inserted']);
+    expect(await outcomes([4, 5].map((sequence) => incoming(id, { sequence })))).toEqual(['inserted', 'inserted']);
+    expect(await redis.llen(msgs)).toBe(3);
+    // 4 and 5 again, as a run starting where the test's run ends: found stored, not pushed twice.
+    expect(await outcomes([4, 5].map((sequence) => incoming(id, { sequence })))).toEqual(['duplicate', 'duplicate']);
+    expect(await redis.llen(msgs)).toBe(3);
+  });
+
   it('refreshes the TTL of every test a batch writes to', async () => {
     const store = log();
     const a = uniqueId('ttl-a');
