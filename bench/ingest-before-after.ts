@@ -2,7 +2,7 @@
  * The ingest benchmark's workers of two checkouts, run in alternate order on one pre-produced
  * topic and one broker, so that a change's before and after share the machine's moods: each round
  * runs every mode of one checkout and then of the other, the first checkout alternating. Prints the
- * rates of every round and the medians as JSON.
+ * rates of every round (on both of the worker's clocks) and the medians as JSON.
  *
  * Usage: npx tsx bench/ingest-before-after.ts <before checkout> [after checkout, default this one]
  * (a checkout is a directory with the worker at bench/workers/ingest.ts and its node_modules; a
@@ -27,7 +27,13 @@ const modes = (process.env.BENCH_MODES ?? 'bare,memory,peer-memory,bare-redis,re
 const trees = { before: beforeTree, after: afterTree } as const;
 
 /** One worker run in the checkout `cwd`: its final JSON line. */
-const run = (cwd: string, args: string[]) => runWorker<{ rate: number; cpuPerRecordUs?: number; busy?: number }>('ingest', args, {}, { cwd, expose: true });
+const run = (cwd: string, args: string[]) =>
+  runWorker<{ rate: number; cpuPerRecordUs?: number; busy?: number; fromFirstFetch?: { rate: number; cpuPerRecordUs: number } }>(
+    'ingest',
+    args,
+    {},
+    { cwd, expose: true },
+  );
 
 // Both checkouts' workers compiled first (bench/lib/worker-build.ts): the build holds this process's event loop.
 for (const tree of Object.values(trees)) workerBuild(tree);
@@ -35,6 +41,10 @@ const broker = await startBroker((process.env.BENCH_BROKER ?? 'kafka') as Broker
 const rates = new Map<string, number[]>();
 /** CPU µs per record of each run, where the worker reports it. */
 const cpu = new Map<string, number[]>();
+/** Each run's share of a core, where the worker reports it. */
+const busy = new Map<string, number[]>();
+/** Each run's rate and CPU µs a record on the clock from its first fetch request, where the worker reports them. */
+const fromFetch = new Map<string, Array<{ rate: number; cpuPerRecordUs: number }>>();
 try {
   const topic = await produceIngestTopic(broker, 'bench-before-after', 12, records);
   for (let round = 0; round < rounds; round++) {
@@ -45,6 +55,12 @@ try {
         const key = `${tree} ${mode}`;
         rates.set(key, [...(rates.get(key) ?? []), Math.round(result.rate)]);
         if (result.cpuPerRecordUs !== undefined) cpu.set(key, [...(cpu.get(key) ?? []), Number(result.cpuPerRecordUs.toFixed(3))]);
+        if (result.busy !== undefined) busy.set(key, [...(busy.get(key) ?? []), Number(result.busy.toFixed(2))]);
+        const fetched = result.fromFirstFetch;
+        if (fetched !== undefined) {
+          const rounded = { rate: Math.round(fetched.rate), cpuPerRecordUs: Number(fetched.cpuPerRecordUs.toFixed(3)) };
+          fromFetch.set(key, [...(fromFetch.get(key) ?? []), rounded]);
+        }
       }
   }
 } finally {
@@ -58,12 +74,31 @@ const medians = Object.fromEntries(
     const cpuOf = (mode: string) => median(cpu.get(`${tree} ${mode}`) ?? [NaN]);
     // CPU per record, bare over memory: the rate ratio without the waits on fetches.
     const cpuRatio = { memoryToBareByCpu: cpuOf('bare') / cpuOf('memory') };
-    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios, ...cpuRatio }];
+    // And on the clock from the first fetch request.
+    const fetchOf = (mode: string, field: 'rate' | 'cpuPerRecordUs') =>
+      median((fromFetch.get(`${tree} ${mode}`) ?? [{ rate: NaN, cpuPerRecordUs: NaN }]).map((run) => run[field]));
+    const fromFirstFetch = {
+      memoryToBare: fetchOf('memory', 'rate') / fetchOf('bare', 'rate'),
+      memoryToBareByCpu: fetchOf('bare', 'cpuPerRecordUs') / fetchOf('memory', 'cpuPerRecordUs'),
+      memoryToPeer: fetchOf('memory', 'rate') / fetchOf('peer-memory', 'rate'),
+      redisToCeiling: fetchOf('redis', 'rate') / fetchOf('bare-redis', 'rate'),
+    };
+    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios, ...cpuRatio, fromFirstFetch }];
   }),
 );
 console.log(
   JSON.stringify(
-    { records, rounds, at: new Date().toISOString(), trees, rates: Object.fromEntries(rates), cpuPerRecordUs: Object.fromEntries(cpu), medians },
+    {
+      records,
+      rounds,
+      at: new Date().toISOString(),
+      trees,
+      rates: Object.fromEntries(rates),
+      cpuPerRecordUs: Object.fromEntries(cpu),
+      busy: Object.fromEntries(busy),
+      fromFirstFetch: Object.fromEntries(fromFetch),
+      medians,
+    },
     null,
     1,
   ),
