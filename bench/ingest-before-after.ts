@@ -2,7 +2,7 @@
  * The ingest benchmark's workers of two checkouts, run in alternate order on one pre-produced
  * topic and one broker, so that a change's before and after share the machine's moods: each round
  * runs every mode of one checkout and then of the other, the first checkout alternating. Prints the
- * rates of every round (on both of the worker's clocks) and the medians as JSON.
+ * rates and CPU per record of every round, on both of the worker's clocks, and their medians as JSON.
  *
  * Usage: npx tsx bench/ingest-before-after.ts <before checkout> [after checkout, default this one]
  * (a checkout is a directory with the worker at bench/workers/ingest.ts and its node_modules; a
@@ -41,10 +41,8 @@ const broker = await startBroker((process.env.BENCH_BROKER ?? 'kafka') as Broker
 const rates = new Map<string, number[]>();
 /** CPU µs per record of each run, where the worker reports it. */
 const cpu = new Map<string, number[]>();
-/** Each run's share of a core, where the worker reports it. */
-const busy = new Map<string, number[]>();
-/** Each run's rate and CPU µs a record on the clock from its first fetch request, where the worker reports them. */
-const fromFetch = new Map<string, Array<{ rate: number; cpuPerRecordUs: number }>>();
+/** Each run's rate and CPU µs a record on the clock from its first fetch, where the worker reports them. */
+const fromFirstFetch = new Map<string, Array<{ rate: number; cpuPerRecordUs: number }>>();
 try {
   const topic = await produceIngestTopic(broker, 'bench-before-after', 12, records);
   for (let round = 0; round < rounds; round++) {
@@ -55,11 +53,10 @@ try {
         const key = `${tree} ${mode}`;
         rates.set(key, [...(rates.get(key) ?? []), Math.round(result.rate)]);
         if (result.cpuPerRecordUs !== undefined) cpu.set(key, [...(cpu.get(key) ?? []), Number(result.cpuPerRecordUs.toFixed(3))]);
-        if (result.busy !== undefined) busy.set(key, [...(busy.get(key) ?? []), Number(result.busy.toFixed(2))]);
-        const fetched = result.fromFirstFetch;
-        if (fetched !== undefined) {
-          const rounded = { rate: Math.round(fetched.rate), cpuPerRecordUs: Number(fetched.cpuPerRecordUs.toFixed(3)) };
-          fromFetch.set(key, [...(fromFetch.get(key) ?? []), rounded]);
+        const onFetchClock = result.fromFirstFetch;
+        if (onFetchClock !== undefined) {
+          const rounded = { rate: Math.round(onFetchClock.rate), cpuPerRecordUs: Number(onFetchClock.cpuPerRecordUs.toFixed(3)) };
+          fromFirstFetch.set(key, [...(fromFirstFetch.get(key) ?? []), rounded]);
         }
       }
   }
@@ -74,16 +71,16 @@ const medians = Object.fromEntries(
     const cpuOf = (mode: string) => median(cpu.get(`${tree} ${mode}`) ?? [NaN]);
     // CPU per record, bare over memory: the rate ratio without the waits on fetches.
     const cpuRatio = { memoryToBareByCpu: cpuOf('bare') / cpuOf('memory') };
-    // And on the clock from the first fetch request.
+    // And on the clock from the first fetch.
     const fetchOf = (mode: string, field: 'rate' | 'cpuPerRecordUs') =>
-      median((fromFetch.get(`${tree} ${mode}`) ?? [{ rate: NaN, cpuPerRecordUs: NaN }]).map((run) => run[field]));
-    const fromFirstFetch = {
+      median((fromFirstFetch.get(`${tree} ${mode}`) ?? [{ rate: NaN, cpuPerRecordUs: NaN }]).map((one) => one[field]));
+    const onFetchClock = {
       memoryToBare: fetchOf('memory', 'rate') / fetchOf('bare', 'rate'),
       memoryToBareByCpu: fetchOf('bare', 'cpuPerRecordUs') / fetchOf('memory', 'cpuPerRecordUs'),
       memoryToPeer: fetchOf('memory', 'rate') / fetchOf('peer-memory', 'rate'),
       redisToCeiling: fetchOf('redis', 'rate') / fetchOf('bare-redis', 'rate'),
     };
-    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios, ...cpuRatio, fromFirstFetch }];
+    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios, ...cpuRatio, fromFirstFetch: onFetchClock }];
   }),
 );
 console.log(
@@ -95,8 +92,7 @@ console.log(
       trees,
       rates: Object.fromEntries(rates),
       cpuPerRecordUs: Object.fromEntries(cpu),
-      busy: Object.fromEntries(busy),
-      fromFirstFetch: Object.fromEntries(fromFetch),
+      fromFirstFetch: Object.fromEntries(fromFirstFetch),
       medians,
     },
     null,
