@@ -64,23 +64,26 @@ try {
   await broker.stop();
 }
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+/** The rows' ratios from each mode's rate and CPU µs a record, the same for either clock. */
+const ratiosOf = (rate: (mode: string) => number, cpuPerRecord: (mode: string) => number) => ({
+  memoryToBare: rate('memory') / rate('bare'),
+  memoryToPeer: rate('memory') / rate('peer-memory'),
+  redisToCeiling: rate('redis') / rate('bare-redis'),
+  // CPU per record, bare over memory: the rate ratio without the waits on fetches.
+  memoryToBareByCpu: cpuPerRecord('bare') / cpuPerRecord('memory'),
+});
 const medians = Object.fromEntries(
   (['before', 'after'] as const).map((tree) => {
     const of = (mode: string) => median(rates.get(`${tree} ${mode}`) ?? [NaN]);
-    const ratios = { memoryToBare: of('memory') / of('bare'), memoryToPeer: of('memory') / of('peer-memory'), redisToCeiling: of('redis') / of('bare-redis') };
     const cpuOf = (mode: string) => median(cpu.get(`${tree} ${mode}`) ?? [NaN]);
-    // CPU per record, bare over memory: the rate ratio without the waits on fetches.
-    const cpuRatio = { memoryToBareByCpu: cpuOf('bare') / cpuOf('memory') };
     // And on the clock from the first fetch.
     const fetchOf = (mode: string, field: 'rate' | 'cpuPerRecordUs') =>
       median((fromFirstFetch.get(`${tree} ${mode}`) ?? [{ rate: NaN, cpuPerRecordUs: NaN }]).map((one) => one[field]));
-    const onFetchClock = {
-      memoryToBare: fetchOf('memory', 'rate') / fetchOf('bare', 'rate'),
-      memoryToBareByCpu: fetchOf('bare', 'cpuPerRecordUs') / fetchOf('memory', 'cpuPerRecordUs'),
-      memoryToPeer: fetchOf('memory', 'rate') / fetchOf('peer-memory', 'rate'),
-      redisToCeiling: fetchOf('redis', 'rate') / fetchOf('bare-redis', 'rate'),
-    };
-    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratios, ...cpuRatio, fromFirstFetch: onFetchClock }];
+    const onFetchClock = ratiosOf(
+      (mode) => fetchOf(mode, 'rate'),
+      (mode) => fetchOf(mode, 'cpuPerRecordUs'),
+    );
+    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratiosOf(of, cpuOf), fromFirstFetch: onFetchClock }];
   }),
 );
 console.log(
