@@ -10,6 +10,7 @@
  */
 import { Redis } from 'ioredis';
 import { APPEND } from '../src/log/redis-append-script.js';
+import { median } from './lib/median.js';
 
 const rounds = Number(process.argv[2] ?? 6);
 const calls = Number(process.env.BENCH_CALLS ?? 200);
@@ -73,7 +74,6 @@ async function round(mode: Mode, index: number): Promise<number> {
 const modes: Mode[] = ['ceiling', 'format 2', 'format 2 singly', 'format 1'];
 const perMessage = new Map<Mode, number[]>(modes.map((mode) => [mode, []]));
 for (let r = 0; r < rounds; r++) for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) perMessage.get(mode)?.push(await round(mode, r));
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const medians = Object.fromEntries(modes.map((mode) => [mode, Number(median(perMessage.get(mode) ?? []).toFixed(2))]));
 console.log(JSON.stringify({ redisCpuUsPerMessage: medians, rounds: Object.fromEntries(perMessage) }, null, 1));
 redis.disconnect();

@@ -13,6 +13,7 @@
 import { fileURLToPath } from 'node:url';
 import { startBroker, type BrokerKind } from './lib/broker.js';
 import { produceIngestTopic } from './lib/ingest-topic.js';
+import { median } from './lib/median.js';
 import { runWorker } from './lib/worker.js';
 import { workerBuild } from './lib/worker-build.js';
 
@@ -63,7 +64,6 @@ try {
 } finally {
   await broker.stop();
 }
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 /** The rows' ratios from each mode's rate and CPU µs a record, the same for either clock. */
 const ratiosOf = (rate: (mode: string) => number, cpuPerRecord: (mode: string) => number) => ({
   memoryToBare: rate('memory') / rate('bare'),
@@ -74,11 +74,10 @@ const ratiosOf = (rate: (mode: string) => number, cpuPerRecord: (mode: string) =
 });
 const medians = Object.fromEntries(
   (['before', 'after'] as const).map((tree) => {
-    const of = (mode: string) => median(rates.get(`${tree} ${mode}`) ?? [NaN]);
-    const cpuOf = (mode: string) => median(cpu.get(`${tree} ${mode}`) ?? [NaN]);
+    const of = (mode: string) => median(rates.get(`${tree} ${mode}`) ?? []);
+    const cpuOf = (mode: string) => median(cpu.get(`${tree} ${mode}`) ?? []);
     // And on the clock from the first fetch.
-    const fetchOf = (mode: string, field: 'rate' | 'cpuPerRecordUs') =>
-      median((fromFirstFetch.get(`${tree} ${mode}`) ?? [{ rate: NaN, cpuPerRecordUs: NaN }]).map((one) => one[field]));
+    const fetchOf = (mode: string, field: 'rate' | 'cpuPerRecordUs') => median((fromFirstFetch.get(`${tree} ${mode}`) ?? []).map((one) => one[field]));
     const onFetchClock = ratiosOf(
       (mode) => fetchOf(mode, 'rate'),
       (mode) => fetchOf(mode, 'cpuPerRecordUs'),

@@ -6,6 +6,7 @@
  */
 import type { BenchBroker, BrokerKind } from './lib/broker.js';
 import { produceIngestTopic } from './lib/ingest-topic.js';
+import { median } from './lib/median.js';
 import { runWorker } from './lib/worker.js';
 import { startRedisCluster } from '../tools/redis/redis-cluster.js';
 
@@ -58,7 +59,6 @@ export async function benchIngest(cluster: BenchBroker, records: number, rounds 
   } finally {
     await redisCluster.stop();
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
   const bare = { rate: median(rates.bare) };
   const memory = { rate: median(rates.memory) };
   const redis = { rate: median(rates.redis) };

@@ -21,6 +21,7 @@ import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
 import { createWebSocketPushSink } from '../src/graphql/ws/ws-push-sink.js';
 import { createTestPipeline } from '../test/support/pipeline.js';
 import { testPrincipal } from '../test/support/principal.js';
+import { median } from './lib/median.js';
 
 const [tests = 1000, perTest = 10, records = 20_000, rounds = 5] = process.argv.slice(2).map(Number);
 const CHUNK = 2000;
@@ -109,8 +110,7 @@ for (const round of chunks) {
   }
   timings.push(Number(process.hrtime.bigint() - started) / (records * perTest));
 }
-timings.sort((a, b) => a - b);
-console.log(JSON.stringify({ pushes: records * perTest * rounds, nsPerPush: Math.round(timings[Math.floor(rounds / 2)] as number), bytes: written }));
+console.log(JSON.stringify({ pushes: records * perTest * rounds, nsPerPush: Math.round(median(timings)), bytes: written }));
 coalescer.dispose();
 await log.dispose();
 process.exit(0);

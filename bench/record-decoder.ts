@@ -9,6 +9,7 @@
  */
 import { createRequire } from 'node:module';
 import { fastRecordDecoder, stockRecordDecoder } from '../src/ingest/kafkajs-record-decoder.js';
+import { median } from './lib/median.js';
 
 const require = createRequire(import.meta.url);
 const encodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (record: object) => { buffer: Buffer };
@@ -52,7 +53,6 @@ for (let i = 0; i < rounds; i++) {
   const order = i % 2 === 0 ? (['kafkajs', 'replacement'] as const) : (['replacement', 'kafkajs'] as const);
   for (const name of order) times[name].push(round((name === 'kafkajs' ? stockRecordDecoder : fastRecordDecoder) as RecordDecoder));
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 // The first round of each warms the JIT: left out.
 const kafkajs = median(times.kafkajs.slice(1));
 const replacement = median(times.replacement.slice(1));

@@ -16,6 +16,7 @@ import { createServer } from 'node:http';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import type { Row } from './ingest.js';
 import type { BenchBroker } from './lib/broker.js';
+import { median } from './lib/median.js';
 import { runWorker } from './lib/worker.js';
 
 /** Runs the comparison over `records` records in 12 partitions, the median of `rounds` runs each. */
@@ -86,7 +87,6 @@ export async function benchTracing(cluster: BenchBroker, records: number, rounds
   } finally {
     receiver.close();
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
   const off = median(rates.off);
   console.error(`tracing ingest rates (records/s): ${JSON.stringify(rates)}; spans per record: ${JSON.stringify(spansPerRecord)}`);
   const row = (variant: Variant, text: string, target?: number): Row => ({
