@@ -8,12 +8,16 @@ import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { RedisConfig } from '../config/redis.js';
 import type { RedisClient } from './redis-client.js';
 import type { Logger } from '../base/logger.js';
+import { startHeartbeat } from './redis-heartbeat.js';
 
 /**
  * Opens one Redis connection as every part of the service uses it: no offline queue, so while
  * Redis is down commands fail at once (503 for reads, the consumer stops committing) instead of
  * piling up in memory; a command timeout, so a Redis that hangs (rather than refusing) does not
- * hang requests; auto-pipelining, so the commands a step sends together share a round trip (per
+ * hang requests; a socket timeout, so a connection that went silent (no answer and no reset: a
+ * network or a proxy that stopped carrying packets) is given up and opened again instead of
+ * timing out every command for as long as the kernel keeps it (a subscriber connection is asked a
+ * PING every few seconds for it: redis-heartbeat.ts); auto-pipelining, so the commands a step sends together share a round trip (per
  * node on a cluster); `rediss://` turns TLS on (ioredis reads it, and the credentials, from the
  * URL), and a private CA replaces the public ones. On Redis Cluster and Sentinel, `REDIS_URL`
  * gives the scheme and the data nodes' credentials; the nodes come from the topology.
@@ -21,6 +25,9 @@ import type { Logger } from '../base/logger.js';
 export function createRedisConnection(config: RedisConfig, logger: Logger, role: string, use: RedisUse = {}): RedisClient {
   const log = logger.child({ component: 'redis' });
   const client = open(config, role, use.subscriber === true);
+  // On a cluster the subscriber's connections are ioredis' own (one per primary), out of reach;
+  // the tails re-read every 2 s there whatever becomes of them (redis-result-log.ts).
+  if (use.subscriber === true && client instanceof Redis) startHeartbeat(client);
   client.on('error', (error: Error) => log.warn({ role, err: error.message }, 'redis connection error'));
   if (client.isCluster) client.on('node error', (error: Error, node: string) => log.warn({ role, node, err: error.message }, 'redis cluster node error'));
   return client;
@@ -44,6 +51,7 @@ function open(config: RedisConfig, role: string, subscriber: boolean): RedisClie
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: commandTimeoutMs(config),
+    socketTimeout: commandTimeoutMs(config) + COMMAND_TIMEOUT_MS,
     connectionName: `rcs-${role}`,
     ...(config.tlsCa === null ? {} : { tls: { ca: config.tlsCa } }),
   };
@@ -97,7 +105,13 @@ function open(config: RedisConfig, role: string, subscriber: boolean): RedisClie
   );
 }
 
-/** How long a command may take before it fails, when it does not wait for replicas. */
+/**
+ * How long a command may take before it fails, when it does not wait for replicas. A connection
+ * that answers nothing for that long again after its commands timed out (the socket timeout: the
+ * command timeout and this once more) is given up: the longest a command waits in Redis is a
+ * WAIT's, which the command timeout covers. A socket timeout as short as the command timeout
+ * would also drop connections whose answer is only late (a loaded machine runs its timers first).
+ */
 const COMMAND_TIMEOUT_MS = 2000;
 
 /**
