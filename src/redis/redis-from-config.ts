@@ -4,6 +4,7 @@
  * each of the three shapes `REDIS_MODE` names: one node, a Redis Cluster, a Sentinel-managed
  * primary.
  */
+import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisConfig } from '../config/redis.js';
 import type { RedisClient } from './redis-client.js';
@@ -25,8 +26,9 @@ import { startHeartbeat } from './redis-heartbeat.js';
 export function createRedisConnection(config: RedisConfig, logger: Logger, role: string, use: RedisUse = {}): RedisClient {
   const log = logger.child({ component: 'redis' });
   const client = open(config, role, use.subscriber === true);
-  // On a cluster the subscriber's connections are ioredis' own (one per primary), out of reach;
-  // the tails re-read every 2 s there whatever becomes of them (redis-result-log.ts).
+  // On a cluster the subscriber's connections are ioredis' own (one per primary): ioredis pings
+  // them itself (`shardedSubscriberHealthCheckInterval`, 10 s), and the tails re-read every 2 s
+  // there whatever becomes of them (redis-result-log.ts).
   if (use.subscriber === true && client instanceof Redis) startHeartbeat(client);
   client.on('error', (error: Error) => log.warn({ role, err: error.message }, 'redis connection error'));
   if (client.isCluster) client.on('node error', (error: Error, node: string) => log.warn({ role, node, err: error.message }, 'redis cluster node error'));
@@ -42,6 +44,8 @@ export interface RedisUse {
 /** `role` names the connection (`CLIENT LIST` shows `rcs-<role>`). */
 function open(config: RedisConfig, role: string, subscriber: boolean): RedisClient {
   const topology = config.topology;
+  // A private CA, for the nodes and (through Sentinel) the sentinels alike.
+  const tlsOptions: ConnectionOptions = config.tlsCa === null ? {} : { ca: config.tlsCa };
   const common: RedisOptions = {
     // RESP2, as ioredis 5 spoke it (ioredis 6 defaults to RESP3): the failover behaviour the tests
     // and docs/redis-and-replicas.md measured is RESP2's, and under RESP3 a refused HELLO (a
@@ -53,11 +57,11 @@ function open(config: RedisConfig, role: string, subscriber: boolean): RedisClie
     commandTimeout: commandTimeoutMs(config),
     socketTimeout: commandTimeoutMs(config) + COMMAND_TIMEOUT_MS,
     connectionName: `rcs-${role}`,
-    ...(config.tlsCa === null ? {} : { tls: { ca: config.tlsCa } }),
+    ...(config.tlsCa === null ? {} : { tls: tlsOptions }),
   };
   if (topology.mode === 'standalone') return new Redis(config.url, { ...common, enableAutoPipelining: true });
   const url = new URL(config.url);
-  const tls = url.protocol === 'rediss:' ? { tls: common.tls ?? {} } : {};
+  const tls = url.protocol === 'rediss:' ? { tls: tlsOptions } : {};
   const credentials = {
     ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
     ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
@@ -73,7 +77,7 @@ function open(config: RedisConfig, role: string, subscriber: boolean): RedisClie
       ...(topology.sentinelUsername === null ? {} : { sentinelUsername: topology.sentinelUsername }),
       ...(topology.sentinelPassword === null ? {} : { sentinelPassword: topology.sentinelPassword }),
       // TLS to the sentinels and to the nodes they name, as `rediss://` asks.
-      ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true, sentinelTLS: common.tls ?? {} } : {}),
+      ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true, sentinelTLS: tlsOptions } : {}),
     });
   }
   const { enableOfflineQueue: _nodesQueue, ...nodeOptions } = common;
