@@ -2,7 +2,7 @@
  * The ingest benchmark's workers of two checkouts, run in alternate order on one pre-produced
  * topic and one broker, so that a change's before and after share the machine's moods: each round
  * runs every mode of one checkout and then of the other, the first checkout alternating. Prints the
- * rates and CPU per record of every round, on both of the worker's clocks, and their medians as JSON.
+ * rates and CPU per record of every round, on each of the worker's clocks, and their medians as JSON.
  *
  * Usage: npx tsx bench/ingest-before-after.ts <before checkout> [after checkout, default this one]
  * (a checkout is a directory with the worker at bench/workers/ingest.ts and its node_modules; a
@@ -27,9 +27,12 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const modes = (process.env.BENCH_MODES ?? 'bare,memory,peer-memory,bare-redis,redis').split(',');
 const trees = { before: beforeTree, after: afterTree } as const;
 
+/** The worker's clocks beside its first: from the first fetch's start, and from its response's arrival. */
+const clocks = ['fromFirstFetch', 'fromFirstResponse'] as const;
+type Clock = (typeof clocks)[number];
 /** One worker run in the checkout `cwd`: its final JSON line. */
 const run = (cwd: string, args: string[]) =>
-  runWorker<{ rate: number; cpuPerRecordUs?: number; busy?: number; fromFirstFetch?: { rate: number; cpuPerRecordUs: number } }>(
+  runWorker<{ rate: number; cpuPerRecordUs?: number; busy?: number } & Partial<Record<Clock, { rate: number; cpuPerRecordUs: number }>>>(
     'ingest',
     args,
     {},
@@ -42,8 +45,8 @@ const broker = await startBroker((process.env.BENCH_BROKER ?? 'kafka') as Broker
 const rates = new Map<string, number[]>();
 /** CPU µs per record of each run, where the worker reports it. */
 const cpu = new Map<string, number[]>();
-/** Each run's rate and CPU µs a record on the clock from its first fetch, where the worker reports them. */
-const fromFirstFetch = new Map<string, Array<{ rate: number; cpuPerRecordUs: number }>>();
+/** Each run's rate and CPU µs a record on the other clocks, where the worker reports them. */
+const onClocks = new Map<string, Array<{ rate: number; cpuPerRecordUs: number }>>();
 try {
   const topic = await produceIngestTopic(broker, 'bench-before-after', 12, records);
   for (let round = 0; round < rounds; round++) {
@@ -54,10 +57,11 @@ try {
         const key = `${tree} ${mode}`;
         rates.set(key, [...(rates.get(key) ?? []), Math.round(result.rate)]);
         if (result.cpuPerRecordUs !== undefined) cpu.set(key, [...(cpu.get(key) ?? []), Number(result.cpuPerRecordUs.toFixed(3))]);
-        const onFetchClock = result.fromFirstFetch;
-        if (onFetchClock !== undefined) {
-          const rounded = { rate: Math.round(onFetchClock.rate), cpuPerRecordUs: Number(onFetchClock.cpuPerRecordUs.toFixed(3)) };
-          fromFirstFetch.set(key, [...(fromFirstFetch.get(key) ?? []), rounded]);
+        for (const clock of clocks) {
+          const onClock = result[clock];
+          if (onClock === undefined) continue;
+          const rounded = { rate: Math.round(onClock.rate), cpuPerRecordUs: Number(onClock.cpuPerRecordUs.toFixed(3)) };
+          onClocks.set(`${key} ${clock}`, [...(onClocks.get(`${key} ${clock}`) ?? []), rounded]);
         }
       }
   }
@@ -76,13 +80,16 @@ const medians = Object.fromEntries(
   (['before', 'after'] as const).map((tree) => {
     const of = (mode: string) => median(rates.get(`${tree} ${mode}`) ?? []);
     const cpuOf = (mode: string) => median(cpu.get(`${tree} ${mode}`) ?? []);
-    // And on the clock from the first fetch.
-    const fetchOf = (mode: string, field: 'rate' | 'cpuPerRecordUs') => median((fromFirstFetch.get(`${tree} ${mode}`) ?? []).map((one) => one[field]));
-    const onFetchClock = ratiosOf(
-      (mode) => fetchOf(mode, 'rate'),
-      (mode) => fetchOf(mode, 'cpuPerRecordUs'),
-    );
-    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratiosOf(of, cpuOf), fromFirstFetch: onFetchClock }];
+    // And on the other clocks.
+    const onClock = (clock: Clock) => {
+      const of = (mode: string, field: 'rate' | 'cpuPerRecordUs') => median((onClocks.get(`${tree} ${mode} ${clock}`) ?? []).map((one) => one[field]));
+      return ratiosOf(
+        (mode) => of(mode, 'rate'),
+        (mode) => of(mode, 'cpuPerRecordUs'),
+      );
+    };
+    const others = Object.fromEntries(clocks.map((clock) => [clock, onClock(clock)]));
+    return [tree, { ...Object.fromEntries(modes.map((mode) => [mode, of(mode)])), ...ratiosOf(of, cpuOf), ...others }];
   }),
 );
 console.log(
@@ -94,7 +101,7 @@ console.log(
       trees,
       rates: Object.fromEntries(rates),
       cpuPerRecordUs: Object.fromEntries(cpu),
-      fromFirstFetch: Object.fromEntries(fromFirstFetch),
+      onClocks: Object.fromEntries(onClocks),
       medians,
     },
     null,
