@@ -18,9 +18,9 @@ import { startHeartbeat } from './redis-heartbeat.js';
  * hang requests; a socket timeout, so a connection that went silent (no answer and no reset: a
  * network or a proxy that stopped carrying packets) is given up and opened again instead of
  * timing out every command for as long as the kernel keeps it (a subscriber connection is asked a
- * PING every few seconds for it: redis-heartbeat.ts); auto-pipelining, so the commands a step sends together share a round trip (per
- * node on a cluster); `rediss://` turns TLS on (ioredis reads it, and the credentials, from the
- * URL), and a private CA replaces the public ones. On Redis Cluster and Sentinel, `REDIS_URL`
+ * PING every few seconds for it: redis-heartbeat.ts); auto-pipelining, so the commands a step
+ * sends together share a round trip (per node on a cluster); `rediss://` turns TLS on (ioredis
+ * reads it, and the credentials, from the URL), and a private CA replaces the public ones. On Redis Cluster and Sentinel, `REDIS_URL`
  * gives the scheme and the data nodes' credentials; the nodes come from the topology.
  */
 export function createRedisConnection(config: RedisConfig, logger: Logger, role: string, use: RedisUse = {}): RedisClient {
