@@ -69,7 +69,7 @@ export async function benchIngest(cluster: BenchBroker, records: number, rounds 
   const perRecord = (mode: 'bare-redis' | 'redis' | 'redis-cluster') => (commands[mode].length === 0 ? 'n/a' : median(commands[mode]).toFixed(2));
   const peerMemory = median(rates['peer-memory']);
   const peerRedis = median(rates['peer-redis']);
-  const onResponseClock = (mode: keyof typeof responseRates) => (responseRates[mode].length === rounds ? median(responseRates[mode]) : undefined);
+  const onResponseClock = (mode: keyof typeof responseRates) => (responseRates[mode].length === rounds ? median(responseRates[mode]) : Number.NaN);
   const [bareFromResponse, memoryFromResponse, peerFromResponse] = [onResponseClock('bare'), onResponseClock('memory'), onResponseClock('peer-memory')];
   console.error(`ingest rates (records/s): ${JSON.stringify(rates)}; from the first fetch's response: ${JSON.stringify(responseRates)}`);
   return [
@@ -84,20 +84,17 @@ export async function benchIngest(cluster: BenchBroker, records: number, rounds 
       ratio: memory.rate / bare.rate,
       ratioToPeer: memory.rate / peerMemory,
     },
-    ...(bareFromResponse === undefined || memoryFromResponse === undefined || peerFromResponse === undefined
-      ? []
-      : [
-          {
-            benchmark: 'ingest',
-            variant: "service → memory store, on the clock from the first fetch's response",
-            value: memoryFromResponse,
-            unit: 'records/s',
-            ratio: memoryFromResponse / bareFromResponse,
-            ratioToPeer: memoryFromResponse / peerFromResponse,
-            target: '≥ 0.8× and above the peer',
-            met: memoryFromResponse / bareFromResponse >= 0.8 && memoryFromResponse > peerFromResponse,
-          },
-        ]),
+    // A run whose worker reported no such clock reads NaN here, "no value", and not met.
+    {
+      benchmark: 'ingest',
+      variant: "service → memory store, on the clock from the first fetch's response",
+      value: memoryFromResponse,
+      unit: 'records/s',
+      ratio: memoryFromResponse / bareFromResponse,
+      ratioToPeer: memoryFromResponse / peerFromResponse,
+      target: '≥ 0.8× and above the peer',
+      met: memoryFromResponse / bareFromResponse >= 0.8 && memoryFromResponse > peerFromResponse,
+    },
     { benchmark: 'ingest', variant: 'common-stack peer (eachMessage) → Map + PubSub', value: peerMemory, unit: 'records/s', ratio: peerMemory / bare.rate },
     {
       benchmark: 'ingest',
