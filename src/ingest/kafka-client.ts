@@ -15,6 +15,7 @@ import './kafkajs-idle-queue.js';
 import './kafkajs-stopped-fetch.js';
 import './kafkajs-moved-coordinator.js';
 import './kafkajs-commit-across-rejoin.js';
+import './kafkajs-timed-out-connection.js';
 import { setRecordBounds } from './kafkajs-record-bounds.js';
 
 const TLS_CONNECTION_TIMEOUT_MS = 5000;

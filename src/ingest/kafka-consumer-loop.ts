@@ -15,9 +15,11 @@ import type { ConsumerActivity } from './consumer.js';
 import { silenceError, watchForStall } from './consumer-stall-watch.js';
 import { describeKafkaError } from './describe-kafka-error.js';
 // Every consumer runs through this loop: kafkajs's record decoder is replaced before its first
-// fetch, and its request queues stop polling while nothing is pending.
+// fetch, its request queues stop polling while nothing is pending, and a connection whose request
+// timed out is given up.
 import './kafkajs-record-decoder.js';
 import './kafkajs-idle-queue.js';
+import './kafkajs-timed-out-connection.js';
 
 /** What a consumer adds to the loop's own handling of kafkajs's events; each is called only for the loop's current consumer. */
 export interface ConsumerLoopHooks {
