@@ -1,7 +1,8 @@
 /**
  * Consumes a pre-produced topic to its end and reports records/s, timed from the first batch handed
  * to the mode's code to the last record handled (the group join is not counted), and the same from
- * the start of the first fetch (`fromFirstFetch`: that fetch's decoding counted). Modes: `bare`
+ * the start of the first fetch (`fromFirstFetch`: that fetch's decoding counted) and from the
+ * arrival of its response (`fromFirstResponse`: its decoding counted, its wait not). Modes: `bare`
  * (kafkajs + JSON.parse only, the ceiling),
  * `bare-redis` (the same consumer writing each record to Redis with the least a store needs: one
  * `RPUSH` per record into its test's list, a chunk's pushes pipelined in one round trip: the
@@ -75,7 +76,7 @@ const startResponseClock = ({ payload }: { payload: { apiName: string } }) => {
   if (payload.apiName === 'Fetch') firstResponse ??= { at: process.hrtime.bigint(), cpu: process.cpuUsage() };
 };
 const client = new Kafka({ clientId: `bench-${mode}`, brokers: brokers.split(','), logLevel: logLevel.NOTHING });
-// Every mode's consumer, the service's and the peer's made inside them, starts both clocks alike.
+// Every mode's consumer, the service's and the peer's made inside them, starts the clocks alike.
 const kafka = Object.create(client) as Kafka;
 kafka.consumer = (config) => {
   const consumer = client.consumer(config);

@@ -4,7 +4,7 @@
  * or load balancer that forgot the flow, a proxy that hung, a broker replaced behind its address),
  * kafkajs times each request out (`requestTimeout`, 30 s) and sends the next one on the same
  * socket, where it times out too: the consumer neither fetched nor heartbeated nor crashed, and
- * results stopped until the consumer's stall watch replaced the whole client (128.7 s measured,
+ * results stopped until the consumer's stall watch replaced the whole client (128.4–128.7 s measured,
  * test/kafka/silent-kafka-connection.test.ts), though a new connection to the same broker worked
  * all along. Kafka's own Java client gives a connection up when one of its requests times out
  * (`NetworkClient`: "Disconnecting from node … due to request timeout"); this does the same: the
@@ -36,8 +36,8 @@ const GIVES_UP = Symbol.for('result-collection-service.kafkajs-timed-out-connect
 /** True when the installed kafkajs's connections are given up on a request timeout. */
 export const kafkajsTimedOutConnectionPatched = kafkajsIsPatchedRelease;
 
-/** Whether `error` is kafkajs's request timeout (matched by name: kafkajs's error classes are not exported by module path). */
-export function isRequestTimeout(error: unknown): boolean {
+/** Whether `error` is kafkajs's request timeout (matched by name, as kafkajs's runner matches its own errors). */
+function isRequestTimeout(error: unknown): boolean {
   return error instanceof Error && error.name === 'KafkaJSRequestTimeoutError';
 }
 

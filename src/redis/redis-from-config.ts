@@ -20,8 +20,9 @@ import { startHeartbeat } from './redis-heartbeat.js';
  * timing out every command for as long as the kernel keeps it (a subscriber connection is asked a
  * PING every few seconds for it: redis-heartbeat.ts); auto-pipelining, so the commands a step
  * sends together share a round trip (per node on a cluster); `rediss://` turns TLS on (ioredis
- * reads it, and the credentials, from the URL), and a private CA replaces the public ones. On Redis Cluster and Sentinel, `REDIS_URL`
- * gives the scheme and the data nodes' credentials; the nodes come from the topology.
+ * reads it, and the credentials, from the URL), and a private CA replaces the public ones. On
+ * Redis Cluster and Sentinel, `REDIS_URL` gives the scheme and the data nodes' credentials; the
+ * nodes come from the topology.
  */
 export function createRedisConnection(config: RedisConfig, logger: Logger, role: string, use: RedisUse = {}): RedisClient {
   const log = logger.child({ component: 'redis' });
