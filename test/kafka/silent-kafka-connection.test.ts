@@ -5,9 +5,10 @@
  * every connection a client opens after the bootstrap goes through it; `silence()` stops the open
  * ones carrying anything and keeps them open. kafkajs times each request on such a connection out
  * and sent the next one on it too: the results consumer was replaced by its stall watch only after
- * 128.7 s, and the request publisher never published again. With
- * src/ingest/kafkajs-timed-out-connection.ts the connection is given up at its first request
- * timeout (30 s, kafkajs's and Kafka's default) and the next request opens another.
+ * 128.4–128.7 s, and the request publisher never published again. With
+ * src/ingest/kafkajs-timed-out-connection.ts a connection is given up at its first request
+ * timeout (30 s, kafkajs's and Kafka's default) and the next request opens another; a client that
+ * meets two silent connections in turn waits one timeout for each (60.3 s once under load).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
