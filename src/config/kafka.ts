@@ -28,6 +28,11 @@ export interface KafkaConfig {
   /** Longest a fetch waits for new records before returning empty (Kafka's own default is 500). */
   readonly fetchMaxWaitMs: number;
   /**
+   * How long a request may go unanswered before its connection is given up (kafkajs-timed-out-connection.ts)
+   * and the request retried on a new one; kafkajs gives a fetch its wait besides.
+   */
+  readonly requestTimeoutMs: number;
+  /**
    * How long the group waits for a silent member before moving its partitions (Kafka refuses values
    * below its `group.min.session.timeout.ms`, 6 s by default).
    */
@@ -89,6 +94,7 @@ export function readKafka(read: Reader, stateKind: 'memory' | 'redis' | 'replica
     fromBeginning: stateKind === 'replicated' ? true : read.bool('KAFKA_FROM_BEGINNING', true),
     produceTimeoutMs: read.int('KAFKA_PRODUCE_TIMEOUT_MS', 5000, { min: 100, max: 120_000 }),
     fetchMaxWaitMs: read.int('KAFKA_FETCH_MAX_WAIT_MS', 500, { min: 10, max: 30_000 }),
+    requestTimeoutMs: read.int('KAFKA_REQUEST_TIMEOUT_MS', 30_000, { min: 1000, max: 300_000 }),
     sessionTimeoutMs,
     heartbeatIntervalMs: readHeartbeatInterval(read, sessionTimeoutMs),
     rebalanceTimeoutMs: read.int('KAFKA_REBALANCE_TIMEOUT_MS', 60_000, { min: 1000, max: 600_000 }),

@@ -114,6 +114,13 @@ export const SETTINGS = {
     description:
       "Longest a fetch waits for new records before returning empty: an upper bound on the added latency when the broker does not answer early (Kafka's own default).",
   },
+  KAFKA_REQUEST_TIMEOUT_MS: {
+    section: 'kafka',
+    type: 'integer',
+    default: 30000,
+    description:
+      "How long a request to a broker may go unanswered before its connection is given up and the request retried on a new one (1000–300000; kafkajs's and Kafka's own default). Bounds how long a connection that goes silent (a NAT or load balancer that forgot it) holds up reading and `startTest`; a fetch is given `KAFKA_FETCH_MAX_WAIT_MS` besides, a group join its rebalance timeout. Keep it above what a healthy broker takes to answer (a produce waits for its replicas): a slow answer is given up too.",
+  },
   KAFKA_COMMIT_INTERVAL_MS: {
     section: 'kafka',
     type: 'integer',

@@ -34,7 +34,7 @@ const ROUTINE_BROKER_ANSWERS = new Set([
 
 /** Creates one kafkajs client; the producer and consumer of a process share it. */
 export function createKafkaClient(
-  config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl' | 'maxBatchBytes' | 'recordBounds'>>,
+  config: Pick<KafkaConfig, 'brokers' | 'clientId'> & Partial<Pick<KafkaConfig, 'ssl' | 'sasl' | 'maxBatchBytes' | 'recordBounds' | 'requestTimeoutMs'>>,
   logger: Logger,
 ): Kafka {
   const log = logger.child({ component: 'kafka' });
@@ -72,6 +72,8 @@ export function createKafkaClient(
     // busy one: a JVM's first handshakes are slow) can take longer than; each timeout is a retry.
     ...(ssl === null ? {} : { ssl: tlsOptions(ssl), connectionTimeout: TLS_CONNECTION_TIMEOUT_MS }),
     ...(sasl === null ? {} : { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions }),
+    // A connection whose request goes unanswered this long is given up (kafkajs-timed-out-connection.ts).
+    ...(config.requestTimeoutMs === undefined ? {} : { requestTimeout: config.requestTimeoutMs }),
     // Warnings and errors only: kafkajs is chatty at info level during every rebalance.
     logLevel: KafkaLogLevel.WARN,
     logCreator:

@@ -284,6 +284,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ KAFKA_REBALANCE_TIMEOUT_MS: '500' })).toThrow(/^KAFKA_REBALANCE_TIMEOUT_MS: must be at least 1000/);
     expect(() => loadConfig({ KAFKA_REBALANCE_TIMEOUT_MS: '900000' })).toThrow(/^KAFKA_REBALANCE_TIMEOUT_MS: must be at most 600000/);
   });
+  it("times a broker's requests out after 30 s by default, as kafkajs and Kafka's own client do", () => {
+    expect(loadConfig({}).kafka.requestTimeoutMs).toBe(30_000);
+    expect(loadConfig({ KAFKA_REQUEST_TIMEOUT_MS: '5000' }).kafka.requestTimeoutMs).toBe(5000);
+    expect(() => loadConfig({ KAFKA_REQUEST_TIMEOUT_MS: '500' })).toThrow(/^KAFKA_REQUEST_TIMEOUT_MS: must be at least 1000/);
+    expect(() => loadConfig({ KAFKA_REQUEST_TIMEOUT_MS: '600000' })).toThrow(/^KAFKA_REQUEST_TIMEOUT_MS: must be at most 300000/);
+    expect(() => loadConfig({ KAFKA_REQUEST_TIMEOUT_MS: '30s' })).toThrow(/^KAFKA_REQUEST_TIMEOUT_MS: expected an integer/);
+  });
 });
 
 describe('loadConfig: TLS and SASL to the brokers', () => {
