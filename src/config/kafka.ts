@@ -29,7 +29,7 @@ export interface KafkaConfig {
   readonly fetchMaxWaitMs: number;
   /**
    * How long a request may go unanswered before its connection is given up (kafkajs-timed-out-connection.ts)
-   * and the request retried on a new one; kafkajs gives a fetch its wait besides.
+   * and the request retried on a new one; kafkajs gives a fetch at least its wait.
    */
   readonly requestTimeoutMs: number;
   /**

@@ -119,7 +119,7 @@ export const SETTINGS = {
     type: 'integer',
     default: 30000,
     description:
-      "How long a request to a broker may go unanswered before its connection is given up and the request retried on a new one (1000–300000; kafkajs's and Kafka's own default). Bounds how long a connection that goes silent (a NAT or load balancer that forgot it) holds up reading and `startTest`; a fetch is given `KAFKA_FETCH_MAX_WAIT_MS` besides, a group join its rebalance timeout. Keep it above what a healthy broker takes to answer (a produce waits for its replicas): a slow answer is given up too.",
+      "How long a request to a broker may go unanswered before its connection is given up and the request retried on a new one (1000–300000; kafkajs's and Kafka's own default). Bounds how long a connection that goes silent (a NAT or load balancer that forgot it) holds up reading and `startTest`; kafkajs gives a fetch at least `KAFKA_FETCH_MAX_WAIT_MS` and a group join at least its rebalance timeout. Keep it above what a healthy broker takes to answer (a produce waits for its replicas): a slow answer is given up too.",
   },
   KAFKA_COMMIT_INTERVAL_MS: {
     section: 'kafka',
