@@ -150,6 +150,8 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
     app.all('/oauth/authorize', rateLimit(api.rateLimits, 'auth', byClientIp));
     app.use(api.issuer);
   }
+  // Every answer of the API, refusals included, is about a test at one moment and for one caller.
+  app.use(['/graphql', '/tests'], noStore);
   // Before authentication: preflights carry no token. The issuer answers CORS for its own routes.
   app.use(['/graphql', '/tests'], createCors(api.corsAllowedOrigins ?? []));
 
@@ -178,7 +180,6 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
     res
       .status(202)
       .location(`/tests/${encodeURIComponent(correlationId)}`)
-      .setHeader('Cache-Control', 'no-store')
       .json({ correlationId, status: test.status, links: { self: `/tests/${encodeURIComponent(correlationId)}` } });
   });
 
@@ -196,10 +197,7 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
       return;
     }
     // Serialized as res.json would, with each stored payload's text copied as it is (`domain/json-text.ts`).
-    res
-      .setHeader('Cache-Control', 'no-store')
-      .type('json')
-      .send(stringifyWithText(testToJson(test, page, range)));
+    res.type('json').send(stringifyWithText(testToJson(test, page, range)));
   });
 
   const graphiql = api.graphiql ?? { enabled: false, signInClientId: null, signInScope: '' };
@@ -209,10 +207,10 @@ function mountApi(app: express.Express, api: ApiRoutes): void {
   const page = createGraphiqlPage(graphiql);
   app.get('/graphql', (req, res, next) => (wantsGraphiqlPage(req) ? page(req, res, next) : next()));
   // Every operation is authenticated, counted and parsed here, then served by the endpoint.
-  app.all('/graphql', noStore, ...authenticated, express.json({ limit: '1mb' }), api.graphql);
+  app.all('/graphql', ...authenticated, express.json({ limit: '1mb' }), api.graphql);
 }
 
-/** One URL serves every GraphQL operation, so nothing on it may be cached by URL. */
+/** Marks an answer of the API not to be kept by any cache (one URL serves every GraphQL operation, and a test changes). */
 function noStore(_req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Cache-Control', 'no-store');
   next();

@@ -12,6 +12,8 @@ export function sendProblem(
   extra: { status?: number; instance?: string; headers?: Record<string, string>; members?: Record<string, string | number> } = {},
 ): void {
   const status = extra.status ?? httpStatusFor(code);
+  // A problem holds at one moment for one caller: none may be kept by a cache (a 404 is cacheable by default).
+  res.setHeader('Cache-Control', 'no-store');
   for (const [name, value] of Object.entries(extra.headers ?? {})) res.setHeader(name, value);
   res
     .status(status)

@@ -126,7 +126,7 @@ export function createGraphQLSse(options: GraphQLSseOptions): GraphQLSse {
       responses.add(res);
       res.on('close', () => responses.delete(res));
       const [body, init]: SseResponse = await handler(request);
-      res.writeHead(init.status, init.statusText || STATUS_CODES[init.status], refusalHeaders(init, refusalContentType));
+      res.writeHead(init.status, init.statusText || STATUS_CODES[init.status], responseHeaders(init, refusalContentType));
       flattenHead(res);
       stream.start?.();
       await writeBody(res, body, log);
@@ -261,10 +261,14 @@ function cutIfNotDrained(res: ServerResponse, timeoutMs: number): void {
   res.once('close', done);
 }
 
-/** graphql-sse's headers, with a JSON refusal of its own (a request it cannot read) in the negotiated type. */
-function refusalHeaders(init: SseResponse[1], contentType: string): Record<string, string> | undefined {
-  const headers = init.headers as Record<string, string> | undefined;
-  if (init.status < 400 || headers === undefined || !/^application\/json\b/i.test(headers['content-type'] ?? '')) return headers;
+/**
+ * graphql-sse's headers, with a JSON refusal of its own (a request it cannot read) in the negotiated
+ * type, and `no-store` as on every answer of /graphql: graphql-sse marks a stream `no-cache`, which
+ * lets a cache store it (and `writeHead`'s headers win over those set before).
+ */
+function responseHeaders(init: SseResponse[1], contentType: string): Record<string, string> {
+  const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined), 'cache-control': 'no-store' };
+  if (init.status < 400 || !/^application\/json\b/i.test(headers['content-type'] ?? '')) return headers;
   return { ...headers, 'content-type': contentType };
 }
 
