@@ -8,7 +8,7 @@ import type { MessageRange, MessageSlice } from '../log/result-log.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** One message as REST returns it: the same fields as the GraphQL `TestMessage`. */
+/** One message as REST returns it: the GraphQL `TestMessage`'s fields, in its order, but `cursor` and `delivery`. */
 export function messageToJson(message: TestMessage) {
   return {
     id: messageGlobalId(message),
