@@ -126,20 +126,20 @@ module.exports = {
       comment: 'The result log knows the domain, not who calls it.',
       severity: 'error',
       from: { path: '^src/log/' },
-      to: { path: ['^src/(ingest|results|auth|graphql|http)/', '^src/telemetry/metrics\\.ts$', SERVICE] },
+      to: { path: ['^src/(ingest|results|auth|graphql|http)/', '^src/telemetry/(consumer-)?metrics\\.ts$', SERVICE] },
     },
     {
       name: 'ingest-below-results-and-api',
       comment: 'src/ingest/ hands decoded messages to a handler; it never imports the result log, the use cases, auth, GraphQL or HTTP.',
       severity: 'error',
       from: { path: '^src/ingest/' },
-      to: { path: ['^src/(log|results|auth|graphql|http)/', '^src/telemetry/metrics\\.ts$', SERVICE] },
+      to: { path: ['^src/(log|results|auth|graphql|http)/', '^src/telemetry/(consumer-)?metrics\\.ts$', SERVICE] },
     },
     {
       name: 'use-cases-below-api',
       comment: 'Results, auth and metrics are used by GraphQL and HTTP, never the other way round.',
       severity: 'error',
-      from: { path: ['^src/(results|auth|rate-limits)/', '^src/telemetry/metrics\\.ts$'] },
+      from: { path: ['^src/(results|auth|rate-limits)/', '^src/telemetry/(consumer-)?metrics\\.ts$'] },
       to: { path: ['^src/(graphql|http)/', SERVICE] },
     },
     {

@@ -2,10 +2,11 @@
 
 Every rule of every group is an alerting rule with `alert`, `expr`, `for`, `labels.severity`
 (warning or critical) and `annotations.summary` and `annotations.description`; alert names are
-unique; and every `rcs_` metric an expression names is one the service exports (a `name:` in
-src/telemetry/metrics.ts), so a renamed metric cannot silently turn an alert into one that never fires.
+unique; and every `rcs_` metric an expression names is one the service exports (a quoted name in
+one of the metrics sources, src/telemetry/*.ts), so a renamed metric cannot silently turn an alert into
+one that never fires.
 
-Usage: python3 scripts/check-alert-rules.py RULES_FILE METRICS_SOURCE
+Usage: python3 scripts/check-alert-rules.py RULES_FILE METRICS_SOURCE...
 """
 import re
 import sys
@@ -16,9 +17,11 @@ SEVERITIES = {"warning", "critical"}
 DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
 
 
-def check(rules_path, metrics_path):
-    with open(metrics_path, encoding="utf-8") as f:
-        exported = set(re.findall(r"name: '(rcs_[a-z_]+)'", f.read()))
+def check(rules_path, metrics_paths):
+    exported = set()
+    for metrics_path in metrics_paths:
+        with open(metrics_path, encoding="utf-8") as f:
+            exported |= set(re.findall(r"'(rcs_[a-z_]+)'", f.read()))
     with open(rules_path, encoding="utf-8") as f:
         doc = yaml.safe_load(f)
     problems = []
@@ -52,7 +55,7 @@ def check(rules_path, metrics_path):
                 for metric in sorted(set(re.findall(r"\brcs_[a-z_]+", expr))):
                     base = re.sub(r"_(bucket|sum|count)$", "", metric)
                     if metric not in exported and base not in exported:
-                        problems.append(f"{where}: {metric} is not exported by {metrics_path}")
+                        problems.append(f"{where}: {metric} is not exported (not named in {', '.join(metrics_paths)})")
             if not isinstance(rule.get("for"), str) or not DURATION.match(rule["for"]):
                 problems.append(f"{where}: `for` must be a duration such as 5m")
             labels = rule.get("labels")
@@ -66,9 +69,9 @@ def check(rules_path, metrics_path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
-    found = check(sys.argv[1], sys.argv[2])
+    found = check(sys.argv[1], sys.argv[2:])
     for problem in found:
         print(f"{sys.argv[1]}: {problem}", file=sys.stderr)
     sys.exit(1 if found else 0)

@@ -2,7 +2,7 @@
 # Lints the deployment files that cannot be run here (no container engine, no cluster, no promtool):
 # the Dockerfile with dockerfile-utils, the compose file, Kubernetes manifests and Prometheus rules
 # with yamllint, the rules' structure (scripts/check-alert-rules.py: every rule complete, every
-# metric it names exported by src/telemetry/metrics.ts), and the Kubernetes manifests of both shapes
+# metric it names exported by src/telemetry/), and the Kubernetes manifests of both shapes
 # against the Kubernetes API schemas, offline, with what operators expect of each Deployment
 # (scripts/check-manifests.ts: probes, resources, security context, grace period, disruption budget).
 set -euo pipefail
@@ -15,5 +15,5 @@ fi
 yamllint -s -c deploy/.yamllint.yaml deploy/
 # The Python yamllint runs on has PyYAML, whichever python3 comes first on PATH.
 python=$(sed -n '1s/^#! *//p' "$(command -v yamllint)")
-${python:-python3} scripts/check-alert-rules.py deploy/prometheus/alerts.yaml src/telemetry/metrics.ts
+${python:-python3} scripts/check-alert-rules.py deploy/prometheus/alerts.yaml src/telemetry/*.ts
 npx --no-install tsx scripts/check-manifests.ts

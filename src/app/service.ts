@@ -108,6 +108,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   const metrics = createMetrics({
     ...(consumes ? { consumer: broker.consumer } : {}),
+    ...(broker.requests ? { requests: broker.requests } : {}),
     ...(api ? { clients: api.clients } : {}),
     ...(options.storedTests ? { storedTests: options.storedTests } : {}),
     storeUp: () => storeCheck().then((check) => check === 'ok'),

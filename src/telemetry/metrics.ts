@@ -1,19 +1,20 @@
 /**
- * Prometheus metrics (`GET /metrics`): what the consumer did with each record, how far behind it
- * is, how many clients are connected and subscribed, the size of the state, and request latency.
- * Counters are read from the components when scraped, so the hot path does no extra work.
+ * Prometheus metrics (`GET /metrics`): the consumers' series (consumer-metrics.ts), how many
+ * clients are connected and subscribed, the size of the state, and request latency. Counters are
+ * read from the components when scraped, so the hot path does no extra work.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ConsumerState, DelayHistogram, ResultConsumer } from '../ingest/consumer.js';
-
-/** Every state the consumer reports, so the state gauge always has one series per state. */
-const CONSUMER_STATES: ReadonlyArray<ConsumerState['state']> = ['idle', 'connecting', 'joined', 'stalled', 'rebalancing', 'crashed', 'stopped'];
+import type { ResultConsumer } from '../ingest/consumer.js';
+import type { RequestConsumer } from '../ingest/request-consumer.js';
+import { registerConsumerMetrics, registerRequestConsumerMetrics } from './consumer-metrics.js';
 
 /** What the metrics are read from. */
 export interface MetricSources {
   /** The results consumer, in a process that consumes (none in an `api` process). */
   readonly consumer?: ResultConsumer;
+  /** The replicated mode's requests consumer (none in the other modes). */
+  readonly requests?: RequestConsumer;
   /** The GraphQL clients, in a process that serves the API (none in a `consumer` process). */
   readonly clients?: ClientSources;
   /** Tests held in this process's state, when it is held here. */
@@ -49,6 +50,7 @@ export function createMetrics(sources: MetricSources): Metrics {
   collectDefaultMetrics({ register: registry, prefix: 'rcs_' });
   // Each process exports only the series of the parts it runs: no lag on an API-only process.
   if (sources.consumer !== undefined) registerConsumerMetrics(registry, sources.consumer);
+  if (sources.requests !== undefined) registerRequestConsumerMetrics(registry, sources.requests);
   if (sources.clients !== undefined) registerClientMetrics(registry, sources.clients);
   if (sources.storedTests !== undefined) {
     const storedTests = sources.storedTests;
@@ -107,86 +109,6 @@ export function createMetrics(sources: MetricSources): Metrics {
       next();
     },
   };
-}
-
-/** What the consumer did with each record, how far behind it is, and whether it is in its group. */
-function registerConsumerMetrics(registry: Registry, consumer: ResultConsumer): void {
-  const stats = () => consumer.stats;
-  registerDelayHistogram(registry, consumer);
-  new Counter({
-    name: 'rcs_records_total',
-    help: 'Result records consumed, by outcome: stored, duplicate (redelivery, not stored again), malformed, dead_lettered (malformed and copied to the dead-letter topic), oversized (malformed: headers or key over their bounds, refused before they were decoded), over_limit.',
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect() {
-      const s = stats();
-      this.reset();
-      this.inc({ outcome: 'stored' }, s.stored);
-      this.inc({ outcome: 'duplicate' }, s.duplicates);
-      this.inc({ outcome: 'malformed' }, s.malformed);
-      this.inc({ outcome: 'dead_lettered' }, s.deadLettered);
-      this.inc({ outcome: 'over_limit' }, s.overLimit);
-      this.inc({ outcome: 'oversized' }, s.oversized ?? 0);
-    },
-  });
-  new Counter({
-    name: 'rcs_records_consumed_total',
-    help: 'Result records read from the results topic.',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(stats().consumed);
-    },
-  });
-  new Gauge({
-    name: 'rcs_consumer_lag',
-    help: 'Records between the last processed offset and the end of the partition, as of the last fetched batch.',
-    labelNames: ['topic', 'partition'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const { topic, partition, lag } of consumer.lag()) this.set({ topic, partition }, lag);
-    },
-  });
-  new Gauge({
-    name: 'rcs_consumer_joined',
-    help: '1 while the results consumer is a member of its group with an assignment, else 0.',
-    registers: [registry],
-    collect() {
-      this.set(consumer.state().state === 'joined' ? 1 : 0);
-    },
-  });
-  // Readiness of an API-serving process no longer follows the consumer: these are what operators
-  // alert on instead (see deploy/prometheus/alerts.yaml).
-  new Gauge({
-    name: 'rcs_consumer_state',
-    help: "The results consumer's state: 1 for the state it is in, 0 for the others (stalled: in its group, but no answer from the broker for a session timeout).",
-    labelNames: ['state'],
-    registers: [registry],
-    collect() {
-      const current = consumer.state().state;
-      for (const state of CONSUMER_STATES) this.set({ state }, state === current ? 1 : 0);
-    },
-  });
-  new Counter({
-    name: 'rcs_consumer_state_changes_total',
-    help: 'Times the results consumer entered each state: a rebalance counts once in rebalancing, each rejoin once in joined; stalled counts the consumers replaced after giving no sign of life past their limit.',
-    labelNames: ['state'],
-    registers: [registry],
-    collect() {
-      const { entered } = consumer.activity();
-      this.reset();
-      for (const state of CONSUMER_STATES) this.inc({ state }, entered[state]);
-    },
-  });
-  new Gauge({
-    name: 'rcs_consumer_seconds_since_fetch',
-    help: 'Seconds since a fetch of the results consumer last succeeded (an empty one counts), or since it was created if none did yet.',
-    registers: [registry],
-    collect() {
-      this.set(consumer.activity().secondsSinceFetch);
-    },
-  });
 }
 
 /** Open GraphQL connections and live subscriptions. */
@@ -255,36 +177,4 @@ function registerResponseCacheMetrics(registry: Registry, cache: NonNullable<Cli
       this.set(cache().bytes);
     },
   });
-}
-
-/**
- * `rcs_ingest_delay_seconds{stage}`: the consumer's own bucket counts (ingest-delays.ts), written
- * out as a Prometheus histogram at scrape time, so the ingest path never calls into prom-client.
- */
-function registerDelayHistogram(registry: Registry, consumer: ResultConsumer): void {
-  const name = 'rcs_ingest_delay_seconds';
-  const help =
-    'Seconds from a result record\'s timestamp to when the consumer fetched it (stage="fetched") and stored it (stage="stored"); observed for the first record of each stored chunk.';
-  const series = (stage: string, h: DelayHistogram) => {
-    let cumulative = 0;
-    const buckets = h.counts.map((count, i) => {
-      cumulative += count;
-      return { metricName: `${name}_bucket`, labels: { stage, le: i < h.bounds.length ? String(h.bounds[i]) : '+Inf' }, value: cumulative };
-    });
-    return [...buckets, { metricName: `${name}_sum`, labels: { stage }, value: h.sum }, { metricName: `${name}_count`, labels: { stage }, value: h.count }];
-  };
-  // prom-client takes any object with a name and a `get()`; its Histogram cannot be set from counts.
-  registry.registerMetric({
-    name,
-    help,
-    type: 'histogram',
-    get: () =>
-      Promise.resolve({
-        name,
-        help,
-        type: 'histogram',
-        aggregator: 'sum',
-        values: Object.entries(consumer.delays()).flatMap(([stage, h]) => series(stage, h)),
-      }),
-  } as unknown as Parameters<Registry['registerMetric']>[0]);
 }

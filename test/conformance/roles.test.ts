@@ -92,6 +92,8 @@ describe.each(TEST_BROKERS)('api and consumer processes on $name', (kind) => {
         const metrics = await metricsOf(api);
         expect(metrics).toMatch(/^rcs_websocket_connections 0$/m);
         expect(metrics).not.toMatch(/^rcs_(consumer_lag|consumer_joined|records_total|records_consumed_total)\b/m);
+        // The requests consumer's series are the replicated mode's alone.
+        expect(metrics).not.toMatch(/^rcs_request_/m);
       }
       // Started while no consumer runs: an API process alone accepts work (its consumer never joins).
       const id = await startTest(api1);
@@ -109,6 +111,7 @@ describe.each(TEST_BROKERS)('api and consumer processes on $name', (kind) => {
       const metrics = await metricsOf(consumer);
       expect(metrics).toMatch(/^rcs_consumer_joined 1$/m);
       expect(metrics).not.toMatch(/^rcs_(websocket_connections|subscriptions)\b/m);
+      expect(metrics).not.toMatch(/^rcs_request_/m);
 
       expect((await postGraphQL(consumer.url, '{ __typename }')).status).toBe(404);
       expect((await fetch(`${consumer.url}/graphql?query=%7B__typename%7D`)).status).toBe(404);

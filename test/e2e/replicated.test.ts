@@ -15,6 +15,7 @@ const topics = uniqueTopics('replicated');
 let cluster: MockCluster;
 let producer: TestProducer;
 const running: TestService[] = [];
+const metricsOf = async (svc: TestService) => (await fetch(`${svc.url}/metrics`)).text();
 
 const replica = async (instance: string) => {
   const svc = await startTestService({
@@ -75,6 +76,19 @@ describe('replicated memory mode', () => {
 
     // Owned on both: B learned each test's owner from the start request A produced.
     for (const svc of [a, b]) expect((await authedFetch(`${svc.url}/tests/${ids[0]}`)).status).toBe(200);
+
+    // The requests consumer's own series: a replica whose requests consumer stopped reading learns no
+    // test started elsewhere, while it still answers reads, so operators watch these.
+    for (const svc of [a, b]) {
+      const metrics = await metricsOf(svc);
+      expect(metrics).toMatch(/^rcs_request_records_total\{outcome="start_request"\} 3$/m);
+      expect(metrics).toMatch(/^rcs_request_records_total\{outcome="malformed"\} 0$/m);
+      expect(metrics).toMatch(/^rcs_request_consumer_state\{state="joined"\} 1$/m);
+      expect(metrics).toMatch(/^rcs_request_consumer_state\{state="stalled"\} 0$/m);
+      expect(metrics).toMatch(/^rcs_request_consumer_state_changes_total\{state="joined"\} [1-9]/m);
+      expect(metrics).toMatch(/^rcs_request_consumer_state_changes_total\{state="stalled"\} 0$/m);
+      expect(metrics).toMatch(/^rcs_request_consumer_seconds_since_fetch \d/m);
+    }
 
     await b.stop();
     const again = await replica('b');
@@ -171,6 +185,12 @@ describe('replicated memory mode', () => {
       expect(await listed(again, bob)).toBeUndefined();
       expect((await again.log.get(early))?.owner).toBe('alice');
       expect(again.service.broker.requests?.stats.malformed).toBe(0);
+
+      // A record of the requests topic that is not a start request is counted as such (the last
+      // step: every replica of this file reads the topic from its start).
+      await producer.send(topics.requests, [{ key: 'bad', value: 'not a start request' }]);
+      const malformed = /^rcs_request_records_total\{outcome="malformed"\} 1$/m;
+      await eventually(async () => malformed.test(await metricsOf(again)), 20_000, 'the malformed request counted');
     },
   );
 });
