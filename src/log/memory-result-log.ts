@@ -50,7 +50,12 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     ttlMs,
     maxTests: options.maxTests,
     maxBytes: options.maxBytes ?? Infinity,
-    gone: (id, reason) => listeners.gone(id, testExpired(id, reason)),
+    gone: (id, reason) => {
+      listeners.gone(id, testExpired(id, reason));
+      // No change announces a test that leaves (its subscribers are ended instead), but the response
+      // cache must not answer it from before: an evicted or removed test reads as unknown.
+      changes.touched(id);
+    },
   });
   const { entries, live } = table;
   const sweeper = setInterval(table.sweep, options.sweepIntervalMs ?? expiryCheckInterval(options.ttlSeconds));

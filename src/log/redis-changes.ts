@@ -23,6 +23,8 @@ export interface RedisChanges {
   open(options: ChangeOptions): Promise<AsyncIterableIterator<TestChangeEvent>>;
   /** A watcher of the service's own (change-feed.ts); resolves with its stop once the channels are subscribed. */
   watch(listener: (correlationId: string) => void): Promise<() => void>;
+  /** Tells this process's watchers alone that `correlationId` changed (a test removed here, which no notice announces). */
+  touched(correlationId: string): void;
   /** Subscribers and watchers open in this process. */
   count(): number;
   /** Subscribers open in this process (clients'; watchers left out). */
@@ -85,6 +87,7 @@ export function createRedisChanges(options: {
   return {
     open: (changeOptions) => joined(() => feed.open(changeOptions)),
     watch: (listener) => joined(() => feed.watch(listener)),
+    touched: (correlationId) => feed.touched(correlationId),
     count: () => feed.count(),
     clients: () => feed.clients(),
     delivery: () => delivery,

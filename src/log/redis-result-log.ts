@@ -224,8 +224,8 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
     remove: (correlationId) =>
       onceReady(async () => {
         const k = keysOf(correlationId);
-        // `:keys`: where earlier versions kept the deduplication keys, gone within a TTL of an upgrade.
-        return (await redis.del(k.meta, k.msgs, k.keys)) > 0;
+        // `:keys`: earlier versions' deduplication keys (gone within a TTL of an upgrade). This process's response cache forgets the test.
+        return (await redis.del(k.meta, k.msgs, k.keys).finally(() => changes.touched(correlationId))) > 0;
       }),
 
     // Never waits for a reconnecting connection (redis-health.ts: every connection ready, every

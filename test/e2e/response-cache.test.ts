@@ -29,6 +29,8 @@ const states: ConfiguredResultLog[] = [];
 const tokens = { alice: '', bob: '', admin: '' };
 let memory: TestService;
 let small: TestService;
+/** A memory store of two tests at most. */
+let bounded: TestService;
 let gated: TestService;
 let brief: TestService;
 /** What `gated`'s log says of its change feed. */
@@ -56,6 +58,7 @@ beforeAll(async () => {
     brokers: cluster.bootstrapServers,
     env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-small`, GRAPHQL_RESPONSE_CACHE_MAX_ENTRIES: '2' },
   });
+  bounded = await startTestService({ brokers: cluster.bootstrapServers, env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-bounded`, STORE_MAX_TESTS: '2' } });
   gated = await startTestService({
     brokers: cluster.bootstrapServers,
     env: { ...kafka, KAFKA_GROUP_ID: `${topics.group}-gated` },
@@ -87,7 +90,7 @@ beforeAll(async () => {
     env: { ...kafka, STATE_STORE: 'redis', REDIS_KEY_PREFIX: redisPrefix, KAFKA_GROUP_ID: `${topics.group}-redis-c` },
     log: cLog,
   });
-  services.push(memory, small, gated, brief, a, b, c);
+  services.push(memory, small, bounded, gated, brief, a, b, c);
 }, 60_000);
 
 afterAll(async () => {
@@ -240,6 +243,36 @@ describe('response cache, memory', () => {
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[2] }))).toBe(true);
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[1] }))).toBe(true);
     expect(hit(await post(small, tokens.alice, TEST, { id: ids[0] }))).toBe(false);
+  });
+});
+
+describe('response cache, tests that leave the store', () => {
+  /** Reads `id` on `svc` until it is kept, then answers what a read gets once `leave` has run. */
+  async function readAfter(svc: TestService, id: string, leave: () => Promise<unknown>): Promise<Raw> {
+    await post(svc, tokens.alice, TEST, { id });
+    expect(hit(await post(svc, tokens.alice, TEST, { id }))).toBe(true);
+    await leave();
+    return post(svc, tokens.alice, TEST, { id });
+  }
+
+  it("drops an entry when a test it read is evicted past the memory store's bounds", async () => {
+    const id = await started(bounded.log, 'alice', 1, true);
+    const after = await readAfter(bounded, id, async () => {
+      // The store holds two tests: two more evict the first, which no change announces.
+      for (let i = 0; i < 2; i++) await started(bounded.log, 'alice', 1, true);
+      expect(await bounded.log.get(id)).toBeNull();
+    });
+    expect(hit(after)).toBe(false);
+    expect(count(after)).toBeNull();
+  });
+
+  it('drops an entry when a test it read is removed (a start whose request could not be sent), in memory and on Redis', async () => {
+    for (const svc of [memory, a]) {
+      const id = await started(svc.log, 'alice', 1, true);
+      const after = await readAfter(svc, id, async () => expect(await svc.log.remove(id)).toBe(true));
+      expect(hit(after)).toBe(false);
+      expect(count(after)).toBeNull();
+    }
   });
 });
 

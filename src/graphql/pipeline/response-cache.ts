@@ -16,7 +16,9 @@
  * computed while one of its tests changed is not kept (each test's last change is stamped on a
  * clock). While notices may be missed (Redis reconnecting) nothing is served or
  * kept, and everything is forgotten once they arrive again. No entry outlives the expiry of a
- * test it read (the log's TTL after the test's last change), which no change announces.
+ * test it read (the log's TTL after the test's last change), which no change announces; a test that
+ * leaves the store otherwise (evicted past the memory store's bounds, removed) is told to the
+ * watchers as a change of it.
  *
  * Only answers that Apollo Server would send the same to another caller of the same visibility are
  * kept: a POST with a JSON body (so CSRF prevention passed), a query, a result with data and no
