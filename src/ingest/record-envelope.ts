@@ -1,6 +1,6 @@
 /**
  * What every record of the service's topics shares: a JSON object as its value and a correlation
- * id, from the `correlation_id` header or else the value's `correlationId` field. Read once here
+ * id, from the `correlation_id` header or else the value's `correlationId` (or `correlation_id`) field. Read once here
  * for the result and the request decoders alike. Pure: no I/O.
  */
 import { canonicalCorrelationId } from '../domain/correlation-id.js';
@@ -52,20 +52,36 @@ export function readRecordObject(record: BrokerRecord, maxBytes = Infinity): Rec
   return body as Record<string, unknown>;
 }
 
-/** The correlation id of `record`, whose value is `value`, in its one spelling; or why it has none. */
+/**
+ * The correlation id of `record`, whose value is `value`, in its one spelling; or why it has none.
+ * The value may name it `correlationId`, as the service's own records do, or `correlation_id`, as
+ * the specification names the message's field (and the header): a producer written from either
+ * is read, and two that disagree are refused, as a header and a field that disagree are.
+ */
 export function readCorrelationId(record: BrokerRecord, value: Record<string, unknown>): string | RecordFault {
   const header = record.headers[CORRELATION_HEADER];
-  const field = value.correlationId;
-  if (field !== undefined && typeof field !== 'string') return fail('correlationId is not a string');
+  const field = readIdField(value);
+  if (field !== undefined && typeof field !== 'string') return field;
   // Each spelled once: the header's, when there is one, is the id's.
   const canonical = header === undefined ? undefined : canonicalCorrelationId(header);
   if (canonical !== undefined && field !== undefined && canonical !== canonicalCorrelationId(field))
-    return fail('header correlation_id and field correlationId differ');
+    return fail(`header correlation_id and field ${value.correlationId === undefined ? CORRELATION_HEADER : 'correlationId'} differ`);
   const correlationId = header ?? field;
-  if (correlationId === undefined || correlationId === '') return fail('no correlation id (header correlation_id or field correlationId)');
+  if (correlationId === undefined || correlationId === '') return fail('no correlation id (header correlation_id, or field correlationId or correlation_id)');
   if (correlationId.length > MAX_ID_LENGTH) return fail(`correlation id longer than ${MAX_ID_LENGTH} characters`);
   // One spelling per id: an upper-cased UUID reaches the test its lower-case spelling names.
   return canonical ?? canonicalCorrelationId(correlationId);
+}
+
+/** The value's correlation id field, none, or why it cannot be one (no object per record: every record is read here). */
+function readIdField(value: Record<string, unknown>): string | RecordFault | undefined {
+  const camel = value.correlationId;
+  const snake = value[CORRELATION_HEADER];
+  if (camel !== undefined && typeof camel !== 'string') return fail('correlationId is not a string');
+  if (snake !== undefined && typeof snake !== 'string') return fail('correlation_id is not a string');
+  if (camel !== undefined && snake !== undefined && canonicalCorrelationId(camel) !== canonicalCorrelationId(snake))
+    return fail('fields correlationId and correlation_id differ');
+  return camel ?? snake;
 }
 
 function fail(reason: string): RecordFault {

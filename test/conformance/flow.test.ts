@@ -166,6 +166,17 @@ describe.each(TEST_BROKERS)('end to end on $name', (kind) => {
     expect(sub.results[0]?.errors?.[0]).toMatchObject({ message: 'No test has the correlation id "does-not-exist".', extensions: { code: 'NOT_FOUND' } });
   });
 
+  it('stores a result record shaped as the specification names its field (correlation_id in the value, no header)', async () => {
+    const id = `spec-shaped-${kind.name}`;
+    await svc.log.create({ correlationId: id, input: null, owner: 'tester' });
+    await producer.send(topics.results, [{ key: id, value: { correlation_id: id, sequence: 1, status: 'completed', payload: { verdict: 'pass' } } }]);
+    const read = async () =>
+      (await (await authedFetch(`${svc.url}/tests/${id}`)).json()) as { status: string; messages: Array<{ sequence: number; payload: unknown }> };
+    await eventually(async () => (await read()).status === 'COMPLETED', 20_000, 'the spec-shaped record stored');
+    expect((await read()).messages.map((m) => [m.sequence, m.payload])).toEqual([[1, { verdict: 'pass' }]]);
+    expect(svc.service.broker.consumer.stats.malformed).toBe(0);
+  });
+
   it('answers an unknown id with null over GraphQL and a 404 problem document over REST', async () => {
     const read = await postGraphQL(svc.url, READ, { id: 'nope' });
     expect(read.body).toEqual({ data: { test: null } });

@@ -35,7 +35,7 @@ describe('decodeRequest', () => {
     ['[1]', {}, 'value is not a JSON object'],
     [{ correlationId: 5, requestedAt }, {}, 'correlationId is not a string'],
     [{ correlationId: 'a', requestedAt }, { correlation_id: 'b' }, 'header correlation_id and field correlationId differ'],
-    [{ requestedAt }, {}, 'no correlation id (header correlation_id or field correlationId)'],
+    [{ requestedAt }, {}, 'no correlation id (header correlation_id, or field correlationId or correlation_id)'],
     [{ correlationId: 'x'.repeat(257), requestedAt }, {}, 'correlation id longer than 256 characters'],
     [{ correlationId: 'c1' }, {}, 'requestedAt is not an ISO 8601 time'],
     [{ correlationId: 'c1', requestedAt: 'yesterday' }, {}, 'requestedAt is not an ISO 8601 time'],

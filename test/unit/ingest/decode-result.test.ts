@@ -45,6 +45,15 @@ describe('decodeResult', () => {
     expect(result.ok && result.message.payload).toBeNull();
   });
 
+  it('reads the correlation id from the field the specification names, correlation_id, as from correlationId', () => {
+    const snake = decodeResult(record({ correlation_id: 'Spec-Named', sequence: 1 }));
+    expect(snake.ok && snake.message.correlationId).toBe('Spec-Named');
+    const both = decodeResult(record({ correlationId: 'same', correlation_id: 'same', sequence: 1 }));
+    expect(both.ok && both.message.correlationId).toBe('same');
+    const withHeader = decodeResult(record({ correlation_id: 'h' }, { correlation_id: 'h' }));
+    expect(withHeader.ok && withHeader.message.correlationId).toBe('h');
+  });
+
   it('chooses the dedupe key: messageId, else sequence, else coordinates', () => {
     const a = decodeResult(record({ correlationId: 'c', messageId: 'x', sequence: 1 }));
     const b = decodeResult(record({ correlationId: 'c', sequence: 1 }));
@@ -83,6 +92,14 @@ describe('decodeResult', () => {
     ['an empty correlation id', { correlationId: '' }, {}, 'no correlation id'],
     ['a numeric correlation id', { correlationId: 7 }, {}, 'correlationId is not a string'],
     ['header and field disagreeing', { correlationId: 'a' }, { correlation_id: 'b' }, 'differ'],
+    [
+      "header and the specification's field disagreeing",
+      { correlation_id: 'a' },
+      { correlation_id: 'b' },
+      'header correlation_id and field correlation_id differ',
+    ],
+    ['the two fields disagreeing', { correlationId: 'a', correlation_id: 'b' }, {}, 'fields correlationId and correlation_id differ'],
+    ['a numeric correlation_id', { correlation_id: 7 }, {}, 'correlation_id is not a string'],
     ['a fractional sequence', { correlationId: 'c', sequence: 1.5 }, {}, 'sequence'],
     ['a negative sequence', { correlationId: 'c', sequence: -1 }, {}, 'sequence'],
     ['a string sequence', { correlationId: 'c', sequence: '1' }, {}, 'sequence'],
