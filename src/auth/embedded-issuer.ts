@@ -18,7 +18,7 @@
  * invalidates refresh tokens (access tokens stay valid until they expire when the signing key is
  * configured).
  */
-import { Router, type Request, type Response } from 'express';
+import { Router, urlencoded, type Request, type Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { AdapterFactory, ClientMetadata, Configuration, KoaContextWithOIDC } from 'oidc-provider';
@@ -180,7 +180,10 @@ export async function createEmbeddedAuth(config: Config, logger: Logger, options
 
   addInteractionRoutes(router, { provider, usersByName, log, noStore });
 
-  router.get('/userinfo', userinfoHandler({ verifyAccessToken, usersBySub }));
+  const userinfo = userinfoHandler({ verifyAccessToken, usersBySub });
+  router.get('/userinfo', userinfo);
+  // OIDC Core 5.3.1: GET or POST; a POST's token may be a form parameter (userinfo.ts).
+  router.post('/userinfo', urlencoded({ extended: false, limit: '8kb' }), userinfo);
 
   // Only these paths reach oidc-provider (app.all keeps the full path, unlike app.use('/oauth')).
   const callback = provider.callback();

@@ -1,10 +1,13 @@
 /**
  * The issuer's `/userinfo` endpoint (OIDC Core 5.3), answered with the same verifier as the API:
- * oidc-provider's own refuses the JWT access tokens issued for this API. Failures are answered as
- * OIDC Core 5.3.3 asks, the RFC 6750 way: a `WWW-Authenticate` challenge and an OAuth error body.
+ * oidc-provider's own refuses the JWT access tokens issued for this API. A client may ask with GET
+ * or POST (5.3.1), and on a POST send the token in a form body's `access_token` instead of the
+ * `Authorization` header (RFC 6750 section 2.2; both at once are refused, as section 2 asks).
+ * Failures are answered as OIDC Core 5.3.3 asks, the RFC 6750 way: a `WWW-Authenticate` challenge
+ * and an OAuth error body.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { isServiceError, type ServiceError } from '../base/errors.js';
+import { isServiceError, ServiceError } from '../base/errors.js';
 import type { VerifyAccessToken } from './principal.js';
 import { bearerChallenge, InvalidTokenError } from './auth-error.js';
 import { bearerToken } from './bearer.js';
@@ -15,6 +18,7 @@ const OAUTH_ERRORS: Partial<Record<ServiceError['code'], string>> = {
   UNAUTHENTICATED: 'invalid_token',
   FORBIDDEN: 'insufficient_scope',
   AUTH_UNAVAILABLE: 'temporarily_unavailable',
+  BAD_REQUEST: 'invalid_request',
 };
 
 /** The `/userinfo` handler over the configured users. */
@@ -22,7 +26,7 @@ export function userinfoHandler(options: { verifyAccessToken: VerifyAccessToken;
   return async (req: Request, res: Response) => {
     res.setHeader('Cache-Control', 'no-store');
     try {
-      const principal = await options.verifyAccessToken(bearerToken(req.headers.authorization));
+      const principal = await options.verifyAccessToken(presentedToken(req));
       const user = options.usersBySub.get(principal.subject);
       // Answered below like any refused token (one challenge, one body).
       if (user === undefined) throw new InvalidTokenError('the token does not belong to a user');
@@ -34,4 +38,15 @@ export function userinfoHandler(options: { verifyAccessToken: VerifyAccessToken;
       res.status(error.httpStatus).json({ error: OAUTH_ERRORS[error.code] ?? 'server_error', error_description: error.message, code: error.code });
     }
   };
+}
+
+/** The token of a request: its `Authorization` header's, or a form-encoded POST body's `access_token`. */
+function presentedToken(req: Request): string {
+  const body: unknown = req.body;
+  const form = req.method === 'POST' && typeof body === 'object' && body !== null && 'access_token' in body ? body.access_token : undefined;
+  if (form === undefined) return bearerToken(req.headers.authorization);
+  if (req.headers.authorization !== undefined)
+    throw new ServiceError('BAD_REQUEST', 'Send the access token once: in the Authorization header or as access_token, not both.');
+  if (typeof form !== 'string' || form === '') throw new InvalidTokenError('the access_token parameter holds no token');
+  return form;
 }

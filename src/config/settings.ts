@@ -274,7 +274,12 @@ export const SETTINGS = {
       "Stable name of this replica; required with `STATE_STORE=replicated`, where it names the replica's consumer groups (`KAFKA_GROUP_ID.INSTANCE_ID` for results, `KAFKA_GROUP_ID.INSTANCE_ID.requests` for requests).",
   },
   STORE_TTL_SECONDS: { section: 'state', type: 'integer', defaultNote: '`86400` (1 day)', description: 'A test with no new result for this long is dropped.' },
-  STORE_MAX_TESTS: { section: 'state', type: 'integer', default: 10000, description: 'Past this many tests, the least recently updated are evicted.' },
+  STORE_MAX_TESTS: {
+    section: 'state',
+    type: 'integer',
+    default: 10000,
+    description: 'Past this many tests held in this process, the least recently updated are evicted (`STATE_STORE=memory` or `replicated`; Redis ignores it).',
+  },
   TEST_INPUT_MAX_BYTES: {
     section: 'state',
     type: 'integer',
@@ -447,7 +452,7 @@ export const SETTINGS = {
     description:
       'Where the embedded issuer keeps sign-in sessions, grants, codes and refresh tokens: `memory` (this process: lost at restart, and a sign-in begun on one replica cannot end on another) or `redis` (shared by every replica, kept across restarts; on `REDIS_URL`).',
   },
-  OIDC_ACCESS_TOKEN_TTL_SECONDS: { section: 'issuer', type: 'integer', default: 600, description: 'Access token lifetime.' },
+  OIDC_ACCESS_TOKEN_TTL_SECONDS: { section: 'issuer', type: 'integer', default: 600, description: 'Access token lifetime, from 10 to 7200 (two hours).' },
   OIDC_REFRESH_TOKEN_TTL_SECONDS: {
     section: 'issuer',
     type: 'integer',

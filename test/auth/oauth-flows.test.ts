@@ -236,7 +236,23 @@ describe('authorization code with PKCE', () => {
     const idToken = tokens.id_token as string;
     expect(decodeJwt(idToken)).toMatchObject({ sub: ALICE.sub, aud: 'web', iss: issuer });
 
-    expect(await client.fetchUserInfo(config, tokens.access_token, ALICE.sub)).toEqual({ sub: ALICE.sub, name: ALICE.name, email: ALICE.email });
+    const alice = { sub: ALICE.sub, name: ALICE.name, email: ALICE.email };
+    expect(await client.fetchUserInfo(config, tokens.access_token, ALICE.sub)).toEqual(alice);
+    // OIDC Core 5.3.1: GET or POST, the token in the header or, on a POST, as a form parameter (RFC 6750 section 2.2).
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const bearer = { authorization: `Bearer ${tokens.access_token}` };
+    const posted = await fetch(`${issuer}/userinfo`, { method: 'POST', headers: bearer });
+    expect([posted.status, posted.headers.get('cache-control'), await posted.json()]).toEqual([200, 'no-store', alice]);
+    const inForm = await fetch(`${issuer}/userinfo`, { method: 'POST', headers: form, body: new URLSearchParams({ access_token: tokens.access_token }) });
+    expect([inForm.status, await inForm.json()]).toEqual([200, alice]);
+    const twice = await fetch(`${issuer}/userinfo`, {
+      method: 'POST',
+      headers: { ...form, ...bearer },
+      body: new URLSearchParams({ access_token: tokens.access_token }),
+    });
+    expect([twice.status, await twice.json()]).toEqual([400, expect.objectContaining({ error: 'invalid_request', code: 'BAD_REQUEST' })]);
+    const none = await fetch(`${issuer}/userinfo`, { method: 'POST' });
+    expect([none.status, none.headers.get('www-authenticate')]).toEqual([401, expect.stringMatching(/^Bearer error="invalid_token"/)]);
     expect((await postGraphQL(svc.url, START, undefined, { token: tokens.access_token })).status).toBe(200);
 
     const refused = await postGraphQL(svc.url, '{ __typename }', undefined, { token: idToken });
