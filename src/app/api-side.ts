@@ -57,7 +57,7 @@ export async function createApiSide(options: ServiceOptions, broker: BrokerSide,
 
   const schema = createSchema({ federation: config.graphql.federation });
   const responseCache = createResponseCache({ log, access, ...config.graphql.responseCache, ttlSeconds: config.resultLog.ttlSeconds, logger });
-  // One pipeline for the three transports: Apollo Server over HTTP, graphql-ws and graphql-sse.
+  // One pipeline for the four transports: Apollo Server over HTTP, graphql-ws, graphql-sse and multipart.
   const pipeline = createOperationPipeline({
     schema,
     deps,

@@ -197,7 +197,7 @@ export function createRedisResultLog(options: RedisResultLogOptions): ResultLog 
 
     messages: page,
 
-    // The consumer's writes wait too: its own retries back off to 5 s apart (kafka-batch-processor.ts),
+    // The consumer's writes wait too: its own retries back off to 5 s apart (partition-lane.ts),
     // so a write that waits for the connection's return stores the chunk seconds sooner; a second
     // more before it hears of a revocation is nothing beside a session timeout.
     append: (batch) => onceWritable(() => append(batch)),

@@ -9,7 +9,7 @@
  * (with the plugins' execute hooks), as on every transport; Apollo then formats the errors with
  * the lifecycle's `formatError`, sets the status by its rules and sends the body.
  *
- * The executor is Apollo's gateway seam (`gateway.load` answers it): the one place Apollo Server 4
+ * The executor is Apollo's gateway seam (`gateway.load` answers it): the one place Apollo Server
  * takes an executor of the host's. The "gateway" here serves the service's own schema, once, and
  * never changes it.
  *

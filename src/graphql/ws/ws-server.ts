@@ -17,9 +17,10 @@
  * - An operation that fails (unexpectedly while it is prepared, or its stream, at once or later)
  *   ends alone with an `error` message; no hook rejects, since graphql-ws would then close the
  *   socket (4500) and every other operation on it.
- * - Backpressure has one point, the socket's `send` (`ws-transport.ts`): past `maxBufferedBytes`
- *   waiting for a client, its operations wait for it, and a subscription that falls further behind
- *   than its stream's queue limit ends with SUBSCRIBER_TOO_SLOW.
+ * - Backpressure is the socket's buffered bytes: past `maxBufferedBytes` waiting for a client, a
+ *   subscription's pushes (`ws-push-sink.ts`) stop and its follower pauses, to catch up from the
+ *   store once the socket drains; graphql-ws waits until each of its own frames is written
+ *   (`ws-transport.ts`'s `send`); a socket that stays over the mark (`watchDrain`) is closed with SUBSCRIBER_TOO_SLOW.
  */
 import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Context, SubscribePayload } from 'graphql-ws';
