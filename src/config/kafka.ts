@@ -56,6 +56,8 @@ export interface KafkaConfig {
   readonly recordBounds: KafkaRecordBounds;
   /** False in replicated mode: the group never commits, so every start reads from the earliest record. */
   readonly commitOffsets: boolean;
+  /** True in the memory mode: the state is this process's own, so it should be its group's only member (warned otherwise). */
+  readonly soleMember: boolean;
   /**
    * Replicated mode only: the group of this replica's own in which it reads the requests topic
    * (`KAFKA_GROUP_ID.INSTANCE_ID.requests`), to learn the owner, input and start time of every
@@ -107,6 +109,7 @@ export function readKafka(read: Reader, stateKind: 'memory' | 'redis' | 'replica
       maxKeyBytes: read.int('KAFKA_RECORD_MAX_KEY_BYTES', 4 * 1024, { min: 256, max: 1024 * 1024 }),
     },
     commitOffsets: stateKind !== 'replicated',
+    soleMember: stateKind === 'memory',
     // A group apart from the results one: kafkajs assigns a group's topics as if every member
     // subscribed to all of them.
     requestsGroupId: stateKind === 'replicated' ? `${groupId}.requests` : null,

@@ -29,6 +29,7 @@ export function createKafkaBrokerSide(options: { config: KafkaConfig; logger: Lo
     heartbeatIntervalMs: options.config.heartbeatIntervalMs,
     rebalanceTimeoutMs: options.config.rebalanceTimeoutMs,
     commitOffsets: options.config.commitOffsets,
+    soleMember: options.config.soleMember,
     commitIntervalMs: options.config.commitIntervalMs,
     maxRecordBytes: options.config.maxResultBytes,
     ...(options.config.jsonShape === undefined ? {} : { jsonShape: options.config.jsonShape }),

@@ -22,6 +22,7 @@ import { createIngestDelays } from './ingest-delays.js';
 import { createBatchProcessor, type BatchProcessor } from './kafka-batch-processor.js';
 import { createConsumerLoop, type ConsumerLoopHooks } from './kafka-consumer-loop.js';
 import { createOffsetCommits, type OffsetCommits } from './kafka-offset-commits.js';
+import { warnIfGroupShared } from './shared-group-warning.js';
 
 const PARTITIONS_AT_ONCE = 4;
 
@@ -52,6 +53,8 @@ export interface KafkaResultConsumerOptions {
   readonly onEvents: ResultEventHandler;
   /** False to never commit offsets (replicated mode re-reads the topic at every start). Default true. */
   readonly commitOffsets?: boolean;
+  /** True when this process's state is its own (the memory mode): a group it shares is warned of at each join (shared-group-warning.ts). */
+  readonly soleMember?: boolean;
   /** How often processed offsets are committed (0: after every batch), and at rebalance and stop. Default 5000. */
   readonly commitIntervalMs?: number;
   /** Where malformed records go; without it they are only logged and counted. */
@@ -176,6 +179,8 @@ function hooks(parts: Parts, machine: { recovered(): void }): ConsumerLoopHooks 
       for (const p of batches.positions.keys()) if (!parts.assigned.includes(p)) batches.positions.delete(p);
       if (codecFaults.assigned(parts.assigned)) log.info('the partition that could not be decompressed moved to another member');
       log.info({ memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
+      if (options.soleMember === true)
+        void warnIfGroupShared({ kafka: options.kafka, groupId: options.groupId, topic: options.topic, assigned: parts.assigned, log });
     },
     rebalancing: (c) => {
       batches.lag.clear();
