@@ -33,7 +33,8 @@ export function userinfoHandler(options: { verifyAccessToken: VerifyAccessToken;
       res.json({ sub: user.sub, ...(user.name ? { name: user.name } : {}), ...(user.email ? { email: user.email } : {}) });
     } catch (error) {
       if (!isServiceError(error)) throw error;
-      const challenge = bearerChallenge(error);
+      // RFC 6750 section 3: a request that is not one is answered with the challenge's invalid_request.
+      const challenge = error.code === 'BAD_REQUEST' ? `Bearer error="invalid_request", error_description="${error.message}"` : bearerChallenge(error);
       if (challenge !== undefined) res.setHeader('WWW-Authenticate', challenge);
       res.status(error.httpStatus).json({ error: OAUTH_ERRORS[error.code] ?? 'server_error', error_description: error.message, code: error.code });
     }
@@ -47,6 +48,7 @@ function presentedToken(req: Request): string {
   if (form === undefined) return bearerToken(req.headers.authorization);
   if (req.headers.authorization !== undefined)
     throw new ServiceError('BAD_REQUEST', 'Send the access token once: in the Authorization header or as access_token, not both.');
+  if (Array.isArray(form)) throw new ServiceError('BAD_REQUEST', 'Send the access token once: access_token is given more than once.');
   if (typeof form !== 'string' || form === '') throw new InvalidTokenError('the access_token parameter holds no token');
   return form;
 }

@@ -76,7 +76,8 @@ export function readCorrelationId(record: BrokerRecord, value: Record<string, un
 /** The value's correlation id field, none, or why it cannot be one (no object per record: every record is read here). */
 function readIdField(value: Record<string, unknown>): string | RecordFault | undefined {
   const camel = value.correlationId;
-  const snake = value[CORRELATION_HEADER];
+  // Null is no value, as for the other fields of a result: a record that carried one was stored before the field was read.
+  const snake = value[CORRELATION_HEADER] ?? undefined;
   if (camel !== undefined && typeof camel !== 'string') return fail('correlationId is not a string');
   if (snake !== undefined && typeof snake !== 'string') return fail('correlation_id is not a string');
   if (camel !== undefined && snake !== undefined && canonicalCorrelationId(camel) !== canonicalCorrelationId(snake))

@@ -51,10 +51,11 @@ export function createMemoryResultLog(options: MemoryResultLogOptions): ResultLo
     maxTests: options.maxTests,
     maxBytes: options.maxBytes ?? Infinity,
     gone: (id, reason) => {
-      listeners.gone(id, testExpired(id, reason));
       // No change announces a test that leaves (its subscribers are ended instead), but the response
-      // cache must not answer it from before: an evicted or removed test reads as unknown.
+      // cache must not answer it from before: an evicted or removed test reads as unknown. Watchers
+      // first, as a change tells them first.
       changes.touched(id);
+      listeners.gone(id, testExpired(id, reason));
     },
   });
   const { entries, live } = table;

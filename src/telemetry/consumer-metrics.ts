@@ -68,7 +68,7 @@ export function registerRequestConsumerMetrics(registry: Registry, requests: Req
   registerStateMetrics(registry, names, 'The requests consumer', requests);
   new Counter({
     name: 'rcs_request_records_total',
-    help: 'Records read from the requests topic, by outcome: start_request (a start request, handed to the state to record) or malformed (not a start request: logged and skipped).',
+    help: 'Records read from the requests topic (each read counts: a new consumer reads the topic again from its start), by outcome: start_request (a start request, handed to the state, which skips one past the input limits) or malformed (not a start request: logged and skipped).',
     labelNames: ['outcome'],
     registers: [registry],
     collect() {

@@ -250,7 +250,13 @@ describe('authorization code with PKCE', () => {
       headers: { ...form, ...bearer },
       body: new URLSearchParams({ access_token: tokens.access_token }),
     });
-    expect([twice.status, await twice.json()]).toEqual([400, expect.objectContaining({ error: 'invalid_request', code: 'BAD_REQUEST' })]);
+    expect([twice.status, twice.headers.get('www-authenticate'), await twice.json()]).toEqual([
+      400,
+      expect.stringMatching(/^Bearer error="invalid_request"/),
+      expect.objectContaining({ error: 'invalid_request', code: 'BAD_REQUEST' }),
+    ]);
+    const repeated = await fetch(`${issuer}/userinfo`, { method: 'POST', headers: form, body: `access_token=${tokens.access_token}&access_token=x` });
+    expect([repeated.status, (await repeated.json()).error]).toEqual([400, 'invalid_request']);
     const none = await fetch(`${issuer}/userinfo`, { method: 'POST' });
     expect([none.status, none.headers.get('www-authenticate')]).toEqual([401, expect.stringMatching(/^Bearer error="invalid_token"/)]);
     expect((await postGraphQL(svc.url, START, undefined, { token: tokens.access_token })).status).toBe(200);

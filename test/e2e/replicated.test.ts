@@ -80,8 +80,10 @@ describe('replicated memory mode', () => {
     // The requests consumer's own series: a replica whose requests consumer stopped reading learns no
     // test started elsewhere, while it still answers reads, so operators watch these.
     for (const svc of [a, b]) {
+      // Each replica reads the three start requests (a rejoin would read them again: at least three).
+      const read = async () => Number(/^rcs_request_records_total\{outcome="start_request"\} (\d+)$/m.exec(await metricsOf(svc))?.[1]);
+      await eventually(async () => (await read()) >= 3, 20_000, 'the three start requests read');
       const metrics = await metricsOf(svc);
-      expect(metrics).toMatch(/^rcs_request_records_total\{outcome="start_request"\} 3$/m);
       expect(metrics).toMatch(/^rcs_request_records_total\{outcome="malformed"\} 0$/m);
       expect(metrics).toMatch(/^rcs_request_consumer_state\{state="joined"\} 1$/m);
       expect(metrics).toMatch(/^rcs_request_consumer_state\{state="stalled"\} 0$/m);

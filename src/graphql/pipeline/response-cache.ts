@@ -18,7 +18,9 @@
  * kept, and everything is forgotten once they arrive again. No entry outlives the expiry of a
  * test it read (the log's TTL after the test's last change), which no change announces; a test that
  * leaves the store otherwise (evicted past the memory store's bounds, removed) is told to the
- * watchers as a change of it.
+ * watchers of its process as a change of it: on Redis a removal (a start whose request could not
+ * be sent, moments after its create) reaches no other replica's cache, which may answer the test
+ * from before until a later start of it changes it, or until its TTL.
  *
  * Only answers that Apollo Server would send the same to another caller of the same visibility are
  * kept: a POST with a JSON body (so CSRF prevention passed), a query, a result with data and no

@@ -19,8 +19,8 @@
  *   socket (4500) and every other operation on it.
  * - Backpressure is the socket's buffered bytes: past `maxBufferedBytes` waiting for a client, a
  *   subscription's pushes (`ws-push-sink.ts`) stop and its follower pauses, to catch up from the
- *   store once the socket drains; graphql-ws waits until each of its own frames is written
- *   (`ws-transport.ts`'s `send`); a socket that stays over the mark (`watchDrain`) is closed with SUBSCRIBER_TOO_SLOW.
+ *   store once the socket drains; a frame of graphql-ws's own sent while the socket is over the
+ *   mark is waited on until written (`ws-transport.ts`'s `send`); a socket that stays over the mark (`watchDrain`) is closed with SUBSCRIBER_TOO_SLOW.
  */
 import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Context, SubscribePayload } from 'graphql-ws';

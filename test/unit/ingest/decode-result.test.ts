@@ -52,6 +52,9 @@ describe('decodeResult', () => {
     expect(both.ok && both.message.correlationId).toBe('same');
     const withHeader = decodeResult(record({ correlation_id: 'h' }, { correlation_id: 'h' }));
     expect(withHeader.ok && withHeader.message.correlationId).toBe('h');
+    // A null one is no value, as before the field was read.
+    const nullAlias = decodeResult(record({ correlationId: 'c', correlation_id: null }));
+    expect(nullAlias.ok && nullAlias.message.correlationId).toBe('c');
   });
 
   it('chooses the dedupe key: messageId, else sequence, else coordinates', () => {
