@@ -1,7 +1,7 @@
 /**
  * What every record of the service's topics shares: a JSON object as its value and a correlation
- * id, from the `correlation_id` header or else the value's `correlationId` (or `correlation_id`) field. Read once here
- * for the result and the request decoders alike. Pure: no I/O.
+ * id, from the `correlation_id` header or else the value's `correlationId` (or `correlation_id`)
+ * field. Read once here for the result and the request decoders alike. Pure: no I/O.
  */
 import { canonicalCorrelationId } from '../domain/correlation-id.js';
 import type { BrokerRecord } from './broker-record.js';

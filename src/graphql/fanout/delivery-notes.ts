@@ -1,7 +1,7 @@
 /**
  * What a subscriber is told about its delivery, in-band, in its pushes' `extensions.delivery`
- * (every subscription transport; docs/delivery.md), and in the schema too, as the `delivery` field of the
- * pushed `TestMessage`, for clients behind a gateway that drops a response's extensions:
+ * (every subscription transport; docs/delivery.md), and in the schema too, as the `delivery` field
+ * of the pushed `TestMessage`, for clients behind a gateway that drops a response's extensions:
  *
  * - the first push of a subscription that asked for a delivery guarantee confirms what it got:
  *   `{ guarantee, store, durable }`;

@@ -1,9 +1,10 @@
 /**
  * The one GraphQL operation pipeline, composed once per process and handed to the four transports:
  * Apollo Server over HTTP (`../http/apollo-server.ts`), graphql-ws (`../ws/`), graphql-sse
- * (`../sse/`) and HTTP multipart subscriptions (`../multipart/`). It holds the operation lifecycle over its plugins (`operation-lifecycle.ts`,
- * `plugins/`), the context factory and the one shared subscription execution, so a WebSocket
- * subscriber and an SSE subscriber of the same operation share one execution per event.
+ * (`../sse/`) and HTTP multipart subscriptions (`../multipart/`). It holds the operation lifecycle
+ * over its plugins (`operation-lifecycle.ts`, `plugins/`), the context factory and the one shared
+ * subscription execution, so a WebSocket subscriber and an SSE subscriber of the same operation
+ * share one execution per event.
  */
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../auth/principal.js';

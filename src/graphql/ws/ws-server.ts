@@ -20,7 +20,8 @@
  * - Backpressure is the socket's buffered bytes: past `maxBufferedBytes` waiting for a client, a
  *   subscription's pushes (`ws-push-sink.ts`) stop and its follower pauses, to catch up from the
  *   store once the socket drains; a frame of graphql-ws's own sent while the socket is over the
- *   mark is waited on until written (`ws-transport.ts`'s `send`); a socket that stays over the mark (`watchDrain`) is closed with SUBSCRIBER_TOO_SLOW.
+ *   mark is waited on until written (`ws-transport.ts`'s `send`); a socket that stays over the
+ *   mark (`watchDrain`) is closed with SUBSCRIBER_TOO_SLOW.
  */
 import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Context, SubscribePayload } from 'graphql-ws';
