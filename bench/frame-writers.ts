@@ -1,19 +1,22 @@
 /**
  * What the WebSocket sink's hand-built frames are worth: `npx tsx bench/frame-writers.ts [sockets]
- * [rounds] [frames per socket per turn]`. The service writes each subscriber's `next` frame itself (`textFrame` in
- * src/graphql/ws/ws-push-sink.ts: one buffer holding the frame header, the subscription's prefix,
- * the shared result bytes and the closing brace, written to the connection through the write
- * coalescer) instead of through `ws`'s `send`. This measures the two writers side by side in one
- * process, on real WebSockets whose clients read in a child process:
+ * [rounds] [frames per socket per turn]`. The service writes each subscriber's `next` frame itself
+ * (src/graphql/ws/ws-push-sink.ts: the frame's prefix and payload held with the socket's other
+ * frames of the turn, src/graphql/ws/held-frames.ts, and framed into one buffer at the write
+ * coalescer's write) instead of through `ws`'s `send`. This measures three writers side by side in
+ * one process, on real WebSockets whose clients read in a child process:
  *
- * - **hand-built**: the service's own sink (`createWebSocketPushSink`) writing the shared result,
- *   its frame built by `textFrame` and written through the coalescer;
+ * - **held**: the service's own sink (`createWebSocketPushSink`), the socket's frames of the turn
+ *   written as one buffer;
+ * - **per frame**: each frame built in a buffer of its own (`writeTextFrame`) and written to the
+ *   corked connection through the coalescer, one stream write a frame, with the sink's checks (the
+ *   sink before the frames were held);
  * - **ws.send**: the same message made whole (`Buffer.concat` of prefix, bytes and brace: `send`
  *   takes one message) and sent with `ws`'s own writer, the connection held by the same coalescer
  *   (`hold`), as graphql-ws's own frames are.
  *
  * Each round writes `perTurn` frames to every socket in one turn and waits for the turn's write; rounds
- * of the two writers alternate, and the CPU time of this process (the writer and the kernel's send)
+ * of the writers rotate, and the CPU time of this process (the writer and the kernel's send)
  * is divided by the frames written. The clients check every frame's length and count them.
  */
 import { spawn } from 'node:child_process';
@@ -24,6 +27,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { PushSink } from '../src/graphql/fanout/push-sink.js';
 import { sharedResult } from '../src/graphql/fanout/shared-results.js';
 import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
+import { createHeldFrames, writeTextFrame } from '../src/graphql/ws/held-frames.js';
 import { createWebSocketPushSink } from '../src/graphql/ws/ws-push-sink.js';
 
 const sockets = Number(process.argv[2] ?? 1000);
@@ -56,6 +60,8 @@ interface Connection {
   readonly socket: WebSocket;
   readonly wire: Socket;
   readonly id: string;
+  /** The subscription's prefix, as the sink splices it in. */
+  readonly prefix: Buffer;
   readonly sink: PushSink;
 }
 
@@ -66,13 +72,25 @@ interface Writer {
 
 const coalescer = createWriteCoalescer({ maxDelayMs: 0 });
 const writers: Writer[] = [
-  { name: 'hand-built', write: (c) => c.sink.write(shared) },
+  { name: 'held', write: (c) => c.sink.write(shared) },
+  {
+    name: 'per frame',
+    write: (c) => {
+      // The sink's checks, as it made them: the socket open, its buffer under the mark.
+      if (c.socket.readyState !== c.socket.OPEN) return;
+      const length = c.prefix.length + bytes.length + 1;
+      const frame = Buffer.allocUnsafe(length + (length < 126 ? 2 : length < 65_536 ? 4 : 10));
+      writeTextFrame(frame, 0, c.prefix, bytes);
+      coalescer.write(c.wire, frame);
+      if (c.socket.bufferedAmount >= Infinity) throw new Error('over the mark');
+    },
+  },
   {
     name: 'ws.send',
     write: (c) => {
       coalescer.hold(c.wire);
       // The message the sink's frame holds, made whole for `send`.
-      c.socket.send(Buffer.concat([Buffer.from(`{"id":${JSON.stringify(c.id)},"type":"next","payload":`), bytes, SUFFIX]), { binary: false });
+      c.socket.send(Buffer.concat([c.prefix, bytes, SUFFIX]), { binary: false });
     },
   },
 ];
@@ -89,14 +107,13 @@ server.on('connection', (socket, request) => {
   // No mark is reached: each round waits for the clients to read what it wrote.
   const sink = createWebSocketPushSink({
     socket,
-    wire,
+    frames: createHeldFrames(socket, wire, coalescer),
     id,
-    coalescer,
     highWaterMark: Infinity,
     overMark: () => undefined,
     withClientErrors: (result) => result,
   });
-  connected.push({ socket, wire, id, sink });
+  connected.push({ socket, wire, id, prefix: Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`), sink });
 });
 const expected = Buffer.from(`{"id":"${'0'.repeat(width)}","type":"next","payload":`).length + bytes.length + 1;
 const client = spawn(process.execPath, ['--input-type=module', '-e', CLIENT, `ws://127.0.0.1:${port}`, String(sockets), String(expected)], {
@@ -114,7 +131,8 @@ for (let r = 0; r < 50; r++)
     await turn();
   }
 for (let r = 0; r < rounds; r++) {
-  for (const writer of r % 2 === 0 ? writers : [...writers].reverse()) {
+  // Each round in another order, so that no writer always follows the same one.
+  for (const writer of [...writers.slice(r % writers.length), ...writers.slice(0, r % writers.length)]) {
     const before = process.cpuUsage();
     for (let k = 0; k < perTurn; k++) for (const c of connected) writer.write(c);
     await turn();
@@ -138,7 +156,7 @@ console.log(
   `${sockets} sockets, ${rounds} rounds per writer of ${perTurn} frame(s) per socket, ${expected}-byte frames; the clients read ${counted.frames}/${total} frames, ${counted.bad} of a wrong length`,
 );
 for (const writer of writers) console.log(`${writer.name.padEnd(10)} ${perPush(writer.name).toFixed(2)} µs CPU per frame`);
-console.log(`hand-built / ws.send: ${(perPush('hand-built') / perPush('ws.send')).toFixed(2)}×`);
+console.log(`held / per frame: ${(perPush('held') / perPush('per frame')).toFixed(2)}×; held / ws.send: ${(perPush('held') / perPush('ws.send')).toFixed(2)}×`);
 client.kill();
 coalescer.dispose();
 server.close();

@@ -18,6 +18,7 @@ import type { WebSocket } from 'ws';
 import type { Socket } from 'node:net';
 import { decodeResultMessage } from '../src/ingest/decode-result.js';
 import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
+import { createHeldFrames } from '../src/graphql/ws/held-frames.js';
 import { createWebSocketPushSink } from '../src/graphql/ws/ws-push-sink.js';
 import { createTestPipeline } from '../test/support/pipeline.js';
 import { testPrincipal } from '../test/support/principal.js';
@@ -52,18 +53,21 @@ const socket = { readyState: 1, OPEN: 1, bufferedAmount: 0 } as unknown as WebSo
 const ids = Array.from({ length: tests }, (_, i) => `bench-${String(i).padStart(4, '0')}-0000-0000-000000000000`);
 const perWire = Math.max(1, Math.ceil((tests * perTest) / 2000));
 let current = wire();
+let frames = createHeldFrames(socket, current, coalescer);
 let opened = 0;
 for (const id of ids) {
   await log.create({ correlationId: id, owner: principal.subject, input: null });
   for (let i = 0; i < perTest; i++) {
-    if (opened > 0 && opened % perWire === 0) current = wire();
+    if (opened > 0 && opened % perWire === 0) {
+      current = wire();
+      frames = createHeldFrames(socket, current, coalescer);
+    }
     const args = await pipeline.lifecycle.prepare({ principal, transport: 'websocket', params: { query: QUERY, variables: { id } } });
     if (Array.isArray(args)) throw args[0];
     const sink = createWebSocketPushSink({
       socket,
-      wire: current,
+      frames,
       id: String(opened),
-      coalescer,
       highWaterMark: 1 << 30,
       overMark: () => undefined,
       withClientErrors: (result) => result,

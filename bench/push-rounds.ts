@@ -6,8 +6,12 @@
  * between runs on either server, so a row there is read from several rounds instead.
  * Prints one JSON line per run (p99, CPU per push, idle CPU, pushes missing).
  *
+ * With `--before=<checkout>` (a `git worktree` of another commit with this one's node_modules linked
+ * in) that checkout's service runs in each round too, as `service before`, the three servers in
+ * rotating order: a change's before and after beside the ceiling in one run.
+ *
  * Usage: npx tsx bench/push-rounds.ts [--broker=kafka|mock] [--shape=1000x10] [--rates=2000,4000,8000]
- * [--rounds=4] [--seconds=5]
+ * [--rounds=4] [--seconds=5] [--before=<checkout>]
  */
 import { parseBrokerOption, startBroker } from './lib/broker.js';
 import { runPushScenario, type PushServer } from './lib/push-scenario.js';
@@ -18,16 +22,31 @@ const [tests, perTest] = option('shape', '1000x10').split('x').map(Number) as [n
 const rates = option('rates', '2000,4000,8000').split(',').map(Number);
 const rounds = Number(option('rounds', '4'));
 const seconds = Number(option('seconds', '5'));
+const before = option('before', '');
+
+/** One server of a round: the ceiling, this checkout's service, or the service of `--before`. */
+interface Contender {
+  readonly name: string;
+  readonly server: PushServer;
+  readonly checkout?: string;
+}
+const contenders: Contender[] = [
+  { name: 'bare ws', server: 'bare ws' },
+  { name: 'service', server: 'service' },
+  ...(before === '' ? [] : [{ name: 'service before', server: 'service' as const, checkout: before }]),
+];
 
 const broker = await startBroker(kind, 15);
 try {
   for (let round = 0; round < rounds; round++)
     for (const rate of rates) {
-      const servers: PushServer[] = round % 2 === 0 ? ['bare ws', 'service'] : ['service', 'bare ws'];
-      for (const server of servers) {
+      // Each round starts with another server: with two, they alternate.
+      const first = round % contenders.length;
+      for (const { name, server, checkout } of [...contenders.slice(first), ...contenders.slice(0, first)]) {
         const result = await runPushScenario(broker, {
-          label: `${server} ${tests} × ${perTest} at ${rate}/s, round ${round + 1}`,
+          label: `${name} ${tests} × ${perTest} at ${rate}/s, round ${round + 1}`,
           server,
+          ...(checkout === undefined ? {} : { checkout }),
           tests,
           subscribersPerTest: perTest,
           rate,
@@ -38,7 +57,7 @@ try {
           broker: kind,
           shape: `${tests}x${perTest}`,
           round: round + 1,
-          server,
+          server: name,
           rate,
           p99: result.p99,
           cpuPerPushUs: Number(result.cpuPerPushUs.toFixed(2)),

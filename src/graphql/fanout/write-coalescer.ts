@@ -7,6 +7,10 @@
  * `busyUtilization` occupied over the last interval), a connection's frames wait up to
  * `maxDelayMs` more to leave with the next ones: under overload each write carries more frames, so
  * the cost per push falls instead of rising. At low load nothing waits.
+ *
+ * A writer that keeps a connection's writes itself until then (`gather`: the WebSocket sink's frames,
+ * framed into one buffer, `ws/held-frames.ts`) is flushed at the same moment, before the
+ * connections are uncorked, so its bytes leave in the same write as whatever else was held.
  */
 import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
@@ -21,10 +25,18 @@ export interface WriteCoalescer {
    * connection, one scheme of held writes, whoever writes to it.
    */
   hold(connection: Writable): void;
+  /** Calls `writes.flush()` at this turn's (or the busy) write, before the held connections leave. */
+  gather(writes: GatheredWrites): void;
   /** Whether frames are held for a while now (the process is busy). */
   readonly busy: boolean;
   /** Flushes what is held and stops measuring. Safe to call twice. */
   dispose(): void;
+}
+
+/** Writes a writer keeps until the coalescer's write (see {@link WriteCoalescer.gather}). */
+export interface GatheredWrites {
+  /** Hands what is kept to its connection. */
+  flush(): void;
 }
 
 /** Options of {@link createWriteCoalescer}. */
@@ -40,6 +52,7 @@ export interface WriteCoalescerOptions {
 /** Creates a coalescer; see the file header. */
 export function createWriteCoalescer(options: WriteCoalescerOptions): WriteCoalescer {
   const corked = new Set<Writable>();
+  const gathered: GatheredWrites[] = [];
   let scheduled = false;
   let busy = false;
   let last = performance.eventLoopUtilization();
@@ -55,6 +68,8 @@ export function createWriteCoalescer(options: WriteCoalescerOptions): WriteCoale
 
   const flush = () => {
     scheduled = false;
+    for (const writes of gathered) writes.flush();
+    gathered.length = 0;
     for (const connection of corked) connection.uncork();
     corked.clear();
   };
@@ -80,6 +95,10 @@ export function createWriteCoalescer(options: WriteCoalescerOptions): WriteCoale
     },
     hold(connection) {
       if (!connection.destroyed) hold(connection);
+    },
+    gather(writes) {
+      gathered.push(writes);
+      schedule();
     },
     get busy() {
       return busy;

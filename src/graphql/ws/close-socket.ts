@@ -6,9 +6,14 @@
  */
 import type { WebSocket } from 'ws';
 import { closeCodeFor, type ServiceError } from '../../base/errors.js';
+import { flushHeldFrames } from './held-frames.js';
 
-/** Closes `socket` for `error`: its code's close code, its message as the reason. */
-export function closeSocket(socket: Pick<WebSocket, 'close'>, error: ServiceError): void {
+/**
+ * Closes `socket` for `error`: its code's close code, its message as the reason; the frames held
+ * for it leave first (no data may follow the close frame).
+ */
+export function closeSocket(socket: WebSocket, error: ServiceError): void {
+  flushHeldFrames(socket);
   socket.close(closeCodeFor(error.code), closeReason(error.message));
 }
 

@@ -177,9 +177,8 @@ export function attachGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           const { ctx, id } = subscribers.get(args)!;
           const sink = createWebSocketPushSink({
             socket: ctx.extra.socket,
-            wire: ctx.extra.wire,
+            frames: ctx.extra.frames,
             id,
-            coalescer: options.coalescer,
             highWaterMark: options.maxBufferedBytes,
             overMark: () => serverCleanup.watchDrain(ctx.extra.socket),
             withClientErrors: (result) => ({ ...result, errors: forClient(result.errors ?? [], requestIds.get(args)) }),

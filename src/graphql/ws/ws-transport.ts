@@ -15,7 +15,9 @@
  *   closed with 1008 and, if even the close cannot leave, terminated.
  *
  * Subscription results do not pass here: the fan-out hub writes them straight to the connection
- * (`ws-push-sink.ts`), in the same writes as this transport's own frames.
+ * (`ws-push-sink.ts`), held for the turn as the socket's frames (`held-frames.ts`, created here one
+ * a socket), in the same writes as this transport's own frames, which flush them first to keep the
+ * order.
  *
  * Liveness pings are the caller's (ws-server has its own heartbeat), so there are none here. The
  * caller may also choose what a client's graphql-ws `ping` is answered with (`pong`): ws-server
@@ -28,16 +30,18 @@ import { ServiceError } from '../../base/errors.js';
 import type { Logger } from '../../base/logger.js';
 import type { WriteCoalescer } from '../fanout/write-coalescer.js';
 import { closeSocket } from './close-socket.js';
+import { createHeldFrames, type HeldFrames } from './held-frames.js';
 
 /**
- * What the protocol server's hooks find in `ctx.extra`: the socket and the TCP connection `ws`
- * writes its frames to. Not the upgrade request, which graphql-ws's own binding hands on: kept for
+ * What the protocol server's hooks find in `ctx.extra`: the socket and the frames held for the TCP
+ * connection `ws` writes to. Not the upgrade request, which graphql-ws's own binding hands on: kept for
  * the socket's lifetime, it held about 1.2 KB of heap a socket (the request, its headers, the
  * bearer token's text) that nothing reads once the socket is open.
  */
 export interface WebSocketExtra {
   readonly socket: WebSocket;
-  readonly wire: Socket;
+  /** The hub's frames held for the socket's connection. */
+  readonly frames: HeldFrames;
 }
 
 /** The bound protocol server. */
@@ -54,7 +58,7 @@ export interface TransportOptions {
   /** How long a socket may stay above `sendHighWaterMark` before it is cut (default 30 s). */
   readonly drainTimeoutMs?: number;
   /** Holds a socket's writes for the turn's one write (the process's write coalescer, shared with the hub's pushes). */
-  readonly coalescer: Pick<WriteCoalescer, 'hold'>;
+  readonly coalescer: Pick<WriteCoalescer, 'hold' | 'gather'>;
   /**
    * The payload of the `pong` answering a client's `ping`, after graphql-ws's `onPing` (undefined: a
    * pong without one; no pong once the socket has closed). By default the ping's own, as graphql-ws does.
@@ -85,6 +89,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
 
     // The upgraded request's socket is the one ws writes frames to.
     const wire: Socket = request.socket;
+    const frames = createHeldFrames(socket, wire, options.coalescer);
     // Armed when the buffer goes over the mark; cuts the socket if it is still over when it fires.
     let drainCheck: NodeJS.Timeout | undefined;
     const watchDrain = () => {
@@ -103,6 +108,8 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
       if (socket.readyState !== socket.OPEN) return undefined;
       // Every frame of this turn (and the hub's pushes to this socket) joins one write.
       options.coalescer.hold(wire);
+      // After the hub's frames held before it.
+      frames.flush();
       if (socket.bufferedAmount < highWaterMark) {
         // A failed write closes the socket, and the close ends its operations.
         socket.send(data, ignore);
@@ -112,7 +119,7 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
       return new Promise((resolve, reject) => socket.send(data, (error) => (error ? reject(error) : resolve())));
     };
 
-    const extra: WebSocketExtra = { socket, wire };
+    const extra: WebSocketExtra = { socket, frames };
     const answerPing = options.pong;
     const closed = server.opened(
       {
@@ -127,7 +134,10 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
                 await send(stringifyMessage(answer === undefined ? { type: MessageType.Pong } : { type: MessageType.Pong, payload: answer }));
               },
             }),
-        close: (code, reason) => socket.close(code, reason),
+        close: (code, reason) => {
+          frames.flush();
+          socket.close(code, reason);
+        },
         onMessage: (handle) =>
           // Not an async listener: graphql-ws's handling of a `subscribe` lasts as long as the
           // operation, and an async listener waiting on it would hold the message's buffer (a view

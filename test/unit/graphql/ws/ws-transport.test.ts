@@ -2,7 +2,8 @@
  * The graphql-ws binding writes its protocol frames through the process's write coalescer, the one
  * scheme of held writes a socket has (the hub's pushes use it too): over a real WebSocket, every
  * frame the transport sends is held by the coalescer on the socket ws writes to, and none is
- * corked by the transport itself; and an open socket keeps nothing of the request that opened it,
+ * corked by the transport itself; the frames of the hub's held for the socket leave before the
+ * transport's own frames and its close; and an open socket keeps nothing of the request that opened it,
  * nor a running operation the message that started it.
  */
 import type { IncomingMessage } from 'node:http';
@@ -16,7 +17,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createSilentLogger } from '../../../../src/base/logger.js';
 import { createWriteCoalescer, type WriteCoalescer } from '../../../../src/graphql/fanout/write-coalescer.js';
-import { serveGraphQLOverWebSocket, type WebSocketTransport } from '../../../../src/graphql/ws/ws-transport.js';
+import { serveGraphQLOverWebSocket, type WebSocketExtra, type WebSocketTransport } from '../../../../src/graphql/ws/ws-transport.js';
 
 const schema = buildSchema('type Query { hello: String } type Subscription { forever: String }');
 const stops: Array<() => Promise<void> | void> = [];
@@ -42,7 +43,7 @@ function forever(started: () => void): AsyncIterableIterator<never> {
 }
 
 async function serve(
-  coalescer: Pick<WriteCoalescer, 'hold'>,
+  coalescer: Pick<WriteCoalescer, 'hold' | 'gather'>,
   started: () => void = () => undefined,
 ): Promise<{ url: string; wires: Set<Socket>; requests: Array<WeakRef<IncomingMessage>>; messages: Array<WeakRef<object>> }> {
   const wss = new WebSocketServer({ port: 0 });
@@ -89,6 +90,7 @@ describe('the WebSocket transport', () => {
         corkedAtHold.push(connection.writableCorked);
         coalescer.hold(connection);
       },
+      gather: (writes) => coalescer.gather(writes),
     });
     const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
     stops.push(() => client.dispose());
@@ -104,6 +106,48 @@ describe('the WebSocket transport', () => {
     expect(corkedAtHold.every((corked) => corked <= 1)).toBe(true);
     expect(corkedAtHold[0]).toBe(0);
     expect([...wires][0]?.writableCorked).toBe(0);
+  });
+
+  it('sends its protocol frames after the hub’s frames held before them, and closes after them', async () => {
+    const coalescer = createWriteCoalescer({ maxDelayMs: 10 });
+    stops.push(() => coalescer.dispose());
+    const wss = new WebSocketServer({ port: 0 });
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
+    const hold = (extra: WebSocketExtra, name: string) => extra.frames.text(Buffer.from(`{"id":"${name}","type":"next","payload":`), Buffer.from('{}'));
+    let extra: WebSocketExtra | undefined;
+    // Before the transport's listeners: a frame of the hub's held in the turn graphql-ws reads the
+    // second connection_init in, and closes the socket for it (4429, out of turn).
+    wss.on('connection', (socket) => socket.on('message', () => extra !== undefined && hold(extra, 'before-close')));
+    const transport = serveGraphQLOverWebSocket(
+      {
+        schema,
+        coalescer,
+        // A frame of the hub's held in the turn the acknowledgement is sent in.
+        onConnect: (ctx) => {
+          hold(ctx.extra, 'before-ack');
+          extra = ctx.extra;
+          return true;
+        },
+      },
+      wss,
+      createSilentLogger(),
+    );
+    stops.push(() => transport.dispose());
+    const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as { port: number }).port}`, 'graphql-transport-ws');
+    stops.push(() => client.terminate());
+    const messages: string[] = [];
+    client.on('message', (data) => messages.push(String(data)));
+    const closed = new Promise<number>((resolve) => client.once('close', resolve));
+    await new Promise((resolve) => client.once('open', resolve));
+    client.send('{"type":"connection_init"}');
+    await expect.poll(() => messages.length).toBe(2);
+    client.send('{"type":"connection_init"}');
+    expect(await closed).toBe(4429);
+    expect(messages).toEqual([
+      '{"id":"before-ack","type":"next","payload":{}}',
+      '{"type":"connection_ack"}',
+      '{"id":"before-close","type":"next","payload":{}}',
+    ]);
   });
 
   it('keeps no upgrade request for the life of a socket: an open socket holds its connection, not the request that opened it', async () => {
