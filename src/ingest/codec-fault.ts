@@ -8,6 +8,7 @@
 import type { Kafka } from 'kafkajs';
 import type { Logger } from '../base/logger.js';
 import { findCodecFailure, type CodecName } from './kafka-codecs.js';
+import { withAdmin } from './with-admin.js';
 
 /** A batch that cannot be decompressed holds the consumer back. */
 export interface CodecFault {
@@ -117,19 +118,12 @@ export async function pendingPartitions(options: {
   /** Next offset to read per partition, as far as this process processed them. */
   positions: ReadonlyMap<number, bigint>;
 }): Promise<number[]> {
-  const admin = options.kafka.admin();
-  await admin.connect();
-  try {
-    const [ends, committed] = await Promise.all([
-      admin.fetchTopicOffsets(options.topic),
-      admin.fetchOffsets({ groupId: options.groupId, topics: [options.topic] }),
-    ]);
-    return options.candidates.filter((p) => {
-      const end = ends.find((o) => o.partition === p)?.high;
-      const next = options.positions.get(p) ?? BigInt(committed[0]?.partitions.find((o) => o.partition === p)?.offset ?? '-1');
-      return end === undefined || next < 0n || next < BigInt(end);
-    });
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
+  const [ends, committed] = await withAdmin(options.kafka, (admin) =>
+    Promise.all([admin.fetchTopicOffsets(options.topic), admin.fetchOffsets({ groupId: options.groupId, topics: [options.topic] })]),
+  );
+  return options.candidates.filter((p) => {
+    const end = ends.find((o) => o.partition === p)?.high;
+    const next = options.positions.get(p) ?? BigInt(committed[0]?.partitions.find((o) => o.partition === p)?.offset ?? '-1');
+    return end === undefined || next < 0n || next < BigInt(end);
+  });
 }

@@ -10,6 +10,7 @@
  */
 import type { Kafka } from 'kafkajs';
 import type { Logger } from '../base/logger.js';
+import { withAdmin } from './with-admin.js';
 
 /** Options of {@link warnIfGroupShared}. */
 export interface SharedGroupOptions {
@@ -35,14 +36,10 @@ export async function warnIfGroupShared(options: SharedGroupOptions): Promise<vo
 }
 
 async function topicPartitions(kafka: Kafka, topic: string): Promise<number | undefined> {
-  const admin = kafka.admin();
   try {
-    await admin.connect();
-    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    const { topics } = await withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topic] }));
     return topics[0]?.partitions.length;
   } catch {
     return undefined;
-  } finally {
-    await admin.disconnect().catch(() => undefined);
   }
 }
