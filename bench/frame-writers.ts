@@ -16,7 +16,7 @@
  *   (`hold`), as graphql-ws's own frames are.
  *
  * Each round writes `perTurn` frames to every socket in one turn and waits for the turn's write; rounds
- * of the writers rotate, and the CPU time of this process (the writer and the kernel's send)
+ * of the writers take each order in turn, and the CPU time of this process (the writer and the kernel's send)
  * is divided by the frames written. The clients check every frame's length and count them.
  */
 import { spawn } from 'node:child_process';
@@ -29,6 +29,7 @@ import { sharedResult } from '../src/graphql/fanout/shared-results.js';
 import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
 import { createHeldFrames, writeTextFrame } from '../src/graphql/ws/held-frames.js';
 import { createWebSocketPushSink } from '../src/graphql/ws/ws-push-sink.js';
+import { roundOrder } from './lib/round-order.js';
 
 const sockets = Number(process.argv[2] ?? 1000);
 const rounds = Number(process.argv[3] ?? 400);
@@ -124,15 +125,15 @@ await once(client, 'message');
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 const cpu = new Map<string, number>(writers.map((w) => [w.name, 0]));
-// Warm both writers up before measuring.
+// Warm every writer up before measuring.
 for (let r = 0; r < 50; r++)
   for (const writer of writers) {
     for (const c of connected) writer.write(c);
     await turn();
   }
 for (let r = 0; r < rounds; r++) {
-  // Each round in another order, so that no writer always follows the same one.
-  for (const writer of [...writers.slice(r % writers.length), ...writers.slice(0, r % writers.length)]) {
+  // Every order of the writers in turn (lib/round-order.ts), so that none always follows the same one.
+  for (const writer of roundOrder(writers, r)) {
     const before = process.cpuUsage();
     for (let k = 0; k < perTurn; k++) for (const c of connected) writer.write(c);
     await turn();

@@ -8,13 +8,15 @@
  *
  * With `--before=<checkout>` (a `git worktree` of another commit with this one's node_modules linked
  * in) that checkout's service runs in each round too, as `service before`, the three servers in
- * rotating order: a change's before and after beside the ceiling in one run.
+ * each of their six orders over six rounds (`lib/round-order.ts`): a change's before and after
+ * beside the ceiling in one run.
  *
  * Usage: npx tsx bench/push-rounds.ts [--broker=kafka|mock] [--shape=1000x10] [--rates=2000,4000,8000]
  * [--rounds=4] [--seconds=5] [--before=<checkout>]
  */
 import { parseBrokerOption, startBroker } from './lib/broker.js';
 import { runPushScenario, type PushServer } from './lib/push-scenario.js';
+import { roundOrder } from './lib/round-order.js';
 
 const option = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const [kind = 'mock'] = parseBrokerOption(process.argv, ['mock']);
@@ -40,9 +42,7 @@ const broker = await startBroker(kind, 15);
 try {
   for (let round = 0; round < rounds; round++)
     for (const rate of rates) {
-      // Each round starts with another server: with two, they alternate.
-      const first = round % contenders.length;
-      for (const { name, server, checkout } of [...contenders.slice(first), ...contenders.slice(0, first)]) {
+      for (const { name, server, checkout } of roundOrder(contenders, round)) {
         const result = await runPushScenario(broker, {
           label: `${name} ${tests} × ${perTest} at ${rate}/s, round ${round + 1}`,
           server,

@@ -11,7 +11,8 @@
  * first: the WebSocket transport's `send` and `close`, and `closeSocket` (which finds them by the
  * socket: {@link flushHeldFrames}). `ws`'s pings and pongs are control frames, which may come
  * between any two messages. Once the socket is no longer open (a close frame may be on its way) a
- * flush writes nothing: no data may follow a close.
+ * flush writes nothing: no data may follow a close. So the frames held in the turn a client's own
+ * close frame arrives in (`ws` answers it at once) are dropped: that client has left.
  */
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';

@@ -79,6 +79,35 @@ describe('the write coalescer', () => {
     expect((a.at[0] as number) - started).toBeGreaterThanOrEqual(190);
   });
 
+  it('flushes a writer that keeps its own writes (gather) at the turn’s write, before the held connections leave, and when disposed', async () => {
+    coalescer = createWriteCoalescer({ maxDelayMs: 10 });
+    const a = recordingConnection();
+    // A writer that hands its kept bytes to the connection when flushed, as the WebSocket's held frames do.
+    const kept = { flush: () => a.connection.write('kept frames') };
+    coalescer.hold(a.connection);
+    a.connection.write('a protocol frame');
+    coalescer.gather(kept);
+    expect(a.writes).toEqual([]);
+    await turn();
+    // One write: the kept bytes joined the corked connection before it was uncorked.
+    expect(a.writes).toEqual([2]);
+    coalescer.gather(kept);
+    coalescer.dispose();
+    expect(a.writes).toEqual([2, 1]);
+  });
+
+  it('holds a gathering writer for a busy process as long as the corked connections', async () => {
+    coalescer = createWriteCoalescer({ maxDelayMs: 200, busyUtilization: -1, intervalMs: 5 });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(coalescer.busy).toBe(true);
+    let flushed = 0;
+    coalescer.gather({ flush: () => (flushed += 1) });
+    await turn();
+    expect(flushed).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(flushed).toBe(1);
+  });
+
   it('skips a connection already destroyed, and flushes what it holds when disposed', async () => {
     coalescer = createWriteCoalescer({ maxDelayMs: 10 });
     const gone = recordingConnection();
