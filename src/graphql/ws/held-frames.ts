@@ -28,6 +28,8 @@ export interface HeldFrames {
   readonly bytes: number;
   /** Hands what is held to the connection now, as one buffer. */
   flush(): void;
+  /** Holds the connection for the turn's write (corked) and hands what is held to it: before another writer's frame. */
+  release(): void;
 }
 
 /**
@@ -37,7 +39,7 @@ export interface HeldFrames {
 const bySocket = new WeakMap<WebSocket, HeldFrames>();
 
 /** Creates the held frames of the connection `wire` under `socket`. */
-export function createHeldFrames(socket: WebSocket, wire: Socket, coalescer: Pick<WriteCoalescer, 'gather'>): HeldFrames {
+export function createHeldFrames(socket: WebSocket, wire: Socket, coalescer: Pick<WriteCoalescer, 'gather' | 'hold'>): HeldFrames {
   const frames = new ConnectionFrames(socket, wire, coalescer);
   bySocket.set(socket, frames);
   return frames;
@@ -61,14 +63,19 @@ class ConnectionFrames implements HeldFrames {
   bytes = 0;
   /** Prefix and payload in turn, `count` of them held; emptied slots are `undefined`. */
   private parts: Array<Buffer | undefined> = [];
+  /** Parts held; the first of a turn registers the frames with the coalescer. */
   private count = 0;
-  private gathered = false;
 
   constructor(
     private readonly socket: WebSocket,
     readonly wire: Socket,
-    private readonly coalescer: Pick<WriteCoalescer, 'gather'>,
+    private readonly coalescer: Pick<WriteCoalescer, 'gather' | 'hold'>,
   ) {}
+
+  release(): void {
+    this.coalescer.hold(this.wire);
+    this.flush();
+  }
 
   text(prefix: Buffer, payload: Buffer): void {
     const length = prefix.length + payload.length + 1;
@@ -77,13 +84,10 @@ class ConnectionFrames implements HeldFrames {
     parts[count] = prefix;
     parts[count + 1] = payload;
     this.count = count + 2;
-    if (this.gathered) return;
-    this.gathered = true;
-    this.coalescer.gather(this);
+    if (count === 0) this.coalescer.gather(this);
   }
 
   flush(): void {
-    this.gathered = false;
     const { parts, count, bytes, socket, wire } = this;
     if (count === 0) return;
     this.count = 0;

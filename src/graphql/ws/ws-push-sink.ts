@@ -81,6 +81,9 @@ class WebSocketPushSink implements PushSink {
   whenWritable(resume: () => void): void {
     const { socket, frames, highWaterMark } = this;
     const wire = frames.wire;
+    // The frames held so far go to the (corked) connection now, so that its buffer and its drain
+    // account for them as they did when every frame was written there at once.
+    frames.release();
     // Once under the mark again (what is held counts); a socket that closes meanwhile never resumes (its subscriptions end).
     const check = () => {
       if (socket.readyState !== socket.OPEN) return;

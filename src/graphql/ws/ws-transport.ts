@@ -106,10 +106,9 @@ export function serveGraphQLOverWebSocket<P extends Record<string, unknown> | un
     drainWatches.set(socket, watchDrain);
     const send = (data: string): Promise<void> | undefined => {
       if (socket.readyState !== socket.OPEN) return undefined;
-      // Every frame of this turn (and the hub's pushes to this socket) joins one write.
-      options.coalescer.hold(wire);
-      // After the hub's frames held before it.
-      frames.flush();
+      // Every frame of this turn (and the hub's pushes to this socket) joins one write, after the
+      // hub's frames held before it.
+      frames.release();
       if (socket.bufferedAmount < highWaterMark) {
         // A failed write closes the socket, and the close ends its operations.
         socket.send(data, ignore);
