@@ -3,7 +3,8 @@
  * real connections: one stream write a socket and turn whatever the number of frames, the frames
  * byte for byte what the client reads, in order; a close made through `closeSocket` lets the held
  * frames leave before the close frame; a socket closed by anyone else gets no data after its close
- * frame; and the sink counts held bytes towards its mark.
+ * frame; the sink counts held bytes towards its mark, and hands them to the connection when it waits
+ * for it to drain.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -116,6 +117,28 @@ describe('held frames', () => {
     expect(over).toBe(1);
     let resumed = false;
     sink.whenWritable(() => (resumed = true));
+    expect(resumed).toBe(false);
+    await expect.poll(() => messages.length).toBe(1);
+    await expect.poll(() => resumed).toBe(true);
+  });
+
+  it('go to the corked connection when the sink waits to be writable, so that its buffer and its drain count them', async () => {
+    coalescer = createWriteCoalescer({ maxDelayMs: 0 });
+    const { socket, wire, messages, writes } = await pair();
+    const frames = createHeldFrames(socket, wire, coalescer);
+    const sink = createWebSocketPushSink({ socket, frames, id: '1', highWaterMark: 100, overMark: () => {}, withClientErrors: (result) => result });
+    const shared = sharedResult({ n: 1 }, { data: { testMessages: { sequence: 1, payload: 'y'.repeat(40) } } });
+    expect(sink.write(shared)).toBe(false);
+    const held = frames.bytes;
+    let resumed = false;
+    sink.whenWritable(() => (resumed = true));
+    // Handed to the connection at once, held there until the turn's write: a subscriber that waited
+    // on frames the connection had not seen would resume as soon as the kernel took them, ahead of
+    // the drain the connection reports for them (the subscriber caught up while still behind).
+    expect(frames.bytes).toBe(0);
+    expect(writes).toEqual([held]);
+    expect(wire.writableCorked).toBeGreaterThan(0);
+    expect(socket.bufferedAmount).toBe(held);
     expect(resumed).toBe(false);
     await expect.poll(() => messages.length).toBe(1);
     await expect.poll(() => resumed).toBe(true);
