@@ -27,7 +27,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { PushSink } from '../src/graphql/fanout/push-sink.js';
 import { sharedResult } from '../src/graphql/fanout/shared-results.js';
 import { createWriteCoalescer } from '../src/graphql/fanout/write-coalescer.js';
-import { createHeldFrames, writeTextFrame } from '../src/graphql/ws/held-frames.js';
+import { createHeldFrames, headerLength, writeTextFrame } from '../src/graphql/ws/held-frames.js';
 import { createWebSocketPushSink } from '../src/graphql/ws/ws-push-sink.js';
 import { roundOrder } from './lib/round-order.js';
 
@@ -80,7 +80,7 @@ const writers: Writer[] = [
       // The sink's checks, as it made them: the socket open, its buffer under the mark.
       if (c.socket.readyState !== c.socket.OPEN) return;
       const length = c.prefix.length + bytes.length + 1;
-      const frame = Buffer.allocUnsafe(length + (length < 126 ? 2 : length < 65_536 ? 4 : 10));
+      const frame = Buffer.allocUnsafe(length + headerLength(length));
       writeTextFrame(frame, 0, c.prefix, bytes);
       coalescer.write(c.wire, frame);
       if (c.socket.bufferedAmount >= Infinity) throw new Error('over the mark');

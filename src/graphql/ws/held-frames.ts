@@ -109,7 +109,7 @@ class ConnectionFrames implements HeldFrames {
 }
 
 /** The length of a server's frame header (RFC 6455 section 5.2) for a payload of `length` bytes. */
-const headerLength = (length: number) => (length < 126 ? 2 : length < 65_536 ? 4 : 10);
+export const headerLength = (length: number): number => (length < 126 ? 2 : length < 65_536 ? 4 : 10);
 
 /**
  * Writes one unmasked, unfragmented WebSocket text frame (RFC 6455 section 5.2, as a server sends
