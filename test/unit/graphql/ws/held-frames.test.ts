@@ -1,10 +1,10 @@
 /**
  * The hub's frames to one WebSocket connection are held for the turn and leave as one buffer, on
  * real connections: one stream write a socket and turn whatever the number of frames, the frames
- * byte for byte what the client reads, in order; a close made through `closeSocket` lets the held
- * frames leave before the close frame; a socket closed by anyone else gets no data after its close
- * frame; the sink counts held bytes towards its mark, and hands them to the connection when it waits
- * for it to drain.
+ * byte for byte what the client reads, in order, each length at the edges of its header's three
+ * sizes; a close made through `closeSocket` lets the held frames leave before the close frame; a
+ * socket closed by anyone else gets no data after its close frame; the sink counts held bytes
+ * towards its mark, and hands them to the connection when it waits for it to drain.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -54,7 +54,7 @@ describe('held frames', () => {
     coalescer = createWriteCoalescer({ maxDelayMs: 0 });
     const { socket, wire, messages, writes } = await pair();
     const frames = createHeldFrames(socket, wire, coalescer);
-    // One large enough for the 16-bit length.
+    // One large enough for the 64-bit length.
     const big = Buffer.from(`{"data":{"text":"${'x'.repeat(70_000)}"}}`);
     for (let n = 0; n < 5; n++) frames.text(prefix(String(n)), payload(n));
     frames.text(prefix('big'), big);
@@ -69,6 +69,27 @@ describe('held frames', () => {
     frames.text(prefix('7'), payload(7));
     await turn();
     expect(writes).toHaveLength(2);
+  });
+
+  it('frame each payload length with the header RFC 6455 gives it, at the edges of the 7-bit, 16-bit and 64-bit lengths', async () => {
+    coalescer = createWriteCoalescer({ maxDelayMs: 0 });
+    const { socket, wire, messages, writes } = await pair();
+    const frames = createHeldFrames(socket, wire, coalescer);
+    // A frame's payload is the prefix, the payload and a closing brace: a JSON string of the length that makes it `size`.
+    const sizes = [125, 126, 65_535, 65_536];
+    const sent = sizes.map((size, n) => {
+      const head = prefix(String(n));
+      const body = Buffer.from(`"${'y'.repeat(size - head.length - 3)}"`);
+      frames.text(head, body);
+      return `${head.toString()}${body.toString()}}`;
+    });
+    expect(sent.map((text) => Buffer.byteLength(text))).toEqual(sizes);
+    // Headers of 2, 4, 4 and 10 bytes.
+    expect(frames.bytes).toBe(125 + 2 + 126 + 4 + 65_535 + 4 + 65_536 + 10);
+    await turn();
+    expect(writes).toEqual([125 + 2 + 126 + 4 + 65_535 + 4 + 65_536 + 10]);
+    await expect.poll(() => messages.length).toBe(4);
+    expect(messages).toEqual(sent);
   });
 
   it('leave before the close frame of a socket closed through closeSocket in the same turn', async () => {
